@@ -1,0 +1,112 @@
+"""Source locations and the errors cujit shows its users.
+
+Every user-facing error renders as a compiler diagnostic:
+
+    kernel.py:12:9: error: cannot index a scalar of type float32
+        y = a[i]
+            ^
+    hint: ...
+
+and never names cujit's own files.  Setting ``CUJIT_SHOW_INTERNALS=1`` keeps
+the internal traceback for bug reports (read by ``cujit.config``).
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in the user's source: file, 1-based line, 0-based column."""
+
+    file: str
+    line: int
+    col: int = 0
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col + 1}"
+
+    def source_line(self) -> str | None:
+        text = linecache.getline(self.file, self.line)
+        return text.rstrip("\n") if text else None
+
+
+UNKNOWN_LOC = Loc("<unknown>", 0, 0)
+
+
+class CujitError(Exception):
+    """Base of every error cujit raises on purpose."""
+
+
+class CompileError(CujitError):
+    """A kernel that cujit cannot compile, pointing at the user's line."""
+
+    kind = "error"
+
+    def __init__(self, message: str, loc: Loc | None = None, hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        self.call_chain: list[str] = []
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = f"{self.loc}: " if self.loc is not None and self.loc.line > 0 else ""
+        parts = [f"{where}{self.kind}: {self.message}"]
+        if self.loc is not None and self.loc.line > 0:
+            src = self.loc.source_line()
+            if src is not None:
+                stripped = src.lstrip()
+                indent = len(src) - len(stripped)
+                parts.append("    " + stripped)
+                col = max(self.loc.col - indent, 0)
+                width = 1
+                if self.loc.end_col is not None and self.loc.end_col > self.loc.col:
+                    width = self.loc.end_col - self.loc.col
+                parts.append("    " + " " * col + "^" * width)
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class UnsupportedError(CompileError):
+    """A Python construct or library call that cujit kernels do not support."""
+
+    kind = "unsupported"
+
+
+class TypingError(CompileError):
+    """Operands or arguments whose types do not fit the operation."""
+
+    kind = "type error"
+
+
+class InternalCompilerError(CujitError):
+    """An unexpected failure inside cujit itself: always a bug."""
+
+    def __init__(self, stage: str, kernel: str, loc: Loc | None, cause: BaseException):
+        self.stage = stage
+        self.kernel = kernel
+        self.loc = loc
+        self.cause = cause
+        where = f" (kernel defined at {loc})" if loc is not None else ""
+        super().__init__(
+            f"internal compiler error in stage '{stage}' while compiling "
+            f"'{kernel}'{where}: {type(cause).__name__}: {cause}\n"
+            "This is a bug in cujit; please report it with the kernel's source "
+            "(set CUJIT_SHOW_INTERNALS=1 for the internal traceback)."
+        )
+
+
+class LaunchError(CujitError):
+    """A kernel launch that cannot be made as written (bad grid, bad arguments)."""
+
+
+class NoGPUError(CujitError):
+    """Raised at launch time when no CUDA GPU or driver is available."""

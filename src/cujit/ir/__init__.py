@@ -1,0 +1,26 @@
+"""cujit's SSA IR: the op set, its text form and its verifier.
+
+``OPS`` enumerates every op in one place.
+"""
+
+from cujit.ir.arith import BINARY_OPS, COMPARE_OPS, UNARY_OPS, BinOp, Cast, Compare, Const, Undef, UnaryOp
+from cujit.ir.calls import Call, Intrinsic
+from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
+from cujit.ir.core import Block, Function, Op, Terminator, Value, map_operands, map_values, operands
+from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetItem, TupleGet
+from cujit.ir.printer import format_function, format_op
+from cujit.ir.verifier import VerificationError, verify
+
+OPS = (
+    Const, Undef, BinOp, UnaryOp, Compare, Cast,          # arith
+    GetItem, SetItem, GetAttr, BuildTuple, TupleGet,      # memory
+    Call, Intrinsic,                                      # calls
+    GetIter, IterValid, IterValue, IterNext,              # iteration
+    Jump, Branch, Return, Raise,                          # terminators
+)
+
+__all__ = [
+    "OPS", "BINARY_OPS", "COMPARE_OPS", "UNARY_OPS", "Block", "Function", "Op", "Terminator",
+    "Value", "operands", "map_operands", "map_values", "format_function", "format_op",
+    "verify", "VerificationError", *[c.__name__ for c in OPS],
+]

@@ -1,0 +1,65 @@
+"""Constants and arithmetic: the ops that compute values from values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cujit.ir.core import Op, Value
+
+BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^")
+UNARY_OPS = ("-", "+", "~", "not")
+COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=", "is", "is not")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Const(Op):
+    """A compile-time constant: a number, bool, None, a tuple, or a Python object
+    (module, function, dtype) frozen from the kernel's globals or closure."""
+
+    result: Value
+    value: object
+
+
+@dataclass(frozen=True, kw_only=True)
+class Undef(Op):
+    """The value of a local variable on a path where it was never assigned."""
+
+    result: Value
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BinOp(Op):
+    """``lhs op rhs`` with Python's meaning (``//`` and ``%`` floor, ``/`` is true division)."""
+
+    result: Value
+    op: str
+    lhs: Value
+    rhs: Value
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnaryOp(Op):
+    """``op operand`` for ``-``, ``+``, ``~`` and ``not``."""
+
+    result: Value
+    op: str
+    operand: Value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compare(Op):
+    """``lhs op rhs`` producing a bool (chained comparisons arrive already split)."""
+
+    result: Value
+    op: str
+    lhs: Value
+    rhs: Value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cast(Op):
+    """Convert ``operand`` to ``result.type`` (numeric conversion, as NumPy's astype)."""
+
+    result: Value
+    operand: Value

@@ -1,0 +1,51 @@
+"""Ops on aggregates: indexing, attributes and tuples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cujit.ir.core import Op, Value
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetItem(Op):
+    """``obj[index]``: ``index`` is an integer or a tuple of integers."""
+
+    result: Value
+    obj: Value
+    index: Value
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetItem(Op):
+    """``obj[index] = value``."""
+
+    obj: Value
+    index: Value
+    value: Value
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetAttr(Op):
+    """``obj.name`` (``x.shape``, ``cuda.threadIdx``, ``math.pi``...)."""
+
+    result: Value
+    obj: Value
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildTuple(Op):
+    """``(a, b, ...)``."""
+
+    result: Value
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TupleGet(Op):
+    """Element ``index`` of a tuple (tuple unpacking and constant-index access)."""
+
+    result: Value
+    tuple: Value
+    index: int

@@ -1,0 +1,109 @@
+"""From Python values, NumPy dtypes and signature strings to cujit types."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cujit.types.core import (
+    SCALAR_BY_NAME, Array, NoneType, Scalar, Signature, Tuple, Type, boolean, float64, int64,
+)
+from cujit.types import core as _core
+
+
+def from_dtype(dtype) -> Scalar:
+    """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts)."""
+    if isinstance(dtype, Scalar):
+        return dtype
+    dt = np.dtype(dtype)
+    name = "bool" if dt.kind == "b" else dt.name
+    if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
+        raise TypeError(f"unsupported dtype {dt!r}: cujit kernels take bool, int8-64, "
+                        "uint8-64, float32 and float64")
+    return SCALAR_BY_NAME[name]
+
+
+def to_type(spec) -> Type:
+    """A cujit type from a cujit type, a NumPy type/dtype, or Python's int/float/bool."""
+    if isinstance(spec, Type):
+        return spec
+    if spec is bool:
+        return boolean
+    if spec is int:
+        return int64
+    if spec is float:
+        return float64
+    return from_dtype(spec)
+
+
+def _layout_of(strides, shape, itemsize: int) -> str:
+    """'C' or 'F' when the strides are exactly contiguous, else 'A'."""
+    c_ok = f_ok = True
+    expect = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n > 1 and s != expect:
+            c_ok = False
+        expect *= n
+    expect = itemsize
+    for n, s in zip(shape, strides):
+        if n > 1 and s != expect:
+            f_ok = False
+        expect *= n
+    if c_ok:
+        return "C"
+    if f_ok:
+        return "F"
+    return "A"
+
+
+def typeof(value) -> Type:
+    """The cujit type of a kernel launch argument."""
+    if isinstance(value, (bool, np.bool_)):
+        return boolean
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, np.generic):
+        return from_dtype(value.dtype)
+    if isinstance(value, np.ndarray):
+        return Array(from_dtype(value.dtype), value.ndim,
+                     _layout_of(value.strides, value.shape, value.itemsize))
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None:
+        dt = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:
+            return Array(from_dtype(dt), len(shape), "C")
+        return Array(from_dtype(dt), len(shape), _layout_of(strides, shape, dt.itemsize))
+    if isinstance(value, tuple):
+        return Tuple(tuple(typeof(v) for v in value))
+    raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")
+
+
+_SIG_NAMES: dict[str, object] = {
+    name: getattr(_core, name)
+    for name in dir(_core)
+    if isinstance(getattr(_core, name), (Scalar, NoneType))
+}
+
+
+def parse_signature(sig) -> Signature:
+    """numba's signature syntax: ``"void(float32[:], int64)"`` or a Signature, or a tuple of args."""
+    if isinstance(sig, Signature):
+        return sig
+    if isinstance(sig, (tuple, list)):
+        return Signature(_core.void, tuple(to_type(a) for a in sig))
+    if not isinstance(sig, str):
+        raise TypeError(f"a signature is a string like 'void(float32[:])', not {sig!r}")
+    try:
+        result = eval(sig, {"__builtins__": {}}, dict(_SIG_NAMES))  # noqa: S307 - names only
+    except Exception as exc:
+        raise TypeError(f"cannot parse signature {sig!r}: {exc}") from None
+    if isinstance(result, Signature):
+        return result
+    if isinstance(result, Type):  # "(float32[:], int64)" style without return
+        return Signature(_core.void, (result,))
+    if isinstance(result, tuple):
+        return Signature(_core.void, tuple(to_type(a) for a in result))
+    raise TypeError(f"cannot parse signature {sig!r}")

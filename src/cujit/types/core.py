@@ -1,0 +1,219 @@
+"""cujit's types: scalars, arrays, tuples and the compile-time-only kinds.
+
+The scalar instances double as numba's type objects, so kernels port unchanged:
+``float32[:]`` is an array type, ``float32(int32, int32)`` a signature, and in
+a kernel ``float32(x)`` is a cast.  Types are frozen dataclasses: equal types
+compare equal and hash alike, so they key caches and specialisations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Type:
+    """Base of all cujit types."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Scalar(Type):
+    """A machine scalar: ``kind`` is 'b' (bool), 'i' (signed), 'u' (unsigned) or 'f'."""
+
+    name: str
+    kind: str
+    bits: int
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.name if self.name != "bool" else np.bool_)
+
+    @property
+    def itemsize(self) -> int:
+        return 1 if self.kind == "b" else self.bits // 8
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def signed(self) -> bool:
+        return self.kind in "if"
+
+    def __getitem__(self, spec) -> "Array":
+        return Array.from_slices(self, spec)
+
+    def __call__(self, *args):
+        """``float32(int32, int32)`` builds a signature; ``float32(1.5)`` casts on the host."""
+        if args and all(isinstance(a, Type) for a in args) or not args:
+            return Signature(self, tuple(args))
+        (value,) = args
+        return self.dtype.type(value)
+
+
+@dataclass(frozen=True, repr=False)
+class NoneType(Type):
+    """The type of ``None``; as a return type it is spelled ``void``."""
+
+    name: str = "none"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __call__(self, *args: Type) -> "Signature":
+        return Signature(self, tuple(args))
+
+
+@dataclass(frozen=True, repr=False)
+class Array(Type):
+    """An n-dimensional view: element type, rank and layout ('C', 'F' or 'A' for any strides)."""
+
+    dtype: Scalar
+    ndim: int
+    layout: str = "A"
+
+    def __str__(self) -> str:
+        return f"array({self.dtype}, {self.ndim}d, {self.layout})"
+
+    @staticmethod
+    def from_slices(dtype: Scalar, spec) -> "Array":
+        """numba's spelling: ``[:]`` any, ``[::1]`` C-contiguous, ``[::1, :]`` Fortran."""
+        items = spec if isinstance(spec, tuple) else (spec,)
+        if not items or not all(isinstance(s, slice) for s in items):
+            raise TypeError(f"array types are written {dtype}[:], {dtype}[:, ::1] or similar")
+        for s in items:
+            if s.start is not None or s.stop is not None or s.step not in (None, 1):
+                raise TypeError(f"bad array type slice {s!r}: use ':' or '::1'")
+        ones = [s.step == 1 for s in items]
+        layout = "A"
+        if ones[-1] and not any(ones[:-1]):
+            layout = "C"
+        elif ones[0] and not any(ones[1:]) and len(items) > 1:
+            layout = "F"
+        elif any(ones):
+            raise TypeError("'::1' may mark only the first or the last dimension")
+        return Array(dtype, len(items), layout)
+
+    def __call__(self, *args: Type) -> "Signature":
+        return Signature(self, tuple(args))
+
+
+@dataclass(frozen=True, repr=False)
+class Tuple(Type):
+    """A fixed-size tuple of values, possibly of different types."""
+
+    items: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "tuple(" + ", ".join(map(str, self.items)) + ")"
+
+
+@dataclass(frozen=True, repr=False)
+class RangeType(Type):
+    """The value of ``range(...)`` over integers of type ``itype``."""
+
+    itype: Scalar
+
+    def __str__(self) -> str:
+        return f"range({self.itype})"
+
+
+@dataclass(frozen=True, repr=False)
+class RangeIter(Type):
+    """The state of a ``for`` loop over a range: next value, stop, step."""
+
+    itype: Scalar
+
+    def __str__(self) -> str:
+        return f"range_iter({self.itype})"
+
+
+class PyObject(Type):
+    """A Python object known at compile time (a module, a function, a dtype).
+
+    Such values exist only during compilation: type inference folds attribute
+    lookups and calls on them into constants and intrinsics.  Equality is by
+    identity of the object.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PyObject) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return hash(("PyObject", id(self.value)))
+
+    def __str__(self) -> str:
+        return f"pyobject({describe_object(self.value)})"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A kernel or function signature: ``void(float32[:], int64)``."""
+
+    return_type: Type
+    args: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return f"{self.return_type}(" + ", ".join(map(str, self.args)) + ")"
+
+
+def describe_object(value: object) -> str:
+    """A short, deterministic name for a Python object (no addresses, no paths)."""
+    import types as pytypes
+
+    if isinstance(value, pytypes.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, Type):
+        return f"type {value}"
+    mod = getattr(value, "__module__", None)
+    qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if qual is not None:
+        return f"{mod}.{qual}" if mod else str(qual)
+    return type(value).__name__
+
+
+# -- instances ---------------------------------------------------------------
+
+boolean = bool_ = b1 = Scalar("bool", "b", 8)
+int8 = Scalar("int8", "i", 8)
+int16 = Scalar("int16", "i", 16)
+int32 = Scalar("int32", "i", 32)
+int64 = Scalar("int64", "i", 64)
+uint8 = Scalar("uint8", "u", 8)
+uint16 = Scalar("uint16", "u", 16)
+uint32 = Scalar("uint32", "u", 32)
+uint64 = Scalar("uint64", "u", 64)
+float32 = Scalar("float32", "f", 32)
+float64 = Scalar("float64", "f", 64)
+none = NoneType()
+void = NoneType("void")
+
+intp = int64
+uintp = uint64
+i1, i2, i4, i8 = int8, int16, int32, int64
+u1, u2, u4, u8 = uint8, uint16, uint32, uint64
+f4, f8 = float32, float64
+byte = uint8
+float_ = float32
+double = float64
+
+SCALARS: tuple[Scalar, ...] = (
+    boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64,
+)
+SCALAR_BY_NAME: dict[str, Scalar] = {t.name: t for t in SCALARS}
