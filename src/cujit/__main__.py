@@ -1,0 +1,7 @@
+"""``python -m cujit``: see cujit.cli."""
+
+import sys
+
+from cujit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,158 @@
+"""``cujit`` on the command line.
+
+    python -m cujit demo                                   compile and run an embedded saxpy
+    python -m cujit explain FILE.py:KERNEL --sig SIG       every stage of a kernel, with times
+    python -m cujit explain FILE.py:KERNEL --sig SIG --emit ptx
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+
+from cujit.pipeline import STAGES
+
+
+def render_stage(name: str, output: object) -> str:
+    """The printed form of one stage's output."""
+    if name == "bytecode":
+        from cujit.bytecode import format_bytecode
+
+        return format_bytecode(output)
+    if name == "cfg":
+        from cujit.cfg import format_cfg
+
+        return format_cfg(output)
+    if name in ("ir", "typed", "passes"):
+        from cujit.ir import format_function
+
+        return format_function(output)
+    if name == "cubin":
+        return f"{len(output)} bytes of ELF (CUDA cubin)\n"
+    return str(output)
+
+
+def print_stages(result, emit: str | None = None, out=sys.stdout, limit: int | None = None):
+    for name in STAGES:
+        if name not in result.outputs or (emit and name != emit):
+            continue
+        text = render_stage(name, result.outputs[name])
+        ms = result.times[name] * 1e3
+        if emit:
+            out.write(text if text.endswith("\n") else text + "\n")
+            continue
+        out.write(f"== {name} ({ms:.2f} ms) ==\n")
+        lines = text.rstrip("\n").splitlines()
+        if limit is not None and len(lines) > limit:
+            lines = lines[:limit] + [f"... ({len(lines) - limit} more lines)"]
+        out.write("\n".join(lines) + "\n")
+    if not emit:
+        total = sum(result.times.values()) * 1e3
+        out.write("== times ==\n" + "  ".join(f"{k} {v * 1e3:.2f} ms"
+                                             for k, v in result.times.items()))
+        out.write(f"\ntotal {total:.2f} ms\n")
+
+
+def _load_kernel(target: str):
+    path, sep, name = target.rpartition(":")
+    if not sep:
+        raise SystemExit("explain takes FILE.py:KERNEL")
+    spec = importlib.util.spec_from_file_location("_cujit_explain_target", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise SystemExit(f"{path} has no function {name!r}")
+    return getattr(obj, "py_func", obj)
+
+
+def cmd_explain(args) -> int:
+    from cujit.diagnostics import CujitError
+    from cujit.options import Options
+    from cujit.pipeline import compile_kernel
+    from cujit.types import parse_signature
+
+    pyfunc = _load_kernel(args.target)
+    sig = parse_signature(args.sig)
+    arch = tuple(int(x) for x in args.arch.split(".")) if args.arch else Options().arch
+    try:
+        result = compile_kernel(pyfunc, sig.args, Options(arch=arch, verify=True),
+                                stop_after=args.emit or "cubin")
+    except CujitError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print_stages(result, emit=args.emit)
+    return 0
+
+
+DEMO_SOURCE = '''\
+from cujit import cuda
+
+@cuda.jit
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+'''
+
+
+def cmd_demo(args) -> int:
+    import linecache
+
+    import numpy as np
+
+    from cujit import cuda, float32
+
+    filename = "<cujit demo>"
+    linecache.cache[filename] = (len(DEMO_SOURCE), None, DEMO_SOURCE.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(DEMO_SOURCE, filename, "exec"), namespace)
+    saxpy = namespace["saxpy"]
+    print(DEMO_SOURCE)
+    arg_types = (float32, float32[::1], float32[::1], float32[::1])
+    # The types a launch with contiguous arrays will have, so the launch reuses this compile.
+    result = saxpy.compile(arg_types).result
+    print_stages(result, limit=args.lines)
+    if not cuda.is_available():
+        print("\nNo CUDA GPU was found on this machine: the kernel was compiled through "
+              "every stage to a cubin, but nothing was run.")
+        return 0
+    n = 1 << 20
+    rng = np.random.default_rng()
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    out = np.full(n, np.nan, dtype=np.float32)
+    d_x, d_y, d_out = cuda.to_device(x), cuda.to_device(y), cuda.to_device(out)
+    start = time.perf_counter()
+    saxpy[(n + 255) // 256, 256](np.float32(2.0), d_x, d_y, d_out)
+    cuda.synchronize()
+    took = time.perf_counter() - start
+    got = d_out.copy_to_host()
+    ref = 2.0 * x.astype(np.float64) + y
+    err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+    ok = err < 1e-6
+    print(f"\nran saxpy on the GPU over {n} elements (first launch, load included: "
+          f"{took * 1e3:.2f} ms); relative error vs NumPy {err:.2e}: "
+          f"{'OK' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="cujit", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="compile and run an embedded saxpy kernel")
+    demo.add_argument("--lines", type=int, default=12, help="lines shown per stage")
+    demo.set_defaults(func=cmd_demo)
+    ex = sub.add_parser("explain", help="print every stage of a kernel's compilation")
+    ex.add_argument("target", help="FILE.py:KERNEL")
+    ex.add_argument("--sig", required=True, help='a signature such as "void(float32[:])"')
+    ex.add_argument("--emit", choices=STAGES, help="print only this stage's output")
+    ex.add_argument("--arch", help="compute capability, e.g. 9.0 (default 9.0)")
+    ex.set_defaults(func=cmd_explain)
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,19 @@
+"""The compile options of one kernel specialisation: one frozen dataclass.
+
+Its value is part of every specialisation's identity (and so of the cache key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_ARCH = (9, 0)
+
+
+@dataclass(frozen=True)
+class Options:
+    arch: tuple[int, int] = DEFAULT_ARCH
+    opt: int = 3
+    fastmath: bool = False
+    debug: bool = False
+    verify: bool = False  # run the IR verifier after every stage

@@ -1,0 +1,136 @@
+"""Finding and loading the CUDA toolchain libraries stage 7 needs.
+
+libNVVM, nvJitLink and libdevice come either from NVIDIA's pip wheels
+(``nvidia-nvvm``, ``nvidia-nvjitlink``) or from a CUDA toolkit install.
+``cuda.pathfinder`` knows both layouts; when it fails (an older pathfinder,
+a toolkit outside its search) we load the library ourselves from
+``$CUDA_HOME``/``$CUDA_PATH``/``/usr/local/cuda``.  Loading it with
+``RTLD_GLOBAL`` first is enough: ``cuda.bindings`` asks pathfinder again,
+and pathfinder's first step is "already loaded in this process".
+
+Nothing here runs at import: ``import cujit`` must stay cheap, and a machine
+without the toolchain must still be able to import the package.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+from cujit.diagnostics import CujitError
+
+# Library name (as cuda.pathfinder spells it) -> (dir under a CUDA root, sonames).
+_TOOLKIT_LAYOUT = {
+    "nvvm": (("nvvm/lib64", "nvvm/lib"), ("libnvvm.so.4", "libnvvm.so")),
+    "nvJitLink": (("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
+                  ("libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so")),
+}
+
+_loaded: dict[str, str] = {}  # libname -> absolute path of the loaded library
+_libdevice: bytes | None = None
+_libdevice_path: str | None = None
+
+
+class ToolchainNotFoundError(CujitError):
+    """libNVVM, nvJitLink or libdevice could not be found."""
+
+
+def cuda_roots() -> list[Path]:
+    """Candidate CUDA toolkit roots, most specific first."""
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
+    roots.append("/usr/local/cuda")
+    return [Path(r) for r in roots if r]
+
+
+def load_library(libname: str) -> str:
+    """Load ``libname`` ('nvvm' or 'nvJitLink') once per process; return its path."""
+    path = _loaded.get(libname)
+    if path is not None:
+        return path
+    tried: list[str] = []
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        path = load_nvidia_dynamic_lib(libname).abs_path
+    except Exception as exc:  # pathfinder absent, too old, or nothing found
+        tried.append(f"cuda.pathfinder: {exc}")
+        path = _load_from_toolkit(libname, tried)
+    _loaded[libname] = path
+    return path
+
+
+def _load_from_toolkit(libname: str, tried: list[str]) -> str:
+    subdirs, sonames = _TOOLKIT_LAYOUT[libname]
+    for root in cuda_roots():
+        for sub in subdirs:
+            for so in sonames:
+                cand = root / sub / so
+                if not cand.exists():
+                    continue
+                try:
+                    ctypes.CDLL(str(cand), mode=os.RTLD_GLOBAL)
+                except OSError as exc:
+                    tried.append(f"{cand}: {exc}")
+                    continue
+                return str(cand)
+        tried.append(f"nothing under {root}")
+    raise ToolchainNotFoundError(
+        f"cannot load {libname}: install the pip wheel "
+        f"'{'nvidia-nvvm' if libname == 'nvvm' else 'nvidia-nvjitlink'}' or set CUDA_HOME "
+        "to a CUDA toolkit.\n  tried: " + "\n  tried: ".join(tried)
+    )
+
+
+def nvvm_module():
+    """``cuda.bindings.nvvm`` with libNVVM loaded."""
+    load_library("nvvm")
+    from cuda.bindings import nvvm
+
+    return nvvm
+
+
+def nvjitlink_module():
+    """``cuda.bindings.nvjitlink`` with nvJitLink loaded."""
+    load_library("nvJitLink")
+    from cuda.bindings import nvjitlink
+
+    return nvjitlink
+
+
+def libdevice_path() -> str:
+    """Where libdevice.10.bc is: pathfinder, then beside libNVVM, then CUDA roots."""
+    global _libdevice_path
+    if _libdevice_path is not None:
+        return _libdevice_path
+    candidates: list[Path] = []
+    try:
+        from cuda.pathfinder import find_bitcode_lib
+
+        found = find_bitcode_lib("device")
+        if found:
+            candidates.append(Path(found))
+    except Exception:  # older pathfinder without bitcode support, or not found
+        pass
+    # libnvvm lives in <root>/nvvm/lib64 (toolkit) or <root>/lib (cu13 wheel);
+    # libdevice in <root>/nvvm/libdevice in both.
+    nvvm_dir = Path(load_library("nvvm")).resolve().parent
+    for up in (nvvm_dir.parent, nvvm_dir.parent.parent):
+        candidates.append(up / "libdevice" / "libdevice.10.bc")
+        candidates.append(up / "nvvm" / "libdevice" / "libdevice.10.bc")
+    candidates += [r / "nvvm" / "libdevice" / "libdevice.10.bc" for r in cuda_roots()]
+    for cand in candidates:
+        if cand.is_file():
+            _libdevice_path = str(cand)
+            return _libdevice_path
+    raise ToolchainNotFoundError(
+        "cannot find libdevice.10.bc; looked at:\n  " + "\n  ".join(map(str, candidates))
+    )
+
+
+def libdevice_bytes() -> bytes:
+    """The libdevice bitcode, read once per process."""
+    global _libdevice
+    if _libdevice is None:
+        _libdevice = Path(libdevice_path()).read_bytes()
+    return _libdevice

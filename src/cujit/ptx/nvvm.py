@@ -1,0 +1,104 @@
+"""LLVM IR -> PTX through libNVVM.
+
+libNVVM takes NVVM IR: the LLVM 7 dialect with typed pointers that llvmlite
+emits, plus ``!nvvmir.version`` and ``!nvvm.annotations`` metadata (see the
+"NVVM IR Specification").  The user module is added as a full module and
+libdevice lazily (``nvvmLazyAddModuleToProgram``), so only the ``__nv_*``
+functions the kernel calls are linked in and internalised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cujit.diagnostics import CujitError
+from cujit.ptx import libs
+
+
+class NVVMError(CujitError):
+    """libNVVM rejected a module; the message carries libNVVM's log."""
+
+    def __init__(self, message: str, log: str):
+        self.log = log
+        super().__init__(f"{message}\n--- libNVVM log ---\n{log.strip() or '(empty log)'}")
+
+
+@dataclass(frozen=True)
+class NVVMOptions:
+    """libNVVM compile options; the defaults keep IEEE float semantics.
+
+    ``fastmath`` follows numba: flush single-precision denormals, approximate
+    division and square root (the ``-ftz``/``-prec-div``/``-prec-sqrt`` flags).
+    """
+
+    opt: int = 3
+    fastmath: bool = False
+    fma: bool = True
+    debug: bool = False
+    extra: tuple[str, ...] = ()
+
+    def to_args(self, arch: tuple[int, int]) -> list[str]:
+        major, minor = arch
+        args = [f"-arch=compute_{major}{minor}", f"-opt={0 if self.debug else self.opt}"]
+        if self.fastmath:
+            args += ["-ftz=1", "-prec-div=0", "-prec-sqrt=0"]
+        if not self.fma:
+            args.append("-fma=0")
+        if self.debug:
+            args.append("-g")
+        args.extend(self.extra)
+        return args
+
+
+DEFAULT_OPTIONS = NVVMOptions()
+
+
+def compile_ptx(
+    llvm_ir: str | bytes,
+    arch: tuple[int, int],
+    options: NVVMOptions | None = None,
+    name: str = "cujit_module",
+) -> str:
+    """Compile one NVVM IR module (text, or bitcode as bytes) to PTX for ``arch``.
+
+    libdevice joins the program only when the module mentions an ``__nv_``
+    function: parsing its 500 kB of bitcode is the larger part of a small
+    compile, and most kernels call nothing from it.
+    """
+    nvvm = libs.nvvm_module()
+    opts = (options or DEFAULT_OPTIONS).to_args(arch)
+    data = llvm_ir.encode() if isinstance(llvm_ir, str) else bytes(llvm_ir)
+    prog = nvvm.create_program()
+    try:
+        stage = "add the module"
+        try:
+            nvvm.add_module_to_program(prog, data, len(data), name)
+            if b"@__nv_" in data or isinstance(llvm_ir, bytes):
+                stage = "add libdevice"
+                ld = libs.libdevice_bytes()
+                nvvm.lazy_add_module_to_program(prog, ld, len(ld), "libdevice")
+            stage = "compile"
+            nvvm.compile_program(prog, len(opts), opts)
+        except nvvm.nvvmError as exc:
+            raise NVVMError(
+                f"libNVVM could not {stage} '{name}' for sm_{arch[0]}{arch[1]} "
+                f"({exc}; options {' '.join(opts)})",
+                _program_log(nvvm, prog),
+            ) from None
+        size = nvvm.get_compiled_result_size(prog)
+        buf = bytearray(size)
+        nvvm.get_compiled_result(prog, buf)
+    finally:
+        nvvm.destroy_program(prog)
+    # The result is NUL-terminated C text.
+    return bytes(buf).rstrip(b"\0").decode()
+
+
+def _program_log(nvvm, prog: int) -> str:
+    try:
+        size = nvvm.get_program_log_size(prog)
+        buf = bytearray(size)
+        nvvm.get_program_log(prog, buf)
+        return bytes(buf).rstrip(b"\0").decode(errors="replace")
+    except Exception as exc:  # a log we cannot read must not hide the real error
+        return f"(could not read the libNVVM log: {exc})"

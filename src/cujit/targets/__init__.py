@@ -1,0 +1,57 @@
+"""Compilation targets: what stages 6-7 need to know about a machine, as tables.
+
+A :class:`Target` is plain data: the LLVM triple and data layout, the address
+spaces, the intrinsic table (``Intrinsic.name`` -> lowering function) and the
+math table (``(math name, float type name)`` -> external function).  Code
+generation (:mod:`cujit.codegen`) looks things up in these tables and never
+branches on which target it serves; stages 1-5 do not see targets at all.
+
+    from cujit.targets.cuda import CUDA_TARGET
+    module = lower_to_llvm(fn, CUDA_TARGET)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+
+@dataclass(frozen=True)
+class MathFn:
+    """An external scalar math function: its symbol and how many float arguments it takes.
+
+    The argument and result types are the float type the entry is keyed by,
+    except for ``result`` overrides (none of the tables need one yet).
+    """
+
+    symbol: str
+    nargs: int = 1
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything target-specific that lowering consults.
+
+    ``intrinsics`` maps an ``Intrinsic.name`` to ``lower(ctx, op, args) -> value | None``
+    (``ctx`` is a :class:`cujit.codegen.context.FunctionLowering`).  ``math`` maps
+    ``(name, "float32" | "float64")`` to a :class:`MathFn`; besides the ``math.*``
+    intrinsics, codegen itself uses ``floor``, ``fmod`` and ``copysign`` for Python's
+    float ``//`` and ``%``.  ``kernel_metadata`` adds whatever marks the function a
+    kernel (``!nvvm.annotations`` for NVVM); None for a host target.
+    """
+
+    name: str
+    triple: str
+    data_layout: str
+    intrinsics: Mapping[str, Callable]
+    math: Mapping[tuple[str, str], MathFn]
+    generic_addrspace: int = 0
+    shared_addrspace: int | None = None
+    kernel_metadata: Callable | None = None
+    options: Mapping[str, object] = field(default_factory=dict)
+
+    def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
+        return hash((self.name, self.triple))
+
+
+__all__ = ["MathFn", "Target"]
