@@ -12,7 +12,7 @@ branches on which target it serves; stages 1-5 do not see targets at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 
@@ -48,7 +48,6 @@ class Target:
     generic_addrspace: int = 0
     shared_addrspace: int | None = None
     kernel_metadata: Callable | None = None
-    options: Mapping[str, object] = field(default_factory=dict)
 
     def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
         return hash((self.name, self.triple))
