@@ -48,18 +48,23 @@ def _field(value: object) -> str:
     return format_const(value)
 
 
+def _edge(target: int, args) -> str:
+    return f"block{target}(" + ", ".join(map(str, args)) + ")"
+
+
 def format_op(op: Op) -> str:
     name = op.__class__.__name__.lower()
+    if name == "jump":
+        return f"jump {_edge(op.target, op.args)}"
+    if name == "branch":
+        return (f"branch {op.cond}, {_edge(op.then_target, op.then_args)}, "
+                f"{_edge(op.else_target, op.else_args)}")
     parts = []
     for f in dataclasses.fields(op):
         if f.name in ("result", "loc"):
             continue
         val = getattr(op, f.name)
-        if f.name in ("then_target", "else_target", "target"):
-            parts.append(f"block{val}")
-        elif f.name in ("then_args", "else_args", "args") and name in ("jump", "branch"):
-            parts[-1] += "(" + ", ".join(map(str, val)) + ")"
-        elif isinstance(val, str) and f.name in ("op", "name"):
+        if isinstance(val, str) and f.name in ("op", "name"):
             parts.append(val)
         else:
             parts.append(_field(val))

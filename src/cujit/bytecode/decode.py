@@ -1,0 +1,227 @@
+"""Stage 1: decode a Python function's CPython bytecode into cujit's own
+instruction list (see ``instr.py`` for the instruction set).
+
+Every CPython 3.11/3.12/3.13 difference is absorbed here: caches, RESUME,
+NULL pushes, PRECALL/KW_NAMES/CALL_KW, superinstructions, RETURN_CONST,
+forward/backward jump variants, FOR_ITER/END_FOR layouts, TO_BOOL, and the
+3.11 JUMP_IF_*_OR_POP, which becomes ``COPY 1; POP_JUMP_IF_*; POP_TOP`` as
+3.12 spells it.  Nothing after this stage tests ``sys.version_info``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import sys
+from types import MappingProxyType
+
+from cujit.bytecode.instr import Bytecode, Instr
+from cujit.bytecode.unsupported import (
+    MESSAGES, TRY_MESSAGE, flags_message, nested_function_message,
+)
+from cujit.diagnostics import Loc, UnsupportedError
+
+# Bookkeeping that has no meaning once NULLs and caches are gone.
+_DROP = frozenset({
+    "CACHE", "RESUME", "NOP", "PRECALL", "PUSH_NULL", "EXTENDED_ARG", "COPY_FREE_VARS",
+    "MAKE_CELL", "TO_BOOL", "END_FOR",
+})
+_RENAME = {
+    "LOAD_FAST_CHECK": "LOAD_FAST", "LOAD_METHOD": "LOAD_ATTR", "RETURN_VALUE": "RETURN",
+    "JUMP_FORWARD": "JUMP", "JUMP_BACKWARD": "JUMP", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
+    "JUMP_NO_INTERRUPT": "JUMP",
+}
+# Opcodes whose CPython name and stack effect are already ours; arg is argval.
+_SAME = frozenset({
+    "LOAD_CONST", "LOAD_FAST", "STORE_FAST", "LOAD_GLOBAL", "LOAD_ATTR", "POP_TOP", "COPY",
+    "SWAP", "BINARY_SUBSCR", "STORE_SUBSCR", "BUILD_TUPLE", "UNPACK_SEQUENCE", "GET_ITER",
+    "LOAD_ASSERTION_ERROR", "RETURN", "JUMP", "FOR_ITER",
+})
+_UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_INVERT": "~", "UNARY_NOT": "not"}
+# NB_* order of BINARY_OP's argument (the same in 3.11-3.13); 13+ are the inplace forms.
+_NB_OPS = ("+", "&", "//", "<<", "@", "*", "%", "|", "**", ">>", "-", "/", "^")
+# 3.13's END_FOR pops only the value; the POP_TOP after it pops the iterator.
+_POPS_AFTER_END_FOR = 1 if sys.version_info >= (3, 13) else 0
+
+
+def _locs(raw: list[dis.Instruction], filename: str, default: Loc) -> list[Loc]:
+    out, last = [], default
+    for ins in raw:
+        p = ins.positions
+        if p is not None and p.lineno is not None:
+            end = p.end_col_offset if p.end_lineno == p.lineno else None
+            last = Loc(filename, p.lineno, p.col_offset or 0, end)
+        out.append(last)
+    return out
+
+
+def _protected_offsets(code) -> set[int]:
+    """Offsets covered by the exception table: the body of a try or with."""
+    parse = getattr(dis, "_parse_exception_table", None)
+    if parse is None:  # pragma: no cover - present in 3.11-3.13
+        return {0} if code.co_exceptiontable else set()
+    return {o for e in parse(code) for o in range(e.start, e.end, 2)}
+
+
+def _raise_early(raw, locs, code, def_loc: Loc) -> None:
+    """Errors about the function as a whole, reported before any other."""
+    msg = flags_message(code.co_flags)
+    if msg is not None:
+        at = next((locs[i] for i, x in enumerate(raw) if x.opname == "YIELD_VALUE"), def_loc)
+        raise UnsupportedError(msg, at if "yield" in msg else def_loc)
+    for i, ins in enumerate(raw):
+        if ins.opname == "CALL_FUNCTION_EX":  # before the BUILD_MAP that `**kw` starts with
+            raise UnsupportedError(MESSAGES["CALL_FUNCTION_EX"], locs[i])
+        if ins.opname == "MAKE_FUNCTION":
+            prev = raw[i - 1].argval if i else None
+            raise UnsupportedError(nested_function_message(getattr(prev, "co_name", None)),
+                                   locs[i])
+
+
+def _try_loc(raw, locs, i: int) -> Loc:
+    # The `try:` line survives as a NOP just before the protected range.
+    return locs[i - 1] if i and raw[i - 1].opname == "NOP" else locs[i]
+
+
+def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
+    """CPython instructions -> (origin offset, Instr) with targets still offsets."""
+    out: list[tuple[int, Instr]] = []
+    protected = _protected_offsets(code)
+    kwnames: tuple[str, ...] = ()
+    in_assert = False
+    skip_pops = 0
+    for i, ins in enumerate(raw):
+        name, loc, off = ins.opname, locs[i], ins.offset
+        if off in protected and name not in _DROP:
+            at = _try_loc(raw, locs, i)
+            raise UnsupportedError(MESSAGES.get(name, TRY_MESSAGE), at)
+        if name == "POP_TOP" and skip_pops:
+            skip_pops -= 1
+            continue
+        skip_pops = _POPS_AFTER_END_FOR if name == "END_FOR" else 0
+        if name in _DROP:
+            continue
+        if name in MESSAGES:
+            raise UnsupportedError(MESSAGES[name], loc)
+        name = _RENAME.get(name, name)
+
+        def emit(op, arg=None, **kw):
+            out.append((off, Instr(op, arg, loc, **kw)))
+
+        if name in _SAME:
+            emit(name, ins.argval)
+            in_assert = in_assert or name == "LOAD_ASSERTION_ERROR"
+        elif name == "RETURN_CONST":
+            emit("LOAD_CONST", ins.argval)
+            emit("RETURN")
+        elif name in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
+            first, second = name.split("_FAST_")[0], name.split("_FAST_")[1].replace("_FAST", "")
+            emit(first + "_FAST", ins.argval[0])
+            emit(second + "_FAST", ins.argval[1])
+        elif name.startswith("POP_JUMP_"):
+            cond = name.replace("_FORWARD", "").replace("_BACKWARD", "")
+            emit(cond, ins.argval)
+        elif name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+            emit("COPY", 1)
+            emit("POP_JUMP_IF_" + name.split("_")[2], ins.argval)
+            emit("POP_TOP")
+        elif name in _UNARY:
+            emit("UNARY_OP", _UNARY[name])
+        elif name == "CALL_INTRINSIC_1" and ins.argrepr == "INTRINSIC_UNARY_POSITIVE":
+            emit("UNARY_OP", "+")
+        elif name == "BINARY_OP":
+            op = _NB_OPS[ins.arg % len(_NB_OPS)]
+            if op == "@":
+                raise UnsupportedError("the '@' operator is not supported in kernels", loc)
+            emit("BINARY_OP", op, inplace=ins.arg >= len(_NB_OPS))
+        elif name == "COMPARE_OP":
+            # dis already undoes the 3.12 (arg>>4) and 3.13 (arg>>5) encodings.
+            assert ins.argval in dis.cmp_op, ins.argval
+            emit("COMPARE_OP", ins.argval)
+        elif name == "IS_OP":
+            emit("COMPARE_OP", "is not" if ins.arg else "is")
+        elif name == "KW_NAMES":
+            kwnames = code.co_consts[ins.arg]
+        elif name in ("CALL", "CALL_KW"):
+            if name == "CALL_KW":  # 3.13 pushes the names as a constant just before
+                _, prev = out.pop()
+                kwnames = prev.arg
+            argc = ins.arg
+            nxt = raw[i + 1].opname if i + 1 < len(raw) else None
+            if in_assert and nxt == "RAISE_VARARGS":
+                # AssertionError(msg) is compiled as CALL 0 with msg in the `self` slot.
+                argc, in_assert = argc + 1, False
+            emit("CALL", argc, kwnames=tuple(kwnames))
+            kwnames = ()
+        elif name == "RAISE_VARARGS":
+            if ins.arg == 0:
+                raise UnsupportedError("re-raising with a bare 'raise' is not supported "
+                                       "in kernels", loc)
+            emit("RAISE", ins.arg)
+            in_assert = False
+        elif name == "LOAD_DEREF":
+            if ins.argval not in code.co_freevars:
+                raise UnsupportedError(nested_function_message(None), loc)
+            emit("LOAD_DEREF", ins.argval)
+        elif name in ("STORE_DEREF", "LOAD_CLOSURE"):
+            msg = ("assigning to a 'nonlocal' variable is not supported in kernels"
+                   if ins.argval in code.co_freevars else nested_function_message(None))
+            raise UnsupportedError(msg, loc)
+        else:
+            raise UnsupportedError(f"unsupported Python construct (bytecode {name})", loc)
+    return out
+
+
+def _resolve_targets(pairs: list[tuple[int, Instr]], raw) -> tuple[Instr, ...]:
+    """Jump targets: CPython offsets -> indices of our instructions.  A target whose
+    instruction was dropped lands on the next one kept."""
+    index_at: dict[int, int] = {}
+    j = 0
+    for ins in raw:
+        while j < len(pairs) and pairs[j][0] < ins.offset:
+            j += 1
+        index_at[ins.offset] = j
+    out = []
+    for _, ins in pairs:
+        if ins.is_jump:
+            ins = Instr(ins.op, index_at[ins.arg], ins.loc, ins.inplace, ins.kwnames)
+        out.append(ins)
+    return tuple(out)
+
+
+def _closure(fn) -> dict[str, object]:
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # an empty cell: reported by irgen if read
+            pass
+    return out
+
+
+def decode(fn) -> Bytecode:
+    """Decode the Python function ``fn`` into a ``Bytecode``."""
+    fn = getattr(fn, "py_func", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise TypeError(f"cannot compile {fn!r}: not a Python function")
+    def_loc = Loc(code.co_filename, code.co_firstlineno, 0)
+    raw = list(dis.get_instructions(code))
+    locs = _locs(raw, code.co_filename, def_loc)
+    _raise_early(raw, locs, code, def_loc)
+    instrs = _resolve_targets(_translate(raw, locs, code), raw)
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    fn_builtins = getattr(fn, "__builtins__", builtins.__dict__)
+    if not isinstance(fn_builtins, dict):
+        fn_builtins = vars(fn_builtins)
+    return Bytecode(
+        name=code.co_name,
+        arg_names=tuple(code.co_varnames[:nargs]),
+        local_names=tuple(code.co_varnames),
+        instrs=instrs,
+        loc=def_loc,
+        globals=MappingProxyType(fn.__globals__),
+        builtins=MappingProxyType(fn_builtins),
+        closure=MappingProxyType(_closure(fn)),
+        freevars=tuple(code.co_freevars),
+    )

@@ -1,0 +1,74 @@
+"""The user-facing API without a GPU: decorators, launch configuration, compile_ptx, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cujit import cuda, float32
+from cujit.diagnostics import LaunchError, NoGPUError, UnsupportedError
+from cujit.dispatcher import normalize_dim
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+def test_normalize_dim():
+    assert normalize_dim(5, "grid") == (5, 1, 1)
+    assert normalize_dim((2, 3), "grid") == (2, 3, 1)
+    assert normalize_dim((2, 3, 4), "block") == (2, 3, 4)
+    for bad in (0, -1, (1, 0), (1, 2, 3, 4), 1.5, "3", ()):
+        with pytest.raises(LaunchError):
+            normalize_dim(bad, "grid")
+
+
+def test_launch_needs_a_configuration():
+    with pytest.raises(LaunchError, match=r"add_one\[blocks, threads_per_block\]"):
+        add_one(np.zeros(3))
+    with pytest.raises(LaunchError):
+        add_one[1]
+
+
+def test_compile_ptx_like_numba():
+    ptx, resty = cuda.compile_ptx(add_one.py_func, "void(float32[:])", cc=(9, 0))
+    assert resty == cuda.void
+    assert ".target sm_90" in ptx and ".entry" in ptx
+    ptx80, _ = cuda.compile_ptx(add_one.py_func, (float32[:],), cc=(8, 0))
+    assert ".target sm_80" in ptx80
+
+
+def test_eager_signature_compiles_at_decoration():
+    @cuda.jit("void(float32[::1], int64)")
+    def fill(x, v):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = v
+
+    assert list(fill.overloads) == [(cuda.float32[::1], cuda.int64)]
+    assert ".entry" in fill.inspect_ptx()
+
+
+def test_kernel_returning_a_value_is_an_error():
+    def bad(x):
+        return x[0]
+
+    with pytest.raises(Exception, match="return"):
+        cuda.compile_ptx(bad, "void(float32[:])")
+
+
+def test_device_functions_are_not_yet_supported():
+    with pytest.raises(UnsupportedError):
+        cuda.jit(device=True)
+
+
+@pytest.mark.skipif(cuda.is_available(), reason="checks the no-GPU message")
+def test_launch_without_gpu_says_so():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(NoGPUError, match="GPU"):
+        add_one[1, 32](x)
+    with pytest.raises(NoGPUError):
+        cuda.to_device(x)
