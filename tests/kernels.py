@@ -16,7 +16,7 @@ import numpy as np
 
 from cujit import cuda, float32, int32, int64
 
-POISON_INT = -7777
+POISON_INT = -77  # fits every signed type; unsigned outputs get 77
 
 
 @dataclass

@@ -9,7 +9,7 @@ functions the kernel calls are linked in and internalised.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cujit.diagnostics import CujitError
 from cujit.ptx import libs
@@ -58,15 +58,22 @@ def compile_ptx(
     arch: tuple[int, int],
     options: NVVMOptions | None = None,
     name: str = "cujit_module",
+    **overrides,
 ) -> str:
     """Compile one NVVM IR module (text, or bitcode as bytes) to PTX for ``arch``.
+
+    ``overrides`` replace fields of ``options``: ``compile_ptx(ir, (9, 0), opt=0,
+    fastmath=True)``.
 
     libdevice joins the program only when the module mentions an ``__nv_``
     function: parsing its 500 kB of bitcode is the larger part of a small
     compile, and most kernels call nothing from it.
     """
     nvvm = libs.nvvm_module()
-    opts = (options or DEFAULT_OPTIONS).to_args(arch)
+    options = options or DEFAULT_OPTIONS
+    if overrides:
+        options = replace(options, **overrides)
+    opts = options.to_args(tuple(arch))
     data = llvm_ir.encode() if isinstance(llvm_ir, str) else bytes(llvm_ir)
     prog = nvvm.create_program()
     try:
