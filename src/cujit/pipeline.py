@@ -24,6 +24,7 @@ class CompileResult:
     name: str
     outputs: dict[str, object] = field(default_factory=dict)
     times: dict[str, float] = field(default_factory=dict)
+    symbol: str = ""  # the kernel's entry name in the PTX and cubin
 
     @property
     def cubin(self) -> bytes:
@@ -32,10 +33,6 @@ class CompileResult:
     @property
     def ptx(self) -> str:
         return self.outputs["ptx"]
-
-    @property
-    def symbol(self) -> str:
-        return self.outputs["symbol"]
 
 
 def _stage_table(arg_types, options: Options):
@@ -57,7 +54,7 @@ def _stage_table(arg_types, options: Options):
 
     def llvm(fn, result):
         module = lower_to_llvm(fn, CUDA_TARGET)
-        result.outputs["symbol"] = kernel_symbol(fn)
+        result.symbol = kernel_symbol(fn)
         return str(module)
 
     return (

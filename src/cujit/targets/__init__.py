@@ -12,8 +12,8 @@ branches on which target it serves; stages 1-5 do not see targets at all.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 
 @dataclass(frozen=True)

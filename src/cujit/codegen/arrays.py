@@ -1,0 +1,143 @@
+"""Arrays and tuples: building array values, element addresses, indexing.
+
+An array value is the struct ``{T* data, [n x i64] extents, [n x i64] byte
+strides}`` (see ``lltypes``).  The element address depends on the layout
+the type promises:
+
+- 'C': row-major from the extents alone, ``((i0*n1 + i1)*n2 + i2)`` elements;
+  the passed strides are ignored, so LLVM sees a plain multiply-add it can
+  strength-reduce and vectorise.  For a C-contiguous array the byte strides
+  are exactly ``itemsize * prod(later extents)``, so both give one address.
+- 'F': column-major likewise, ``i0 + n0*(i1 + n1*i2)``.
+- 'A': ``data + sum(i_k * stride_k)`` bytes, using the strides.
+
+Negative indices count from the end (``i < 0 -> i + n`` per dimension, as
+Python); there is no bounds check.  Data pointers are generic (address space 0)
+and not ``noalias``: two array arguments may share memory.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import (
+    ARRAY_DATA,
+    ARRAY_SHAPE,
+    ARRAY_STRIDES,
+    I8,
+    array_type,
+    const_int,
+    i64,
+    value_type,
+)
+from cujit.types import Array, Scalar, Tuple
+
+
+def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
+               shape: list[ll.Value], strides: list[ll.Value]) -> ll.Value:
+    """The array struct value from its parts."""
+    b = ctx.builder
+    v = ll.Constant(array_type(t), ll.Undefined)
+    v = b.insert_value(v, data, ARRAY_DATA)
+    for k, (n, s) in enumerate(zip(shape, strides)):
+        v = b.insert_value(v, n, [ARRAY_SHAPE, k])
+        v = b.insert_value(v, s, [ARRAY_STRIDES, k])
+    return v
+
+
+def c_strides(t: Array, shape: tuple[int, ...]) -> list[ll.Constant]:
+    """Byte strides of a C-contiguous array with constant extents (row-major:
+    the last dimension has stride ``itemsize``)."""
+    strides = [t.dtype.itemsize]
+    for n in reversed(shape[1:]):
+        strides.insert(0, strides[0] * n)
+    return [i64(s) for s in strides]
+
+
+def extents(ctx: FunctionLowering, t: Array, arr: ll.Value) -> list[ll.Value]:
+    return [ctx.builder.extract_value(arr, [ARRAY_SHAPE, k]) for k in range(t.ndim)]
+
+
+def index_values(ctx: FunctionLowering, index: ir.Value) -> list[ll.Value]:
+    """The per-dimension int64 indices of a GetItem/SetItem/atomic index operand."""
+    if isinstance(index.type, Tuple):
+        llv = ctx.get(index)
+        return [ctx.builder.extract_value(llv, k) for k in range(len(index.type.items))]
+    return [ctx.get(index)]
+
+
+def element_pointer(ctx: FunctionLowering, t: Array, arr: ll.Value,
+                    indices: list[ll.Value]) -> ll.Value:
+    """The address of ``arr[indices]`` (a pointer to the element's memory type)."""
+    b = ctx.builder
+    if len(indices) != t.ndim:
+        raise AssertionError(f"{len(indices)} indices into a {t.ndim}-d array")
+    shape = extents(ctx, t, arr)
+    zero = i64(0)
+    # Python's negative indices: wrap once, per dimension.
+    idx = [b.select(b.icmp_signed("<", i, zero), b.add(i, n), i) for i, n in zip(indices, shape)]
+    data = b.extract_value(arr, ARRAY_DATA)
+    if t.ndim == 0:
+        return data
+    if t.layout in ("C", "F"):
+        order = range(t.ndim) if t.layout == "C" else reversed(range(t.ndim))
+        offset = None
+        for k in order:
+            offset = idx[k] if offset is None else b.add(b.mul(offset, shape[k]), idx[k])
+        return b.gep(data, [offset])
+    offset = None
+    for k in range(t.ndim):
+        term = b.mul(idx[k], b.extract_value(arr, [ARRAY_STRIDES, k]))
+        offset = term if offset is None else b.add(offset, term)
+    raw = b.bitcast(data, ll.PointerType(I8, data.type.addrspace))
+    return b.bitcast(b.gep(raw, [offset]), data.type)
+
+
+def load_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value) -> ll.Value:
+    """Load an element; a stored bool byte becomes an i1 (any non-zero byte is True)."""
+    v = ctx.builder.load(ptr, align=t.itemsize)
+    if t.kind == "b":
+        return ctx.builder.icmp_unsigned("!=", v, const_int(I8, 0))
+    return v
+
+
+def store_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value) -> None:
+    """Store an element; an i1 bool is widened to a 0/1 byte."""
+    if t.kind == "b":
+        v = ctx.builder.zext(v, I8)
+    ctx.builder.store(v, ptr, align=t.itemsize)
+
+
+def lower_getitem(ctx: FunctionLowering, op: ir.GetItem) -> None:
+    t: Array = op.obj.type
+    ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index))
+    ctx.set(op.result, load_scalar(ctx, t.dtype, ptr))
+
+
+def lower_setitem(ctx: FunctionLowering, op: ir.SetItem) -> None:
+    t: Array = op.obj.type
+    ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index))
+    store_scalar(ctx, t.dtype, ptr, ctx.get(op.value))
+
+
+def build_struct(ctx: FunctionLowering, t, items: list[ll.Value | None]) -> ll.Value:
+    """A literal-struct value of type ``t`` (a Tuple); None items stay undef ``{}``."""
+    v = ll.Constant(value_type(t), ll.Undefined)
+    for k, item in enumerate(items):
+        if item is not None:
+            v = ctx.builder.insert_value(v, item, k)
+    return v
+
+
+def lower_build_tuple(ctx: FunctionLowering, op: ir.BuildTuple) -> None:
+    items = [ctx.values[i.id] for i in op.items]
+    ctx.set(op.result, build_struct(ctx, op.result.type, items))
+
+
+def lower_tuple_get(ctx: FunctionLowering, op: ir.TupleGet) -> None:
+    if value_type(op.result.type) is None:
+        ctx.set(op.result, None)
+        return
+    ctx.set(op.result, ctx.builder.extract_value(ctx.get(op.tuple), op.index))

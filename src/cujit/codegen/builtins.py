@@ -1,0 +1,105 @@
+"""Lowering of the target-independent intrinsics: ``abs``, ``min``, ``max``,
+``range``, ``array.shape``, ``array.size``, ``local.array`` and ``math.*``.
+
+Each function has the intrinsic-table signature ``lower(ctx, op, args)``
+(``args`` are the LLVM values of ``op.args``) and returns the result's LLVM value,
+or None for an intrinsic without one.  Targets list them in their tables.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen.arrays import build_struct, c_strides, make_array
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import ARRAY_SHAPE, RANGE_STRUCT, const_int, i64, memory_type
+from cujit.codegen.scalars import compare
+from cujit.types import Array, Scalar
+
+
+def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    (x,) = args
+    t: Scalar = op.result.type
+    if t.kind == "f":
+        return ctx.call_math("fabs", t, [x])
+    if t.kind == "u":
+        return x
+    b = ctx.builder
+    # abs(INT_MIN) wraps to INT_MIN, as NumPy.
+    return b.select(b.icmp_signed("<", x, const_int(x.type, 0)), b.sub(const_int(x.type, 0), x), x)
+
+
+def lower_min(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    # Python's min(a, b) is ``b if b < a else a``: on a tie or a NaN it keeps a
+    # (so min(nan, 1.0) is nan but min(1.0, nan) is 1.0), unlike fmin/minnum.
+    a, b = args
+    return ctx.builder.select(compare(ctx, op.result.type, "<", b, a), b, a)
+
+
+def lower_max(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    a, b = args  # Python's max(a, b) is ``b if b > a else a``
+    return ctx.builder.select(compare(ctx, op.result.type, ">", b, a), b, a)
+
+
+def lower_range(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    start, stop, step = args
+    v = ll.Constant(RANGE_STRUCT, ll.Undefined)
+    for k, part in enumerate((start, stop, step)):
+        v = ctx.builder.insert_value(v, part, k)
+    return v
+
+
+def lower_array_shape(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    (arr,) = args
+    t: Array = op.args[0].type
+    dims = [ctx.builder.extract_value(arr, [ARRAY_SHAPE, k]) for k in range(t.ndim)]
+    return build_struct(ctx, op.result.type, dims)
+
+
+def lower_array_size(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    (arr,) = args
+    t: Array = op.args[0].type
+    size = None
+    for k in range(t.ndim):
+        n = ctx.builder.extract_value(arr, [ARRAY_SHAPE, k])
+        size = n if size is None else ctx.builder.mul(size, n)
+    return i64(1) if size is None else size
+
+
+def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.local.array``: a per-thread array, an alloca in the entry block.
+
+    NVVM places allocas in the ``.local`` state space (NVVM IR spec, "Address
+    Spaces": allocas are in the generic space, backed by local memory); after
+    optimisation small ones live in registers.
+    """
+    t: Array = op.result.type
+    shape = tuple(op.attr("shape"))
+    count = 1
+    for n in shape:
+        count *= n
+    elem = memory_type(t.dtype)
+    slot = ctx.alloca(ll.ArrayType(elem, count), align=max(16, t.dtype.itemsize),
+                      name=f"local{op.result.id}")
+    data = ctx.builder.bitcast(slot, ll.PointerType(elem))
+    return make_array(ctx, t, data, [i64(n) for n in shape], c_strides(t, shape))
+
+
+def lower_math(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``math.<f>(x[, y])`` through the target's math table."""
+    name = op.name.split(".", 1)[1]
+    return ctx.call_math(name, op.result.type, list(args))
+
+
+def lower_float_class(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``math.isnan``/``isinf``/``isfinite`` as float compares (no library call)."""
+    (x,) = args
+    b = ctx.builder
+    if op.name == "math.isnan":
+        return b.fcmp_unordered("uno", x, x)
+    inf = ll.Constant(x.type, float("inf"))
+    magnitude = ctx.call_math("fabs", op.args[0].type, [x])
+    if op.name == "math.isinf":
+        return b.fcmp_ordered("==", magnitude, inf)
+    return b.fcmp_ordered("<", magnitude, inf)  # isfinite: false for inf and nan

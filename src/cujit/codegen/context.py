@@ -1,0 +1,102 @@
+"""The state of lowering one function: the LLVM module and function, the
+builder, and the map from IR values to LLVM values.
+
+Lowering functions everywhere in codegen (and in the targets' intrinsic
+tables) take a :class:`FunctionLowering` as ``ctx`` and emit at
+``ctx.builder``'s position.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen.lltypes import has_value, scalar_type
+from cujit.diagnostics import Loc, UnsupportedError
+from cujit.targets import Target
+from cujit.types import Scalar
+
+
+class FunctionLowering:
+    """Lowering state for one IR function inside one LLVM module."""
+
+    def __init__(self, fn: ir.Function, target: Target, module: ll.Module,
+                 llfn: ll.Function):
+        self.fn = fn
+        self.target = target
+        self.module = module
+        self.llfn = llfn
+        # The first LLVM block holds parameter unpacking and every alloca, so
+        # allocas stay in the entry block wherever the op that needs one sits
+        # (LLVM's SROA/mem2reg only promote entry-block allocas).
+        self.entry = llfn.append_basic_block("entry")
+        self.builder = ll.IRBuilder(self.entry)
+        self.values: dict[int, ll.Value | None] = {}
+        self.loc: Loc | None = fn.loc
+        self._counter = 0
+
+    # -- values -------------------------------------------------------------
+
+    def get(self, v: ir.Value) -> ll.Value:
+        """The LLVM value of IR value ``v`` (which must have a machine form)."""
+        try:
+            llv = self.values[v.id]
+        except KeyError:
+            raise AssertionError(f"%{v.id} used before it was lowered") from None
+        if llv is None:
+            raise AssertionError(f"%{v.id}: {v.type} has no run-time value")
+        return llv
+
+    def set(self, v: ir.Value, llv: ll.Value | None) -> None:
+        if llv is not None and not has_value(v.type):
+            llv = None
+        # Name the instruction after the IR value (``%v12``) so LLVM IR reads
+        # against the typed IR; values already named (params, reused values) keep theirs.
+        if isinstance(llv, ll.Instruction) and (not llv.name or llv.name.startswith(".")):
+            llv.name = f"v{v.id}"
+        self.values[v.id] = llv
+
+    def unique_name(self, stem: str) -> str:
+        """A module-unique symbol name (for shared-memory globals and helpers)."""
+        self._counter += 1
+        return f"{stem}{self._counter}"
+
+    # -- declarations -------------------------------------------------------
+
+    def declare(self, name: str, ret: ll.Type, args: list[ll.Type],
+                attrs: tuple[str, ...] = ("nounwind",)) -> ll.Function:
+        """The function ``name`` of the module, declared on first use."""
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        f = ll.Function(self.module, ll.FunctionType(ret, args), name)
+        for a in attrs:
+            f.attributes.add(a)
+        return f
+
+    def call_math(self, name: str, t: Scalar, args: list[ll.Value]) -> ll.Value:
+        """Call the target's ``name`` math function for float type ``t``."""
+        entry = self.target.math.get((name, t.name))
+        if entry is None:
+            raise UnsupportedError(f"math.{name} is not available for {t} on target "
+                                   f"'{self.target.name}'", self.loc)
+        if len(args) != entry.nargs:
+            raise AssertionError(f"math.{name} takes {entry.nargs} arguments, got {len(args)}")
+        fty = scalar_type(t)
+        f = self.declare(entry.symbol, fty, [fty] * entry.nargs)
+        return self.builder.call(f, args)
+
+    # -- memory -------------------------------------------------------------
+
+    def alloca(self, ty: ll.Type, align: int, name: str = "") -> ll.Value:
+        """An alloca placed in the entry block, before its final branch."""
+        saved = self.builder.block
+        term = self.entry.terminator
+        if term is not None:
+            self.builder.position_before(term)
+        else:
+            self.builder.position_at_end(self.entry)
+        slot = self.builder.alloca(ty, name=name)
+        slot.align = align
+        self.builder.position_at_end(saved)
+        return slot

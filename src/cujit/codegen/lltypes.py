@@ -1,0 +1,89 @@
+"""How cujit types become LLVM types.
+
+In registers (``value_type``): bool is ``i1``, intN is ``iN`` (LLVM integers
+carry no sign: signedness picks the instruction, see ``scalars.py``), float32 is
+``float`` and float64 ``double``.  In memory (``memory_type``) a bool takes one
+byte (``i8``), as NumPy stores it.  Aggregates are literal structs:
+
+- ``Array(T, n)``  -> ``{T* data, [n x i64] extents, [n x i64] byte strides}``
+- ``Tuple(...)``   -> ``{item, ...}``
+- ``RangeType`` and ``RangeIter`` -> ``{i64 start|next, i64 stop, i64 step}``
+
+NoneType and PyObject values exist only at compile time: ``value_type`` gives
+None for them and lowering produces no LLVM value (an empty struct stands in
+for them inside a tuple).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit.types import Array, NoneType, PyObject, RangeIter, RangeType, Scalar, Tuple, Type
+
+I1 = ll.IntType(1)
+I8 = ll.IntType(8)
+I32 = ll.IntType(32)
+I64 = ll.IntType(64)
+VOID = ll.VoidType()
+F32 = ll.FloatType()
+F64 = ll.DoubleType()
+
+# Field numbers of the aggregate structs.
+ARRAY_DATA, ARRAY_SHAPE, ARRAY_STRIDES = 0, 1, 2
+ITER_NEXT, ITER_STOP, ITER_STEP = 0, 1, 2
+RANGE_STRUCT = ll.LiteralStructType([I64, I64, I64])
+
+
+def scalar_type(t: Scalar) -> ll.Type:
+    """The register type of a scalar."""
+    if t.kind == "b":
+        return I1
+    if t.kind == "f":
+        return F32 if t.bits == 32 else F64
+    return ll.IntType(t.bits)
+
+
+def memory_type(t: Scalar) -> ll.Type:
+    """The type a scalar has in memory (array elements): bool is a byte."""
+    return I8 if t.kind == "b" else scalar_type(t)
+
+
+def array_type(t: Array, addrspace: int = 0) -> ll.LiteralStructType:
+    data = ll.PointerType(memory_type(t.dtype), addrspace)
+    dims = ll.ArrayType(I64, t.ndim)
+    return ll.LiteralStructType([data, dims, dims])
+
+
+def value_type(t: Type) -> ll.Type | None:
+    """The LLVM type of an SSA value of type ``t``; None when it has no machine form."""
+    if isinstance(t, Scalar):
+        return scalar_type(t)
+    if isinstance(t, Array):
+        return array_type(t)
+    if isinstance(t, Tuple):
+        items = [value_type(i) for i in t.items]
+        return ll.LiteralStructType([ll.LiteralStructType([]) if i is None else i
+                                     for i in items])
+    if isinstance(t, (RangeType, RangeIter)):
+        return RANGE_STRUCT
+    if isinstance(t, (NoneType, PyObject)) or t is None:
+        return None
+    raise TypeError(f"no LLVM representation for {t}")
+
+
+def has_value(t: Type | None) -> bool:
+    """Whether values of type ``t`` exist at run time."""
+    return t is not None and not isinstance(t, (NoneType, PyObject))
+
+
+def const_int(ty: ll.IntType, value: int) -> ll.Constant:
+    """An integer constant wrapped to ``ty``'s width, printed signed (``i8 -1``, not ``i8 255``)."""
+    bits = ty.width
+    value = int(value) & ((1 << bits) - 1)
+    if bits > 1 and value >> (bits - 1):
+        value -= 1 << bits
+    return ll.Constant(ty, value)
+
+
+def i64(value: int) -> ll.Constant:
+    return const_int(I64, value)

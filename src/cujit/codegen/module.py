@@ -1,0 +1,160 @@
+"""Stage 6 entry: one typed IR function -> one LLVM module holding the kernel.
+
+    module = lower_to_llvm(fn, CUDA_TARGET)
+    str(module)   # NVVM IR text for stage 7
+
+The kernel's parameters follow ``cujit.abi.param_kinds`` exactly: each entry
+block parameter is flattened (an array is its data pointer, then ``ndim``
+int64 extents, then ``ndim`` int64 byte strides; a bool is one ``i8``; a tuple is
+its items in order) and the entry block reassembles the IR's values from them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.abi import param_kinds
+from cujit.codegen import arrays, control, scalars
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
+from cujit.diagnostics import UnsupportedError
+from cujit.targets import Target
+from cujit.types import Array, Scalar, Tuple, Type
+
+
+def kernel_symbol(fn: ir.Function) -> str:
+    """The kernel's symbol in the LLVM module, PTX and cubin (``cuModuleGetFunction``).
+
+    The function's name with every character outside ``[A-Za-z0-9_]`` (the
+    ``.`` and ``<locals>`` of a qualified name) replaced by ``_``: PTX
+    identifiers allow no more ("PTX ISA", Identifiers).
+    """
+    name = re.sub(r"[^A-Za-z0-9_]", "_", fn.name) or "kernel"
+    return "_" + name if name[0].isdigit() else name
+
+
+def _flat_param_types(t: Type) -> list[ll.Type]:
+    """LLVM parameter types for one argument, matching ``param_kinds`` one to one."""
+    if isinstance(t, Scalar):
+        return [I8 if t.kind == "b" else scalar_type(t)]
+    if isinstance(t, Array):
+        return [ll.PointerType(memory_type(t.dtype))] + [ll.IntType(64)] * (2 * t.ndim)
+    if isinstance(t, Tuple):
+        return [p for item in t.items for p in _flat_param_types(item)]
+    raise TypeError(f"values of type {t} cannot be kernel parameters")
+
+
+def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Argument]) -> ll.Value:
+    """Rebuild one argument's value from its flat parameters (consumed from the front)."""
+    if isinstance(t, Scalar):
+        p = params.pop(0)
+        # A bool travels as a byte: any non-zero byte is True.
+        return ctx.builder.icmp_unsigned("!=", p, const_int(I8, 0)) if t.kind == "b" else p
+    if isinstance(t, Array):
+        data = params.pop(0)
+        shape = [params.pop(0) for _ in range(t.ndim)]
+        strides = [params.pop(0) for _ in range(t.ndim)]
+        return arrays.make_array(ctx, t, data, shape, strides)
+    if isinstance(t, Tuple):
+        items = [_unpack_param(ctx, it, params) for it in t.items]
+        return arrays.build_struct(ctx, t, items)
+    raise TypeError(f"values of type {t} cannot be kernel parameters")
+
+
+def _param_names(name: str, t: Type) -> list[str]:
+    """Readable LLVM names for the flat parameters of argument ``name``."""
+    if isinstance(t, Array):
+        return ([f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
+                + [f"{name}.stride{k}" for k in range(t.ndim)])
+    if isinstance(t, Tuple):
+        return [n for k, it in enumerate(t.items) for n in _param_names(f"{name}.{k}", it)]
+    return [name]
+
+
+def lower_intrinsic(ctx: FunctionLowering, op: ir.Intrinsic) -> None:
+    lower = ctx.target.intrinsics.get(op.name)
+    if lower is None:
+        raise UnsupportedError(f"'{op.name}' is not supported on target '{ctx.target.name}'",
+                               op.loc)
+    args = [ctx.values.get(a.id) for a in op.args]
+    ctx.set(op.result, lower(ctx, op, args))
+
+
+# Op class -> lowering function (terminators are handled by control.lower_terminator).
+OP_LOWERING = {
+    ir.Const: scalars.lower_const,
+    ir.Undef: scalars.lower_undef,
+    ir.BinOp: scalars.lower_binop,
+    ir.UnaryOp: scalars.lower_unaryop,
+    ir.Compare: scalars.lower_compare,
+    ir.Cast: scalars.lower_cast,
+    ir.GetItem: arrays.lower_getitem,
+    ir.SetItem: arrays.lower_setitem,
+    ir.BuildTuple: arrays.lower_build_tuple,
+    ir.TupleGet: arrays.lower_tuple_get,
+    ir.Intrinsic: lower_intrinsic,
+    ir.GetIter: control.lower_get_iter,
+    ir.IterValid: control.lower_iter_valid,
+    ir.IterValue: control.lower_iter_value,
+    ir.IterNext: control.lower_iter_next,
+}
+
+
+def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
+    result = op.result
+    # Ops that only make compile-time values (modules, functions, None) and have
+    # no effect produce nothing; intrinsics and SetItem may have effects.
+    if (result is not None and not isinstance(op, ir.Intrinsic)
+            and value_type(result.type) is None):
+        ctx.set(result, None)
+        return
+    lower = OP_LOWERING.get(type(op))
+    if lower is None:
+        raise AssertionError(f"{type(op).__name__} must not reach lowering (see typed-ir.md)")
+    ctx.loc = op.loc
+    lower(ctx, op)
+
+
+def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
+    """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``."""
+    module = ll.Module(name=fn.name)
+    module.triple = target.triple
+    module.data_layout = target.data_layout
+    arg_types = [p.type for p in fn.args]
+    for t in arg_types:
+        param_kinds(t)  # the ABI's own check: raises for an unpassable type
+    flat = [ty for t in arg_types for ty in _flat_param_types(t)]
+    llfn = ll.Function(module, ll.FunctionType(VOID, flat), kernel_symbol(fn))
+    names = [n for a, t in zip(fn.arg_names, arg_types) for n in _param_names(a, t)]
+    for arg, name in zip(llfn.args, names):
+        arg.name = name
+
+    ctx = FunctionLowering(fn, target, module, llfn)
+    params = list(llfn.args)
+    for p in fn.args:
+        ctx.set(p, _unpack_param(ctx, p.type, params))
+
+    order = control.reverse_postorder(fn)
+    if any(fn.blocks[0].id == t for b in order for t, _ in b.term.successors()):
+        # Its params are the arguments, not phis; irgen always starts loops in a new block.
+        raise AssertionError("the entry block must have no predecessors")
+    blocks = control.BlockMap(ctx, order)
+    for block in order[1:]:
+        blocks.create_phis(block)
+    ctx.builder.position_at_end(ctx.entry)
+    ctx.builder.branch(blocks.llblocks[order[0].id])
+    for block in order:
+        ctx.builder.position_at_end(blocks.llblocks[block.id])
+        for op in block.ops:
+            _lower_op(ctx, op)
+        ctx.loc = block.term.loc
+        control.lower_terminator(ctx, blocks, block.term)
+    blocks.fill_phis()
+
+    if target.kernel_metadata is not None:
+        target.kernel_metadata(module, llfn)
+    return module
+

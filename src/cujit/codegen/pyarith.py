@@ -1,0 +1,154 @@
+"""Python's meaning for the operators where it differs from the machine's.
+
+GPUs raise no exceptions, so every case Python rejects gets a defined result
+instead of LLVM undefined behaviour or poison:
+
+- ``a // b`` and ``a % b`` floor (the remainder takes the divisor's sign), for
+  signed ints and floats.  Integer division by zero gives 0 for both ``//``
+  and ``%`` (NumPy's result); ``INT_MIN // -1`` wraps to ``INT_MIN``.  Float
+  division by zero gives ``a / b`` for ``//`` (+-inf or nan, as NumPy) and nan
+  for ``%``.
+- ``a << n`` and ``a >> n`` with ``n`` outside ``[0, bits)`` (``n`` is read as
+  unsigned, so negative counts are huge) clamp like PTX's ``shl``/``shr``
+  ("PTX ISA", Integer Arithmetic: "shift amounts greater than the register
+  width N are clamped to N"): ``<<`` gives 0, ``>>`` gives 0 or, for a negative
+  signed ``a``, -1.  LLVM's ``shl``/``ashr``/``lshr`` would be poison there.
+- ``a ** n`` on ints is exact repeated squaring, wrapping on overflow; for
+  ``n < 0`` (Python would give a float) it gives the truncation toward zero of
+  ``1 / a**-n``: 1 for ``a == 1``, +-1 for ``a == -1``, else 0 (and 0 for
+  ``a == 0``, where Python raises).  Float ``**`` is the target's ``pow``.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import const_int
+from cujit.types import Scalar
+
+
+def _int_divmod(ctx: FunctionLowering, t: Scalar, a, b):
+    """(a // b, a % b) for ints, floored, with the zero and overflow cases defined."""
+    bld = ctx.builder
+    zero, one = const_int(a.type, 0), const_int(a.type, 1)
+    by_zero = bld.icmp_unsigned("==", b, zero)
+    if t.kind == "u":
+        safe = bld.select(by_zero, one, b)
+        q, r = bld.udiv(a, safe), bld.urem(a, safe)
+    else:
+        # sdiv is UB for b == 0 and for MIN / -1; divide by 1 in both cases and
+        # patch the quotient afterwards (-a wraps MIN to MIN, as NumPy).
+        by_m1 = bld.icmp_signed("==", b, const_int(a.type, -1))
+        safe = bld.select(bld.or_(by_zero, by_m1), one, b)
+        q, r = bld.sdiv(a, safe), bld.srem(a, safe)
+        # C truncates; Python floors: step down when the remainder is non-zero
+        # and its sign differs from the divisor's.
+        adjust = bld.and_(bld.icmp_signed("!=", r, zero),
+                          bld.icmp_signed("<", bld.xor(r, b), zero))
+        q = bld.select(adjust, bld.sub(q, one), q)
+        r = bld.select(adjust, bld.add(r, b), r)
+        q = bld.select(by_m1, bld.sub(zero, a), q)
+    return bld.select(by_zero, zero, q), bld.select(by_zero, zero, r)
+
+
+def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b):
+    """(a // b, a % b) for floats, following CPython's ``float_divmod`` step by step
+    (so signed zeros and the rounding of the quotient match Python exactly)."""
+    bld = ctx.builder
+    zero, one, half = (ll.Constant(a.type, v) for v in (0.0, 1.0, 0.5))
+    mod = ctx.call_math("fmod", t, [a, b])  # exact; LLVM's frem is not on NVPTX
+    div = bld.fdiv(bld.fsub(a, mod), b)
+    # If the remainder is non-zero and its sign differs from the divisor's,
+    # move it into the divisor's sign and step the quotient down.
+    nonzero = bld.fcmp_unordered("!=", mod, zero)  # nan counts as non-zero: it stays nan
+    signs_differ = bld.xor(bld.fcmp_ordered("<", b, zero), bld.fcmp_ordered("<", mod, zero))
+    adjust = bld.and_(nonzero, signs_differ)
+    mod = bld.select(adjust, bld.fadd(mod, b), mod)
+    div = bld.select(adjust, bld.fsub(div, one), div)
+    # A zero remainder takes the divisor's sign (-0.0 for a negative divisor).
+    mod = bld.select(nonzero, mod, ctx.call_math("copysign", t, [zero, b]))
+    # Snap the quotient to the nearest integer; a zero quotient keeps the sign of a/b.
+    floordiv = ctx.call_math("floor", t, [div])
+    floordiv = bld.select(bld.fcmp_ordered(">", bld.fsub(div, floordiv), half),
+                          bld.fadd(floordiv, one), floordiv)
+    div_zero = bld.fcmp_ordered("==", div, zero)
+    floordiv = bld.select(div_zero, ctx.call_math("copysign", t, [zero, bld.fdiv(a, b)]),
+                          floordiv)
+    # Division by zero: Python raises; NumPy gives a / b (+-inf or nan) and nan.
+    floordiv = bld.select(bld.fcmp_ordered("==", b, zero), bld.fdiv(a, b), floordiv)
+    return floordiv, mod
+
+
+def floordiv(ctx: FunctionLowering, t: Scalar, a, b):
+    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[0]
+
+
+def mod(ctx: FunctionLowering, t: Scalar, a, b):
+    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[1]
+
+
+def shift_left(ctx: FunctionLowering, t: Scalar, a, n):
+    bld = ctx.builder
+    zero = const_int(a.type, 0)
+    too_far = bld.icmp_unsigned(">=", n, const_int(a.type, a.type.width))
+    # Shift by 0 in the clamped case so no poison value is ever computed.
+    shifted = bld.shl(a, bld.select(too_far, zero, n))
+    return bld.select(too_far, zero, shifted)
+
+
+def shift_right(ctx: FunctionLowering, t: Scalar, a, n):
+    bld = ctx.builder
+    width = a.type.width
+    too_far = bld.icmp_unsigned(">=", n, const_int(a.type, width))
+    if t.kind == "i":  # arithmetic: clamped, every bit becomes the sign bit
+        return bld.ashr(a, bld.select(too_far, const_int(a.type, width - 1), n))
+    zero = const_int(a.type, 0)
+    return bld.select(too_far, zero, bld.lshr(a, bld.select(too_far, zero, n)))
+
+
+def power(ctx: FunctionLowering, t: Scalar, a, n):
+    if t.kind == "f":
+        return ctx.call_math("pow", t, [a, n])
+    return ctx.builder.call(_int_power_function(ctx, t, a.type), [a, n])
+
+
+def _int_power_function(ctx: FunctionLowering, t: Scalar, ty: ll.IntType) -> ll.Function:
+    """An internal helper ``ipow(a, n)`` per int type: a loop is simplest as its own
+    function (the caller's block structure stays one LLVM block per IR block);
+    it is ``alwaysinline``, so the optimiser folds it back in."""
+    name = f"cujit.ipow.{t.name}"
+    existing = ctx.module.globals.get(name)
+    if existing is not None:
+        return existing
+    f = ll.Function(ctx.module, ll.FunctionType(ty, [ty, ty]), name)
+    f.linkage = "internal"
+    f.attributes.add("alwaysinline")
+    f.attributes.add("nounwind")
+    base, exp = f.args
+    entry, loop, done = (f.append_basic_block(n) for n in ("entry", "loop", "done"))
+    bld = ll.IRBuilder(entry)
+    zero, one = const_int(ty, 0), const_int(ty, 1)
+    negative = bld.icmp_signed("<", exp, zero) if t.kind == "i" else ll.Constant(ll.IntType(1), 0)
+    start = bld.select(negative, zero, exp)
+    bld.branch(loop)
+    bld.position_at_end(loop)
+    acc, sq, e = bld.phi(ty, "acc"), bld.phi(ty, "sq"), bld.phi(ty, "e")
+    odd = bld.trunc(e, ll.IntType(1))
+    acc_next = bld.select(odd, bld.mul(acc, sq), acc)
+    sq_next, e_next = bld.mul(sq, sq), bld.lshr(e, one)
+    for phi, init, nxt in ((acc, one, acc_next), (sq, base, sq_next), (e, start, e_next)):
+        phi.add_incoming(init, entry)
+        phi.add_incoming(nxt, loop)
+    bld.cbranch(bld.icmp_unsigned("==", e_next, zero), done, loop)
+    bld.position_at_end(done)
+    result = acc_next
+    if t.kind == "i":  # n < 0: trunc(1 / a**-n) is +-1 for |a| == 1, else 0
+        minus_one = const_int(ty, -1)
+        odd_exp = bld.trunc(exp, ll.IntType(1))
+        inv = bld.select(bld.icmp_signed("==", base, one), one,
+                         bld.select(bld.icmp_signed("==", base, minus_one),
+                                    bld.select(odd_exp, minus_one, one), zero))
+        result = bld.select(negative, inv, acc_next)
+    bld.ret(result)
+    return f

@@ -1,0 +1,51 @@
+"""The CUDA target: NVVM IR for libNVVM, as a :class:`cujit.targets.Target`.
+
+    from cujit.targets.cuda import CUDA_TARGET
+
+Its tables are ``intrinsics.INTRINSICS`` and ``libdevice.LIBDEVICE``.  A kernel is
+marked by ``!nvvm.annotations`` and the module carries ``!nvvmir.version``
+(NVVM IR spec, "Metadata" / "Versioning").
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit.targets import Target
+from cujit.targets.cuda.intrinsics import INTRINSICS
+from cujit.targets.cuda.libdevice import LIBDEVICE
+
+TRIPLE = "nvptx64-nvidia-cuda"
+# The data layout the NVVM IR spec prescribes for 64-bit NVPTX ("Data Layout").
+DATA_LAYOUT = (
+    "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128"
+    "-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+)
+SHARED_ADDRSPACE = 3  # NVVM IR spec, "Address Spaces": 1 global, 3 shared, 4 constant, 5 local
+# NVVM IR version 2.0 (the typed-pointer LLVM 7 dialect) and debug-info version 3.1;
+# libNVVM 12.x and 13.x accept it (libNVVM 13.5 reports 2.0 / 3.2 as its own).
+NVVM_IR_VERSION = (2, 0, 3, 1)
+
+
+def annotate_kernel(module: ll.Module, fn: ll.Function) -> None:
+    """Mark ``fn`` as a kernel entry point and stamp the NVVM IR version."""
+    i32 = ll.IntType(32)
+    module.add_named_metadata("nvvm.annotations",
+                              [fn, ll.MetaDataString(module, "kernel"), ll.Constant(i32, 1)])
+    if "nvvmir.version" not in module.namedmetadata:
+        module.add_named_metadata("nvvmir.version",
+                                  [ll.Constant(i32, v) for v in NVVM_IR_VERSION])
+
+
+CUDA_TARGET = Target(
+    name="cuda",
+    triple=TRIPLE,
+    data_layout=DATA_LAYOUT,
+    intrinsics=INTRINSICS,
+    math=LIBDEVICE,
+    generic_addrspace=0,
+    shared_addrspace=SHARED_ADDRSPACE,
+    kernel_metadata=annotate_kernel,
+)
+
+__all__ = ["CUDA_TARGET", "DATA_LAYOUT", "NVVM_IR_VERSION", "TRIPLE", "annotate_kernel"]

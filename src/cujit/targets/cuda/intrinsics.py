@@ -1,0 +1,188 @@
+"""The CUDA target's intrinsic table: ``Intrinsic.name`` -> lowering function.
+
+The table (``INTRINSICS``, at the end) is the one place that says what serves each
+intrinsic of the typed IR (docs/typed-ir.md).  Target-independent entries come
+from ``cujit.codegen.builtins``; the GPU-specific ones are here:
+
+- special registers through ``llvm.nvvm.read.ptx.sreg.*`` (NVVM IR spec,
+  "Special Registers"), all ``i32``;
+- ``cuda.grid``/``cuda.gridsize`` computed in int64, so grids past 2**31
+  threads do not overflow;
+- ``syncthreads`` as ``llvm.nvvm.barrier0`` (PTX ``bar.sync 0``);
+- shared arrays as ``addrspace(3)`` globals (NVVM IR spec, "Address Spaces"),
+  cast to generic pointers for the array value;
+- ``atomic.add``: ``atomicrmw add`` for ints; libNVVM rejects ``atomicrmw fadd``,
+  so floats use ``llvm.nvvm.atomic.load.add.f32/f64`` (PTX ``atom.add.f32``).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen import builtins
+from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type, value_type
+from cujit.types import Array, Scalar
+
+_SREG_NAMES = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
+_AXES = ("x", "y", "z")
+SHARED_ALIGN = 16  # bytes: enough for any scalar and for 16-byte vector loads
+DYNAMIC_SHARED_SYMBOL = "__cujit_dynamic_shared"
+_NO_WRAP = ("nuw", "nsw")
+
+
+def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str) -> ll.Value:
+    """The i32 special register ``%<ptx_name>.<axis>``."""
+    f = ctx.declare(f"llvm.nvvm.read.ptx.sreg.{ptx_name}.{axis}", I32, [],
+                    attrs=("nounwind", "readnone"))
+    return ctx.builder.call(f, [])
+
+
+def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    dim3, axis = op.attr("reg").split(".")
+    return read_sreg(ctx, _SREG_NAMES[dim3], axis)
+
+
+def _per_axis(ctx: FunctionLowering, op: ir.Intrinsic, one_axis):
+    ndim = op.attr("ndim")
+    values = [one_axis(axis) for axis in _AXES[:ndim]]
+    if ndim == 1:
+        return values[0]
+    v = ll.Constant(value_type(op.result.type), ll.Undefined)
+    for k, x in enumerate(values):
+        v = ctx.builder.insert_value(v, x, k)
+    return v
+
+
+def lower_grid(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    b = ctx.builder
+
+    def axis(a: str) -> ll.Value:  # blockIdx * blockDim + threadIdx, in int64
+        ctaid, ntid, tid = (b.zext(read_sreg(ctx, r, a), I64) for r in ("ctaid", "ntid", "tid"))
+        # nuw/nsw hold by CUDA's limits (gridDim < 2**31, blockDim <= 1024): the
+        # index is then known non-negative, and LLVM drops negative-index wrapping.
+        return b.add(b.mul(ctaid, ntid, flags=_NO_WRAP), tid, flags=_NO_WRAP)
+
+    return _per_axis(ctx, op, axis)
+
+
+def lower_gridsize(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    b = ctx.builder
+
+    def axis(a: str) -> ll.Value:  # blockDim * gridDim, in int64
+        ntid, nctaid = (b.zext(read_sreg(ctx, r, a), I64) for r in ("ntid", "nctaid"))
+        return b.mul(ntid, nctaid, flags=_NO_WRAP)
+
+    return _per_axis(ctx, op, axis)
+
+
+def lower_syncthreads(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    f = ctx.declare("llvm.nvvm.barrier0", VOID, [], attrs=("nounwind", "convergent"))
+    ctx.builder.call(f, [])
+
+
+def _dynamic_shared_size(ctx: FunctionLowering) -> ll.Value:
+    """``%dynamic_smem_size`` (PTX ISA, "Special Registers"): bytes of dynamic shared
+    memory given at launch.  NVVM has no intrinsic for it, so inline PTX reads it."""
+    asm = ll.InlineAsm(ll.FunctionType(I32, []), "mov.u32 $0, %dynamic_smem_size;", "=r",
+                       side_effect=False)
+    return ctx.builder.zext(ctx.builder.call(asm, []), I64)
+
+
+def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.shared.array(shape, dtype)``.
+
+    A static shape gets a new ``addrspace(3)`` global per op (each call site is
+    its own array, as in numba).  ``shape == (0,)`` is dynamic shared memory: one
+    external zero-length array shared by every such op of the kernel (they all
+    alias, as in CUDA C's ``extern __shared__``), whose extent is the launch's
+    dynamic shared size divided by the item size.
+    """
+    t: Array = op.result.type
+    shape = tuple(op.attr("shape"))
+    elem = memory_type(t.dtype)
+    space = ctx.target.shared_addrspace
+    b = ctx.builder
+    if shape == (0,):
+        gv = ctx.module.globals.get(DYNAMIC_SHARED_SYMBOL)
+        if gv is None:
+            gv = ll.GlobalVariable(ctx.module, ll.ArrayType(ll.IntType(8), 0),
+                                   DYNAMIC_SHARED_SYMBOL, addrspace=space)
+            gv.linkage = "external"
+            gv.align = SHARED_ALIGN
+        extents = [b.udiv(_dynamic_shared_size(ctx), i64(t.dtype.itemsize))]
+    else:
+        count = 1
+        for n in shape:
+            count *= n
+        gv = ll.GlobalVariable(ctx.module, ll.ArrayType(elem, count),
+                               ctx.unique_name("__cujit_shared_"), addrspace=space)
+        gv.linkage = "internal"
+        gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
+        gv.align = SHARED_ALIGN
+        extents = [i64(n) for n in shape]
+    local = b.bitcast(gv, ll.PointerType(elem, space))
+    data = b.addrspacecast(local, ll.PointerType(elem, ctx.target.generic_addrspace))
+    return make_array(ctx, t, data, extents, c_strides(t, shape))
+
+
+def lower_atomic_add(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.atomic.add(ary, idx, val)``: adds atomically, returns the old value.
+
+    The address is computed as for ``ary[idx]`` (negative indices included).
+    """
+    t: Array = op.args[0].type
+    dtype: Scalar = t.dtype
+    ptr = element_pointer(ctx, t, args[0], index_values(ctx, op.args[1]))
+    val = args[2]
+    if dtype.kind == "f":
+        suffix = "f32.p0f32" if dtype.bits == 32 else "f64.p0f64"
+        f = ctx.declare(f"llvm.nvvm.atomic.load.add.{suffix}", val.type,
+                        [ptr.type, val.type], attrs=("nounwind",))
+        return ctx.builder.call(f, [ptr, val])
+    return ctx.builder.atomic_rmw("add", ptr, val, "monotonic")
+
+
+INTRINSICS = {
+    "cuda.sreg": lower_sreg,
+    "cuda.grid": lower_grid,
+    "cuda.gridsize": lower_gridsize,
+    "cuda.syncthreads": lower_syncthreads,
+    "shared.array": lower_shared_array,
+    "local.array": builtins.lower_local_array,
+    "atomic.add": lower_atomic_add,
+    "array.shape": builtins.lower_array_shape,
+    "array.size": builtins.lower_array_size,
+    "abs": builtins.lower_abs,
+    "min": builtins.lower_min,
+    "max": builtins.lower_max,
+    "range": builtins.lower_range,
+    "math.isnan": builtins.lower_float_class,
+    "math.isinf": builtins.lower_float_class,
+    "math.isfinite": builtins.lower_float_class,
+    "math.sqrt": builtins.lower_math,
+    "math.exp": builtins.lower_math,
+    "math.log": builtins.lower_math,
+    "math.log2": builtins.lower_math,
+    "math.log10": builtins.lower_math,
+    "math.sin": builtins.lower_math,
+    "math.cos": builtins.lower_math,
+    "math.tan": builtins.lower_math,
+    "math.asin": builtins.lower_math,
+    "math.acos": builtins.lower_math,
+    "math.atan": builtins.lower_math,
+    "math.sinh": builtins.lower_math,
+    "math.cosh": builtins.lower_math,
+    "math.tanh": builtins.lower_math,
+    "math.floor": builtins.lower_math,
+    "math.ceil": builtins.lower_math,
+    "math.fabs": builtins.lower_math,
+    "math.erf": builtins.lower_math,
+    "math.erfc": builtins.lower_math,
+    "math.pow": builtins.lower_math,
+    "math.atan2": builtins.lower_math,
+    "math.hypot": builtins.lower_math,
+    "math.copysign": builtins.lower_math,
+}
