@@ -1,0 +1,198 @@
+"""Typing rules for attributes, indexing, tuples and range iteration.
+
+Attribute lookups on compile-time objects run the real ``getattr`` now, so a
+chain like ``cuda.threadIdx.x`` collapses to one intrinsic:
+
+    %1 = const <module cujit.cuda>
+    %2 = getattr %1 threadIdx
+    %3 = getattr %2 x
+  becomes
+    %1: pyobject(module cujit.cuda) = const <module cujit.cuda>
+    %2: pyobject(cujit.cuda.threadIdx) = const <cujit.cuda.threadIdx>
+    %3: int32 = intrinsic cuda.sreg () {reg='threadIdx.x'}
+
+Array attributes become ``array.shape`` / ``array.size`` intrinsics (``ndim``
+is a constant); array indices are cast to int64 and counted against ``ndim``.
+"""
+
+from __future__ import annotations
+
+from cujit.device_api import SpecialRegister
+from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer.context import Typer
+from cujit.infer.numeric import describe
+from cujit.ir import (
+    BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetItem,
+    TupleGet, Value,
+)
+from cujit.types import (
+    Array, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
+    int32, int64,
+)
+
+
+def type_getattr(t: Typer, op: GetAttr) -> None:
+    obj = t.value(op.obj)
+    if isinstance(obj.type, PyObject):
+        t.check_not_string(obj, op.loc)
+        target = obj.type.value
+        try:
+            attr = getattr(target, op.name)
+        except AttributeError:
+            raise TypingError(f"'{describe_object(target)}' has no attribute '{op.name}'",
+                              op.loc) from None
+        if isinstance(attr, SpecialRegister):
+            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, int32), name="cuda.sreg",
+                             args=(), attrs=(("reg", attr.key),)))
+        else:
+            t.const(attr, op.loc, result=op.result)
+        return
+    if isinstance(obj.type, Array):
+        arr = obj.type
+        if op.name == "shape":
+            shape_t = Tuple((int64,) * arr.ndim)
+            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, shape_t),
+                             name="array.shape", args=(obj,)))
+        elif op.name == "size":
+            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, int64),
+                             name="array.size", args=(obj,)))
+        elif op.name == "ndim":
+            t.const(arr.ndim, op.loc, result=op.result)
+        elif op.name == "dtype":
+            t.const(arr.dtype, op.loc, result=op.result)
+        else:
+            raise TypingError(f"arrays have no attribute '{op.name}' in kernels "
+                              "(supported: shape, size, ndim, dtype)", op.loc)
+        return
+    t.check_defined(obj, op.loc)
+    raise TypingError(f"'{describe(obj.type)}' has no attribute '{op.name}'", op.loc)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:
+    """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
+    if isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice):
+        raise UnsupportedError("array slicing is not supported in kernels; "
+                               "index one element at a time", loc)
+    if isinstance(idx.type, Scalar):
+        count = 1
+    elif isinstance(idx.type, Tuple):
+        count = len(idx.type.items)
+    else:
+        t.check_not_string(idx, loc)
+        t.check_defined(idx, loc)
+        raise TypingError(f"an array index must be an integer or a tuple of integers, "
+                          f"not {describe(idx.type)}", loc)
+    if count != arr.ndim:
+        raise TypingError(f"array of {_plural(arr.ndim, 'dimension', 'dimensions')} "
+                          f"indexed with {_plural(count, 'index', 'indices')}", loc)
+    if isinstance(idx.type, Scalar):
+        items = [idx]
+    elif arr.ndim > 1 and all(it == int64 for it in idx.type.items):
+        return idx  # already what GetItem wants
+    elif idx.id in t.tuple_items:  # x[i, j]: cast the items, not TupleGets of the tuple
+        items = list(t.tuple_items[idx.id])
+    else:
+        items = [t.emit(TupleGet(loc=loc, result=t.fresh(it), tuple=idx, index=i))
+                 for i, it in enumerate(idx.type.items)]
+    for i, v in enumerate(items):
+        if not isinstance(v.type, Scalar) or v.type.is_float or v.type == boolean:
+            raise TypingError(f"an array index must be an integer, not {describe(v.type)}", loc)
+        items[i] = t.cast(v, int64, loc)
+    if arr.ndim == 1:
+        return items[0]
+    return t.emit(BuildTuple(loc=loc, result=t.fresh(Tuple((int64,) * arr.ndim)),
+                             items=tuple(items)))
+
+
+def _tuple_index(t: Typer, tup: Tuple, idx: Value, loc: Loc) -> int:
+    i = t.const_value(idx)
+    if not isinstance(idx.type, Scalar) or isinstance(i, bool) or not isinstance(i, int):
+        raise TypingError("a tuple index must be a constant integer", loc)
+    n = len(tup.items)
+    if not -n <= i < n:
+        raise TypingError(f"tuple index {i} out of range for a tuple of {n} items", loc)
+    return i % n
+
+
+def type_getitem(t: Typer, op: GetItem) -> None:
+    obj, idx = t.value(op.obj), t.value(op.index)
+    if isinstance(obj.type, Array):
+        index = array_index(t, obj.type, idx, op.loc)
+        t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
+                       index=index))
+    elif isinstance(obj.type, Tuple):
+        _emit_tuple_get(t, op, obj, _tuple_index(t, obj.type, idx, op.loc))
+    else:
+        t.check_not_string(obj, op.loc)
+        t.check_defined(obj, op.loc)
+        raise TypingError(f"cannot index a value of type {describe(obj.type)}", op.loc)
+
+
+def type_setitem(t: Typer, op: SetItem) -> None:
+    obj, idx, val = t.value(op.obj), t.value(op.index), t.value(op.value)
+    if not isinstance(obj.type, Array):
+        t.check_defined(obj, op.loc)
+        what = "tuples are immutable" if isinstance(obj.type, Tuple) else \
+            f"cannot assign into a value of type {describe(obj.type)}"
+        raise TypingError(what, op.loc)
+    index = array_index(t, obj.type, idx, op.loc)
+    t.scalar(val, op.loc, f"storing into an array of {obj.type.dtype}")
+    # Stores convert to the element type, as numba's setitem does.
+    value = t.cast(val, obj.type.dtype, op.loc)
+    t.emit(SetItem(loc=op.loc, obj=obj, index=index, value=value))
+
+
+def type_build_tuple(t: Typer, op: BuildTuple) -> None:
+    items = tuple(t.value(v) for v in op.items)
+    t.emit(BuildTuple(loc=op.loc, result=Value(op.result.id, Tuple(tuple(v.type for v in items))),
+                      items=items))
+    t.tuple_items[op.result.id] = items
+    values = [t.const_value(v, default=t) for v in items]
+    if all(v is not t for v in values):  # every item known: shapes like (TPB, TPB)
+        t.consts[op.result.id] = tuple(values)
+
+
+def _emit_tuple_get(t: Typer, op, tup: Value, i: int) -> None:
+    item_t = tup.type.items[i]
+    t.emit(TupleGet(loc=op.loc, result=Value(op.result.id, item_t), tuple=tup, index=i))
+    known = t.consts.get(tup.id)
+    if known is not None:
+        t.consts[op.result.id] = known[i]
+
+
+def type_tuple_get(t: Typer, op: TupleGet) -> None:
+    tup = t.value(op.tuple)
+    if isinstance(tup.type, PyObject) and isinstance(tup.type.value, tuple):
+        t.const(tup.type.value[op.index], op.loc, result=op.result)
+        return
+    if not isinstance(tup.type, Tuple):
+        t.check_defined(tup, op.loc)
+        raise TypingError(f"cannot unpack a value of type {describe(tup.type)}", op.loc)
+    n = len(tup.type.items)
+    if not -n <= op.index < n:
+        raise TypingError(f"cannot unpack a tuple of {n} items this way "
+                          f"(item {op.index} requested)", op.loc)
+    _emit_tuple_get(t, op, tup, op.index % n)
+
+
+def type_get_iter(t: Typer, op: GetIter) -> None:
+    obj = t.value(op.obj)
+    if not isinstance(obj.type, RangeType):
+        t.check_defined(obj, op.loc)
+        raise UnsupportedError(f"for loops over {describe(obj.type)} are not supported; "
+                               "loop over range(...)", op.loc)
+    t.emit(GetIter(loc=op.loc, result=Value(op.result.id, RangeIter(int64)), obj=obj))
+
+
+_ITER_RESULTS = {IterValid: boolean, IterValue: int64, IterNext: RangeIter(int64)}
+
+
+def type_iter_step(t: Typer, op) -> None:
+    it = t.value(op.iter)
+    if not isinstance(it.type, RangeIter):
+        raise TypingError(f"not a range iterator: {describe(it.type)}", op.loc)
+    t.emit(type(op)(loc=op.loc, result=Value(op.result.id, _ITER_RESULTS[type(op)]), iter=it))

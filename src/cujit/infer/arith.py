@@ -1,0 +1,115 @@
+"""Typing rules for constants and arithmetic: Const, Undef, BinOp, UnaryOp, Compare, Cast.
+
+Each rule reads typed operands, casts them to the type the operation computes
+in (see ``numeric``), and emits the typed op into the original result id:
+
+    %3 = binop + %1, %2          # %1: int32, %2: float32
+  becomes
+    %9: float64 = cast %1
+    %10: float64 = cast %2
+    %3: float64 = binop + %9, %10
+"""
+
+from __future__ import annotations
+
+from cujit.diagnostics import TypingError
+from cujit.infer.context import Typer
+from cujit.infer.numeric import arith_type, describe, unary_type, unify
+from cujit.ir import BinOp, Cast, Compare, Const, Undef, UnaryOp, Value
+from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
+
+
+def type_const(t: Typer, op: Const) -> None:
+    t.const(op.value, op.loc, result=op.result)
+
+
+def type_undef(t: Typer, op: Undef) -> None:
+    # An unset variable takes the type of the block parameter it merges into
+    # (``undef_types``, gathered from the edges by the driver).
+    ty: Type | None = t.undef_types.get(op.result.id)
+    if ty is None and t.final:
+        ty = none
+    t.undef_names[op.result.id] = op.name
+    t.emit(Undef(loc=op.loc, result=Value(op.result.id, ty), name=op.name))
+
+
+def _operand_types(t: Typer, op, a: Value, b: Value) -> tuple[Scalar, Scalar]:
+    """Both operands' Scalar types, or a TypingError naming the operator and types."""
+    for v in (a, b):
+        t.check_not_string(v, op.loc)
+        t.check_defined(v, op.loc)
+    if not (isinstance(a.type, Scalar) and isinstance(b.type, Scalar)):
+        raise TypingError(f"unsupported operand types for {op.op}: "
+                          f"'{describe(a.type)}' and '{describe(b.type)}'", op.loc)
+    return a.type, b.type
+
+
+def type_binop(t: Typer, op: BinOp) -> None:
+    a, b = t.value(op.lhs), t.value(op.rhs)
+    ta, tb = _operand_types(t, op, a, b)
+    rule = arith_type(op.op, ta, tb)
+    if isinstance(rule, str):
+        raise TypingError(f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
+                          f"({rule})", op.loc)
+    lt, rt, res = rule
+    lhs, rhs = t.cast(a, lt, op.loc), t.cast(b, rt, op.loc)
+    t.emit(BinOp(loc=op.loc, result=Value(op.result.id, res), op=op.op, lhs=lhs, rhs=rhs))
+
+
+def type_unaryop(t: Typer, op: UnaryOp) -> None:
+    a = t.value(op.operand)
+    if op.op == "not":
+        cond = t.to_bool(a, op.loc)
+        if cond.id in t.consts:  # `not` of a compile-time object folds right here
+            t.const(not t.consts[cond.id], op.loc, result=op.result)
+            return
+        t.emit(UnaryOp(loc=op.loc, result=Value(op.result.id, boolean), op="not",
+                       operand=cond))
+        return
+    ta = t.scalar(a, op.loc, f"unary {op.op}")
+    rule = unary_type(op.op, ta)
+    if isinstance(rule, str):
+        raise TypingError(f"unsupported operand type for unary {op.op}: '{ta}' ({rule})",
+                          op.loc)
+    operand = t.cast(a, rule, op.loc)
+    t.emit(UnaryOp(loc=op.loc, result=Value(op.result.id, rule), op=op.op, operand=operand))
+
+
+def _is_object(v: Value) -> bool:
+    return isinstance(v.type, (NoneType, PyObject))
+
+
+def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
+    """``a is b`` (or ``==`` on compile-time objects) decided at compile time."""
+    for v in (a, b):
+        t.check_defined(v, op.loc)
+        if op.op in ("==", "!="):
+            t.check_not_string(v, op.loc)
+    if _is_object(a) and _is_object(b):
+        va, vb = t.const_value(a), t.const_value(b)
+        return va is vb if op.op in ("is", "is not") else va == vb
+    if isinstance(a.type, NoneType) or isinstance(b.type, NoneType):
+        return False  # a number, array or tuple is never None
+    raise TypingError(f"'{op.op}' is only supported for comparisons with None, not between "
+                      f"'{describe(a.type)}' and '{describe(b.type)}'", op.loc)
+
+
+def type_compare(t: Typer, op: Compare) -> None:
+    a, b = t.value(op.lhs), t.value(op.rhs)
+    if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
+        same = _fold_identity(t, op, a, b)
+        t.const(same if op.op in ("is", "==") else not same, op.loc, result=op.result)
+        return
+    ta, tb = _operand_types(t, op, a, b)
+    common = unify(ta, tb)
+    lhs, rhs = t.cast(a, common, op.loc), t.cast(b, common, op.loc)
+    t.emit(Compare(loc=op.loc, result=Value(op.result.id, boolean), op=op.op, lhs=lhs, rhs=rhs))
+
+
+def type_cast(t: Typer, op: Cast) -> None:
+    # irgen does not emit casts, but a typed one passes through unchanged.
+    a = t.value(op.operand)
+    if op.result.type is None:
+        raise TypingError("cast without a target type", op.loc)
+    t.scalar(a, op.loc, "a conversion")
+    t.alias(op.result, t.cast(a, op.result.type, op.loc))

@@ -1,0 +1,149 @@
+"""Calls: the one table from Python callables to the rules that type them.
+
+A call's callee is always a compile-time object (``PyObject``) by the time it
+is typed, so resolution is a plain dictionary lookup by the object itself:
+``CALLS[math.sqrt]``, ``CALLS[cuda.atomic.add]``, ``CALLS[np.float32]``.
+Every rule takes the ``Typer`` and a ``CallSite`` and returns the typed value
+of the call; nothing else registers implementations.
+
+    %4 = call %3(%2)             # %3 = const <math.sqrt>, %2: float32
+  becomes
+    %4: float32 = intrinsic math.sqrt (%2)
+"""
+
+from __future__ import annotations
+
+import math
+import types as pytypes
+from dataclasses import dataclass
+from collections.abc import Callable
+
+from cujit import device_api as cuda
+from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer import builtin_calls as bi
+from cujit.infer import cuda_calls as cu
+from cujit.infer.context import Typer
+from cujit.infer.numeric import describe
+from cujit.ir import Call, Const, Value
+from cujit.types import SCALARS, PyObject, Type, describe_object, float64, int64
+
+_MISSING = object()
+
+
+@dataclass
+class CallSite:
+    """One call being typed: its op, typed arguments and helpers to read them."""
+
+    op: Call
+    name: str
+    args: list[Value]
+    kwargs: dict[str, Value]
+
+    @property
+    def loc(self) -> Loc:
+        return self.op.loc
+
+    def result(self, t: Type) -> Value:
+        """The call's own result id, typed ``t`` (for the op that computes it)."""
+        return Value(self.op.result.id, t)
+
+    def expect(self, lo: int, hi: int, keywords: tuple[str, ...] = ()) -> None:
+        """Check the argument count and that only ``keywords`` are passed by name."""
+        for k in self.kwargs:
+            if k not in keywords:
+                raise TypingError(f"{self.name}() got an unexpected keyword argument '{k}'",
+                                  self.loc)
+        n = len(self.args) + len(self.kwargs)
+        if not lo <= n <= hi:
+            want = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
+            raise TypingError(f"{self.name}() takes {want} arguments ({n} given)", self.loc)
+
+    def arg(self, pos: int, name: str, default=_MISSING) -> Value:
+        """Argument ``pos`` or keyword ``name``."""
+        if pos < len(self.args):
+            if name in self.kwargs:
+                raise TypingError(f"{self.name}() got multiple values for '{name}'", self.loc)
+            return self.args[pos]
+        if name in self.kwargs:
+            return self.kwargs[name]
+        if default is _MISSING:
+            raise TypingError(f"{self.name}() is missing its '{name}' argument", self.loc)
+        return default
+
+
+Rule = Callable[[Typer, CallSite], Value]
+
+_MATH_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+               "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc")
+_MATH_BINARY = ("pow", "atan2", "hypot", "copysign")
+
+# The table.  Casts are spelled three ways in kernels (cujit/numba type objects,
+# numpy scalar types, Python's int/float/bool) and all mean an astype-style Cast.
+CALLS: dict[object, Rule] = {
+    range: bi.call_range,
+    len: bi.call_len,
+    min: bi.min_max("min"),
+    max: bi.min_max("max"),
+    abs: bi.call_abs,
+    int: bi.cast_to(int64),
+    float: bi.cast_to(float64),
+    bool: bi.call_bool,
+    cuda.grid: cu.grid("cuda.grid"),
+    cuda.gridsize: cu.grid("cuda.gridsize"),
+    cuda.syncthreads: cu.call_syncthreads,
+    cuda.shared.array: cu.array_alloc("shared.array"),
+    cuda.local.array: cu.array_alloc("local.array"),
+    cuda.atomic.add: cu.call_atomic_add,
+    math.isnan: bi.float_test("isnan", False),
+    math.isinf: bi.float_test("isinf", False),
+    math.isfinite: bi.float_test("isfinite", True),
+    **{getattr(math, f): bi.math_unary(f) for f in _MATH_UNARY},
+    **{getattr(math, f): bi.math_binary(f) for f in _MATH_BINARY},
+    **{s: bi.cast_to(s) for s in SCALARS},
+    **{s.dtype.type: bi.cast_to(s) for s in SCALARS},
+}
+
+
+def callee_name(fn: object) -> str:
+    """How a callee is named in messages: ``foo`` for user functions, else qualified."""
+    if isinstance(fn, (pytypes.FunctionType, type)) or getattr(fn, "__module__", "") in (
+            "builtins", None):
+        return getattr(fn, "__qualname__", None) or describe_object(fn)
+    return describe_object(fn)
+
+
+def _lookup(fn: object) -> Rule | None:
+    try:
+        return CALLS.get(fn)
+    except TypeError:  # an unhashable object: certainly not in the table
+        return None
+
+
+def type_call(t: Typer, op: Call) -> None:
+    callee = t.value(op.func)
+    if not isinstance(callee.type, PyObject):
+        t.check_defined(callee, op.loc)
+        raise TypingError(f"a value of type {describe(callee.type)} is not callable", op.loc)
+    fn = callee.type.value
+    t.check_not_string(callee, op.loc)
+    site = CallSite(op, callee_name(fn), [t.value(a) for a in op.args],
+                    {k: t.value(v) for k, v in op.kwargs})
+    if isinstance(fn, type) and issubclass(fn, BaseException):
+        # Building an exception is only ever followed by a Raise: keep the class as
+        # a constant and remember a string argument as the message.
+        t.emit(Const(loc=op.loc, result=site.result(PyObject(fn)), value=fn))
+        if site.args and isinstance(site.args[0].type, PyObject) \
+                and isinstance(site.args[0].type.value, str):
+            t.exc_messages[op.result.id] = site.args[0].type.value
+        return
+    rule = _lookup(fn)
+    if rule is None:
+        hint = ("calls to other Python functions are not compiled yet"
+                if isinstance(fn, pytypes.FunctionType) else None)
+        raise UnsupportedError(f"call to unsupported function '{site.name}'", op.loc, hint=hint)
+    for v in (*site.args, *site.kwargs.values()):
+        t.check_not_string(v, op.loc)
+        t.check_defined(v, op.loc)
+    result = rule(t, site)
+    if result.id != op.result.id:
+        t.alias(op.result, result)

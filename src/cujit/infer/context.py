@@ -1,0 +1,192 @@
+"""The state of one typing sweep over a function, and the helpers every rule uses.
+
+A sweep walks the blocks in reverse post-order and rewrites each op into typed
+ops.  ``Typer`` holds what the rules share: the typed value each untyped value
+id now stands for (``env``), the compile-time Python value of constants
+(``consts``: shapes, ``ndim`` and tuple indices must be known at compile time),
+the ops emitted so far in the current block, and fresh value ids for the casts
+that rules insert.
+
+A value whose type is not known yet (a loop-carried parameter before its back
+edge has been seen) has type ``None`` in a non-final sweep; the driver skips
+ops that read one.  In the final sweep every value is typed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer.numeric import describe
+from cujit.ir import BuildTuple, Cast, Const, Function, Op, TupleGet, Value
+from cujit.types import (
+    NoneType, PyObject, Scalar, Tuple, Type, boolean, float64, from_dtype, int64, none, uint64,
+)
+
+STRING_ERROR = "strings are not supported in kernels"
+
+
+def const_type(value: object) -> tuple[Type, object] | None:
+    """The type of a Python constant and its value as the IR stores it.
+
+    Numbers keep a plain Python value already in range of the type (numpy
+    scalars become Python numbers); tuples of numbers are Tuple consts; other
+    objects (modules, functions, dtypes, strings) are compile-time PyObjects.
+    None means an int too large for any 64-bit type.
+    """
+    if value is None:
+        return none, None
+    if isinstance(value, (bool, np.bool_)):
+        return boolean, bool(value)
+    if isinstance(value, int):
+        if -(2**63) <= value < 2**63:
+            return int64, value
+        if 0 <= value < 2**64:
+            return uint64, value  # numba types such literals as uint64 too
+        return None
+    if isinstance(value, float):
+        return float64, value
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return from_dtype(value.dtype), value.item()
+    if isinstance(value, tuple) and value:
+        items = [const_type(v) for v in value]
+        if all(it is not None and isinstance(it[0], (Scalar, Tuple)) for it in items):
+            return Tuple(tuple(it[0] for it in items)), tuple(it[1] for it in items)
+    return PyObject(value), value
+
+
+class Typer:
+    """Typing state for one sweep over ``fn``."""
+
+    def __init__(self, fn: Function, param_types: dict[int, Type],
+                 undef_types: dict[int, Type], final: bool):
+        self.fn = fn
+        self.final = final
+        self.param_types = param_types
+        self.undef_types = undef_types
+        self.env: dict[int, Value] = {}
+        self.consts: dict[int, object] = {}
+        self.undef_names: dict[int, str] = {}
+        self.exc_messages: dict[int, str] = {}  # exception value id -> its message
+        self.def_locs: dict[int, Loc] = {}  # where each value was computed, for messages
+        self.tuple_items: dict[int, tuple[Value, ...]] = {}  # BuildTuple results -> items
+        self.next_id = fn.max_value_id() + 1  # reset every sweep: ids stay deterministic
+        self.ops: list[Op] = []
+        self._casts: dict[tuple[int, Type], Value] = {}
+
+    def start_block(self) -> None:
+        """Begin emitting a new block (casts made in another block are not reused)."""
+        self.ops = []
+        self._casts = {}
+
+    # -- values -------------------------------------------------------------
+
+    def value(self, v: Value) -> Value:
+        """The typed value standing for untyped ``v``."""
+        return self.env[v.id]
+
+    def fresh(self, t: Type) -> Value:
+        v = Value(self.next_id, t)
+        self.next_id += 1
+        return v
+
+    def emit(self, op: Op) -> Value | None:
+        """Append ``op`` to the current block; its result now names itself."""
+        self.ops.append(op)
+        if op.result is not None:
+            self.env[op.result.id] = op.result
+            self.def_locs.setdefault(op.result.id, op.loc)
+        return op.result
+
+    def alias(self, old: Value, new: Value) -> None:
+        """Uses of untyped ``old`` read ``new`` from now on (no op needed)."""
+        self.env[old.id] = new
+        if new.id in self.consts:
+            self.consts[old.id] = self.consts[new.id]
+
+    def const(self, value: object, loc: Loc, result: Value | None = None) -> Value:
+        """Emit a Const for a Python value (into ``result``'s id when given)."""
+        typed = const_type(value)
+        if typed is None:
+            raise TypingError(f"integer constant {value} does not fit in 64 bits", loc)
+        t, stored = typed
+        out = Value(result.id, t) if result is not None else self.fresh(t)
+        self.emit(Const(loc=loc, result=out, value=stored))
+        if not isinstance(t, PyObject):
+            self.consts[out.id] = stored
+        return out
+
+    def const_value(self, v: Value, default=None):
+        """The compile-time value of typed ``v`` (a number, tuple or object), if known."""
+        if isinstance(v.type, PyObject):
+            return v.type.value
+        if isinstance(v.type, NoneType):
+            return None
+        return self.consts.get(v.id, default)
+
+    # -- conversions --------------------------------------------------------
+
+    def cast(self, v: Value, t: Type, loc: Loc) -> Value:
+        """``v`` converted to ``t``: a Cast for scalars, item-wise for tuples."""
+        if v.type == t:
+            return v
+        if isinstance(v.type, Scalar) and isinstance(t, Scalar):
+            key = (v.id, t)  # one cast per value and type per block (i < n, x[i], y[i])
+            if key not in self._casts:
+                self._casts[key] = self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
+            return self._casts[key]
+        if isinstance(v.type, Tuple) and isinstance(t, Tuple) \
+                and len(v.type.items) == len(t.items):
+            items = []
+            for i, (src, dst) in enumerate(zip(v.type.items, t.items)):
+                item = self.emit(TupleGet(loc=loc, result=self.fresh(src), tuple=v, index=i))
+                items.append(self.cast(item, dst, loc))
+            return self.emit(BuildTuple(loc=loc, result=self.fresh(t), items=tuple(items)))
+        raise TypingError(f"cannot convert {describe(v.type)} to {describe(t)}", loc)
+
+    def to_bool(self, v: Value, loc: Loc) -> Value:
+        """Python truthiness of ``v`` as a bool value (numbers: ``!= 0``)."""
+        t = v.type
+        if isinstance(t, Scalar):
+            return self.cast(v, boolean, loc)
+        if isinstance(t, NoneType):
+            self.check_defined(v, loc)
+            return self.const(False, loc)
+        if isinstance(t, PyObject):
+            self.check_not_string(v, loc)
+            return self.const(bool(t.value), loc)
+        if isinstance(t, Tuple):
+            return self.const(bool(t.items), loc)
+        raise TypingError(f"cannot use a value of type {describe(t)} as a condition", loc)
+
+    # -- checks -------------------------------------------------------------
+
+    def check_not_string(self, v: Value, loc: Loc) -> None:
+        if isinstance(v.type, PyObject) and isinstance(v.type.value, str):
+            # Point at the string itself: that is the line to change.
+            raise UnsupportedError(STRING_ERROR, self.def_locs.get(v.id, loc))
+
+    def check_defined(self, v: Value, loc: Loc) -> None:
+        name = self.undef_names.get(v.id)
+        if name is not None and isinstance(v.type, NoneType):
+            raise TypingError(f"local variable '{name}' may be used before it is assigned", loc)
+
+    def scalar(self, v: Value, loc: Loc, what: str) -> Scalar:
+        """The Scalar type of ``v``, or an error saying ``what`` needed a number."""
+        if isinstance(v.type, Scalar):
+            return v.type
+        self.check_not_string(v, loc)
+        self.check_defined(v, loc)
+        raise TypingError(f"{what} needs a number, not {describe(v.type)}", loc)
+
+    def integer(self, v: Value, loc: Loc, what: str) -> Value:
+        """``v`` as an int64, or an error when it is not an integer (or bool)."""
+        t = self.scalar(v, loc, what)
+        if t.is_float:
+            raise TypingError(f"{what} must be an integer, not {t}", loc)
+        return self.cast(v, int64, loc)
+
+    def as_float(self, v: Value, loc: Loc, what: str) -> Value:
+        """``v`` as a float (ints and bools go to float64, as numba does)."""
+        t = self.scalar(v, loc, what)
+        return v if t.is_float else self.cast(v, float64, loc)

@@ -1,0 +1,225 @@
+"""Stage 4 driver: ``infer_types`` sweeps the function until block parameter types settle.
+
+Types flow forward: a sweep visits blocks in reverse post-order, rewriting each
+op with the table ``RULES`` (one typing rule per op class) and unifying the
+types of the arguments each edge passes into the target's parameters.  A loop
+header's parameters may widen when its back edge is seen (``i = 0`` then
+``i = i + x[k]`` with float ``x``: int64, then float64), so sweeps repeat until
+nothing changes; the types only grow in a finite lattice, so this ends.  A
+last sweep then emits the typed function, with a Cast on every edge whose
+argument is narrower than its parameter:
+
+    block1(%5: int64):  ...  jump block2(%5)        # block2(%7: float64)
+  becomes
+    block1(%5: int64):  %20: float64 = cast %5;  jump block2(%20)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from cujit.diagnostics import CompileError, Loc, TypingError
+from cujit.infer import access, arith, calls
+from cujit.infer.context import Typer
+from cujit.infer.numeric import describe, unify
+from cujit.ir import (
+    BinOp, Block, Branch, BuildTuple, Call, Cast, Compare, Const, Function, GetAttr, GetItem,
+    GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetItem, Terminator, TupleGet,
+    Undef, UnaryOp, Value, operands,
+)
+from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
+
+RULES = {
+    Const: arith.type_const,
+    Undef: arith.type_undef,
+    BinOp: arith.type_binop,
+    UnaryOp: arith.type_unaryop,
+    Compare: arith.type_compare,
+    Cast: arith.type_cast,
+    GetAttr: access.type_getattr,
+    GetItem: access.type_getitem,
+    SetItem: access.type_setitem,
+    BuildTuple: access.type_build_tuple,
+    TupleGet: access.type_tuple_get,
+    GetIter: access.type_get_iter,
+    IterValid: access.type_iter_step,
+    IterValue: access.type_iter_step,
+    IterNext: access.type_iter_step,
+    Call: calls.type_call,
+}
+
+MAX_SWEEPS = 64  # far above the lattice height (scalars widen at most ~4 times)
+
+
+def infer_types(fn: Function, arg_types: tuple[Type, ...]) -> Function:
+    """The typed version of untyped ``fn`` for kernel arguments of ``arg_types``."""
+    if len(arg_types) != len(fn.args):
+        raise TypingError(f"kernel '{fn.name}' takes {len(fn.args)} arguments but "
+                          f"{len(arg_types)} types were given", fn.loc)
+    for name, t in zip(fn.arg_names, arg_types):
+        if not _is_kernel_arg(t):
+            raise TypingError(f"argument '{name}' of type {describe(t)} cannot be passed to a "
+                              "kernel", fn.loc)
+    order = _reverse_postorder(fn)
+    state = _State({p.id: t for p, t in zip(fn.args, arg_types)})
+    for _ in range(MAX_SWEEPS):
+        state.changed = False
+        _sweep(fn, order, state, final=False)
+        if not state.changed:
+            break
+    else:  # pragma: no cover - the lattice is finite
+        raise RuntimeError(f"type inference of '{fn.name}' did not converge")
+    blocks = _sweep(fn, order, state, final=True)
+    return Function(name=fn.name, arg_names=fn.arg_names, blocks=tuple(blocks), loc=fn.loc,
+                    return_type=void)
+
+
+def _is_kernel_arg(t: Type) -> bool:
+    if isinstance(t, Tuple):
+        return all(_is_kernel_arg(i) for i in t.items)
+    return isinstance(t, (Scalar, Array))
+
+
+@dataclasses.dataclass
+class _State:
+    """What sweeps learn and keep: parameter types and the types of unset variables."""
+
+    param_types: dict[int, Type]
+    undef_types: dict[int, Type] = dataclasses.field(default_factory=dict)
+    undef_params: dict[int, str] = dataclasses.field(default_factory=dict)
+    changed: bool = False
+
+
+def _reverse_postorder(fn: Function) -> list[int]:
+    """Reachable block ids, each after all its forward-edge predecessors."""
+    seen: set[int] = set()
+    post: list[int] = []
+    stack = [(fn.blocks[0].id, iter(_succs(fn.blocks[0])))]
+    seen.add(fn.blocks[0].id)
+    while stack:
+        bid, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            post.append(bid)
+            stack.pop()
+        elif nxt not in seen:
+            seen.add(nxt)
+            stack.append((nxt, iter(_succs(fn.block(nxt)))))
+    return post[::-1]
+
+
+def _succs(block: Block) -> list[int]:
+    return [target for target, _ in block.term.successors()]
+
+
+def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:
+    t = Typer(fn, state.param_types, state.undef_types, final)
+    typed: dict[int, Block] = {}
+    for bid in order:
+        block = fn.block(bid)
+        params = []
+        for p in block.params:
+            ty = state.param_types.get(p.id)
+            if ty is None and final:
+                ty = none  # only ever fed by unset variables
+            if p.id in state.undef_params and (ty is None or isinstance(ty, NoneType)):
+                t.undef_names[p.id] = state.undef_params[p.id]
+            params.append(Value(p.id, ty))
+            t.env[p.id] = params[-1]
+        t.start_block()
+        for op in block.ops:
+            if any(t.value(v).type is None for v in operands(op)):
+                # Reads a value whose type is not known yet: wait for a later sweep.
+                if op.result is not None:
+                    t.env[op.result.id] = Value(op.result.id, None)
+                continue
+            RULES[type(op)](t, op)
+        term = _type_terminator(t, block.term)
+        if final:
+            term = _convert_edges(t, fn, term)
+        else:
+            _join_edges(t, fn, term, state)
+        typed[bid] = Block(bid, tuple(params), tuple(t.ops), term)
+    return [typed[b.id] for b in fn.blocks if b.id in typed]
+
+
+def _type_terminator(t: Typer, term: Terminator) -> Terminator:
+    mapped = lambda v: t.value(v)
+    if isinstance(term, Branch):
+        cond = t.value(term.cond)
+        if cond.type is not None:
+            cond = t.to_bool(cond, term.loc)
+        return dataclasses.replace(term, cond=cond,
+                                   then_args=tuple(map(mapped, term.then_args)),
+                                   else_args=tuple(map(mapped, term.else_args)))
+    if isinstance(term, Jump):
+        return dataclasses.replace(term, args=tuple(map(mapped, term.args)))
+    if isinstance(term, Return):
+        if term.value is not None:
+            v = t.value(term.value)
+            if v.type is not None and not (isinstance(v.type, NoneType)
+                                           and v.id not in t.undef_names):
+                raise CompileError("a kernel cannot return a value", term.loc)
+        return Return(loc=term.loc)
+    if isinstance(term, Raise):
+        exc = t.value(term.exc) if term.exc is not None else None
+        message = term.message
+        if message is None and exc is not None:
+            message = t.exc_messages.get(exc.id)
+        return Raise(loc=term.loc, exc=exc, message=message)
+    raise TypeError(f"unknown terminator {type(term).__name__}")
+
+
+def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None:
+    """Unify each edge argument's type into its target parameter's type."""
+    for target, args in term.successors():
+        for p, a in zip(fn.block(target).params, args):
+            if a.id in t.undef_names:
+                # An unset variable adopts its merge partner's type, never imposes one.
+                state.undef_params.setdefault(p.id, t.undef_names[a.id])
+                if p.id in state.param_types:
+                    state.undef_types.setdefault(a.id, state.param_types[p.id])
+                continue
+            if a.type is None:
+                continue
+            old = state.param_types.get(p.id)
+            new = a.type if old is None else unify(old, a.type)
+            if new is None:
+                raise TypingError(_conflict(old, a.type), _def_loc(t, a, term.loc))
+            if new != old:
+                state.param_types[p.id] = new
+                state.changed = True
+
+
+def _conflict(old: Type, new: Type) -> str:
+    what = "a variable" if isinstance(old, (Scalar, Array, Tuple)) else "a name"
+    return (f"{what} holds {describe(old)} on one path and {describe(new)} on another; "
+            "give it one type on every path")
+
+
+def _def_loc(t: Typer, v: Value, default: Loc) -> Loc:
+    return t.def_locs.get(v.id, default)
+
+
+def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
+    """Cast (or re-Undef) each edge argument to its parameter's type."""
+    def convert(target: int, args: tuple[Value, ...]) -> tuple[Value, ...]:
+        out = []
+        for p, a in zip(fn.block(target).params, args):
+            pt = t.param_types.get(p.id, none)
+            if a.type != pt:
+                if a.id in t.undef_names:
+                    a = t.emit(Undef(loc=term.loc, result=t.fresh(pt), name=t.undef_names[a.id]))
+                elif isinstance(a.type, PyObject) or isinstance(pt, PyObject):
+                    raise TypingError(_conflict(pt, a.type), _def_loc(t, a, term.loc))
+                else:
+                    a = t.cast(a, pt, term.loc)
+            out.append(a)
+        return tuple(out)
+
+    if isinstance(term, Jump):
+        return dataclasses.replace(term, args=convert(term.target, term.args))
+    if isinstance(term, Branch):
+        return dataclasses.replace(term, then_args=convert(term.then_target, term.then_args),
+                                   else_args=convert(term.else_target, term.else_args))
+    return term

@@ -1,0 +1,121 @@
+"""Numeric typing rules: which type an operator computes in, and how types unify.
+
+The rules follow numba's, so kernels ported from numba compute in the same
+types (facts taken from numba's ``core/typing/builtins.py`` and its typeconv
+unification; no code copied):
+
+- Arithmetic on integers computes in at least 64 bits: signed if either side is
+  signed (bool counts as signed), so ``int32 + int32 -> int64``,
+  ``uint32 + uint32 -> uint64``, ``uint64 + int64 -> int64``.
+- A float meets an int by unification: ``float32`` absorbs bool and ints of up
+  to 16 bits, anything wider gives ``float64``.
+- ``/`` on two integers gives float64; shifts keep the left side's signedness
+  in 64 bits; comparisons (and block parameters) use plain unification, where
+  ``int32 < int32`` stays int32 and ``uint64`` meeting a signed int gives float64.
+"""
+
+from __future__ import annotations
+
+from cujit.types import (
+    SCALAR_BY_NAME, NoneType, PyObject, Scalar, Tuple, Type, boolean, float32, float64, int64, uint64,
+)
+
+
+def _int(bits: int, signed: bool) -> Scalar:
+    return SCALAR_BY_NAME[f"{'' if signed else 'u'}int{bits}"]
+
+
+def is_number(t: Type | None) -> bool:
+    """A Scalar (bool counts: it converts to every number)."""
+    return isinstance(t, Scalar)
+
+
+def _unify_scalars(a: Scalar, b: Scalar) -> Scalar:
+    if a == b:
+        return a
+    if a.kind == "b":
+        return b
+    if b.kind == "b":
+        return a
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            return a if a.bits >= b.bits else b
+        f, i = (a, b) if a.is_float else (b, a)
+        # float32 represents every int of up to 16 bits exactly; wider ints need float64.
+        return float32 if f.bits == 32 and i.bits <= 16 else float64
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    s, u = (a, b) if a.kind == "i" else (b, a)
+    if s.bits > u.bits:
+        return s
+    if u.bits < 64:
+        return _int(2 * u.bits, True)
+    return float64  # no integer type holds both uint64 and a signed int
+
+
+def unify(a: Type, b: Type) -> Type | None:
+    """The type both ``a`` and ``b`` convert to (numba's unification), or None."""
+    if a == b:
+        return a
+    if isinstance(a, Scalar) and isinstance(b, Scalar):
+        return _unify_scalars(a, b)
+    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items):
+        items = [unify(x, y) for x, y in zip(a.items, b.items)]
+        if any(t is None for t in items):
+            return None
+        return Tuple(tuple(items))
+    return None
+
+
+def int_result(*types: Scalar) -> Scalar:
+    """numba's ``choose_result_int``: 64 bits, signed when any input is (bool is)."""
+    return int64 if any(t.kind in "ib" for t in types) else uint64
+
+
+def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] | str:
+    """(lhs type, rhs type, result type) the operands are cast to for ``a op b``,
+    or an error message when the operator does not apply to these types."""
+    both_int = not a.is_float and not b.is_float
+    if op in ("<<", ">>"):
+        if not both_int:
+            return "shifts need integer operands"
+        t = int64 if a.kind in "ib" else uint64  # only the left side's signedness counts
+        return t, t, t
+    if op in ("&", "|", "^"):
+        if not both_int:
+            return "bitwise operators need integer or bool operands"
+        if a.kind == "b" and b.kind == "b":
+            return boolean, boolean, boolean
+        t = int_result(a, b)
+        return t, t, t
+    if op == "/":
+        t = float64 if both_int else _unify_scalars(a, b)
+        return t, t, t
+    if op == "**" and a.is_float and not b.is_float:
+        # numba types float ** int in the float's type (float32 stays float32).
+        return a, a, a
+    if both_int:
+        t = int_result(a, b)
+        return t, t, t
+    t = _unify_scalars(a, b)
+    return t, t, t
+
+
+def unary_type(op: str, a: Scalar) -> Scalar | str:
+    """The type ``op a`` computes in (the operand is cast to it), or an error message."""
+    if op == "~":
+        if a.is_float:
+            return "bitwise inversion needs an integer or bool operand"
+        return boolean if a.kind == "b" else int_result(a)
+    if a.is_float:
+        return a
+    return int_result(a)  # -b, +b on bool and small ints widen as in numba
+
+
+def describe(t: Type | None) -> str:
+    """How a type is named in messages."""
+    if isinstance(t, PyObject):
+        return repr(t.value) if isinstance(t.value, str) else str(t)
+    if isinstance(t, NoneType):
+        return "None"
+    return str(t)

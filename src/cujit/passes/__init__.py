@@ -1,0 +1,33 @@
+"""Stage 5, rewrite passes: typed IR -> typed IR, one module per pass.
+
+``DEFAULT_PASSES`` is the pass list, in order; ``run_passes`` applies it.  Each
+pass is a plain function ``Function -> Function`` whose module docstring shows
+what it does on a small example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cujit.ir import Function
+from cujit.passes.constfold import fold_constants
+from cujit.passes.dce import eliminate_dead_code
+from cujit.passes.simplify import merge_blocks
+
+Pass = Callable[[Function], Function]
+
+# Folding turns constant branches into jumps, DCE then drops the blocks no
+# longer reached (and the PyObject constants infer left behind), and merging
+# joins the straight-line chains that remain.
+DEFAULT_PASSES: tuple[Pass, ...] = (fold_constants, eliminate_dead_code, merge_blocks)
+
+
+def run_passes(fn: Function, passes: Sequence[Pass] = DEFAULT_PASSES) -> Function:
+    """``fn`` rewritten by each pass of ``passes`` in turn."""
+    for p in passes:
+        fn = p(fn)
+    return fn
+
+
+__all__ = ["DEFAULT_PASSES", "eliminate_dead_code", "fold_constants", "merge_blocks",
+           "run_passes"]
