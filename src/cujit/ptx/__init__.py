@@ -13,8 +13,15 @@ from cujit.ptx.link import LinkError, link_cubin
 from cujit.ptx.nvvm import DEFAULT_OPTIONS, NVVMError, NVVMOptions, compile_ptx
 
 __all__ = [
-    "compile_ptx", "link_cubin", "toolchain_versions", "NVVMOptions", "DEFAULT_OPTIONS",
-    "NVVMError", "LinkError", "ToolchainNotFoundError", "libdevice_path",
+    "DEFAULT_OPTIONS",
+    "LinkError",
+    "NVVMError",
+    "NVVMOptions",
+    "ToolchainNotFoundError",
+    "compile_ptx",
+    "libdevice_path",
+    "link_cubin",
+    "toolchain_versions",
 ]
 
 _versions: dict | None = None

@@ -50,14 +50,24 @@ def load_library(libname: str) -> str:
         return path
     tried: list[str] = []
     try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
-
-        path = load_nvidia_dynamic_lib(libname).abs_path
-    except Exception as exc:  # pathfinder absent, too old, or nothing found
+        path = _pathfinder_load(libname)
+    except Exception as exc:  # noqa: BLE001 - pathfinder absent, too old, or nothing found
         tried.append(f"cuda.pathfinder: {exc}")
         path = _load_from_toolkit(libname, tried)
     _loaded[libname] = path
     return path
+
+
+def _pathfinder_load(libname: str) -> str:
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+
+    return load_nvidia_dynamic_lib(libname).abs_path
+
+
+def _pathfinder_bitcode(name: str) -> str | None:
+    from cuda.pathfinder import find_bitcode_lib
+
+    return find_bitcode_lib(name)
 
 
 def _load_from_toolkit(libname: str, tried: list[str]) -> str:
@@ -105,19 +115,19 @@ def libdevice_path() -> str:
         return _libdevice_path
     candidates: list[Path] = []
     try:
-        from cuda.pathfinder import find_bitcode_lib
-
-        found = find_bitcode_lib("device")
+        found = _pathfinder_bitcode("device")
         if found:
             candidates.append(Path(found))
-    except Exception:  # older pathfinder without bitcode support, or not found
+    except Exception:  # noqa: BLE001, S110 - an older pathfinder, or nothing found
         pass
     # libnvvm lives in <root>/nvvm/lib64 (toolkit) or <root>/lib (cu13 wheel);
-    # libdevice in <root>/nvvm/libdevice in both.
-    nvvm_dir = Path(load_library("nvvm")).resolve().parent
-    for up in (nvvm_dir.parent, nvvm_dir.parent.parent):
-        candidates.append(up / "libdevice" / "libdevice.10.bc")
-        candidates.append(up / "nvvm" / "libdevice" / "libdevice.10.bc")
+    # libdevice in <root>/nvvm/libdevice in both.  Try the path as loaded, then
+    # with symlinks resolved (/usr/local/cuda -> cuda-13.0).
+    nvvm_lib = Path(load_library("nvvm"))
+    for nvvm_dir in dict.fromkeys((nvvm_lib.parent, nvvm_lib.resolve().parent)):
+        for up in (nvvm_dir.parent, nvvm_dir.parent.parent):
+            candidates.append(up / "libdevice" / "libdevice.10.bc")
+            candidates.append(up / "nvvm" / "libdevice" / "libdevice.10.bc")
     candidates += [r / "nvvm" / "libdevice" / "libdevice.10.bc" for r in cuda_roots()]
     for cand in candidates:
         if cand.is_file():

@@ -56,5 +56,5 @@ def _log(jl, handle: int) -> str:
         buf = bytearray(size)
         jl.get_error_log(handle, buf)
         return bytes(buf).rstrip(b"\0").decode(errors="replace")
-    except Exception as exc:  # keep the original failure visible
+    except Exception as exc:  # noqa: BLE001 - keep the original failure visible
         return f"(could not read the nvJitLink log: {exc})"

@@ -80,7 +80,7 @@ def compile_ptx(
         stage = "add the module"
         try:
             nvvm.add_module_to_program(prog, data, len(data), name)
-            if b"@__nv_" in data or isinstance(llvm_ir, bytes):
+            if b"__nv_" in data or isinstance(llvm_ir, bytes):
                 stage = "add libdevice"
                 ld = libs.libdevice_bytes()
                 nvvm.lazy_add_module_to_program(prog, ld, len(ld), "libdevice")
@@ -107,5 +107,5 @@ def _program_log(nvvm, prog: int) -> str:
         buf = bytearray(size)
         nvvm.get_program_log(prog, buf)
         return bytes(buf).rstrip(b"\0").decode(errors="replace")
-    except Exception as exc:  # a log we cannot read must not hide the real error
+    except Exception as exc:  # noqa: BLE001 - a log we cannot read must not hide the real error
         return f"(could not read the libNVVM log: {exc})"
