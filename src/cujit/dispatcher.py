@@ -51,7 +51,8 @@ class Specialization:
     arg_types: tuple[Type, ...]
     result: object  # pipeline.CompileResult
     param_kinds: list[str]
-    functions: dict  # device id -> loaded function handle
+    functions: dict  # device id -> loaded runtime Function (its Module kept beside it)
+    packer: object = None  # the runtime's parameter packer, made on first launch
 
 
 class Kernel:
@@ -160,15 +161,15 @@ class Kernel:
         dev = context.current_device_id()
         fn = spec.functions.get(dev)
         if fn is None:
-            mod = rt_module.load_cubin(spec.result.cubin)
+            mod = rt_module.load_module(spec.result.cubin)
             fn = spec.functions[dev] = mod.get_function(spec.result.symbol)
             spec.functions[(dev, "module")] = mod
-        values, writebacks = rt_launch.prepare_args(types, args)
-        rt_launch.launch(fn, grid, block, stream, shmem, spec.param_kinds, values)
+            if spec.packer is None:
+                spec.packer = rt_launch.get_packer(spec.param_kinds)
+        values, writebacks = rt_launch.prepare_args(types, args, stream)
+        rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
-            context.synchronize()
-            for write in writebacks:
-                write()
+            rt_launch.finish_writebacks(writebacks, stream)
 
 
 def _accepts(declared: Type, given: Type) -> bool:

@@ -1,0 +1,132 @@
+"""Devices and their primary contexts.
+
+cujit uses each device's *primary* context (the one the CUDA runtime, CuPy
+and PyTorch share), so device pointers pass freely between them.  The CUDA
+driver keeps a current context per OS thread: :func:`get_context` binds the
+selected device's context to the calling thread on first use there, then
+costs one attribute lookup.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from cujit.diagnostics import NoGPUError
+from cujit.runtime.driver import call, get_driver, is_available  # noqa: F401 (re-export)
+
+_tls = threading.local()
+_contexts: dict[int, Context] = {}
+_selected = 0
+_lock = threading.Lock()
+
+
+class Device:
+    """One CUDA device and the attributes cujit's launch checks and codegen need.
+
+    Read once at context creation: attributes never change while a process runs.
+    """
+
+    def __init__(self, ordinal: int):
+        drv = get_driver()
+        self.id = ordinal
+        self.handle = call("cuDeviceGet", ordinal)
+        name = call("cuDeviceGetName", 256, self.handle)
+        self.name = name.split(b"\0", 1)[0].decode(errors="replace")
+        A = drv.CUdevice_attribute
+
+        def attr(which: str) -> int:
+            return call("cuDeviceGetAttribute", getattr(A, "CU_DEVICE_ATTRIBUTE_" + which),
+                        self.handle)
+
+        self.compute_capability = (attr("COMPUTE_CAPABILITY_MAJOR"),
+                                   attr("COMPUTE_CAPABILITY_MINOR"))
+        self.max_threads_per_block = attr("MAX_THREADS_PER_BLOCK")
+        self.max_block_dim = (attr("MAX_BLOCK_DIM_X"), attr("MAX_BLOCK_DIM_Y"),
+                              attr("MAX_BLOCK_DIM_Z"))
+        self.max_grid_dim = (attr("MAX_GRID_DIM_X"), attr("MAX_GRID_DIM_Y"),
+                             attr("MAX_GRID_DIM_Z"))
+        self.max_shared_memory_per_block = attr("MAX_SHARED_MEMORY_PER_BLOCK")
+        # Above 48 KiB of dynamic shared memory a kernel must opt in (cuFuncSetAttribute).
+        self.max_shared_memory_per_block_optin = attr("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        self.multiprocessor_count = attr("MULTIPROCESSOR_COUNT")
+        self.warp_size = attr("WARP_SIZE")
+
+    def __repr__(self) -> str:
+        major, minor = self.compute_capability
+        return f"<CUDA device {self.id} '{self.name}' cc {major}.{minor}>"
+
+
+class Context:
+    """A device's primary context, retained for the life of the process."""
+
+    def __init__(self, device: Device):
+        self.device = device
+        self.handle = call("cuDevicePrimaryCtxRetain", device.handle)
+
+    def make_current(self) -> None:
+        call("cuCtxSetCurrent", self.handle)
+        _tls.ctx = self
+
+    def synchronize(self) -> None:
+        """Wait for all work in this context; launch errors surface here."""
+        call("cuCtxSynchronize")
+
+    def __repr__(self) -> str:
+        return f"<Context of {self.device!r}>"
+
+
+def get_context() -> Context:
+    """The calling thread's context (the selected device's), created on first use."""
+    try:
+        return _tls.ctx
+    except AttributeError:
+        return _bind(_selected)
+
+
+def _bind(ordinal: int) -> Context:
+    with _lock:
+        ctx = _contexts.get(ordinal)
+        if ctx is None:
+            ctx = _contexts[ordinal] = Context(Device(ordinal))
+    ctx.make_current()
+    return ctx
+
+
+def select_device(ordinal: int) -> Device:
+    """Make device ``ordinal`` current for this thread and the default for new ones."""
+    global _selected
+    count = device_count()
+    if not 0 <= ordinal < count:
+        raise ValueError(f"there is no CUDA device {ordinal}: this machine has {count}")
+    _selected = ordinal
+    return _bind(ordinal).device
+
+
+def get_device() -> Device:
+    """The current thread's device."""
+    return get_context().device
+
+
+def current_device_id() -> int:
+    """The ordinal of the calling thread's device (NoGPUError without one)."""
+    return get_context().device.id
+
+
+def compute_capability_or(default: tuple[int, int]) -> tuple[int, int]:
+    """The current device's compute capability, or ``default`` on a machine without a GPU.
+
+    Compiling needs no GPU: the dispatcher targets the device when there is one.
+    """
+    try:
+        return get_context().device.compute_capability
+    except NoGPUError:
+        return tuple(default)
+
+
+def device_count() -> int:
+    return call("cuDeviceGetCount")
+
+
+def synchronize() -> None:
+    """``cuda.synchronize()``: wait for all work on the current device."""
+    get_context().synchronize()

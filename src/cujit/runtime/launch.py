@@ -1,0 +1,222 @@
+"""Kernel launch: parameter packing and ``cuLaunchKernel``.
+
+``cuLaunchKernel`` takes ``void **kernelParams``: one pointer per kernel
+parameter, each to memory holding that parameter's value.  A
+:class:`ParamPacker` is built once per parameter-kind list (``cujit.abi``):
+a ``struct.Struct`` writes all values into one preallocated buffer, and a
+ctypes array of pointers into that buffer is the ``void **`` whose address
+goes to the driver.  A launch with unchanged types then costs one
+``pack_into``, one dict lookup for the already-checked launch shape, and the
+driver call: the cost model is CuPy's RawKernel, not numba's per-launch
+ctypes objects.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+import struct
+import threading
+
+from cujit.diagnostics import LaunchError
+from cujit.runtime.args import finish_writebacks, prepare_args
+from cujit.runtime.driver import raise_error
+from cujit.runtime.stream import as_cu_stream
+
+# struct codes for the parameter kinds of cujit.abi; pointers are 64-bit.
+_CODES = {
+    "int8": "b", "int16": "h", "int32": "i", "int64": "q",
+    "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
+    "float32": "f", "float64": "d", "ptr": "Q",
+}
+_packers: dict[tuple[str, ...], ParamPacker] = {}
+
+
+class ParamPacker:
+    """Packs one signature's flat parameter values into a reusable ``void **`` block.
+
+    Each parameter sits at an offset aligned to its size (as the C ABI would
+    place it), so every pointer in the array is naturally aligned.
+    """
+
+    __slots__ = (
+        "address",
+        "buffer",
+        "kinds",
+        "lock",
+        "offsets",
+        "pointers",
+        "size",
+        "struct",
+        "view",
+    )
+
+    def __init__(self, kinds):
+        self.kinds = tuple(kinds)
+        fmt, offsets, off = ["<"], [], 0
+        for kind in self.kinds:
+            try:
+                code = _CODES[kind]
+            except KeyError:
+                raise LaunchError(f"unknown kernel parameter kind {kind!r}") from None
+            size = struct.calcsize(code)
+            pad = -off % size
+            if pad:
+                fmt.append(f"{pad}x")
+            offsets.append(off + pad)
+            off += pad + size
+            fmt.append(code)
+        self.offsets = tuple(offsets)
+        self.size = off
+        self.struct = struct.Struct("".join(fmt))
+        # uint64 words: the block itself is 8-byte aligned.
+        self.buffer = (ctypes.c_uint64 * max((off + 7) // 8, 1))()
+        # pack_into a byte memoryview is faster than into the ctypes array itself.
+        self.view = memoryview(self.buffer).cast("B")
+        base = ctypes.addressof(self.buffer)
+        self.pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        self.address = ctypes.addressof(self.pointers) if offsets else 0
+        # The buffer is shared: pack + launch must not interleave across threads.
+        # cuLaunchKernel copies the values, so it is free again once the call returns.
+        self.lock = threading.Lock()
+
+    def pack(self, values) -> int:
+        """Write ``values`` into the buffer; return the ``void **`` address."""
+        try:
+            self.struct.pack_into(self.view, 0, *values)
+        except struct.error as exc:
+            raise LaunchError(self._explain(values, exc)) from None
+        return self.address
+
+    def packed_bytes(self) -> bytes:
+        """The parameter block as the driver will read it (for tests and debugging)."""
+        return bytes(self.buffer)[: self.size]
+
+    def _explain(self, values, exc) -> str:
+        values = list(values)
+        if len(values) != len(self.kinds):
+            return (f"kernel expects {len(self.kinds)} parameter values, got {len(values)} "
+                    "(internal argument flattening mismatch)")
+        for i, (kind, v) in enumerate(zip(self.kinds, values)):
+            try:
+                struct.pack("<" + _CODES[kind], v)
+            except struct.error as e:
+                return f"kernel parameter {i} of kind {kind} cannot hold {v!r}: {e}"
+        return f"cannot pack kernel parameters: {exc}"
+
+
+def get_packer(kinds) -> ParamPacker:
+    """The shared packer for a parameter-kind list (built on first use)."""
+    key = tuple(kinds)
+    p = _packers.get(key)
+    if p is None:
+        p = _packers[key] = ParamPacker(key)
+    return p
+
+
+def normalize_dims(dims, what: str) -> tuple[int, int, int]:
+    """An int or 1-3 sequence of positive ints -> (x, y, z), padding with 1."""
+    try:
+        items = (operator.index(dims),) if not hasattr(dims, "__len__") else tuple(
+            operator.index(d) for d in dims)
+    except TypeError:
+        raise LaunchError(f"{what} dimensions must be an int or a tuple of up to three "
+                          f"ints, got {dims!r}") from None
+    if not 1 <= len(items) <= 3:
+        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {dims!r}")
+    for axis, n in zip("xyz", items):
+        if n <= 0:
+            raise LaunchError(f"{what} dimension {axis} must be positive, got {n} in {dims!r}")
+    return items + (1,) * (3 - len(items))
+
+
+def check_config(function, grid, block, shared_bytes: int):
+    """Validate a launch shape against the device and the kernel; return 3-tuples."""
+    g = normalize_dims(grid, "grid")
+    b = normalize_dims(block, "block")
+    dev = function.device
+    for axis, n, lim in zip("xyz", b, dev.max_block_dim):
+        if n > lim:
+            raise LaunchError(f"block dimension {axis} is {n}, above the device limit of {lim}")
+    for axis, n, lim in zip("xyz", g, dev.max_grid_dim):
+        if n > lim:
+            raise LaunchError(f"grid dimension {axis} is {n}, above the device limit of {lim}")
+    threads = b[0] * b[1] * b[2]
+    if threads > dev.max_threads_per_block:
+        raise LaunchError(f"block {b[0]}x{b[1]}x{b[2]} has {threads} threads, above the "
+                          f"device limit of {dev.max_threads_per_block} per block")
+    if threads > function.max_threads_per_block:
+        raise LaunchError(
+            f"kernel '{function.name}' can run at most {function.max_threads_per_block} "
+            f"threads per block (it uses {function.num_regs} registers per thread); the block "
+            f"{b[0]}x{b[1]}x{b[2]} has {threads}")
+    shared_bytes = operator.index(shared_bytes)
+    if shared_bytes < 0:
+        raise LaunchError(f"dynamic shared memory size must be >= 0, got {shared_bytes}")
+    limit = dev.max_shared_memory_per_block_optin - function.static_shared_bytes
+    if shared_bytes > limit:
+        raise LaunchError(
+            f"kernel '{function.name}' asks for {shared_bytes} bytes of dynamic shared memory; "
+            f"the device allows {dev.max_shared_memory_per_block_optin} per block and the "
+            f"kernel already uses {function.static_shared_bytes} statically")
+    function.ensure_dynamic_shared(shared_bytes)
+    return g, b
+
+
+def launch(function, grid, block, stream, shared_bytes: int, params, values) -> None:
+    """Launch ``function`` (a :class:`cujit.runtime.module.Function`).
+
+    ``params`` is a :class:`ParamPacker` (fastest: keep it with the compiled
+    kernel) or the list of ``cujit.abi.param_kinds``; ``values`` the flat
+    parameter values in that order (see :func:`cujit.runtime.args.prepare_args`).
+    ``stream`` is 0/None, a cujit Stream or a CUstream.
+    """
+    packer = params if params.__class__ is ParamPacker else get_packer(params)
+    try:
+        dims = function.checked.get((grid, block, shared_bytes))
+    except TypeError:  # unhashable (lists): check every time
+        dims = check_config(function, grid, block, shared_bytes)
+    if dims is None:
+        dims = check_config(function, grid, block, shared_bytes)
+        if len(function.checked) < 4096:
+            function.checked[(grid, block, shared_bytes)] = dims
+    (gx, gy, gz), (bx, by, bz) = dims
+    if stream is None or (stream.__class__ is int and stream == 0):
+        cu = _DEFAULT_STREAM[0]
+        if cu is None:
+            cu = _default_stream()
+    else:
+        cu = as_cu_stream(stream)
+    lock = packer.lock
+    lock.acquire()  # explicit acquire/release: half the cost of ``with`` here
+    try:
+        try:
+            packer.struct.pack_into(packer.view, 0, *values)
+        except struct.error as exc:
+            raise LaunchError(packer._explain(values, exc)) from None
+        (err,) = function.cu_launch(function.handle, gx, gy, gz, bx, by, bz, shared_bytes, cu,
+                                    packer.address, 0)
+    finally:
+        lock.release()
+    if err:
+        raise_error("cuLaunchKernel", err)
+
+
+_DEFAULT_STREAM = [None]  # CUstream(0), cached here to spare launches a call
+
+
+def _default_stream():
+    _DEFAULT_STREAM[0] = as_cu_stream(0)
+    return _DEFAULT_STREAM[0]
+
+
+def launch_with_args(function, grid, block, stream, shared_bytes: int, params, arg_types,
+                     args) -> None:
+    """prepare_args + launch + finish_writebacks: one call of a kernel on Python values."""
+    values, writebacks = prepare_args(arg_types, args, stream)
+    launch(function, grid, block, stream, shared_bytes, params, values)
+    finish_writebacks(writebacks, stream)
+
+
+__all__ = ["ParamPacker", "check_config", "finish_writebacks", "get_packer", "launch",
+           "launch_with_args", "normalize_dims", "prepare_args"]

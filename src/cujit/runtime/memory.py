@@ -1,0 +1,320 @@
+"""Device memory: allocations and :class:`DeviceArray`, numba's ``DeviceNDArray``.
+
+An allocation (:class:`DeviceBuffer`) frees itself with ``cuMemFree`` when
+the last array viewing it is garbage collected; views made by slicing hold a
+reference to it, so a strided view keeps its base's memory alive.  Strides are
+in bytes, as in NumPy and the kernel parameter layout (``cujit.abi``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import weakref
+
+import numpy as np
+
+from cujit.runtime.context import get_context
+from cujit.runtime.driver import CudaDriverError, call, get_driver
+from cujit.runtime.layout import byte_span, contiguous_strides, index_view, is_contiguous
+from cujit.runtime.stream import _default, as_cu_stream
+
+_CUDA_ERROR_INVALID_CONTEXT = 201
+_CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
+class DeviceBuffer:
+    """One ``cuMemAlloc`` allocation, freed when this object is collected."""
+
+    __slots__ = ("__weakref__", "nbytes", "ptr")
+
+    def __init__(self, nbytes: int):
+        ctx = get_context()
+        self.nbytes = nbytes
+        self.ptr = _alloc(nbytes) if nbytes else 0
+        if self.ptr:
+            # atexit=False: at interpreter exit the driver may already be torn
+            # down, and process exit returns device memory anyway.
+            weakref.finalize(self, _free, self.ptr, ctx).atexit = False
+
+
+def _alloc(nbytes: int) -> int:
+    try:
+        return int(call("cuMemAlloc", nbytes))
+    except CudaDriverError as exc:
+        if exc.code != _CUDA_ERROR_OUT_OF_MEMORY:
+            raise
+    gc.collect()  # unreachable arrays may still hold memory: free them, try once more
+    return int(call("cuMemAlloc", nbytes))
+
+
+def _free(ptr: int, ctx) -> None:
+    try:
+        drv = get_driver()
+        (err,) = drv.cuMemFree(ptr)
+        if err == _CUDA_ERROR_INVALID_CONTEXT:  # collected on a thread with no context
+            ctx.make_current()
+            drv.cuMemFree(ptr)
+    except Exception:  # noqa: BLE001, S110 - a finalizer must never raise
+        pass
+
+
+def _htod(dst: int, src: int, n: int, stream) -> None:
+    cu = as_cu_stream(stream)
+    if cu is _default():
+        call("cuMemcpyHtoD", dst, src, n)
+    else:  # pageable host memory: returns once the source has been staged
+        call("cuMemcpyHtoDAsync", dst, src, n, cu)
+
+
+def _dtoh(dst: int, src: int, n: int, stream) -> None:
+    cu = as_cu_stream(stream)
+    if cu is _default():
+        call("cuMemcpyDtoH", dst, src, n)
+    else:
+        call("cuMemcpyDtoHAsync", dst, src, n, cu)
+
+
+class DeviceArray:
+    """An n-dimensional array in device memory (numba's ``DeviceNDArray``)."""
+
+    __slots__ = (
+        "__weakref__",
+        "base",
+        "device_ptr",
+        "dtype",
+        "ndim",
+        "shape",
+        "size",
+        "stream",
+        "strides",
+    )
+    __cuda_memory__ = True
+
+    def __init__(self, shape, strides, dtype, stream=0, gpu_data=None):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+        dtype = np.dtype(dtype)
+        if strides is None:
+            strides = contiguous_strides(shape, dtype.itemsize)
+        strides = tuple(map(int, strides))
+        if len(strides) != len(shape):
+            raise ValueError(f"strides {strides} do not match shape {shape}")
+        if gpu_data is None:
+            lo, hi = byte_span(shape, strides, dtype.itemsize)
+            if lo < 0:
+                raise ValueError("a new allocation cannot have negative strides")
+            gpu_data = DeviceBuffer(hi)
+        self._set(shape, strides, dtype, gpu_data.ptr, gpu_data, stream)
+
+    def _set(self, shape, strides, dtype, ptr, base, stream) -> None:
+        self.shape, self.strides, self.dtype = shape, strides, dtype
+        self.ndim = len(shape)
+        self.size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        self.device_ptr, self.base, self.stream = ptr, base, stream
+
+    @classmethod
+    def _view(cls, shape, strides, dtype, ptr, base, stream=0) -> DeviceArray:
+        v = cls.__new__(cls)
+        v._set(shape, strides, dtype, ptr, base, stream)
+        return v
+
+    # -- numba's attributes ------------------------------------------------
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def alloc_size(self) -> int:
+        return getattr(self.base, "nbytes", self.nbytes)
+
+    @property
+    def device_ctypes_pointer(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self.device_ptr or None)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        c = self.is_c_contiguous()
+        return {
+            "shape": self.shape,
+            "strides": None if c else self.strides,
+            "data": (self.device_ptr, False),
+            "typestr": self.dtype.str,
+            "stream": None,  # our copies are ordered on the default stream
+            "version": 3,
+        }
+
+    def is_c_contiguous(self) -> bool:
+        return is_contiguous(self.shape, self.strides, self.dtype.itemsize, "C")
+
+    def is_f_contiguous(self) -> bool:
+        return is_contiguous(self.shape, self.strides, self.dtype.itemsize, "F")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<DeviceArray shape={self.shape} dtype={self.dtype} ptr={self.device_ptr:#x}>"
+
+    @property
+    def T(self) -> DeviceArray:
+        return self.transpose()
+
+    def transpose(self) -> DeviceArray:
+        return self._view(self.shape[::-1], self.strides[::-1], self.dtype, self.device_ptr,
+                          self.base, self.stream)
+
+    def reshape(self, *newshape, order: str = "C") -> DeviceArray:
+        """A contiguous array viewed with a new shape (one extent may be -1)."""
+        if len(newshape) == 1 and not isinstance(newshape[0], (int, np.integer)):
+            newshape = tuple(newshape[0])
+        shape = list(map(int, newshape))
+        if shape.count(-1) > 1:
+            raise ValueError("can only specify one unknown dimension")
+        if -1 in shape:
+            known = int(np.prod([n for n in shape if n != -1]))
+            shape[shape.index(-1)] = self.size // known if known else 0
+        if int(np.prod(shape)) != self.size:
+            raise ValueError(f"cannot reshape array of size {self.size} into shape {tuple(shape)}")
+        if not (self.is_c_contiguous() if order == "C" else self.is_f_contiguous()):
+            raise NotImplementedError(f"reshape of a non-{order}-contiguous device array")
+        shape = tuple(shape)
+        return self._view(shape, contiguous_strides(shape, self.dtype.itemsize, order),
+                          self.dtype, self.device_ptr, self.base, self.stream)
+
+    def ravel(self, order: str = "C") -> DeviceArray:
+        return self.reshape(self.size, order=order)
+
+    # -- indexing ----------------------------------------------------------
+    def _index(self, key) -> tuple[DeviceArray, bool]:
+        off, shape, strides, scalar = index_view(self.shape, self.strides, key)
+        ptr = self.device_ptr + off if self.device_ptr else 0
+        return self._view(shape, strides, self.dtype, ptr, self.base, self.stream), scalar
+
+    def __getitem__(self, key):
+        """Views for slices; a single element comes back to the host, as in numba."""
+        view, scalar = self._index(key)
+        return view.copy_to_host()[()] if scalar else view
+
+    def __setitem__(self, key, value) -> None:
+        self._index(key)[0].copy_to_device(value)
+
+    # -- copies --------------------------------------------------------------
+    def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
+        """Copy to a new host array (same strides when not contiguous) or into ``ary``."""
+        if ary is not None and (ary.shape != self.shape or ary.dtype != self.dtype):
+            raise ValueError(f"cannot copy a device array of shape {self.shape}, dtype "
+                             f"{self.dtype} into a host array of shape {ary.shape}, dtype "
+                             f"{ary.dtype}")
+        order = "C" if self.is_c_contiguous() else "F" if self.is_f_contiguous() else None
+        if self.size == 0:
+            return ary if ary is not None else np.empty(self.shape, self.dtype, order=order or "C")
+        if order is not None:
+            direct = ary is not None and ary.strides == self.strides
+            out = ary if direct else np.empty(self.shape, self.dtype, order=order)
+            _dtoh(out.ctypes.data, self.device_ptr, self.nbytes, stream)
+        else:  # strided: fetch the whole byte span once, view it with our strides
+            lo, hi = byte_span(self.shape, self.strides, self.dtype.itemsize)
+            buf = np.empty(hi - lo, np.uint8)
+            _dtoh(buf.ctypes.data, self.device_ptr + lo, hi - lo, stream)
+            out = np.ndarray(self.shape, self.dtype, buffer=buf, offset=-lo, strides=self.strides)
+            direct = False
+        if ary is None or direct:
+            return out
+        if as_cu_stream(stream) is not _default():
+            call("cuStreamSynchronize", as_cu_stream(stream))
+        ary[...] = out
+        return ary
+
+    def copy_to_device(self, ary, stream=0) -> None:
+        """Copy a host array (or a device array) of the same shape into this array.
+
+        A non-contiguous view is written by reading the byte span it covers,
+        updating its elements on the host and writing the span back: other
+        elements inside the span must not change meanwhile (no kernel writing them).
+        """
+        if hasattr(ary, "__cuda_array_interface__"):
+            src = as_device_array(ary)
+            contiguous = self.is_c_contiguous() or self.is_f_contiguous()
+            if (src.shape, src.strides, src.dtype) == (self.shape, self.strides, self.dtype) \
+                    and contiguous:
+                if self.nbytes:
+                    cu = as_cu_stream(stream)
+                    if cu is _default():
+                        call("cuMemcpyDtoD", self.device_ptr, src.device_ptr, self.nbytes)
+                    else:
+                        call("cuMemcpyDtoDAsync", self.device_ptr, src.device_ptr, self.nbytes, cu)
+                return
+            ary = src.copy_to_host(stream=stream)  # layouts differ: go through the host
+        host = np.broadcast_to(np.asarray(ary, dtype=self.dtype), self.shape)
+        if self.size == 0:
+            return
+        if self.is_c_contiguous():
+            host = np.ascontiguousarray(host)
+        elif self.is_f_contiguous():
+            host = np.asfortranarray(host)
+        else:  # strided view: read the span, write our elements into it, write it back
+            lo, hi = byte_span(self.shape, self.strides, self.dtype.itemsize)
+            buf = np.empty(hi - lo, np.uint8)
+            _dtoh(buf.ctypes.data, self.device_ptr + lo, hi - lo, 0)
+            view = np.ndarray(self.shape, self.dtype, buffer=buf, offset=-lo, strides=self.strides)
+            view[...] = host
+            _htod(self.device_ptr + lo, buf.ctypes.data, hi - lo, 0)
+            return
+        _htod(self.device_ptr, host.ctypes.data, self.nbytes, stream)
+
+
+DeviceNDArray = DeviceArray  # numba's name
+
+
+def is_cuda_array(obj) -> bool:
+    """``cuda.is_cuda_array``: whether ``obj`` exposes the CUDA Array Interface."""
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def as_device_array(obj) -> DeviceArray:
+    """``cuda.as_cuda_array``: a DeviceArray viewing any CUDA Array Interface object."""
+    if isinstance(obj, DeviceArray):
+        return obj
+    cai = obj.__cuda_array_interface__
+    if cai.get("mask") is not None:
+        raise NotImplementedError("masked CUDA arrays are not supported")
+    dtype = np.dtype(cai["typestr"])
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides") or contiguous_strides(shape, dtype.itemsize)
+    return DeviceArray._view(shape, tuple(strides), dtype, int(cai["data"][0]), obj)
+
+
+def device_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0) -> DeviceArray:
+    """An uninitialised device array."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+    if strides is None:
+        strides = contiguous_strides(shape, dtype.itemsize, order)
+    return DeviceArray(shape, strides, dtype, stream=stream)
+
+
+def device_array_like(ary, stream=0) -> DeviceArray:
+    """An uninitialised device array with ``ary``'s shape, dtype and contiguous order."""
+    order = _host_order(ary)
+    return device_array(ary.shape, ary.dtype, order=order, stream=stream)
+
+
+def to_device(obj, stream=0, copy: bool = True, to: DeviceArray | None = None) -> DeviceArray:
+    """Copy a host array to a new device array (or into ``to``)."""
+    if to is not None:
+        to.copy_to_device(obj, stream=stream)
+        return to
+    host = np.asarray(obj)
+    dev = device_array(host.shape, host.dtype, order=_host_order(host), stream=stream)
+    if copy:
+        dev.copy_to_device(host, stream=stream)
+    return dev
+
+
+def _host_order(ary) -> str:
+    flags = getattr(ary, "flags", None)
+    if flags is not None and flags.f_contiguous and not flags.c_contiguous:
+        return "F"
+    return "C"
