@@ -34,6 +34,8 @@ class FunctionLowering:
         self.values: dict[int, ll.Value | None] = {}
         self.loc: Loc | None = fn.loc
         self._counter = 0
+        # Whatever a target's hooks keep per function (the CPU target's coroutine handle).
+        self.target_state: dict = {}
 
     # -- values -------------------------------------------------------------
 

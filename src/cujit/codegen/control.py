@@ -138,7 +138,10 @@ def lower_terminator(ctx: FunctionLowering, blocks: BlockMap, term: ir.Terminato
     elif isinstance(term, (ir.Return, ir.Raise)):
         # Kernels return nothing.  Raise has no GPU exception to become: for now
         # the thread just ends (a debug-mode trap may come later).
-        b.ret_void()
+        if ctx.target.lower_return is not None:
+            ctx.target.lower_return(ctx)
+        else:
+            b.ret_void()
     else:
         raise TypeError(f"unknown terminator {type(term).__name__}")
 

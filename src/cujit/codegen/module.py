@@ -126,14 +126,16 @@ def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
     arg_types = [p.type for p in fn.args]
     for t in arg_types:
         param_kinds(t)  # the ABI's own check: raises for an unpassable type
-    flat = [ty for t in arg_types for ty in _flat_param_types(t)]
+    hidden = list(target.hidden_params)  # target-private state (the CPU target's thread ids)
+    flat = [ty for _, ty in hidden] + [ty for t in arg_types for ty in _flat_param_types(t)]
     llfn = ll.Function(module, ll.FunctionType(VOID, flat), kernel_symbol(fn))
-    names = [n for a, t in zip(fn.arg_names, arg_types) for n in _param_names(a, t)]
+    names = [n for n, _ in hidden] + [n for a, t in zip(fn.arg_names, arg_types)
+                                      for n in _param_names(a, t)]
     for arg, name in zip(llfn.args, names):
         arg.name = name
 
     ctx = FunctionLowering(fn, target, module, llfn)
-    params = list(llfn.args)
+    params = list(llfn.args)[len(hidden):]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, params))
 
@@ -145,6 +147,8 @@ def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
     for block in order[1:]:
         blocks.create_phis(block)
     ctx.builder.position_at_end(ctx.entry)
+    if target.prologue is not None:
+        target.prologue(ctx)
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])

@@ -38,6 +38,14 @@ class Target:
     intrinsics, codegen itself uses ``floor``, ``fmod`` and ``copysign`` for Python's
     float ``//`` and ``%``.  ``kernel_metadata`` adds whatever marks the function a
     kernel (``!nvvm.annotations`` for NVVM); None for a host target.
+
+    Three hooks let a target that has no hardware thread state (the CPU target)
+    pass it in and shape the function; the CUDA target leaves them empty:
+
+    - ``hidden_params``: ``(name, LLVM type)`` pairs put before the ABI parameters
+      (the intrinsic lowerings read them from ``ctx.llfn.args``);
+    - ``prologue(ctx)``: emits into the entry block after the parameters are unpacked;
+    - ``lower_return(ctx)``: emits what ends the kernel (default ``ret void``).
     """
 
     name: str
@@ -48,6 +56,9 @@ class Target:
     generic_addrspace: int = 0
     shared_addrspace: int | None = None
     kernel_metadata: Callable | None = None
+    hidden_params: tuple = ()
+    prologue: Callable | None = None
+    lower_return: Callable | None = None
 
     def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
         return hash((self.name, self.triple))

@@ -1,0 +1,79 @@
+"""The CPU target: the typed IR of stages 1-5, lowered for the host and run in-process.
+
+    from cujit.targets.cpu import compile_cpu_kernel
+    kernel = compile_cpu_kernel(typed_fn, options)        # typed_fn: stage 5's output
+    kernel.launch(grid, block, shmem_bytes, arg_types, args)
+
+Same codegen as the CUDA target (``cujit.codegen.lower_to_llvm``) with other
+tables: ``intrinsics`` (the CUDA thread state as hidden parameters, shared memory
+as per-block buffers, atomics as ``atomicrmw``), ``libm`` (math), and for kernels
+that call ``syncthreads``, ``coro`` (each CUDA thread an LLVM coroutine).
+``runner`` adds the compiled loop over blocks and threads, ``engine`` optimises
+and JIT-compiles with llvmlite, ``launch`` runs the grid on the host's cores and
+``memory`` gives device arrays backed by host memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from cujit.targets import Target
+
+__all__ = ["CPUKernel", "compile_cpu_kernel", "cpu_target"]
+
+
+@functools.cache
+def cpu_target(barriers: bool) -> Target:
+    """The host target; ``barriers=True`` is the coroutine variant for ``syncthreads``."""
+    from cujit.targets.cpu import coro, engine, intrinsics, libm
+
+    table = dict(intrinsics.INTRINSICS)
+    extra = {}
+    if barriers:
+        table["cuda.syncthreads"] = coro.lower_syncthreads
+        extra = {"prologue": coro.coro_prologue, "lower_return": coro.coro_return}
+    return Target(
+        name="cpu",
+        triple=engine.host_triple(),
+        data_layout=engine.host_data_layout(),
+        intrinsics=table,
+        math=libm.LIBM,
+        hidden_params=coro.CORO_HIDDEN_PARAMS if barriers else intrinsics.HIDDEN_PARAMS,
+        **extra,
+    )
+
+
+def compile_cpu_kernel(typed_fn, options=None):
+    """Lower, optimise and JIT the typed IR function ``typed_fn`` for this host."""
+    from cujit.codegen import kernel_symbol, lower_to_llvm
+    from cujit.options import Options
+    from cujit.targets.cpu import coro, intrinsics, runner
+    from cujit.targets.cpu.engine import JitModule
+    from cujit.targets.cpu.launch import CPUKernel
+
+    options = options or Options()
+    barriers = coro.uses_barrier(typed_fn)
+    target = cpu_target(barriers)
+    # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
+    # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
+    fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
+    module = lower_to_llvm(fn, target)
+    symbol = kernel_symbol(fn)
+    kernel = module.get_global(symbol)
+    flat = [a.type for a in kernel.args[len(target.hidden_params):]]  # the ABI's parameters
+    run = runner.build_runner(module, kernel, flat, barriers)
+    size = module.globals.get(intrinsics.STATIC_SHARED_SIZE)
+    static_shared = size.initializer.constant if size is not None else 0
+    text = str(module)
+    jit = JitModule(module, options.opt)
+    return CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
+                     static_shared, barriers, text)
+
+
+def __getattr__(name):  # CPUKernel without importing llvmlite at package import
+    if name == "CPUKernel":
+        from cujit.targets.cpu.launch import CPUKernel
+
+        return CPUKernel
+    raise AttributeError(name)

@@ -1,0 +1,67 @@
+"""The host JIT: optimise an LLVM module for this machine and load it in-process.
+
+The module is optimised by LLVM's default pipeline through llvmlite's new pass
+manager (``PassBuilder``) for the host CPU (its own features, so AVX where
+present), then compiled by MCJIT.  The level is at least 1 even when the
+options ask for 0: the coroutine passes that split barrier kernels run only in
+the optimising pipelines.  Each kernel keeps its own engine alive for as long as
+its :class:`~cujit.targets.cpu.launch.CPUKernel` lives.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from llvmlite import binding as llvm
+from llvmlite import ir as ll
+
+
+def host_machine() -> llvm.TargetMachine:
+    """A new target machine for this process's CPU, with its features (vector units).
+
+    New each time: an MCJIT engine takes ownership of its target machine and
+    deletes it with itself, so one machine must never serve two engines.
+    """
+    _initialise()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault", jit=True)
+
+
+@functools.cache
+def _initialise() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+def host_triple() -> str:
+    return llvm.get_process_triple()
+
+
+@functools.cache
+def host_data_layout() -> str:
+    return str(host_machine().target_data)
+
+
+class JitModule:
+    """An optimised, loaded module: symbol addresses and the optimised IR text."""
+
+    def __init__(self, module: ll.Module, opt: int):
+        tm = host_machine()
+        mod = llvm.parse_assembly(str(module))
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=min(max(opt, 1), 3))
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+        self.llvm_ir = str(mod)
+        self.engine = llvm.create_mcjit_compiler(mod, tm)
+        self.engine.finalize_object()
+
+    def address(self, symbol: str) -> int:
+        addr = self.engine.get_function_address(symbol)
+        if not addr:
+            raise AssertionError(f"the JIT has no symbol {symbol!r}")
+        return addr

@@ -1,0 +1,220 @@
+"""The CPU target's intrinsic table: ``Intrinsic.name`` -> host lowering function.
+
+A host thread has no special registers, so the kernel function receives the
+CUDA thread state as *hidden parameters* placed before the ABI parameters
+(``Target.hidden_params``): the block's shared-memory bases, the dynamic
+shared size, and ``threadIdx``/``blockIdx``/``blockDim``/``gridDim`` as
+``i32`` scalars.  Scalars rather than a pointer to a state struct: once the
+block loop (``runner.py``) inlines the kernel, ``threadIdx.x`` *is* the loop's
+induction variable, which LLVM can reason about and vectorise.
+
+- ``cuda.grid``/``cuda.gridsize`` are computed in int64, as on the GPU target;
+- shared arrays are offsets into the per-block buffer the runner hands in: static
+  ones at 16-byte-aligned offsets fixed at compile time (the running total is the
+  module global ``STATIC_SHARED_SIZE``, which the runner reads), dynamic ones
+  (``shape == (0,)``) all alias the launch's dynamic buffer, as ``extern __shared__``;
+- ``atomic.*`` are ``atomicrmw`` (``add``/``fadd``, ``sub``, ``and``..., ``fmax``
+  for ``nanmax``, ``uinc_wrap`` for CUDA's ``atomicInc``; LLVM expands those the
+  host lacks to compare-exchange loops) and ``cmpxchg`` for ``cas``; float
+  ``max``/``min`` are a compare-exchange loop with Python's rule.  Blocks run
+  on several cores at once, so these must be real atomics;
+- ``cuda.syncthreads`` is a coroutine suspend point (``coro.py``); the plain
+  (barrier-free) variant of the target must never meet one.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen import builtins
+from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type, value_type
+from cujit.types import Array
+
+I8P = ll.PointerType(I8)
+_AXES = ("x", "y", "z")
+_REGS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+# The hidden parameters, in order (the coroutine variant appends its handle slot).
+HIDDEN_PARAMS: tuple[tuple[str, ll.Type], ...] = (
+    ("shared", I8P),      # this block's static shared memory
+    ("dynshared", I8P),   # this block's dynamic shared memory
+    ("dynbytes", I64),    # its size in bytes, as %dynamic_smem_size
+    *((f"{reg}.{a}", I32) for reg in _REGS for a in _AXES),
+)
+_INDEX = {name: k for k, (name, _) in enumerate(HIDDEN_PARAMS)}
+STATIC_SHARED_SIZE = "__cujit_static_shared_bytes"
+SHARED_ALIGN = 16
+_NO_WRAP = ("nuw", "nsw")
+
+
+def hidden(ctx: FunctionLowering, name: str) -> ll.Value:
+    """The hidden parameter ``name`` of the kernel being lowered."""
+    return ctx.llfn.args[_INDEX[name]]
+
+
+def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    return hidden(ctx, op.attr("reg"))
+
+
+def _per_axis(ctx: FunctionLowering, op: ir.Intrinsic, one_axis):
+    ndim = op.attr("ndim")
+    values = [one_axis(axis) for axis in _AXES[:ndim]]
+    if ndim == 1:
+        return values[0]
+    v = ll.Constant(value_type(op.result.type), ll.Undefined)
+    for k, x in enumerate(values):
+        v = ctx.builder.insert_value(v, x, k)
+    return v
+
+
+def lower_grid(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    b = ctx.builder
+
+    def axis(a: str) -> ll.Value:  # blockIdx * blockDim + threadIdx, in int64
+        ctaid, ntid, tid = (b.zext(hidden(ctx, f"{r}.{a}"), I64)
+                            for r in ("blockIdx", "blockDim", "threadIdx"))
+        # The runner keeps every id within CUDA's limits, so no wrap is possible.
+        return b.add(b.mul(ctaid, ntid, flags=_NO_WRAP), tid, flags=_NO_WRAP)
+
+    return _per_axis(ctx, op, axis)
+
+
+def lower_gridsize(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    b = ctx.builder
+
+    def axis(a: str) -> ll.Value:
+        ntid, nctaid = (b.zext(hidden(ctx, f"{r}.{a}"), I64) for r in ("blockDim", "gridDim"))
+        return b.mul(ntid, nctaid, flags=_NO_WRAP)
+
+    return _per_axis(ctx, op, axis)
+
+
+def _static_shared_offset(module: ll.Module, nbytes: int) -> int:
+    """Reserve ``nbytes`` of static shared memory; the module global keeps the total."""
+    gv = module.globals.get(STATIC_SHARED_SIZE)
+    if gv is None:
+        gv = ll.GlobalVariable(module, I64, STATIC_SHARED_SIZE)
+        gv.global_constant = True
+        gv.initializer = i64(0)
+    offset = -(-gv.initializer.constant // SHARED_ALIGN) * SHARED_ALIGN
+    gv.initializer = i64(offset + nbytes)
+    return offset
+
+
+def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.shared.array``: each static call site its own slice of the block's
+    buffer; ``shape == (0,)`` the launch's dynamic shared memory."""
+    t: Array = op.result.type
+    shape = tuple(op.attr("shape"))
+    b = ctx.builder
+    elem = memory_type(t.dtype)
+    if shape == (0,):
+        base = hidden(ctx, "dynshared")
+        extents = [b.udiv(hidden(ctx, "dynbytes"), i64(t.dtype.itemsize))]
+    else:
+        count = 1
+        for n in shape:
+            count *= n
+        offset = _static_shared_offset(ctx.module, count * t.dtype.itemsize)
+        base = b.gep(hidden(ctx, "shared"), [i64(offset)], inbounds=True)
+        extents = [i64(n) for n in shape]
+    data = b.bitcast(base, ll.PointerType(elem))
+    return make_array(ctx, t, data, extents, c_strides(t, shape))
+
+
+_RMW = {"atomic.add": ("add", "fadd"), "atomic.sub": ("sub", "fsub"),
+        "atomic.and": ("and", None), "atomic.or": ("or", None), "atomic.xor": ("xor", None),
+        "atomic.exch": ("xchg", None), "atomic.nanmax": (None, "fmax"),
+        "atomic.nanmin": (None, "fmin"),
+        # CUDA's atomicInc/atomicDec wrap at ``val``, as LLVM's uinc_wrap/udec_wrap do.
+        "atomic.inc": ("uinc_wrap", None), "atomic.dec": ("udec_wrap", None)}
+
+
+def lower_atomic_rmw(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.atomic.<op>(ary, idx, val)`` as one ``atomicrmw``; returns the old value.
+
+    Relaxed (``monotonic``) ordering, as CUDA's atomics.  The address is
+    computed as for ``ary[idx]`` (negative indices included).
+    """
+    t: Array = op.args[0].type
+    dtype = t.dtype
+    ptr = element_pointer(ctx, t, args[0], index_values(ctx, op.args[1]))
+    b = ctx.builder
+    if op.name in ("atomic.max", "atomic.min"):
+        if dtype.kind != "f":  # umax/umin compare unsigned, max/min signed
+            rmw = ("u" if dtype.kind == "u" else "") + op.name.split(".")[1]
+            return b.atomic_rmw(rmw, ptr, args[2], "monotonic")
+        return _float_max_min(ctx, ptr, args[2], op.name == "atomic.max")
+    int_op, float_op = _RMW[op.name]
+    # nanmax/nanmin on integers are plain max/min (no NaN to skip).
+    if op.name in ("atomic.nanmax", "atomic.nanmin") and dtype.kind != "f":
+        int_op = ("u" if dtype.kind == "u" else "") + op.name[len("atomic.nan"):]
+    return b.atomic_rmw(float_op if dtype.kind == "f" else int_op, ptr, args[2], "monotonic")
+
+
+def _float_max_min(ctx: FunctionLowering, ptr: ll.Value, val: ll.Value, is_max: bool):
+    """Float ``max``/``min`` with Python's rule (``val if val > old else old``: a NaN
+    operand leaves the element alone) as a compare-exchange loop on the bits."""
+    b = ctx.builder
+    ity = ll.IntType(32 if val.type == F32 else 64)
+    iptr = b.bitcast(ptr, ity.as_pointer())
+    before = b.block
+    loop = ctx.llfn.append_basic_block("atomic.cas")
+    done = ctx.llfn.append_basic_block("atomic.done")
+    first = b.load_atomic(iptr, "monotonic", align=ity.width // 8)
+    b.branch(loop)
+    b.position_at_end(loop)
+    old_bits = b.phi(ity)
+    old_bits.add_incoming(first, before)
+    old = b.bitcast(old_bits, val.type)
+    better = b.fcmp_ordered(">" if is_max else "<", val, old)
+    new_bits = b.select(better, b.bitcast(val, ity), old_bits)
+    pair = b.cmpxchg(iptr, old_bits, new_bits, "monotonic", "monotonic")
+    seen = b.extract_value(pair, 0)
+    old_bits.add_incoming(seen, b.block)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return old
+
+
+def lower_atomic_cas(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.atomic.cas(ary, idx, old, val)``: ``cmpxchg``; returns the value found."""
+    t: Array = op.args[0].type
+    ptr = element_pointer(ctx, t, args[0], index_values(ctx, op.args[1]))
+    pair = ctx.builder.cmpxchg(ptr, args[2], args[3], "monotonic", "monotonic")
+    return ctx.builder.extract_value(pair, 0)
+
+
+def lower_syncthreads_unexpected(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    raise AssertionError("syncthreads reached the barrier-free CPU variant; "
+                         "compile_cpu_kernel should have picked the coroutine one")
+
+
+_MATH = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+         "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc", "pow", "atan2", "hypot",
+         "copysign")
+
+# Target-independent entries are shared with the CUDA table.
+INTRINSICS = {
+    "cuda.sreg": lower_sreg,
+    "cuda.grid": lower_grid,
+    "cuda.gridsize": lower_gridsize,
+    "cuda.syncthreads": lower_syncthreads_unexpected,
+    "shared.array": lower_shared_array,
+    "local.array": builtins.lower_local_array,
+    **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},
+    "atomic.cas": lower_atomic_cas,
+    "array.shape": builtins.lower_array_shape,
+    "array.size": builtins.lower_array_size,
+    "abs": builtins.lower_abs,
+    "min": builtins.lower_min,
+    "max": builtins.lower_max,
+    "range": builtins.lower_range,
+    "math.isnan": builtins.lower_float_class,
+    "math.isinf": builtins.lower_float_class,
+    "math.isfinite": builtins.lower_float_class,
+    **{f"math.{f}": builtins.lower_math for f in _MATH},
+}

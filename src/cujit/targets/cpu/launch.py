@@ -1,0 +1,192 @@
+"""Launching a compiled CPU kernel: arguments, per-worker buffers, host threads.
+
+``CPUKernel.launch`` packs the kernel's flat ABI parameters (``cujit.abi``) into
+one C struct, fills the launch descriptor the runner reads (``runner.LAUNCH``),
+gives every worker its own shared-memory buffers, and calls the runner on one
+host thread, or on several at once when the grid is large enough to repay
+starting them.  ctypes releases the GIL around the call, so the workers run in
+parallel; they divide the blocks among themselves (``runner.py``).  The launch
+returns when the whole grid has run: the CPU target is synchronous.
+
+Host arrays are used in place (the CPU target's device memory is host memory).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from cujit.abi import POINTER, param_kinds
+from cujit.diagnostics import LaunchError
+from cujit.types import Array, Scalar, Tuple, Type
+
+_CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
+           "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
+           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+           "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
+# CUDA's launch limits (CUDA C Programming Guide, "Compute Capabilities"), kept so a
+# launch that fails on the GPU fails here too.
+MAX_BLOCK = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+MAX_GRID = (2**31 - 1, 65535, 65535)
+# Below this many threads a launch runs on the calling thread: waking a worker
+# costs tens of microseconds, more than small grids take in all.
+PARALLEL_MIN_THREADS = 1 << 15
+BUFFER_ALIGN = 64
+FIRST_FRAME_GUESS = 256  # bytes; most frames are smaller (the scalars live across barriers)
+
+
+class _Launch(ctypes.Structure):  # runner.LAUNCH
+    _fields_ = [("grid", ctypes.c_int32 * 3), ("block", ctypes.c_int32 * 3),
+                ("dynbytes", ctypes.c_int64), ("nblocks", ctypes.c_int64),
+                ("chunk", ctypes.c_int64), ("next", ctypes.c_int64)]
+
+
+class _Worker(ctypes.Structure):  # runner.WORKER
+    _fields_ = [("shared", ctypes.c_void_p), ("dynshared", ctypes.c_void_p),
+                ("handles", ctypes.c_void_p), ("frames", ctypes.c_void_p),
+                ("slot_bytes", ctypes.c_int64), ("frame_bytes", ctypes.c_int64)]
+
+
+_RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_Launch),
+                           ctypes.POINTER(_Worker))
+_pool: ThreadPoolExecutor | None = None
+
+
+def host_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _workers_pool(n: int) -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(n, 1), thread_name_prefix="cujit-cpu")
+    return _pool
+
+
+def _aligned(nbytes: int) -> tuple[np.ndarray, int]:
+    """A zeroed host buffer and its first ``BUFFER_ALIGN``-aligned address."""
+    buf = np.zeros(nbytes + BUFFER_ALIGN, np.uint8)
+    addr = buf.ctypes.data
+    return buf, (addr + BUFFER_ALIGN - 1) // BUFFER_ALIGN * BUFFER_ALIGN
+
+
+class CPUKernel:
+    """A kernel compiled for the host: ``launch(grid, block, shmem, arg_types, args)``."""
+
+    def __init__(self, name: str, jit, symbol: str, arg_types: tuple[Type, ...],
+                 static_shared: int, barriers: bool, llvm_ir: str):
+        self.name = name
+        self.arg_types = tuple(arg_types)
+        self.static_shared = static_shared
+        self.barriers = barriers
+        self.llvm_ir = llvm_ir          # before optimisation (what lowering produced)
+        self.jit = jit                  # keeps the machine code alive
+        kinds = [k for t in self.arg_types for k in param_kinds(t)]
+        self._args_struct = type("Args", (ctypes.Structure,), {
+            "_fields_": [(f"p{k}", _CTYPES[kind]) for k, kind in enumerate(kinds)]})
+        self._run = _RUNNER(jit.address(symbol))
+        # Bytes per coroutine frame slot: a guess until a launch reports the real size.
+        self._frame_bytes = FIRST_FRAME_GUESS
+
+    @property
+    def optimized_llvm_ir(self) -> str:
+        return self.jit.llvm_ir
+
+    def launch(self, grid, block, shmem_bytes: int, arg_types, args) -> None:
+        grid, block = _check_dims(grid, MAX_GRID, "grid"), _check_dims(block, MAX_BLOCK, "block")
+        nthreads = block[0] * block[1] * block[2]
+        if nthreads > MAX_THREADS_PER_BLOCK:
+            raise LaunchError(f"kernel {self.name!r}: {nthreads} threads per block; "
+                              f"the limit is {MAX_THREADS_PER_BLOCK}")
+        if shmem_bytes < 0:
+            raise LaunchError(f"kernel {self.name!r}: negative dynamic shared memory size")
+        if tuple(arg_types) != self.arg_types:
+            raise LaunchError(f"kernel {self.name!r} was compiled for different argument types")
+        flat: list = []
+        keep: list = []  # arrays whose memory the kernel uses: alive until it returns
+        for t, a in zip(self.arg_types, args):
+            _flatten(self.name, t, a, flat, keep)
+        packed = self._args_struct(*flat)
+
+        nblocks = grid[0] * grid[1] * grid[2]
+        workers, chunk = plan(nblocks, nthreads)
+        desc = _Launch(grid, block, shmem_bytes, nblocks, chunk, 0)
+        states = [self._worker(nthreads, shmem_bytes) for _ in range(workers)]
+        addr = ctypes.addressof(packed)
+        if workers == 1:
+            self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
+        else:
+            pool = _workers_pool(host_cores() - 1)
+            futures = [pool.submit(self._run, addr, ctypes.byref(desc), ctypes.byref(w))
+                       for w, _ in states[1:]]
+            self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
+            for f in futures:
+                f.result()
+        if self.barriers:  # frames that did not fit their slot were on the heap: fit them next time
+            self._frame_bytes = max([self._frame_bytes] + [w.frame_bytes for w, _ in states])
+
+    def _worker(self, nthreads: int, shmem_bytes: int) -> tuple[_Worker, list]:
+        """One worker's private shared memory (static and dynamic) and coroutine slots."""
+        static, static_at = _aligned(self.static_shared)
+        dyn, dyn_at = _aligned(shmem_bytes)
+        bufs = [static, dyn]
+        if not self.barriers:
+            return _Worker(static_at, dyn_at, 0, 0, 0, 0), bufs
+        handles = np.zeros(nthreads, np.uintp)
+        slot = -(-self._frame_bytes // BUFFER_ALIGN) * BUFFER_ALIGN
+        frames, frames_at = _aligned(nthreads * slot)
+        bufs += [handles, frames]
+        return _Worker(static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0), bufs
+
+
+def plan(nblocks: int, threads_per_block: int) -> tuple[int, int]:
+    """How many host threads run a grid, and how many blocks each claims at a time."""
+    workers = 1
+    if nblocks > 1 and nblocks * threads_per_block >= PARALLEL_MIN_THREADS:
+        workers = min(host_cores(), nblocks)
+    # Claims of a few blocks each: small enough to balance, big enough to be rare.
+    return workers, max(1, nblocks // (workers * 16))
+
+
+def _check_dims(dims, limits, what: str) -> tuple[int, int, int]:
+    dims = tuple(int(d) for d in dims)
+    if len(dims) != 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"{what} must be three positive extents, got {dims}")
+    for d, lim, axis in zip(dims, limits, "xyz"):
+        if d > lim:
+            raise LaunchError(f"{what}.{axis} = {d} exceeds CUDA's limit of {lim}")
+    return dims
+
+
+def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
+    """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
+    if isinstance(t, Array):
+        if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):
+            raise LaunchError(f"kernel {kernel!r} runs on the CPU target but was given a GPU "
+                              "device array; pass a NumPy array or an array from "
+                              "cujit.targets.cpu.memory")
+        a = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if a.dtype != t.dtype.dtype or a.ndim != t.ndim:
+            raise LaunchError(f"kernel {kernel!r}: argument of dtype {a.dtype}, ndim {a.ndim} "
+                              f"does not match the compiled type {t}")
+        keep.append(a)
+        out.extend((a.ctypes.data, *a.shape, *a.strides))
+    elif isinstance(t, Tuple):
+        for item_t, item in zip(t.items, value):
+            _flatten(kernel, item_t, item, out, keep)
+    elif isinstance(t, Scalar):
+        if t.kind == "b":
+            out.append(int(bool(value)))
+        elif t.kind == "f":
+            out.append(float(value))
+        else:  # ctypes wraps an out-of-range int to the width, as a C cast would
+            out.append(int(value))
+    else:
+        raise LaunchError(f"kernel {kernel!r}: cannot pass a value of type {t}")
