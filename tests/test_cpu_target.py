@@ -1,11 +1,10 @@
 """The CPU target: the end-to-end kernel set run on the host and compared with NumPy.
 
-Each case of tests/kernels.py goes through stages 1-5 (``compile_kernel(...,
-stop_after="passes")``), then ``compile_cpu_kernel`` and ``CPUKernel.launch``,
-with host arrays (used in place) and with the CPU target's device arrays.  The
-check is test_kernels_gpu.py's.  Further tests pin what the kernel set does not
-reach: barriers in loops and under uniform branches, per-block shared memory
-while blocks run on two cores, atomics under contention, launch limits.
+The kernel set itself runs on the CPU target in test_kernels_run.py (through
+``cuda.jit(target="cpu")``); here ``compile_cpu_kernel`` and ``CPUKernel.launch``
+are driven directly, pinning what the kernel set does not reach: barriers in loops
+and under uniform branches, per-block shared memory while blocks run on two cores,
+atomics under contention, launch limits.
 """
 
 from __future__ import annotations
@@ -45,37 +44,6 @@ def run(kernel, grid, block, args, shmem=0):
             for d in (grid, block)]
     k.launch(dims[0], dims[1], shmem, types, args)
     return k
-
-
-def check(case, got: dict, expected: dict):  # as in test_kernels_gpu.py
-    for idx, ref in expected.items():
-        out = got[idx]
-        ref = np.asarray(ref)
-        assert out.shape == ref.shape, f"{case.name}: output {idx} shape"
-        if ref.dtype.kind == "f" or out.dtype.kind == "f":
-            assert not np.isnan(out).any() or np.isnan(ref).any(), f"{case.name}: unwritten"
-            err = np.linalg.norm(out.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-300)
-            assert err < case.rtol, f"{case.name}: output {idx} relative error {err:.3e}"
-        else:
-            np.testing.assert_array_equal(out, ref.astype(out.dtype), err_msg=case.name)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-@pytest.mark.parametrize("where", ["host", "device"])
-def test_kernel_matches_numpy(case, where):
-    rng = np.random.default_rng()
-    args, grid, block, shmem = case.setup(rng)
-    inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    expected = case.reference(inputs)
-    if where == "host":
-        run(case.kernel, grid, block, args, shmem)
-        got = {i: args[i] for i in expected}
-    else:
-        dargs = [memory.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        run(case.kernel, grid, block, dargs, shmem)
-        memory.synchronize()
-        got = {i: dargs[i].copy_to_host() for i in expected}
-    check(case, got, expected)
 
 
 # -- barriers -------------------------------------------------------------------------
@@ -401,3 +369,16 @@ def test_every_atomic_operation():
     assert uints[0] == n % 10 and uints[1] == (5 - (n - 1) % 6) and uints[2] == v.max() + 1000
     np.testing.assert_array_equal(floats, [v.max() * 0.5, v.min() * 0.5,
                                            v[v % 2 == 0].max(), -0.25 * n])
+
+
+def test_laneid_and_warpsize_follow_the_linear_thread_index():
+    @cuda.jit(target="cpu")
+    def lanes(out):
+        x, y = cuda.threadIdx.x, cuda.threadIdx.y
+        out[0, y, x] = cuda.laneid
+        out[1, y, x] = cuda.warpsize
+
+    out = np.full((2, 4, 24), -1, np.int32)
+    lanes[1, (24, 4)](out)
+    np.testing.assert_array_equal(out[0].ravel(), np.arange(96) % 32)
+    assert (out[1] == 32).all()

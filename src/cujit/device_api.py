@@ -2,7 +2,7 @@
 ``cuda.shared.array``, ``cuda.atomic.add``...
 
 They are placeholders with a stable identity: type inference recognises them by
-identity (see ``cujit.infer.intrinsics``) and the target lowers them.  Called on
+identity (see ``cujit.infer.calls``) and the target lowers them.  Called on
 the host they raise, since they mean something only inside a kernel.
 """
 
@@ -30,7 +30,8 @@ class DeviceOnly:
 
 
 class SpecialRegister:
-    """One of ``threadIdx.x`` ... ``gridDim.z``: an int32 read from a PTX special register."""
+    """One of ``threadIdx.x`` ... ``gridDim.z``, ``laneid``, ``warpsize``: an int32 read from
+    a PTX special register (``warpsize`` is the constant 32)."""
 
     def __init__(self, key: str):
         self.key = key
@@ -75,20 +76,85 @@ threadIdx = Dim3("threadIdx")
 blockIdx = Dim3("blockIdx")
 blockDim = Dim3("blockDim")
 gridDim = Dim3("gridDim")
+laneid = SpecialRegister("laneid")  # this thread's lane in its warp, 0..31 (int32)
+warpsize = SpecialRegister("warpsize")  # 32 on every architecture so far (int32)
 
 grid = DeviceOnly("grid", "grid(ndim): this thread's absolute index (an int, or a tuple for 2-3 dims)")
 gridsize = DeviceOnly("gridsize", "gridsize(ndim): the number of threads in the grid per dimension")
+
+# -- synchronisation and memory fences ------------------------------------------
 syncthreads = DeviceOnly("syncthreads", "barrier for all threads of the block")
+syncthreads_count = DeviceOnly(
+    "syncthreads_count", "syncthreads_count(predicate): barrier; how many threads had it non-zero")
+syncthreads_and = DeviceOnly(
+    "syncthreads_and", "syncthreads_and(predicate): barrier; 1 if every thread had it non-zero")
+syncthreads_or = DeviceOnly(
+    "syncthreads_or", "syncthreads_or(predicate): barrier; 1 if any thread had it non-zero")
+syncwarp = DeviceOnly("syncwarp", "syncwarp(mask=0xffffffff): barrier for the warp's lanes in mask")
+threadfence = DeviceOnly("threadfence", "memory fence at device scope")
+threadfence_block = DeviceOnly("threadfence_block", "memory fence at block scope")
+threadfence_system = DeviceOnly("threadfence_system", "memory fence at system scope (host too)")
+
+# -- warp-level functions ----------------------------------------------------------
+shfl_sync = DeviceOnly("shfl_sync", "shfl_sync(mask, value, src_lane): value of lane src_lane")
+shfl_up_sync = DeviceOnly("shfl_up_sync", "shfl_up_sync(mask, value, delta): from lane - delta")
+shfl_down_sync = DeviceOnly("shfl_down_sync",
+                            "shfl_down_sync(mask, value, delta): from lane + delta")
+shfl_xor_sync = DeviceOnly("shfl_xor_sync",
+                           "shfl_xor_sync(mask, value, lane_mask): from lane ^ lane_mask")
+all_sync = DeviceOnly("all_sync", "all_sync(mask, predicate): true if it holds on every lane")
+any_sync = DeviceOnly("any_sync", "any_sync(mask, predicate): true if it holds on any lane")
+eq_sync = DeviceOnly("eq_sync", "eq_sync(mask, predicate): true if every lane agrees")
+ballot_sync = DeviceOnly("ballot_sync", "ballot_sync(mask, predicate): bit k set if lane k holds")
+activemask = DeviceOnly("activemask", "activemask(): the lanes executing this call (uint32)")
+lanemask_lt = DeviceOnly("lanemask_lt", "lanemask_lt(): the bits of the lanes below this one")
+match_any_sync = DeviceOnly("match_any_sync",
+                            "match_any_sync(mask, value): the lanes holding the same value")
+match_all_sync = DeviceOnly("match_all_sync",
+                            "match_all_sync(mask, value): (mask if all lanes agree else 0, agree)")
+
+# -- bit and float intrinsics --------------------------------------------------------
+popc = DeviceOnly("popc", "popc(x): the number of set bits")
+brev = DeviceOnly("brev", "brev(x): the bits of x reversed")
+clz = DeviceOnly("clz", "clz(x): the number of leading zero bits")
+ffs = DeviceOnly("ffs", "ffs(x): 1 + the position of the lowest set bit, 0 if none")
+fma = DeviceOnly("fma", "fma(a, b, c): a * b + c rounded once")
+cbrt = DeviceOnly("cbrt", "cbrt(x): the cube root")
 
 shared = Namespace("shared", array=DeviceOnly(
     "shared.array", "shared.array(shape, dtype): block-shared memory; shape 0 means sized at launch"))
 local = Namespace("local", array=DeviceOnly(
     "local.array", "local.array(shape, dtype): a per-thread array"))
-atomic = Namespace("atomic", add=DeviceOnly(
-    "atomic.add", "atomic.add(array, index, value): add atomically, return the old value"))
+
+_ATOMIC_DOCS = {
+    "add": "array[idx] += val", "sub": "array[idx] -= val",
+    "max": "array[idx] = max(array[idx], val) (a NaN on either side leaves it unchanged)",
+    "min": "array[idx] = min(array[idx], val) (a NaN on either side leaves it unchanged)",
+    "nanmax": "array[idx] = max(array[idx], val), ignoring a NaN val, replacing a NaN there",
+    "nanmin": "array[idx] = min(array[idx], val), ignoring a NaN val, replacing a NaN there",
+    "and_": "array[idx] &= val", "or_": "array[idx] |= val", "xor": "array[idx] ^= val",
+    "exch": "array[idx] = val",
+    "inc": "array[idx] = 0 if array[idx] >= val else array[idx] + 1",
+    "dec": "array[idx] = val if array[idx] == 0 or array[idx] > val else array[idx] - 1",
+}
+atomic = Namespace(
+    "atomic",
+    **{name: DeviceOnly(f"atomic.{name}", f"atomic.{name}(array, idx, val): {doc} atomically; "
+                        "returns the old value") for name, doc in _ATOMIC_DOCS.items()},
+    cas=DeviceOnly("atomic.cas", "atomic.cas(array, idx, old, val): array[idx] = val if it "
+                   "equals old, atomically; returns the old value"),
+    compare_and_swap=DeviceOnly(
+        "atomic.compare_and_swap", "atomic.compare_and_swap(array, old, val): atomic.cas at "
+        "index 0 of a 1-d array"),
+)
 
 ALL: dict[str, object] = {}
-for _obj in (grid, gridsize, syncthreads, shared.array, local.array, atomic.add):
+for _obj in (grid, gridsize, syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
+             syncwarp, threadfence, threadfence_block, threadfence_system, shfl_sync,
+             shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+             ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync, popc, brev,
+             clz, ffs, fma, cbrt, shared.array, local.array, laneid, warpsize,
+             *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly))):
     ALL[_obj.key] = _obj
 for _d in (threadIdx, blockIdx, blockDim, gridDim):
     for _r in (_d.x, _d.y, _d.z):

@@ -20,8 +20,10 @@ from collections.abc import Callable
 
 from cujit import device_api as cuda
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
 from cujit.infer import cuda_calls as cu
+from cujit.infer import warp_calls as wp
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Call, Const, Value
@@ -91,9 +93,30 @@ CALLS: dict[object, Rule] = {
     cuda.grid: cu.grid("cuda.grid"),
     cuda.gridsize: cu.grid("cuda.gridsize"),
     cuda.syncthreads: cu.call_syncthreads,
+    cuda.syncthreads_count: cu.barrier_reduce("syncthreads_count"),
+    cuda.syncthreads_and: cu.barrier_reduce("syncthreads_and"),
+    cuda.syncthreads_or: cu.barrier_reduce("syncthreads_or"),
+    cuda.syncwarp: cu.call_syncwarp,
+    cuda.threadfence: cu.fence("threadfence"),
+    cuda.threadfence_block: cu.fence("threadfence_block"),
+    cuda.threadfence_system: cu.fence("threadfence_system"),
     cuda.shared.array: cu.array_alloc("shared.array"),
     cuda.local.array: cu.array_alloc("local.array"),
-    cuda.atomic.add: cu.call_atomic_add,
+    **{getattr(cuda.atomic, f): at.atomic_rmw(f) for f in at.ATOMIC_OPS},
+    cuda.atomic.cas: at.call_cas,
+    cuda.atomic.compare_and_swap: at.call_compare_and_swap,
+    **{getattr(cuda, f): wp.shuffle(f) for f in wp.SHUFFLES},
+    **{getattr(cuda, f): wp.vote(f) for f in wp.VOTES},
+    cuda.match_any_sync: wp.match("match_any_sync"),
+    cuda.match_all_sync: wp.match("match_all_sync"),
+    cuda.activemask: wp.lane_mask("activemask"),
+    cuda.lanemask_lt: wp.lane_mask("lanemask_lt"),
+    cuda.popc: wp.bit_count("popc"),
+    cuda.clz: wp.bit_count("clz"),
+    cuda.ffs: wp.call_ffs,
+    cuda.brev: wp.call_brev,
+    cuda.fma: wp.call_fma,
+    cuda.cbrt: wp.call_cbrt,
     math.isnan: bi.float_test("isnan", False),
     math.isinf: bi.float_test("isinf", False),
     math.isfinite: bi.float_test("isfinite", True),

@@ -1,7 +1,11 @@
-"""Typing rules for the ``cuda.*`` device functions (``cujit.device_api``).
+"""Typing rules for the ``cuda.*`` device functions (``cujit.device_api``): the grid,
+barriers and fences, shared and local arrays.  Atomics are typed in
+``atomic_calls``, warp-level and bit intrinsics in ``warp_calls``.
 
 Their compile-time parameters (``grid``'s ndim, an array's shape and dtype)
 must be constants: they become ``attrs`` of the intrinsic, not values.
+Predicates (``syncthreads_count``, the warp votes) become bools (``!= 0``); lane
+masks and lane numbers become uint32 (their low 32 bits, as numba truncates them).
 
     %5 = call %4(16, %3)          # cuda.shared.array(16, float32)
   becomes
@@ -13,19 +17,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import TypingError
-from cujit.infer.access import array_index
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.types import (
-    Array, Scalar, Tuple, float32, float64, int32, int64, none, to_type, uint32, uint64,
-)
+from cujit.types import Array, Scalar, Tuple, boolean, int32, int64, none, to_type, uint32
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
-
-# PTX has atom.add for these element types (PTX ISA, "atom" instruction).
-ATOMIC_ADD_TYPES = (int32, int64, uint32, uint64, float32, float64)
 
 
 def grid(name: str):
@@ -45,6 +43,52 @@ def call_syncthreads(t: Typer, site: CallSite) -> Value:
     site.expect(0, 0)
     return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.syncthreads",
                             args=()))
+
+
+def predicate(t: Typer, site: CallSite, v: Value, what: str) -> Value:
+    """A predicate argument as a bool (``!= 0``): numba takes an integer or a bool."""
+    pt = t.scalar(v, site.loc, what)
+    if pt.is_float:
+        raise TypingError(f"{what} must be an integer or a bool, not {pt}", site.loc)
+    return t.cast(v, boolean, site.loc)
+
+
+def mask32(t: Typer, site: CallSite, v: Value, what: str) -> Value:
+    """A 32-bit lane mask or lane number: any integer, its low 32 bits as uint32."""
+    mt = t.scalar(v, site.loc, what)
+    if mt.is_float or mt == boolean:
+        raise TypingError(f"{what} must be an integer, not {mt}", site.loc)
+    return t.cast(v, uint32, site.loc)
+
+
+def barrier_reduce(name: str):
+    """``cuda.syncthreads_count/and/or(predicate)``: a block barrier that also reduces a
+    predicate over the block's threads; int32 as in numba (a count, or 0/1)."""
+    def rule(t: Typer, site: CallSite) -> Value:
+        site.expect(1, 1, keywords=("predicate",))
+        pred = predicate(t, site, site.arg(0, "predicate"), f"cuda.{name}'s predicate")
+        return t.emit(Intrinsic(loc=site.loc, result=site.result(int32), name=f"cuda.{name}",
+                                args=(pred,)))
+    return rule
+
+
+def call_syncwarp(t: Typer, site: CallSite) -> Value:
+    """``cuda.syncwarp(mask=0xffffffff)``."""
+    site.expect(0, 1, keywords=("mask",))
+    mask = site.arg(0, "mask", default=None)
+    mask = t.const(0xFFFFFFFF, site.loc) if mask is None else mask
+    mask = mask32(t, site, mask, "cuda.syncwarp's mask")
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.syncwarp",
+                            args=(mask,)))
+
+
+def fence(name: str):
+    """``cuda.threadfence()``, ``threadfence_block()``, ``threadfence_system()``."""
+    def rule(t: Typer, site: CallSite) -> Value:
+        site.expect(0, 0)
+        return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name=f"cuda.{name}",
+                                args=()))
+    return rule
 
 
 def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
@@ -82,19 +126,3 @@ def array_alloc(name: str):
         return t.emit(Intrinsic(loc=site.loc, result=site.result(Array(dtype, len(shape), "C")),
                                 name=name, args=(), attrs=(("shape", shape), ("dtype", dtype))))
     return rule
-
-
-def call_atomic_add(t: Typer, site: CallSite) -> Value:
-    site.expect(3, 3, keywords=("ary", "idx", "val"))
-    ary, idx, val = site.arg(0, "ary"), site.arg(1, "idx"), site.arg(2, "val")
-    if not isinstance(ary.type, Array):
-        raise TypingError(f"cuda.atomic.add needs an array, not {describe(ary.type)}", site.loc)
-    dtype = ary.type.dtype
-    if dtype not in ATOMIC_ADD_TYPES:
-        raise TypingError(f"cuda.atomic.add does not support arrays of {dtype} (supported: "
-                          + ", ".join(map(str, ATOMIC_ADD_TYPES)) + ")", site.loc)
-    index = array_index(t, ary.type, idx, site.loc)
-    t.scalar(val, site.loc, "cuda.atomic.add's value")
-    value = t.cast(val, dtype, site.loc)
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(dtype), name="atomic.add",
-                            args=(ary, index, value)))

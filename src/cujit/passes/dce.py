@@ -30,7 +30,13 @@ from __future__ import annotations
 from cujit.ir import Block, Branch, Function, Intrinsic, Jump, Op, SetItem, operands
 
 # Intrinsics that act on memory or on other threads; their results may go unused.
-EFFECTS = frozenset({"cuda.syncthreads", "atomic.add"})
+EFFECTS = frozenset({
+    "cuda.syncthreads", "cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or",
+    "cuda.syncwarp", "cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system",
+    "atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.nanmax", "atomic.nanmin",
+    "atomic.and", "atomic.or", "atomic.xor", "atomic.exch", "atomic.inc", "atomic.dec",
+    "atomic.cas",
+})
 
 
 def has_effect(op: Op) -> bool:

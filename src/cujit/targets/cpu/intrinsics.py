@@ -56,7 +56,17 @@ def hidden(ctx: FunctionLowering, name: str) -> ll.Value:
 
 
 def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    return hidden(ctx, op.attr("reg"))
+    reg = op.attr("reg")
+    if reg == "warpsize":
+        return ll.Constant(ll.IntType(32), 32)
+    if reg == "laneid":
+        # CUDA numbers lanes by the thread's linear index within its block.
+        b = ctx.builder
+        tx, ty, tz = (hidden(ctx, f"threadIdx.{a}") for a in "xyz")
+        bx, by = hidden(ctx, "blockDim.x"), hidden(ctx, "blockDim.y")
+        linear = b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
+        return b.and_(linear, ll.Constant(ll.IntType(32), 31))
+    return hidden(ctx, reg)
 
 
 def _per_axis(ctx: FunctionLowering, op: ir.Intrinsic, one_axis):

@@ -5,14 +5,21 @@ intrinsic of the typed IR (docs/typed-ir.md).  Target-independent entries come
 from ``cujit.codegen.builtins``; the GPU-specific ones are here:
 
 - special registers through ``llvm.nvvm.read.ptx.sreg.*`` (NVVM IR spec,
-  "Special Registers"), all ``i32``;
+  "Special Registers"), all ``i32``: ``laneid`` through ``%laneid``; ``warpsize``
+  is the constant 32 (PTX ISA, "Special Registers": ``WARP_SZ`` is 32 on every
+  architecture so far);
 - ``cuda.grid``/``cuda.gridsize`` computed in int64, so grids past 2**31
   threads do not overflow;
-- ``syncthreads`` as ``llvm.nvvm.barrier0`` (PTX ``bar.sync 0``);
+- ``syncthreads`` as ``llvm.nvvm.barrier0`` (PTX ``bar.sync 0``), and
+  ``syncthreads_count/and/or`` as ``llvm.nvvm.barrier0.popc/and/or`` (PTX
+  ``bar.red.popc.u32`` / ``bar.red.and.pred`` / ``bar.red.or.pred``);
+- ``threadfence``, ``threadfence_block``, ``threadfence_system`` as
+  ``llvm.nvvm.membar.gl/cta/sys`` (PTX ``membar.gl/cta/sys``, "membar/fence");
 - shared arrays as ``addrspace(3)`` globals (NVVM IR spec, "Address Spaces"),
-  cast to generic pointers for the array value;
-- ``atomic.add``: ``atomicrmw add`` for ints; libNVVM rejects ``atomicrmw fadd``,
-  so floats use ``llvm.nvvm.atomic.load.add.f32/f64`` (PTX ``atom.add.f32``).
+  cast to generic pointers for the array value.
+
+The atomics are in ``atomics.py``, the warp-level intrinsics in ``warp.py``, the
+bit and float intrinsics (``popc``, ``fma``...) in ``bits.py``.
 """
 
 from __future__ import annotations
@@ -21,16 +28,20 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.codegen import builtins
-from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
+from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type, value_type
-from cujit.types import Array, Scalar
+from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
+from cujit.targets.cuda.bits import BIT_INTRINSICS
+from cujit.targets.cuda.warp import WARP_INTRINSICS
+from cujit.types import Array
 
 _SREG_NAMES = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
 _AXES = ("x", "y", "z")
 SHARED_ALIGN = 16  # bytes: enough for any scalar and for 16-byte vector loads
 DYNAMIC_SHARED_SYMBOL = "__cujit_dynamic_shared"
 _NO_WRAP = ("nuw", "nsw")
+WARP_SIZE = 32
 
 
 def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str) -> ll.Value:
@@ -41,7 +52,14 @@ def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str) -> ll.Value:
 
 
 def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    dim3, axis = op.attr("reg").split(".")
+    reg = op.attr("reg")
+    if reg == "warpsize":
+        return ll.Constant(I32, WARP_SIZE)
+    if reg == "laneid":
+        f = ctx.declare("llvm.nvvm.read.ptx.sreg.laneid", I32, [],
+                        attrs=("nounwind", "readnone"))
+        return ctx.builder.call(f, [])
+    dim3, axis = reg.split(".")
     return read_sreg(ctx, _SREG_NAMES[dim3], axis)
 
 
@@ -80,6 +98,27 @@ def lower_gridsize(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 def lower_syncthreads(ctx: FunctionLowering, op: ir.Intrinsic, args):
     f = ctx.declare("llvm.nvvm.barrier0", VOID, [], attrs=("nounwind", "convergent"))
+    ctx.builder.call(f, [])
+
+
+def lower_barrier_reduce(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``syncthreads_count/and/or(pred)``: a block barrier that reduces ``pred``
+    (NVVM IR spec, "Barrier and Memory Fence": ``llvm.nvvm.barrier0.popc/and/or``).
+    The count is a popcount; ``and``/``or`` give 0 or 1."""
+    kind = op.name.rsplit("_", 1)[1]  # count, and, or
+    f = ctx.declare(f"llvm.nvvm.barrier0.{'popc' if kind == 'count' else kind}", I32, [I32],
+                    attrs=("nounwind", "convergent"))
+    return ctx.builder.call(f, [ctx.builder.zext(args[0], I32)])
+
+
+_FENCE_SCOPES = {"cuda.threadfence": "gl", "cuda.threadfence_block": "cta",
+                 "cuda.threadfence_system": "sys"}
+
+
+def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """A memory fence at device (``gl``), block (``cta``) or system scope (PTX ISA,
+    "membar/fence": ``membar.gl`` is ``fence.sc.gpu`` on sm_70+)."""
+    f = ctx.declare(f"llvm.nvvm.membar.{_FENCE_SCOPES[op.name]}", VOID, [], attrs=("nounwind",))
     ctx.builder.call(f, [])
 
 
@@ -128,31 +167,20 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return make_array(ctx, t, data, extents, c_strides(t, shape))
 
 
-def lower_atomic_add(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    """``cuda.atomic.add(ary, idx, val)``: adds atomically, returns the old value.
-
-    The address is computed as for ``ary[idx]`` (negative indices included).
-    """
-    t: Array = op.args[0].type
-    dtype: Scalar = t.dtype
-    ptr = element_pointer(ctx, t, args[0], index_values(ctx, op.args[1]))
-    val = args[2]
-    if dtype.kind == "f":
-        suffix = "f32.p0f32" if dtype.bits == 32 else "f64.p0f64"
-        f = ctx.declare(f"llvm.nvvm.atomic.load.add.{suffix}", val.type,
-                        [ptr.type, val.type], attrs=("nounwind",))
-        return ctx.builder.call(f, [ptr, val])
-    return ctx.builder.atomic_rmw("add", ptr, val, "monotonic")
-
-
 INTRINSICS = {
     "cuda.sreg": lower_sreg,
     "cuda.grid": lower_grid,
     "cuda.gridsize": lower_gridsize,
     "cuda.syncthreads": lower_syncthreads,
     "shared.array": lower_shared_array,
+    "cuda.syncthreads_count": lower_barrier_reduce,
+    "cuda.syncthreads_and": lower_barrier_reduce,
+    "cuda.syncthreads_or": lower_barrier_reduce,
+    **{name: lower_threadfence for name in _FENCE_SCOPES},
+    **WARP_INTRINSICS,
+    **BIT_INTRINSICS,
+    **ATOMIC_INTRINSICS,
     "local.array": builtins.lower_local_array,
-    "atomic.add": lower_atomic_add,
     "array.shape": builtins.lower_array_shape,
     "array.size": builtins.lower_array_size,
     "abs": builtins.lower_abs,

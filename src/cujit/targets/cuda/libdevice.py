@@ -57,6 +57,8 @@ LIBDEVICE: dict[tuple[str, str], MathFn] = {
     ("hypot", "float64"): MathFn("__nv_hypot", 2),
     ("copysign", "float32"): MathFn("__nv_copysignf", 2),
     ("copysign", "float64"): MathFn("__nv_copysign", 2),
+    ("cbrt", "float32"): MathFn("__nv_cbrtf"),  # cuda.cbrt
+    ("cbrt", "float64"): MathFn("__nv_cbrt"),
     ("fmod", "float32"): MathFn("__nv_fmodf", 2),
     ("fmod", "float64"): MathFn("__nv_fmod", 2),
 }
