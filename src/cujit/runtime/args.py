@@ -4,11 +4,18 @@ Per ``cujit.abi`` an array becomes (data pointer, n extents, n byte strides),
 a scalar one value, a tuple its items in order.  How an array argument gets
 a device pointer:
 
-- a :class:`DeviceArray`, or any object with ``__cuda_array_interface__``
-  (CuPy, PyTorch), is passed by pointer, no copy;
+- a :class:`DeviceArray` is passed by pointer, no copy (the fast path);
+- another library's device array (CUDA Array Interface or DLPack: CuPy,
+  PyTorch, JAX) is viewed with no copy, after ordering the launch stream
+  behind the producer's stream (``cujit.runtime.interop``);
 - a NumPy array is copied to the device before the launch and, if writeable,
   copied back after it (numba's rule; it costs two transfers per launch, which
   is why numba warns about it and why users pass device arrays).
+
+Two optional checks, a few attribute reads per array argument: ``written``
+(one bool per argument: does the kernel store into it?) refuses read-only
+arrays where the kernel writes, and ``device_id`` refuses arrays that live on
+another GPU.  Both raise a LaunchError naming the argument.
 """
 
 from __future__ import annotations
@@ -16,30 +23,40 @@ from __future__ import annotations
 import numpy as np
 
 from cujit.diagnostics import LaunchError
+from cujit.runtime.devices import arg_name, device_error
 from cujit.runtime.driver import call
-from cujit.runtime.memory import DeviceArray, as_device_array, to_device
+from cujit.runtime.interop import import_for_launch
+from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
 from cujit.types.core import Array, Scalar, Tuple
 
 
-def prepare_args(arg_types, args, stream=0) -> tuple[list, list]:
+def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
+                 names=None) -> tuple[list, list]:
     """Flatten ``args`` (typed by ``arg_types``) into parameter values.
 
     Returns ``(values, writebacks)``: ``values`` in ``cujit.abi`` order, and one
     :class:`Writeback` per host array, to run after the launch (call each, or
     :func:`finish_writebacks`).  Keep ``writebacks`` alive until then: it owns
-    the temporary device copies the launched kernel reads.
+    the temporary device copies (and foreign-array views) the kernel reads.
+
+    ``written``: a tuple of one bool per argument, True where the kernel may
+    store into that array (for a tuple argument: into any array in it).
+    ``device_id``: the device the kernel is launched on.  ``names``: the
+    parameter names, for error messages.
     """
     values: list = []
     writebacks: list = []
     if len(arg_types) != len(args):
         raise LaunchError(f"kernel takes {len(arg_types)} arguments, got {len(args)}")
+    # None when nothing is to be checked: the fast path then pays one comparison.
+    checks = None if written is None and device_id is None else (written, device_id, names)
     for i, (t, a) in enumerate(zip(arg_types, args)):
-        _flatten(t, a, values, writebacks, stream, i)
+        _flatten(t, a, values, writebacks, stream, i, checks)
     return values, writebacks
 
 
-def _flatten(t, a, values: list, writebacks: list, stream, index: int) -> None:
+def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -> None:
     tc = t.__class__
     if tc is Scalar:
         try:
@@ -52,15 +69,25 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int) -> None:
         except (TypeError, ValueError):
             raise LaunchError(f"argument {index}: expected a {t} scalar, got {a!r}") from None
     elif tc is Array:
-        if isinstance(a, DeviceArray):
+        if a.__class__ is DeviceArray or isinstance(a, DeviceArray):
             dev = a
         elif isinstance(a, np.ndarray):
+            if checks is not None and checks[0] is not None and checks[0][index] \
+                    and not a.flags.writeable:
+                raise _readonly_error(index, checks[2], "a read-only NumPy array")
             dev = _host_to_device(a, writebacks, stream)
-        elif hasattr(a, "__cuda_array_interface__"):
-            dev = as_device_array(a)
         else:
-            raise LaunchError(f"argument {index}: expected an array for {t}, got "
-                              f"{type(a).__name__}")
+            dev = import_for_launch(a, stream)
+            if dev is None:
+                raise LaunchError(f"argument {index}: expected an array for {t}, got "
+                                  f"{type(a).__name__}")
+        if checks is not None:
+            written, device_id, names = checks
+            if dev.readonly and written is not None and written[index]:
+                raise _readonly_error(index, names, f"a read-only {type(a).__name__} buffer")
+            d = dev.device_id
+            if d != device_id and d is not None and device_id is not None:
+                raise device_error(index, d, device_id, names)
         if dev.ndim != t.ndim:
             raise LaunchError(f"argument {index}: expected a {t.ndim}-d array, got "
                               f"{dev.ndim}-d")
@@ -72,9 +99,31 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int) -> None:
             raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
                               f"for {t}, got {a!r}")
         for item_t, item in zip(t.items, a):
-            _flatten(item_t, item, values, writebacks, stream, index)
+            _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
         raise LaunchError(f"argument {index}: values of type {t} cannot be kernel parameters")
+
+
+def _readonly_error(index: int, names, what: str) -> LaunchError:
+    return LaunchError(f"{arg_name(index, names)} is {what}, but the kernel writes to it: "
+                       "pass a writeable array (for instance a copy)")
+
+
+def check_writable(args, written, names=None) -> None:
+    """Raise a LaunchError naming the first read-only array the kernel would write.
+
+    ``written`` holds one bool per argument.  Device arrays and NumPy arrays
+    are checked here; foreign arrays (CuPy, PyTorch...) are checked by
+    ``prepare_args`` once viewed, since reading their flag may mean taking a
+    DLPack capsule.
+    """
+    for i, (a, w) in enumerate(zip(args, written)):
+        if w:
+            for item in (a if isinstance(a, tuple) else (a,)):
+                if isinstance(item, DeviceArray) and item.readonly:
+                    raise _readonly_error(i, names, "a read-only device array")
+                if isinstance(item, np.ndarray) and not item.flags.writeable:
+                    raise _readonly_error(i, names, "a read-only NumPy array")
 
 
 def _host_to_device(a: np.ndarray, writebacks: list, stream) -> DeviceArray:

@@ -16,6 +16,7 @@ from cujit.runtime.driver import call, get_driver, is_available  # noqa: F401 (r
 
 _tls = threading.local()
 _contexts: dict[int, Context] = {}
+_devices: dict[int, Device] = {}
 _selected = 0
 _lock = threading.Lock()
 
@@ -83,11 +84,25 @@ def get_context() -> Context:
         return _bind(_selected)
 
 
+def device_info(ordinal: int) -> Device:
+    """Device ``ordinal``'s attributes, read once, without touching any context."""
+    dev = _devices.get(ordinal)
+    if dev is None:
+        with _lock:
+            dev = _devices.get(ordinal)
+            if dev is None:
+                dev = _devices[ordinal] = Device(ordinal)
+    return dev
+
+
 def _bind(ordinal: int) -> Context:
-    with _lock:
-        ctx = _contexts.get(ordinal)
-        if ctx is None:
-            ctx = _contexts[ordinal] = Context(Device(ordinal))
+    ctx = _contexts.get(ordinal)
+    if ctx is None:
+        device = device_info(ordinal)
+        with _lock:
+            ctx = _contexts.get(ordinal)
+            if ctx is None:
+                ctx = _contexts[ordinal] = Context(device)
     ctx.make_current()
     return ctx
 

@@ -4,6 +4,11 @@ An allocation (:class:`DeviceBuffer`) frees itself with ``cuMemFree`` when
 the last array viewing it is garbage collected; views made by slicing hold a
 reference to it, so a strided view keeps its base's memory alive.  Strides are
 in bytes, as in NumPy and the kernel parameter layout (``cujit.abi``).
+
+A DeviceArray also remembers the device it lives on (``device_id``) and
+whether it may be written (``readonly``: set for views of read-only foreign
+buffers); it exports itself through the CUDA Array Interface and DLPack
+(``cujit.runtime.dlpack``) and pickles by a round trip through the host.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 from cujit.runtime.context import get_context
 from cujit.runtime.driver import CudaDriverError, call, get_driver
 from cujit.runtime.layout import byte_span, contiguous_strides, index_view, is_contiguous
-from cujit.runtime.stream import _default, as_cu_stream
+from cujit.runtime.stream import _default, as_cu_stream, stream_handle
 
 _CUDA_ERROR_INVALID_CONTEXT = 201
 _CUDA_ERROR_OUT_OF_MEMORY = 2
@@ -26,16 +31,22 @@ _CUDA_ERROR_OUT_OF_MEMORY = 2
 class DeviceBuffer:
     """One ``cuMemAlloc`` allocation, freed when this object is collected."""
 
-    __slots__ = ("__weakref__", "nbytes", "ptr")
+    __slots__ = ("__weakref__", "device_id", "nbytes", "ptr")
 
     def __init__(self, nbytes: int):
         ctx = get_context()
+        self.device_id = _device_id(ctx)
         self.nbytes = nbytes
         self.ptr = _alloc(nbytes) if nbytes else 0
         if self.ptr:
             # atexit=False: at interpreter exit the driver may already be torn
             # down, and process exit returns device memory anyway.
             weakref.finalize(self, _free, self.ptr, ctx).atexit = False
+
+
+def _device_id(ctx) -> int | None:
+    device = getattr(ctx, "device", None)  # None under the tests' driver stand-ins
+    return getattr(device, "id", None)
 
 
 def _alloc(nbytes: int) -> int:
@@ -81,9 +92,11 @@ class DeviceArray:
     __slots__ = (
         "__weakref__",
         "base",
+        "device_id",
         "device_ptr",
         "dtype",
         "ndim",
+        "readonly",
         "shape",
         "size",
         "stream",
@@ -105,18 +118,31 @@ class DeviceArray:
                 raise ValueError("a new allocation cannot have negative strides")
             gpu_data = DeviceBuffer(hi)
         self._set(shape, strides, dtype, gpu_data.ptr, gpu_data, stream)
+        self.device_id = getattr(gpu_data, "device_id", None)
 
-    def _set(self, shape, strides, dtype, ptr, base, stream) -> None:
+    def _set(self, shape, strides, dtype, ptr, base, stream, readonly=False,
+             device_id=None) -> None:
         self.shape, self.strides, self.dtype = shape, strides, dtype
         self.ndim = len(shape)
         self.size = int(np.prod(shape, dtype=np.int64)) if shape else 1
         self.device_ptr, self.base, self.stream = ptr, base, stream
+        self.readonly, self.device_id = readonly, device_id
 
     @classmethod
-    def _view(cls, shape, strides, dtype, ptr, base, stream=0) -> DeviceArray:
+    def _view(cls, shape, strides, dtype, ptr, base, stream=0, readonly=False,
+              device_id=None) -> DeviceArray:
+        """A DeviceArray over existing memory that ``base`` keeps alive.
+
+        ``device_id`` None means unknown: device checks let such an array pass.
+        """
         v = cls.__new__(cls)
-        v._set(shape, strides, dtype, ptr, base, stream)
+        v._set(shape, strides, dtype, ptr, base, stream, readonly, device_id)
         return v
+
+    def _derive(self, shape, strides, ptr) -> DeviceArray:
+        """A view of this array's memory, inheriting its base, stream, flags and device."""
+        return self._view(shape, strides, self.dtype, ptr, self.base, self.stream,
+                          self.readonly, self.device_id)
 
     # -- numba's attributes ------------------------------------------------
     @property
@@ -134,14 +160,34 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self) -> dict:
         c = self.is_c_contiguous()
+        handle = stream_handle(self.stream)
         return {
             "shape": self.shape,
             "strides": None if c else self.strides,
-            "data": (self.device_ptr, False),
+            "data": (self.device_ptr, self.readonly),
             "typestr": self.dtype.str,
-            "stream": None,  # our copies are ordered on the default stream
+            # CAI v3: the stream the data was last worked on, for the consumer to
+            # order after; None (no ordering) for the legacy default stream, as numba.
+            "stream": handle or None,
             "version": 3,
         }
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export (a capsule viewing this memory; see ``cujit.runtime.dlpack``)."""
+        from cujit.runtime import dlpack
+
+        return dlpack.export(self, stream=stream, max_version=max_version,
+                             dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from cujit.runtime import dlpack
+
+        return (dlpack.KDL_CUDA, self.device_id or 0)
+
+    def __reduce__(self):
+        # Device pointers mean nothing in another process: pickle the values,
+        # and allocate on the unpickling process's current device.
+        return (_unpickle, (self.copy_to_host(), self.readonly))
 
     def is_c_contiguous(self) -> bool:
         return is_contiguous(self.shape, self.strides, self.dtype.itemsize, "C")
@@ -162,8 +208,7 @@ class DeviceArray:
         return self.transpose()
 
     def transpose(self) -> DeviceArray:
-        return self._view(self.shape[::-1], self.strides[::-1], self.dtype, self.device_ptr,
-                          self.base, self.stream)
+        return self._derive(self.shape[::-1], self.strides[::-1], self.device_ptr)
 
     def reshape(self, *newshape, order: str = "C") -> DeviceArray:
         """A contiguous array viewed with a new shape (one extent may be -1)."""
@@ -180,8 +225,8 @@ class DeviceArray:
         if not (self.is_c_contiguous() if order == "C" else self.is_f_contiguous()):
             raise NotImplementedError(f"reshape of a non-{order}-contiguous device array")
         shape = tuple(shape)
-        return self._view(shape, contiguous_strides(shape, self.dtype.itemsize, order),
-                          self.dtype, self.device_ptr, self.base, self.stream)
+        return self._derive(shape, contiguous_strides(shape, self.dtype.itemsize, order),
+                            self.device_ptr)
 
     def ravel(self, order: str = "C") -> DeviceArray:
         return self.reshape(self.size, order=order)
@@ -190,7 +235,7 @@ class DeviceArray:
     def _index(self, key) -> tuple[DeviceArray, bool]:
         off, shape, strides, scalar = index_view(self.shape, self.strides, key)
         ptr = self.device_ptr + off if self.device_ptr else 0
-        return self._view(shape, strides, self.dtype, ptr, self.base, self.stream), scalar
+        return self._derive(shape, strides, ptr), scalar
 
     def __getitem__(self, key):
         """Views for slices; a single element comes back to the host, as in numba."""
@@ -234,6 +279,8 @@ class DeviceArray:
         updating its elements on the host and writing the span back: other
         elements inside the span must not change meanwhile (no kernel writing them).
         """
+        if self.readonly:
+            raise ValueError("cannot copy into a read-only device array")
         if hasattr(ary, "__cuda_array_interface__"):
             src = as_device_array(ary)
             contiguous = self.is_c_contiguous() or self.is_f_contiguous()
@@ -273,17 +320,22 @@ def is_cuda_array(obj) -> bool:
     return hasattr(obj, "__cuda_array_interface__")
 
 
-def as_device_array(obj) -> DeviceArray:
-    """``cuda.as_cuda_array``: a DeviceArray viewing any CUDA Array Interface object."""
+def as_device_array(obj, sync: bool = True) -> DeviceArray:
+    """``cuda.as_cuda_array``: a DeviceArray viewing a CUDA Array Interface object.
+
+    Implemented in ``cujit.runtime.interop`` (with DLPack and stream handling).
+    """
     if isinstance(obj, DeviceArray):
         return obj
-    cai = obj.__cuda_array_interface__
-    if cai.get("mask") is not None:
-        raise NotImplementedError("masked CUDA arrays are not supported")
-    dtype = np.dtype(cai["typestr"])
-    shape = tuple(cai["shape"])
-    strides = cai.get("strides") or contiguous_strides(shape, dtype.itemsize)
-    return DeviceArray._view(shape, tuple(strides), dtype, int(cai["data"][0]), obj)
+    from cujit.runtime import interop
+
+    return interop.as_cuda_array(obj, sync=sync)
+
+
+def _unpickle(host: np.ndarray, readonly: bool) -> DeviceArray:
+    dev = to_device(host)
+    dev.readonly = readonly
+    return dev
 
 
 def device_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0) -> DeviceArray:
