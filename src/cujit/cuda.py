@@ -9,12 +9,75 @@ from __future__ import annotations
 
 from cujit import types  # noqa: F401  (cuda.types.int32, as in numba)
 from cujit.device_api import (  # noqa: F401
-    atomic, blockDim, blockIdx, grid, gridDim, gridsize, local, shared, syncthreads, threadIdx,
+    activemask,
+    all_sync,
+    any_sync,
+    atomic,
+    ballot_sync,
+    blockDim,
+    blockIdx,
+    brev,
+    cbrt,
+    clz,
+    eq_sync,
+    ffs,
+    fma,
+    grid,
+    gridDim,
+    gridsize,
+    laneid,
+    lanemask_lt,
+    local,
+    match_all_sync,
+    match_any_sync,
+    popc,
+    shared,
+    shfl_down_sync,
+    shfl_sync,
+    shfl_up_sync,
+    shfl_xor_sync,
+    syncthreads,
+    syncthreads_and,
+    syncthreads_count,
+    syncthreads_or,
+    syncwarp,
+    threadfence,
+    threadfence_block,
+    threadfence_system,
+    threadIdx,
+    warpsize,
 )
 from cujit.dispatcher import compile_ptx, jit  # noqa: F401
 from cujit.types.core import (  # noqa: F401
-    b1, bool_, boolean, byte, double, f4, f8, float32, float64, float_, i1, i2, i4, i8, int8,
-    int16, int32, int64, intp, u1, u2, u4, u8, uint8, uint16, uint32, uint64, uintp, void,
+    b1,
+    bool_,
+    boolean,
+    byte,
+    double,
+    f4,
+    f8,
+    float32,
+    float64,
+    float_,
+    i1,
+    i2,
+    i4,
+    i8,
+    int8,
+    int16,
+    int32,
+    int64,
+    intp,
+    u1,
+    u2,
+    u4,
+    u8,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintp,
+    void,
 )
 
 _RUNTIME_NAMES = {
@@ -26,6 +89,21 @@ _RUNTIME_NAMES = {
     "synchronize": "cujit.runtime.context",
     "stream": "cujit.runtime.stream",
     "default_stream": "cujit.runtime.stream",
+    "legacy_default_stream": "cujit.runtime.stream",
+    "per_thread_default_stream": "cujit.runtime.stream",
+    "external_stream": "cujit.runtime.stream",
+    "as_cuda_array": "cujit.runtime.interop",
+    "from_dlpack": "cujit.runtime.interop",
+    "pinned_array": "cujit.runtime.host",
+    "pinned_array_like": "cujit.runtime.host",
+    "pinned": "cujit.runtime.host",
+    "event": "cujit.runtime.event",
+    "event_elapsed_time": "cujit.runtime.event",
+    "graph": "cujit.runtime.graph",
+    "gpus": "cujit.runtime.devices",
+    "list_devices": "cujit.runtime.devices",
+    "get_current_device": "cujit.runtime.devices",
+    "select_device": "cujit.runtime.context",
 }
 
 
@@ -36,8 +114,16 @@ def is_available() -> bool:
     return context.is_available()
 
 
+# Under CUJIT_TARGET=cpu these come from the CPU target: device arrays in host memory.
+_CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
+    "to_device", "device_array", "device_array_like", "synchronize", "is_cuda_array")}
+
+
 def __getattr__(name: str):
-    module = _RUNTIME_NAMES.get(name)
+    from cujit import config
+
+    module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or \
+        _RUNTIME_NAMES.get(name)
     if module is None:
         raise AttributeError(f"cujit.cuda has no attribute {name!r}")
     import importlib
