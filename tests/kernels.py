@@ -38,6 +38,20 @@ def case(setup, reference, rtol=1e-6):
     return register
 
 
+def check(case: Case, got: dict, expected: dict) -> None:
+    """Compare a run's outputs with the reference: floats by relative norm, ints exactly."""
+    for idx, ref in expected.items():
+        out = got[idx]
+        ref = np.asarray(ref)
+        assert out.shape == ref.shape, f"{case.name}: output {idx} shape"
+        if ref.dtype.kind == "f" or out.dtype.kind == "f":
+            assert not np.isnan(out).any() or np.isnan(ref).any(), f"{case.name}: unwritten"
+            err = np.linalg.norm(out.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-300)
+            assert err < case.rtol, f"{case.name}: output {idx} relative error {err:.3e}"
+        else:
+            np.testing.assert_array_equal(out, ref.astype(out.dtype), err_msg=case.name)
+
+
 def poison(shape, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cujit import cuda, float32
-from cujit.diagnostics import LaunchError, NoGPUError, UnsupportedError
+from cujit.diagnostics import LaunchError, NoGPUError
 from cujit.dispatcher import normalize_dim
 
 
@@ -60,9 +60,15 @@ def test_kernel_returning_a_value_is_an_error():
         cuda.compile_ptx(bad, "void(float32[:])")
 
 
-def test_device_functions_are_not_yet_supported():
-    with pytest.raises(UnsupportedError):
-        cuda.jit(device=True)
+def test_device_function_decorator_forms():
+    from cujit.dispatcher import DeviceFunction
+
+    def f(x):
+        return x + 1
+
+    assert isinstance(cuda.jit(device=True)(f), DeviceFunction)
+    assert isinstance(cuda.jit(f, device=True), DeviceFunction)
+    assert isinstance(cuda.jit("float32(float32)", device=True)(f), DeviceFunction)
 
 
 @pytest.mark.skipif(cuda.is_available(), reason="checks the no-GPU message")

@@ -1,6 +1,7 @@
 """The kernel parameter layout: how each argument type becomes kernel parameters.
 
-This is the one contract shared by code generation and the runtime's launch path.
+This is the one contract shared by code generation and the runtime's launch path
+(and, for debug-mode kernels, the layout of the error record they fill in).
 
 - A scalar is one parameter of its own type; ``bool`` travels as one byte (0 or 1).
 - An array of ``ndim`` n is ``1 + 2n`` parameters: the data pointer, then the n
@@ -10,6 +11,9 @@ This is the one contract shared by code generation and the runtime's launch path
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from cujit.diagnostics import Loc
 from cujit.types.core import Array, Scalar, Tuple, Type
 
 # Parameter kinds: a NumPy dtype character per scalar, 'ptr' for a device pointer.
@@ -28,3 +32,31 @@ def param_kinds(t: Type) -> list[str]:
             out.extend(param_kinds(item))
         return out
     raise TypeError(f"values of type {t} cannot be kernel parameters")
+
+
+# -- the debug-mode error record ---------------------------------------------------
+# A kernel compiled with ``jit(debug=True)`` that has a check (array bounds, ``assert``,
+# ``raise``) holds one module global, ``DEBUG_RECORD_SYMBOL``: ``DEBUG_RECORD_WORDS``
+# int64 words, all zero while nothing has failed.  The first failing thread claims it
+# with a compare-and-swap of word ``DEBUG_CODE`` from 0 to its site's code (>= 1) and
+# then fills in the other words; the host reads it after the launch, zeroes it and
+# raises.  ``cujit.codegen.checks`` writes it, ``cujit.runtime.debug`` reads it.
+DEBUG_RECORD_SYMBOL = "cujit_debug_error"
+DEBUG_CODE = 0
+DEBUG_THREAD = 1  # threadIdx.x, .y, .z
+DEBUG_BLOCK = 4  # blockIdx.x, .y, .z
+DEBUG_INDEX = 7  # a failed bounds check: the index as written, its axis, the extent
+DEBUG_AXIS = 8
+DEBUG_SIZE = 9
+DEBUG_RECORD_WORDS = 10
+
+
+class ErrorSite(NamedTuple):
+    """What one code of the record stands for: the source location, the exception
+    class to raise and its message.  A bounds check's message has ``{index}``,
+    ``{axis}`` and ``{size}`` fields, filled from the record (``bounds`` is True)."""
+
+    loc: Loc
+    exc: type
+    message: str
+    bounds: bool = False

@@ -3,6 +3,7 @@
     python -m cujit demo                                   compile and run an embedded saxpy
     python -m cujit explain FILE.py:KERNEL --sig SIG       every stage of a kernel, with times
     python -m cujit explain FILE.py:KERNEL --sig SIG --emit ptx
+    python -m cujit cache list|clear                       the on-disk kernel cache
 """
 
 from __future__ import annotations
@@ -115,30 +116,54 @@ def cmd_demo(args) -> int:
     print(DEMO_SOURCE)
     arg_types = (float32, float32[::1], float32[::1], float32[::1])
     # The types a launch with contiguous arrays will have, so the launch reuses this compile.
-    result = saxpy.compile(arg_types).result
+    # The stages shown are the CUDA target's, whatever target runs the kernel after.
+    from cujit.pipeline import compile_kernel
+
+    result = (saxpy.compile(arg_types).result if saxpy.target == "cuda"
+              else compile_kernel(saxpy.py_func, arg_types))
     print_stages(result, limit=args.lines)
-    if not cuda.is_available():
-        print("\nNo CUDA GPU was found on this machine: the kernel was compiled through "
-              "every stage to a cubin, but nothing was run.")
-        return 0
     n = 1 << 20
     rng = np.random.default_rng()
     x = rng.random(n, dtype=np.float32)
     y = rng.random(n, dtype=np.float32)
     out = np.full(n, np.nan, dtype=np.float32)
-    d_x, d_y, d_out = cuda.to_device(x), cuda.to_device(y), cuda.to_device(out)
-    start = time.perf_counter()
-    saxpy[(n + 255) // 256, 256](np.float32(2.0), d_x, d_y, d_out)
-    cuda.synchronize()
-    took = time.perf_counter() - start
-    got = d_out.copy_to_host()
+    on_gpu = saxpy.target == "cuda" and cuda.is_available()
+    if on_gpu:
+        where = "the GPU"
+        d_x, d_y, d_out = cuda.to_device(x), cuda.to_device(y), cuda.to_device(out)
+        start = time.perf_counter()
+        saxpy[(n + 255) // 256, 256](np.float32(2.0), d_x, d_y, d_out)
+        cuda.synchronize()
+        took = time.perf_counter() - start
+        got = d_out.copy_to_host()
+    else:
+        if saxpy.target == "cuda":
+            print("\nNo CUDA GPU was found on this machine: the kernel was compiled through "
+                  "every stage to a cubin, but cannot run here. Running it on the CPU target "
+                  "instead (the same typed IR, compiled for this host).")
+        where = "the CPU target"
+        cpu_saxpy = cuda.jit(saxpy.py_func, target="cpu")
+        start = time.perf_counter()
+        cpu_saxpy[(n + 255) // 256, 256](np.float32(2.0), x, y, out)
+        took = time.perf_counter() - start
+        got = out
     ref = 2.0 * x.astype(np.float64) + y
     err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
     ok = err < 1e-6
-    print(f"\nran saxpy on the GPU over {n} elements (first launch, load included: "
+    print(f"\nran saxpy on {where} over {n} elements (first launch, compile/load included: "
           f"{took * 1e3:.2f} ms); relative error vs NumPy {err:.2e}: "
           f"{'OK' if ok else 'MISMATCH'}")
     return 0 if ok else 1
+
+
+def cmd_cache(args) -> int:
+    from cujit import cache
+
+    if args.action == "list":
+        print(cache.format_listing())
+    else:
+        print(f"removed {cache.clear()} files from {cache.cache_dir()}")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -154,5 +179,8 @@ def main(argv=None) -> int:
     ex.add_argument("--emit", choices=STAGES, help="print only this stage's output")
     ex.add_argument("--arch", help="compute capability, e.g. 9.0 (default 9.0)")
     ex.set_defaults(func=cmd_explain)
+    ca = sub.add_parser("cache", help="list or clear the on-disk kernel cache")
+    ca.add_argument("action", choices=("list", "clear"))
+    ca.set_defaults(func=cmd_cache)
     args = parser.parse_args(argv)
     return args.func(args)

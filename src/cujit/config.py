@@ -37,5 +37,33 @@ DEBUG = Knob("CUJIT_DEBUG", bool, False, "compile every kernel as if jit(debug=T
 ARCH = Knob("CUJIT_ARCH", tuple, None,
             "compute capability to compile for when no GPU is present (default 9.0)")
 VERIFY = Knob("CUJIT_VERIFY", bool, False, "run the IR verifier between all stages")
+TARGET = Knob("CUJIT_TARGET", str, "cuda",
+              "where cuda.jit kernels run: 'cuda' (the GPU) or 'cpu' (compiled for the host)")
+CACHE = Knob("CUJIT_CACHE", bool, False,
+             "keep every compiled kernel in the on-disk cache, as if jit(cache=True)")
+CACHE_DIR = Knob("CUJIT_CACHE_DIR", str, None,
+                 "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
+                 "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)")
 
-KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY)
+KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR)
+
+# Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads
+# (cuda.pathfinder and ptx/libs.py read them): part of the kernel cache's toolchain stamp.
+TOOLCHAIN_ENV = ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CONDA_PREFIX")
+
+
+def cache_dir() -> str:
+    """The kernel cache's folder: ``CUJIT_CACHE_DIR``, else the per-user cache folder."""
+    explicit = CACHE_DIR.get()
+    if explicit:
+        return os.path.expanduser(explicit)
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~")
+        return os.path.join(base, "cujit", "cache")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cujit")
+
+
+def toolchain_environment() -> tuple[tuple[str, str], ...]:
+    """The values of ``TOOLCHAIN_ENV`` (empty string when unset)."""
+    return tuple((name, os.environ.get(name, "")) for name in TOOLCHAIN_ENV)

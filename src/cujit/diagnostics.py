@@ -13,6 +13,7 @@ the internal traceback for bug reports (read by ``cujit.config``).
 
 from __future__ import annotations
 
+import functools
 import linecache
 from dataclasses import dataclass
 
@@ -67,6 +68,8 @@ class CompileError(CujitError):
                 if self.loc.end_col is not None and self.loc.end_col > self.loc.col:
                     width = self.loc.end_col - self.loc.col
                 parts.append("    " + " " * col + "^" * width)
+        for where in self.call_chain:  # innermost call first
+            parts.append(f"note: called from {where}")
         if self.hint:
             parts.append(f"hint: {self.hint}")
         return "\n".join(parts)
@@ -110,3 +113,46 @@ class LaunchError(CujitError):
 
 class NoGPUError(CujitError):
     """Raised at launch time when no CUDA GPU or driver is available."""
+
+
+@dataclass(frozen=True)
+class KernelFailure:
+    """Where a debug-mode kernel failed; rides on the raised exception as
+    ``exc.kernel_failure`` (``cujit.runtime.debug`` makes it)."""
+
+    kernel: str
+    loc: Loc
+    thread: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+
+def api_boundary(fn):
+    """Decorate a public entry point so the errors it raises show the user's frames only.
+
+    CPython adds every frame an exception passes through to its traceback, so an
+    error raised deep in the compiler would list a dozen cujit frames above its
+    message.  The outermost boundary drops them (and the chained internal cause)
+    and re-raises: what remains is the user's frames and this one re-raise line.
+    An inner boundary's re-raise is dropped in turn by the next one out.
+    ``CUJIT_SHOW_INTERNALS=1`` leaves the traceback untouched for bug reports.
+    """
+
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            if not _user_facing(error):
+                raise
+            raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
+
+    return entry
+
+
+def _user_facing(error: Exception) -> bool:
+    from cujit import config  # light, but kept out of import-time work
+
+    if config.SHOW_INTERNALS.get():
+        return False
+    return isinstance(error, CujitError) or isinstance(getattr(error, "kernel_failure", None),
+                                                       KernelFailure)

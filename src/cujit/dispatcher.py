@@ -8,10 +8,11 @@ current device once, and hands the flat parameters to the runtime.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from cujit import abi, config
-from cujit.diagnostics import CujitError, LaunchError
+from cujit.diagnostics import CujitError, LaunchError, NoGPUError, TypingError, api_boundary
 from cujit.options import Options
 from cujit.types import Array, Scalar, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
@@ -35,15 +36,6 @@ def normalize_dim(value, what: str) -> tuple[int, int, int]:
     return (dims[0], dims[1], dims[2])
 
 
-def user_facing(exc: CujitError) -> CujitError:
-    """Drop cujit's frames from a compile error unless CUJIT_SHOW_INTERNALS is set."""
-    if not config.SHOW_INTERNALS.get():
-        exc.__cause__ = None
-        exc.__suppress_context__ = True
-        exc.__traceback__ = None
-    return exc
-
-
 @dataclass
 class Specialization:
     """One compiled form of a kernel: its argument types and the compiler's outputs."""
@@ -58,15 +50,22 @@ class Specialization:
 class Kernel:
     """A Python function compiled on demand into CUDA kernels (``@cuda.jit``)."""
 
+    @api_boundary
     def __init__(self, pyfunc, signatures=(), options: Options | None = None, **flags):
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
         self.__doc__ = getattr(pyfunc, "__doc__", None)
         self.__wrapped__ = pyfunc
+        target = flags.get("target") or config.TARGET.get()
+        if target not in ("cuda", "cpu"):
+            raise ValueError(f"unknown target {target!r}: use 'cuda' or 'cpu'")
         self._base_options = options or Options(debug=bool(flags.get("debug")) or
                                                 config.DEBUG.get(),
-                                                fastmath=bool(flags.get("fastmath")))
+                                                fastmath=bool(flags.get("fastmath")),
+                                                target=target)
+        self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
+        self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
         self.eager = bool(signatures)
         for sig in signatures:
             self.compile(parse_signature(sig))
@@ -76,29 +75,36 @@ class Kernel:
 
     # -- compiling ---------------------------------------------------------
     def _options(self) -> Options:
+        if self.target == "cpu":
+            return self._base_options
         from cujit.runtime import context
 
         arch = context.compute_capability_or(config.ARCH.get() or self._base_options.arch)
         if arch == self._base_options.arch:
             return self._base_options
-        return Options(arch=arch, opt=self._base_options.opt,
-                       fastmath=self._base_options.fastmath, debug=self._base_options.debug)
+        return dataclasses.replace(self._base_options, arch=arch)
 
+    @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
         sig = sig if isinstance(sig, Signature) else parse_signature(tuple(sig))
         if not isinstance(sig.return_type, NoneType):
-            raise user_facing(CujitError(
-                f"kernel {self.__name__!r} must return void, not {sig.return_type}"))
+            raise TypingError(f"kernel {self.__name__!r} must return void, not "
+                              f"{sig.return_type}",
+                              hint="a kernel returns results by writing into an array argument")
         key = tuple(sig.args)
         spec = self.overloads.get(key)
         if spec is None:
             from cujit.pipeline import compile_kernel
 
-            try:
+            # Debug builds skip the disk cache: an entry does not keep the error table.
+            if ((self.cache or config.CACHE.get()) and self.target == "cuda"
+                    and not self._base_options.debug):
+                from cujit.cache import compile_cached
+
+                result = compile_cached(self.py_func, key, self._options())
+            else:
                 result = compile_kernel(self.py_func, key, self._options())
-            except CujitError as exc:
-                raise user_facing(exc) from None
             kinds: list[str] = []
             for t in key:
                 kinds.extend(abi.param_kinds(t))
@@ -106,9 +112,11 @@ class Kernel:
             self.overloads[key] = spec
         return spec
 
+    @api_boundary
     def inspect_ptx(self, sig=None) -> str:
         return self._pick(sig).result.ptx
 
+    @api_boundary
     def inspect_llvm(self, sig=None) -> str:
         return self._pick(sig).result.outputs["llvm"]
 
@@ -121,6 +129,7 @@ class Kernel:
         return self.compile(parse_signature(sig))
 
     # -- launching ---------------------------------------------------------
+    @api_boundary
     def __getitem__(self, config_):
         if not isinstance(config_, tuple) or not 2 <= len(config_) <= 4:
             raise LaunchError("launch a kernel as kernel[grid, block](...) or "
@@ -131,6 +140,7 @@ class Kernel:
         return LaunchConfig(self, normalize_dim(grid, "grid"), normalize_dim(block, "block"),
                             stream, int(shmem))
 
+    @api_boundary
     def __call__(self, *args):
         raise LaunchError(f"kernel {self.__name__!r} needs a launch configuration: "
                           f"{self.__name__}[blocks, threads_per_block](...)")
@@ -138,8 +148,8 @@ class Kernel:
     def _arg_types(self, args) -> tuple[Type, ...]:
         try:
             types = tuple(typeof(a) for a in args)
-        except TypeError as exc:
-            raise LaunchError(f"kernel {self.__name__!r}: {exc}") from None
+        except TypeError:
+            raise LaunchError(self._untypable(args)) from None
         if not self.eager or types in self.overloads:
             return types
         for key in self.overloads:
@@ -149,27 +159,105 @@ class Kernel:
         raise LaunchError(f"kernel {self.__name__!r} was compiled for {sigs} and cannot "
                           "take arguments of types (" + ", ".join(map(str, types)) + ")")
 
-    def launch(self, args, grid, block, stream=0, shmem=0) -> None:
-        from cujit.runtime import context, launch as rt_launch, module as rt_module
+    def _untypable(self, args) -> str:
+        """Which argument cannot be passed, and why (off the fast path: errors only)."""
+        code = self.py_func.__code__
+        for k, (name, a) in enumerate(zip(code.co_varnames, args)):
+            try:
+                typeof(a)
+            except TypeError as exc:
+                return f"kernel {self.__name__!r}: argument {k} ({name!r}): {exc}"
+        return f"kernel {self.__name__!r}: cannot type the arguments"
 
+    @api_boundary
+    def launch(self, args, grid, block, stream=0, shmem=0) -> None:
         code = self.py_func.__code__
         if len(args) != code.co_argcount:
             raise LaunchError(f"kernel {self.__name__!r} takes {code.co_argcount} arguments, "
                               f"{len(args)} given")
-        types = self._arg_types(args)
+        try:
+            types = self._arg_types(args)
+        except LaunchError:
+            args = self._import_foreign(args, stream)
+            types = self._arg_types(args)
         spec = self.overloads.get(types) or self.compile(types)
-        dev = context.current_device_id()
-        fn = spec.functions.get(dev)
-        if fn is None:
-            mod = rt_module.load_module(spec.result.cubin)
-            fn = spec.functions[dev] = mod.get_function(spec.result.symbol)
-            spec.functions[(dev, "module")] = mod
-            if spec.packer is None:
-                spec.packer = rt_launch.get_packer(spec.param_kinds)
-        values, writebacks = rt_launch.prepare_args(types, args, stream)
+        if self.target == "cpu":
+            spec.result.outputs["native"].launch(grid, block, shmem, types, args)
+            return
+        from cujit.runtime import context
+        from cujit.runtime import launch as rt_launch
+
+        try:
+            dev = context.current_device_id()
+        except NoGPUError as exc:
+            raise NoGPUError(f"{exc}\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu "
+                             "or use @cuda.jit(target='cpu').") from None
+        fn = spec.functions.get(dev) or self._load(spec, dev)
+        values, writebacks = rt_launch.prepare_args(
+            types, args, stream, written=spec.result.written or None, device_id=dev,
+            names=code.co_varnames[:code.co_argcount])
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
+        if spec.result.debug_sites:  # debug=True: raise what a failed check reported
+            from cujit.runtime import debug
+
+            debug.check_module(spec.functions[(dev, "module")], spec.result.debug_sites,
+                               self.__name__, stream)
+
+
+    @staticmethod
+    def _load(spec: Specialization, dev: int):
+        """Load ``spec``'s cubin on device ``dev`` (once); its runtime Function."""
+        from cujit.runtime import launch as rt_launch
+        from cujit.runtime import module as rt_module
+
+        mod = rt_module.load_module(spec.result.cubin)
+        fn = spec.functions[dev] = mod.get_function(spec.result.symbol)
+        spec.functions[(dev, "module")] = mod
+        if spec.packer is None:
+            spec.packer = rt_launch.get_packer(spec.param_kinds)
+        return fn
+
+    @api_boundary
+    def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0) -> ForAll:
+        """numba's ``kernel.forall(n)(*args)``: a 1-D launch of ``n`` threads (rounded up
+        to whole blocks) whose block size is ``tpb`` or, when 0, the occupancy
+        calculator's choice for this kernel (``FORALL_CPU_BLOCK`` on the CPU target)."""
+        ntasks = int(ntasks)
+        if ntasks < 0:
+            raise LaunchError(f"forall needs a non-negative number of tasks, got {ntasks}")
+        return ForAll(self, ntasks, int(tpb), stream, int(sharedmem))
+
+    def _forall_block_size(self, args, stream, sharedmem: int) -> int:
+        if self.target == "cpu":
+            return FORALL_CPU_BLOCK
+        from cujit.runtime import context
+        from cujit.runtime.occupancy import max_potential_block_size
+
+        try:
+            types = self._arg_types(args)
+        except LaunchError:
+            types = self._arg_types(self._import_foreign(args, stream))
+        spec = self.overloads.get(types) or self.compile(types)
+        dev = context.current_device_id()
+        fn = spec.functions.get(dev) or self._load(spec, dev)
+        key = (dev, "forall block", sharedmem)
+        if key not in spec.functions:
+            spec.functions[key] = max_potential_block_size(fn, sharedmem)[1]
+        return spec.functions[key]
+
+    def _import_foreign(self, args, stream):
+        """Arrays that speak only DLPack (JAX's) become stream-ordered device views;
+        anything else that failed to type re-raises its error."""
+        if self.target != "cuda":
+            raise
+        from cujit.runtime import interop
+
+        if not any(interop.is_foreign_array(a) for a in args):
+            raise
+        return tuple(interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a
+                     for a in args)
 
 
 def _accepts(declared: Type, given: Type) -> bool:
@@ -184,6 +272,31 @@ def _accepts(declared: Type, given: Type) -> bool:
     return False
 
 
+# The CPU target has no occupancy to maximise: a block is a loop over its threads on
+# one core, so any size that fills vector loops and amortises the per-block setup
+# (shared buffers, block ids) does; blocks then spread over the cores.
+FORALL_CPU_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class ForAll:
+    """``kernel.forall(ntasks, tpb, stream, sharedmem)``, waiting for its arguments."""
+
+    kernel: Kernel
+    ntasks: int
+    tpb: int = 0
+    stream: object = 0
+    sharedmem: int = 0
+
+    @api_boundary
+    def __call__(self, *args) -> None:
+        if self.ntasks == 0:
+            return
+        tpb = self.tpb or self.kernel._forall_block_size(args, self.stream, self.sharedmem)
+        blocks = (self.ntasks + tpb - 1) // tpb
+        self.kernel.launch(args, (blocks, 1, 1), (tpb, 1, 1), self.stream, self.sharedmem)
+
+
 @dataclass(frozen=True)
 class LaunchConfig:
     kernel: Kernel
@@ -192,29 +305,66 @@ class LaunchConfig:
     stream: object = 0
     shmem: int = 0
 
+    @api_boundary
     def __call__(self, *args) -> None:
         self.kernel.launch(args, self.grid, self.block, self.stream, self.shmem)
 
 
+@api_boundary
 def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: bool = False,
-        **kwargs):
-    """``@cuda.jit``, ``@cuda.jit("void(float32[:])")`` and ``@cuda.jit(debug=True)``."""
-    if device:
-        from cujit.diagnostics import UnsupportedError
-
-        raise UnsupportedError("device functions (jit(device=True)) are not supported yet")
-    flags = dict(debug=debug, fastmath=fastmath)
+        cache: bool = False, target: str | None = None, **kwargs):
+    """``@cuda.jit``, ``@cuda.jit("void(float32[:])")``, ``@cuda.jit(debug=True)``;
+    ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
+    ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
+    ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
+    flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target)
+    make = DeviceFunction if device else Kernel
     if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
-        return Kernel(func_or_sig, (), **flags)
+        return make(func_or_sig, (), **flags)
     sigs = () if func_or_sig is None else (
         func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
 
+    @api_boundary
     def decorate(pyfunc):
-        return Kernel(pyfunc, sigs, **flags)
+        return make(pyfunc, sigs, **flags)
 
     return decorate
 
 
+class DeviceFunction:
+    """A ``@cuda.jit(device=True)`` function: called from kernels and from other
+    device functions, never launched.
+
+    Each call is compiled for its argument types (stages 1-5, by the calling
+    compilation's ``cujit.infer.function_calls.Callees``) and lowered into the
+    caller's module.  The typed IR of each specialisation is kept here in
+    ``typed`` (argument types -> ``ir.Function``), shared by every kernel that
+    calls it: stages 1-5 depend on neither the target nor the options.
+    Declared signatures (``cuda.jit("float32(float32)", device=True)``) fix the
+    argument and return types; calls convert to them.
+    """
+
+    def __init__(self, pyfunc, signatures=(), **flags):
+        self.py_func = pyfunc
+        self.__name__ = getattr(pyfunc, "__name__", "device_function")
+        self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
+        self.__module__ = getattr(pyfunc, "__module__", None)
+        self.__doc__ = getattr(pyfunc, "__doc__", None)
+        self.__wrapped__ = pyfunc
+        self.signatures: tuple[Signature, ...] = tuple(parse_signature(s) for s in signatures)
+        self.typed: dict[tuple[Type, ...], object] = {}
+
+    def __repr__(self) -> str:
+        return f"<cujit device function {self.__name__}>"
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        raise CujitError(f"device function {self.__name__!r} can only be called from a kernel "
+                         "or from another device function, not from the host; launch a "
+                         "@cuda.jit kernel that calls it")
+
+
+@api_boundary
 def compile_ptx(pyfunc, sig, device: bool = False, debug: bool = False, fastmath: bool = False,
                 cc=None, opt: bool = True, **kwargs):
     """numba's ``cuda.compile_ptx``: ``(ptx, return_type)`` for ``pyfunc`` at ``sig``."""
@@ -223,10 +373,7 @@ def compile_ptx(pyfunc, sig, device: bool = False, debug: bool = False, fastmath
     sig = parse_signature(sig)
     options = Options(arch=tuple(cc) if cc else Options().arch, opt=3 if opt else 0,
                       fastmath=fastmath, debug=debug)
-    try:
-        result = compile_kernel(pyfunc, sig.args, options, stop_after="ptx")
-    except CujitError as exc:
-        raise user_facing(exc) from None
+    result = compile_kernel(pyfunc, sig.args, options, stop_after="ptx")
     return result.ptx, sig.return_type
 
 

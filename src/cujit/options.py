@@ -17,3 +17,4 @@ class Options:
     fastmath: bool = False
     debug: bool = False
     verify: bool = False  # run the IR verifier after every stage
+    target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)

@@ -1,9 +1,14 @@
 """The compiler, start to end: seven stages chained in order.
 
-    bytecode -> cfg -> ir -> typed -> passes -> llvm -> ptx -> cubin
+    bytecode -> cfg -> ir -> typed -> passes -> llvm -> ptx -> cubin     (target "cuda")
+    bytecode -> cfg -> ir -> typed -> passes -> native                   (target "cpu")
 
-``compile_kernel`` runs them, times each, verifies the IR between the IR stages
+Stages 1-5 are shared; the CPU target lowers the same typed IR for the host and
+JIT-compiles it in-process.  ``compile_kernel`` runs them, times each, verifies the IR between the IR stages
 when asked, and can stop after any stage (``stop_after=``, ``explain --emit``).
+Device functions the kernel calls go through stages 1-5 inside stage 4, once per
+argument types (``infer.function_calls.Callees``); their typed IR rides in the
+kernel's ``Function.callees`` to stage 6, which lowers them into the same module.
 """
 
 from __future__ import annotations
@@ -14,7 +19,10 @@ from dataclasses import dataclass, field
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc
 from cujit.options import Options
 
-STAGES = ("bytecode", "cfg", "ir", "typed", "passes", "llvm", "ptx", "cubin")
+FRONT_STAGES = ("bytecode", "cfg", "ir", "typed", "passes")
+STAGES = FRONT_STAGES + ("llvm", "ptx", "cubin")
+CPU_STAGES = FRONT_STAGES + ("native",)
+TARGET_STAGES = {"cuda": STAGES, "cpu": CPU_STAGES}
 
 
 @dataclass
@@ -25,6 +33,9 @@ class CompileResult:
     outputs: dict[str, object] = field(default_factory=dict)
     times: dict[str, float] = field(default_factory=dict)
     symbol: str = ""  # the kernel's entry name in the PTX and cubin
+    written: tuple[bool, ...] = ()  # per argument: may the kernel store into it
+    # Debug mode: error record code -> abi.ErrorSite (empty without checks to report).
+    debug_sites: dict = field(default_factory=dict)
 
     @property
     def cubin(self) -> bytes:
@@ -41,28 +52,55 @@ def _stage_table(arg_types, options: Options):
     from cujit.bytecode import decode
     from cujit.cfg import build_cfg
     from cujit.codegen import kernel_symbol, lower_to_llvm
+    from cujit.codegen.checks import error_sites
     from cujit.infer import infer_types
+    from cujit.infer.function_calls import Callees
+    from cujit.ir.analysis import written_arguments
     from cujit.irgen import build_ir
     from cujit.passes import run_passes
     from cujit.ptx import compile_ptx, link_cubin
     from cujit.targets.cuda import CUDA_TARGET
 
-    def check(fn):
+    def check(fn, typed: bool = True):
         if options.verify:
-            ir.verify(fn, typed=fn.args[0].type is not None if fn.args else True)
+            ir.verify(fn, typed=typed)
+        return fn
+
+    def passes(fn, result):
+        fn = check(run_passes(fn))
+        result.written = written_arguments(fn)
         return fn
 
     def llvm(fn, result):
-        module = lower_to_llvm(fn, CUDA_TARGET)
+        module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug)
         result.symbol = kernel_symbol(fn)
+        result.debug_sites = error_sites(module)
         return str(module)
 
-    return (
+    def device_front_end(pyfunc, types, return_type, callees):
+        # Stages 1-5 of a device function the kernel calls, for the call's types.
+        fn = check(build_ir(build_cfg(decode(pyfunc))), typed=False)
+        fn = check(infer_types(fn, types, callees, device=True, return_type=return_type))
+        return check(run_passes(fn))
+
+    callees = Callees(device_front_end)  # one per compilation: it holds the call chain
+    front = (
         ("bytecode", lambda fn, r: decode(fn)),
         ("cfg", lambda bc, r: build_cfg(bc)),
-        ("ir", lambda cfg, r: check(build_ir(cfg))),
-        ("typed", lambda fn, r: check(infer_types(fn, tuple(arg_types)))),
-        ("passes", lambda fn, r: check(run_passes(fn))),
+        ("ir", lambda cfg, r: check(build_ir(cfg), typed=False)),
+        ("typed", lambda fn, r: check(infer_types(fn, tuple(arg_types), callees))),
+        ("passes", passes),
+    )
+    if options.target == "cpu":
+        from cujit.targets.cpu import compile_cpu_kernel
+
+        def native(fn, result):
+            kernel = compile_cpu_kernel(fn, options)
+            result.debug_sites = kernel.debug_sites
+            return kernel
+
+        return front + (("native", native),)
+    return front + (
         ("llvm", llvm),
         ("ptx", lambda text, r: compile_ptx(text, options.arch, opt=options.opt,
                                             fastmath=options.fastmath)),
@@ -73,8 +111,15 @@ def _stage_table(arg_types, options: Options):
 def compile_kernel(pyfunc, arg_types, options: Options = Options(),
                    stop_after: str = "cubin") -> CompileResult:
     """Compile ``pyfunc`` for ``arg_types``; return every stage's output up to ``stop_after``."""
-    if stop_after not in STAGES:
-        raise ValueError(f"unknown stage {stop_after!r}; stages are {', '.join(STAGES)}")
+    stages = TARGET_STAGES.get(options.target)
+    if stages is None:
+        raise ValueError(f"unknown target {options.target!r}; targets are "
+                         f"{', '.join(TARGET_STAGES)}")
+    if stop_after == "cubin" and options.target == "cpu":
+        stop_after = "native"  # the default: run every stage of the chosen target
+    if stop_after not in stages:
+        raise ValueError(f"unknown stage {stop_after!r}; stages of target {options.target!r} "
+                         f"are {', '.join(stages)}")
     result = CompileResult(getattr(pyfunc, "__qualname__", repr(pyfunc)))
     value: object = pyfunc
     for name, run in _stage_table(arg_types, options):

@@ -12,7 +12,7 @@ the type promises:
 - 'A': ``data + sum(i_k * stride_k)`` bytes, using the strides.
 
 Negative indices count from the end (``i < 0 -> i + n`` per dimension, as
-Python); there is no bounds check.  Data pointers are generic (address space 0)
+Python); there is no bounds check outside debug mode (``checks.py``).  Data pointers are generic (address space 0)
 and not ``noalias``: two array arguments may share memory.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import checks
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import (
     ARRAY_DATA,
@@ -78,6 +79,7 @@ def element_pointer(ctx: FunctionLowering, t: Array, arr: ll.Value,
     zero = i64(0)
     # Python's negative indices: wrap once, per dimension.
     idx = [b.select(b.icmp_signed("<", i, zero), b.add(i, n), i) for i, n in zip(indices, shape)]
+    checks.check_bounds(ctx, indices, idx, shape)  # debug mode only; else emits nothing
     data = b.extract_value(arr, ARRAY_DATA)
     if t.ndim == 0:
         return data

@@ -21,11 +21,15 @@ class FunctionLowering:
     """Lowering state for one IR function inside one LLVM module."""
 
     def __init__(self, fn: ir.Function, target: Target, module: ll.Module,
-                 llfn: ll.Function):
+                 llfn: ll.Function, functions=None, kernel: bool = True):
         self.fn = fn
         self.target = target
         self.module = module
         self.llfn = llfn
+        # The module's device functions (``functions.DeviceFunctions``), and whether
+        # ``fn`` is the kernel (else a device function: it returns to its caller).
+        self.functions = functions
+        self.kernel = kernel
         # The first LLVM block holds parameter unpacking and every alloca, so
         # allocas stay in the entry block wherever the op that needs one sits
         # (LLVM's SROA/mem2reg only promote entry-block allocas).

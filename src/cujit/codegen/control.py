@@ -16,7 +16,9 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import checks
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.functions import lower_device_return
 from cujit.codegen.lltypes import ITER_NEXT, ITER_STEP, ITER_STOP, i64, value_type
 
 
@@ -136,9 +138,13 @@ def lower_terminator(ctx: FunctionLowering, blocks: BlockMap, term: ir.Terminato
         else:
             b.cbranch(cond, then, blocks.edge(term.else_target, term.else_args))
     elif isinstance(term, (ir.Return, ir.Raise)):
-        # Kernels return nothing.  Raise has no GPU exception to become: for now
-        # the thread just ends (a debug-mode trap may come later).
-        if ctx.target.lower_return is not None:
+        # Kernels return nothing.  Raise has no GPU exception to become: the thread
+        # ends, after reporting it to the host in debug mode (checks.py).
+        if isinstance(term, ir.Raise):
+            checks.record_raise(ctx, term)
+        if not ctx.kernel:
+            lower_device_return(ctx, term)
+        elif ctx.target.lower_return is not None:
             ctx.target.lower_return(ctx)
         else:
             b.ret_void()

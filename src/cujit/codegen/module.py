@@ -1,4 +1,5 @@
-"""Stage 6 entry: one typed IR function -> one LLVM module holding the kernel.
+"""Stage 6 entry: one typed IR function -> one LLVM module holding the kernel
+(and, as internal functions, the device functions it calls: ``functions.py``).
 
     module = lower_to_llvm(fn, CUDA_TARGET)
     str(module)   # NVVM IR text for stage 7
@@ -17,8 +18,9 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.abi import param_kinds
-from cujit.codegen import arrays, control, scalars
+from cujit.codegen import arrays, checks, control, scalars
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
 from cujit.diagnostics import UnsupportedError
 from cujit.targets import Target
@@ -96,6 +98,7 @@ OP_LOWERING = {
     ir.BuildTuple: arrays.lower_build_tuple,
     ir.TupleGet: arrays.lower_tuple_get,
     ir.Intrinsic: lower_intrinsic,
+    ir.CallFunction: lower_call_function,
     ir.GetIter: control.lower_get_iter,
     ir.IterValid: control.lower_iter_valid,
     ir.IterValue: control.lower_iter_value,
@@ -106,8 +109,8 @@ OP_LOWERING = {
 def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     result = op.result
     # Ops that only make compile-time values (modules, functions, None) and have
-    # no effect produce nothing; intrinsics and SetItem may have effects.
-    if (result is not None and not isinstance(op, ir.Intrinsic)
+    # no effect produce nothing; intrinsics, calls and SetItem may have effects.
+    if (result is not None and not isinstance(op, (ir.Intrinsic, ir.CallFunction))
             and value_type(result.type) is None):
         ctx.set(result, None)
         return
@@ -118,11 +121,15 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     lower(ctx, op)
 
 
-def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
-    """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``."""
+def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Module:
+    """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
+    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``)."""
     module = ll.Module(name=fn.name)
+    if debug:
+        checks.enable(module, target.global_addrspace)
     module.triple = target.triple
     module.data_layout = target.data_layout
+    functions = DeviceFunctions(module, target, lower_body)
     arg_types = [p.type for p in fn.args]
     for t in arg_types:
         param_kinds(t)  # the ABI's own check: raises for an unpassable type
@@ -134,11 +141,20 @@ def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
     for arg, name in zip(llfn.args, names):
         arg.name = name
 
-    ctx = FunctionLowering(fn, target, module, llfn)
+    ctx = FunctionLowering(fn, target, module, llfn, functions)
     params = list(llfn.args)[len(hidden):]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, params))
+    lower_body(ctx, target.prologue)
+    if target.kernel_metadata is not None:
+        target.kernel_metadata(module, llfn)
+    return module
 
+
+def lower_body(ctx: FunctionLowering, prologue=None) -> None:
+    """Lower ``ctx.fn``'s blocks into ``ctx.llfn``, whose parameters are already mapped;
+    ``prologue(ctx)`` (a target hook) emits into the entry block first."""
+    fn = ctx.fn
     order = control.reverse_postorder(fn)
     if any(fn.blocks[0].id == t for b in order for t, _ in b.term.successors()):
         # Its params are the arguments, not phis; irgen always starts loops in a new block.
@@ -147,8 +163,8 @@ def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
     for block in order[1:]:
         blocks.create_phis(block)
     ctx.builder.position_at_end(ctx.entry)
-    if target.prologue is not None:
-        target.prologue(ctx)
+    if prologue is not None:
+        prologue(ctx)
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])
@@ -157,8 +173,4 @@ def lower_to_llvm(fn: ir.Function, target: Target) -> ll.Module:
         ctx.loc = block.term.loc
         control.lower_terminator(ctx, blocks, block.term)
     blocks.fill_phis()
-
-    if target.kernel_metadata is not None:
-        target.kernel_metadata(module, llfn)
-    return module
 

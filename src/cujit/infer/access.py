@@ -39,8 +39,12 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
         try:
             attr = getattr(target, op.name)
         except AttributeError:
-            raise TypingError(f"'{describe_object(target)}' has no attribute '{op.name}'",
-                              op.loc) from None
+            name = describe_object(target).removeprefix("cujit.")  # as kernels spell it
+            hint = None
+            if isinstance(getattr(target, "x", None), SpecialRegister):
+                hint = f"{name} has the attributes x, y and z"
+            raise TypingError(f"'{name}' has no attribute '{op.name}'", op.loc,
+                              hint=hint) from None
         if isinstance(attr, SpecialRegister):
             t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, int32), name="cuda.sreg",
                              args=(), attrs=(("reg", attr.key),)))
@@ -114,7 +118,7 @@ def _tuple_index(t: Typer, tup: Tuple, idx: Value, loc: Loc) -> int:
         raise TypingError("a tuple index must be a constant integer", loc)
     n = len(tup.items)
     if not -n <= i < n:
-        raise TypingError(f"tuple index {i} out of range for a tuple of {n} items", loc)
+        raise TypingError(f"tuple index {i} out of range for a tuple of {n} item{'s' if n != 1 else ''}", loc)
     return i % n
 
 
@@ -174,8 +178,8 @@ def type_tuple_get(t: Typer, op: TupleGet) -> None:
         raise TypingError(f"cannot unpack a value of type {describe(tup.type)}", op.loc)
     n = len(tup.type.items)
     if not -n <= op.index < n:
-        raise TypingError(f"cannot unpack a tuple of {n} items this way "
-                          f"(item {op.index} requested)", op.loc)
+        raise TypingError(f"too many names to unpack: the tuple has only {n} "
+                          f"item{'s' if n != 1 else ''}", op.loc)
     _emit_tuple_get(t, op, tup, op.index % n)
 
 

@@ -12,7 +12,7 @@ in (see ``numeric``), and emits the typed op into the original result id:
 
 from __future__ import annotations
 
-from cujit.diagnostics import TypingError
+from cujit.diagnostics import TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.ir import BinOp, Cast, Compare, Const, Undef, UnaryOp, Value
@@ -20,6 +20,9 @@ from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
 
 
 def type_const(t: Typer, op: Const) -> None:
+    if isinstance(op.value, complex):  # a literal ``1j``: say so here, not at its use
+        raise UnsupportedError("complex numbers are not supported in kernels", op.loc,
+                               hint="keep the real and imaginary parts in two float variables")
     t.const(op.value, op.loc, result=op.result)
 
 

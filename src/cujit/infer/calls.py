@@ -2,7 +2,9 @@
 
 A call's callee is always a compile-time object (``PyObject``) by the time it
 is typed, so resolution is a plain dictionary lookup by the object itself:
-``CALLS[math.sqrt]``, ``CALLS[cuda.atomic.add]``, ``CALLS[np.float32]``.
+``CALLS[math.sqrt]``, ``CALLS[cuda.atomic.add]``, ``CALLS[np.float32]``.  The
+one other callee is a ``DeviceFunction`` (``function_calls``: compiled for the
+call's argument types, called through ``CallFunction``).
 Every rule takes the ``Typer`` and a ``CallSite`` and returns the typed value
 of the call; nothing else registers implementations.
 
@@ -20,12 +22,15 @@ from collections.abc import Callable
 
 from cujit import device_api as cuda
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.dispatcher import DeviceFunction, Kernel
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.context import Typer
+from cujit.infer.function_calls import call_device_function
 from cujit.infer.numeric import describe
+from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
 from cujit.types import SCALARS, PyObject, Type, describe_object, float64, int64
 
@@ -57,8 +62,10 @@ class CallSite:
                                   self.loc)
         n = len(self.args) + len(self.kwargs)
         if not lo <= n <= hi:
-            want = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
-            raise TypingError(f"{self.name}() takes {want} arguments ({n} given)", self.loc)
+            want = ("no" if hi == 0 else str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99
+                    else f"at least {lo}")
+            noun = "argument" if want == "1" else "arguments"
+            raise TypingError(f"{self.name}() takes {want} {noun} ({n} given)", self.loc)
 
     def arg(self, pos: int, name: str, default=_MISSING) -> Value:
         """Argument ``pos`` or keyword ``name``."""
@@ -83,6 +90,7 @@ _MATH_BINARY = ("pow", "atan2", "hypot", "copysign")
 # numpy scalar types, Python's int/float/bool) and all mean an astype-style Cast.
 CALLS: dict[object, Rule] = {
     range: bi.call_range,
+    print: call_print,
     len: bi.call_len,
     min: bi.min_max("min"),
     max: bi.min_max("max"),
@@ -129,10 +137,26 @@ CALLS: dict[object, Rule] = {
 
 def callee_name(fn: object) -> str:
     """How a callee is named in messages: ``foo`` for user functions, else qualified."""
+    if hasattr(fn, "py_func"):  # a @cuda.jit kernel or device function: the user's name
+        return fn.__name__
     if isinstance(fn, (pytypes.FunctionType, type)) or getattr(fn, "__module__", "") in (
             "builtins", None):
         return getattr(fn, "__qualname__", None) or describe_object(fn)
-    return describe_object(fn)
+    return user_spelling(describe_object(fn))
+
+
+def user_spelling(name: str) -> str:
+    """``cujit.cuda.syncthreads`` as kernels spell it: ``cuda.syncthreads``."""
+    return name.removeprefix("cujit.")
+
+
+def _not_callable_hint(fn: object, name: str) -> str | None:
+    if isinstance(fn, Kernel):
+        return (f"'{name}' is a kernel, which only the host can launch; to call it from a "
+                "kernel, declare it with @cuda.jit(device=True)")
+    if isinstance(fn, pytypes.FunctionType):
+        return f"decorate '{name}' with @cuda.jit(device=True) to call it from a kernel"
+    return None
 
 
 def _lookup(fn: object) -> Rule | None:
@@ -159,14 +183,17 @@ def type_call(t: Typer, op: Call) -> None:
                 and isinstance(site.args[0].type.value, str):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
+    if isinstance(fn, DeviceFunction):
+        call_device_function(t, op, fn, site)
+        return
     rule = _lookup(fn)
     if rule is None:
-        hint = ("calls to other Python functions are not compiled yet"
-                if isinstance(fn, pytypes.FunctionType) else None)
-        raise UnsupportedError(f"call to unsupported function '{site.name}'", op.loc, hint=hint)
-    for v in (*site.args, *site.kwargs.values()):
-        t.check_not_string(v, op.loc)
-        t.check_defined(v, op.loc)
+        raise UnsupportedError(f"call to unsupported function '{site.name}'", op.loc,
+                               hint=_not_callable_hint(fn, site.name))
+    if fn is not print:  # print() alone takes string constants
+        for v in (*site.args, *site.kwargs.values()):
+            t.check_not_string(v, op.loc)
+            t.check_defined(v, op.loc)
     result = rule(t, site)
     if result.id != op.result.id:
         t.alias(op.result, result)

@@ -59,9 +59,14 @@ class Typer:
     """Typing state for one sweep over ``fn``."""
 
     def __init__(self, fn: Function, param_types: dict[int, Type],
-                 undef_types: dict[int, Type], final: bool):
+                 undef_types: dict[int, Type], final: bool, callees=None):
         self.fn = fn
         self.final = final
+        # Device functions: the compilation's ``function_calls.Callees`` (None where
+        # calls to them cannot be compiled), and the ones this sweep's calls use.
+        self.callees = callees
+        self.callee_fns: dict[str, Function] = {}  # symbol -> typed callee
+        self.callee_symbols: dict[int, str] = {}  # id of a cached callee -> its symbol
         self.param_types = param_types
         self.undef_types = undef_types
         self.env: dict[int, Value] = {}

@@ -95,8 +95,12 @@ def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
     shape = t.const_value(site.arg(0, "shape"), default=None)
     dims = shape if isinstance(shape, tuple) else (shape,)
     if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        hint = ("for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
+                "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]"
+                if name == "shared.array" else
+                "use a constant: a literal, or a global variable the kernel reads")
         raise TypingError(f"the shape of cuda.{name} must be a constant integer or a tuple "
-                          "of constant integers", site.loc)
+                          "of constant integers", site.loc, hint=hint)
     if any(d < 0 for d in dims):
         raise TypingError(f"the shape of cuda.{name} must not be negative: {shape}", site.loc)
     if 0 in dims and not (name == "shared.array" and dims == (0,)):

@@ -5,8 +5,10 @@ op with the table ``RULES`` (one typing rule per op class) and unifying the
 types of the arguments each edge passes into the target's parameters.  A loop
 header's parameters may widen when its back edge is seen (``i = 0`` then
 ``i = i + x[k]`` with float ``x``: int64, then float64), so sweeps repeat until
-nothing changes; the types only grow in a finite lattice, so this ends.  A
-last sweep then emits the typed function, with a Cast on every edge whose
+nothing changes; the types only grow in a finite lattice, so this ends.  Only a
+change to a block the sweep has already typed (a back edge) calls for another
+sweep: a forward edge's target is typed later in the same sweep, with the new
+types, so a loop-free kernel needs one sweep.  A last sweep then emits the typed function, with a Cast on every edge whose
 argument is narrower than its parameter:
 
     block1(%5: int64):  ...  jump block2(%5)        # block2(%7: float64)
@@ -21,11 +23,12 @@ import dataclasses
 from cujit.diagnostics import CompileError, Loc, TypingError
 from cujit.infer import access, arith, calls
 from cujit.infer.context import Typer
+from cujit.infer.function_calls import Callees, is_argument_type
 from cujit.infer.numeric import describe, unify
 from cujit.ir import (
     BinOp, Block, Branch, BuildTuple, Call, Cast, Compare, Const, Function, GetAttr, GetItem,
     GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetItem, Terminator, TupleGet,
-    Undef, UnaryOp, Value, operands,
+    Undef, UnaryOp, Value, operands, replace,
 )
 from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
 
@@ -51,19 +54,29 @@ RULES = {
 MAX_SWEEPS = 64  # far above the lattice height (scalars widen at most ~4 times)
 
 
-def infer_types(fn: Function, arg_types: tuple[Type, ...]) -> Function:
-    """The typed version of untyped ``fn`` for kernel arguments of ``arg_types``."""
+def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | None = None,
+                *, device: bool = False, return_type: Type | None = None) -> Function:
+    """The typed version of untyped ``fn`` for arguments of ``arg_types``.
+
+    ``callees`` compiles the device functions ``fn`` calls (without it, such a
+    call is an error); their typed IR lands in the result's ``callees``.  A
+    kernel returns nothing; a device function (``device=True``) returns the
+    unified type of its ``return`` values, or ``return_type`` when declared.
+    """
+    what = "device function" if device else "kernel"
     if len(arg_types) != len(fn.args):
-        raise TypingError(f"kernel '{fn.name}' takes {len(fn.args)} arguments but "
+        raise TypingError(f"{what} '{fn.name}' takes {len(fn.args)} arguments but "
                           f"{len(arg_types)} types were given", fn.loc)
     for name, t in zip(fn.arg_names, arg_types):
-        if not _is_kernel_arg(t):
+        if not is_argument_type(t):
             raise TypingError(f"argument '{name}' of type {describe(t)} cannot be passed to a "
-                              "kernel", fn.loc)
+                              f"{what}", fn.loc)
     order = _reverse_postorder(fn)
-    state = _State({p.id: t for p, t in zip(fn.args, arg_types)})
+    state = _State({p.id: t for p, t in zip(fn.args, arg_types)}, callees=callees,
+                   device=device, declared_return=return_type, return_type=return_type)
     for _ in range(MAX_SWEEPS):
         state.changed = False
+        state.visited.clear()
         _sweep(fn, order, state, final=False)
         if not state.changed:
             break
@@ -71,13 +84,7 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...]) -> Function:
         raise RuntimeError(f"type inference of '{fn.name}' did not converge")
     blocks = _sweep(fn, order, state, final=True)
     return Function(name=fn.name, arg_names=fn.arg_names, blocks=tuple(blocks), loc=fn.loc,
-                    return_type=void)
-
-
-def _is_kernel_arg(t: Type) -> bool:
-    if isinstance(t, Tuple):
-        return all(_is_kernel_arg(i) for i in t.items)
-    return isinstance(t, (Scalar, Array))
+                    return_type=state.return_type or void, callees=state.callees_used)
 
 
 @dataclasses.dataclass
@@ -87,7 +94,15 @@ class _State:
     param_types: dict[int, Type]
     undef_types: dict[int, Type] = dataclasses.field(default_factory=dict)
     undef_params: dict[int, str] = dataclasses.field(default_factory=dict)
-    changed: bool = False
+    changed: bool = False  # a block already typed in this sweep saw its inputs change
+    visited: set[int] = dataclasses.field(default_factory=set)  # typed in this sweep
+    callees: Callees | None = None
+    callees_used: tuple[Function, ...] = ()  # by the last sweep's calls
+    device: bool = False  # a device function: ``return`` may carry a value
+    declared_return: Type | None = None
+    return_type: Type | None = None  # unified over the ``return`` values seen so far
+    returns_nothing: Loc | None = None  # a bare ``return`` seen there
+    returns_value: Loc | None = None  # a ``return <value>`` seen there
 
 
 def _reverse_postorder(fn: Function) -> list[int]:
@@ -113,10 +128,11 @@ def _succs(block: Block) -> list[int]:
 
 
 def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:
-    t = Typer(fn, state.param_types, state.undef_types, final)
+    t = Typer(fn, state.param_types, state.undef_types, final, state.callees)
     typed: dict[int, Block] = {}
     for bid in order:
         block = fn.block(bid)
+        state.visited.add(bid)
         params = []
         for p in block.params:
             ty = state.param_types.get(p.id)
@@ -134,32 +150,37 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
                     t.env[op.result.id] = Value(op.result.id, None)
                 continue
             RULES[type(op)](t, op)
-        term = _type_terminator(t, block.term)
+        term = _type_terminator(t, block.term, state)
         if final:
             term = _convert_edges(t, fn, term)
         else:
             _join_edges(t, fn, term, state)
         typed[bid] = Block(bid, tuple(params), tuple(t.ops), term)
+    state.callees_used = tuple(t.callee_fns.values())
     return [typed[b.id] for b in fn.blocks if b.id in typed]
 
 
-def _type_terminator(t: Typer, term: Terminator) -> Terminator:
+def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
     mapped = lambda v: t.value(v)
     if isinstance(term, Branch):
         cond = t.value(term.cond)
         if cond.type is not None:
             cond = t.to_bool(cond, term.loc)
-        return dataclasses.replace(term, cond=cond,
+        return replace(term, cond=cond,
                                    then_args=tuple(map(mapped, term.then_args)),
                                    else_args=tuple(map(mapped, term.else_args)))
     if isinstance(term, Jump):
-        return dataclasses.replace(term, args=tuple(map(mapped, term.args)))
+        return replace(term, args=tuple(map(mapped, term.args)))
     if isinstance(term, Return):
-        if term.value is not None:
-            v = t.value(term.value)
-            if v.type is not None and not (isinstance(v.type, NoneType)
-                                           and v.id not in t.undef_names):
-                raise CompileError("a kernel cannot return a value", term.loc)
+        v = t.value(term.value) if term.value is not None else None
+        if v is not None and (v.type is None or (isinstance(v.type, NoneType)
+                                                 and v.id not in t.undef_names)):
+            v = None  # ``return None``, or a value typed by a later sweep
+        if state.device:
+            return _type_return(t, term, v, state)
+        if v is not None:
+            raise CompileError("a kernel cannot return a value", term.loc,
+                               hint="write the result into an array argument instead")
         return Return(loc=term.loc)
     if isinstance(term, Raise):
         exc = t.value(term.exc) if term.exc is not None else None
@@ -170,15 +191,52 @@ def _type_terminator(t: Typer, term: Terminator) -> Terminator:
     raise TypeError(f"unknown terminator {type(term).__name__}")
 
 
+def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Return:
+    """A device function's ``return``: unify the value's type into the return type,
+    and in the final sweep cast the value to it."""
+    if v is None:
+        if term.value is not None and t.value(term.value).type is None:
+            return Return(loc=term.loc)  # typed in a later sweep
+        state.returns_nothing = state.returns_nothing or term.loc
+        declared = state.declared_return
+        if declared is not None and not isinstance(declared, NoneType):
+            raise TypingError(f"this function is declared to return {declared} but returns "
+                              "nothing here", term.loc)
+    else:
+        t.check_defined(v, term.loc)
+        if isinstance(state.declared_return, NoneType):
+            raise TypingError("this function is declared to return nothing (void) but returns "
+                              "a value", term.loc)
+        if not is_argument_type(v.type):
+            raise TypingError(f"a device function cannot return {describe(v.type)}", term.loc)
+        if state.declared_return is None:
+            new = v.type if state.return_type is None else unify(state.return_type, v.type)
+            if new is None:
+                raise TypingError(f"this function returns {describe(state.return_type)} on "
+                                  f"one path and {describe(v.type)} on another; return one "
+                                  "type on every path", term.loc)
+            state.return_type = new
+        state.returns_value = state.returns_value or term.loc
+    if state.returns_nothing is not None and state.returns_value is not None:
+        raise TypingError("this function returns a value here and nothing on another path; "
+                          "return a value on every path", state.returns_value)
+    if t.final and v is not None:
+        v = t.cast(v, state.return_type, term.loc)
+    return Return(loc=term.loc, value=v)
+
+
 def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None:
     """Unify each edge argument's type into its target parameter's type."""
     for target, args in term.successors():
         for p, a in zip(fn.block(target).params, args):
             if a.id in t.undef_names:
                 # An unset variable adopts its merge partner's type, never imposes one.
-                state.undef_params.setdefault(p.id, t.undef_names[a.id])
-                if p.id in state.param_types:
-                    state.undef_types.setdefault(a.id, state.param_types[p.id])
+                if p.id not in state.undef_params:
+                    state.undef_params[p.id] = t.undef_names[a.id]
+                    state.changed |= target in state.visited
+                if p.id in state.param_types and a.id not in state.undef_types:
+                    state.undef_types[a.id] = state.param_types[p.id]
+                    state.changed = True  # the Undef is in the block just typed
                 continue
             if a.type is None:
                 continue
@@ -188,7 +246,9 @@ def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None
                 raise TypingError(_conflict(old, a.type), _def_loc(t, a, term.loc))
             if new != old:
                 state.param_types[p.id] = new
-                state.changed = True
+                # An unset variable merged into ``p`` (its Undef typed earlier in the
+                # sweep) takes this type: also a change to what was already typed.
+                state.changed |= target in state.visited or p.id in state.undef_params
 
 
 def _conflict(old: Type, new: Type) -> str:
@@ -218,8 +278,8 @@ def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
         return tuple(out)
 
     if isinstance(term, Jump):
-        return dataclasses.replace(term, args=convert(term.target, term.args))
+        return replace(term, args=convert(term.target, term.args))
     if isinstance(term, Branch):
-        return dataclasses.replace(term, then_args=convert(term.then_target, term.then_args),
+        return replace(term, then_args=convert(term.then_target, term.then_args),
                                    else_args=convert(term.else_target, term.else_args))
     return term

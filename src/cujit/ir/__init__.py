@@ -4,9 +4,11 @@
 """
 
 from cujit.ir.arith import BINARY_OPS, COMPARE_OPS, UNARY_OPS, BinOp, Cast, Compare, Const, Undef, UnaryOp
-from cujit.ir.calls import Call, Intrinsic
+from cujit.ir.calls import Call, CallFunction, Intrinsic
 from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
-from cujit.ir.core import Block, Function, Op, Terminator, Value, map_operands, map_values, operands
+from cujit.ir.core import (
+    Block, Function, Op, Terminator, Value, map_operands, map_values, operands, replace,
+)
 from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetItem, TupleGet
 from cujit.ir.printer import format_function, format_op
 from cujit.ir.verifier import VerificationError, verify
@@ -14,13 +16,13 @@ from cujit.ir.verifier import VerificationError, verify
 OPS = (
     Const, Undef, BinOp, UnaryOp, Compare, Cast,          # arith
     GetItem, SetItem, GetAttr, BuildTuple, TupleGet,      # memory
-    Call, Intrinsic,                                      # calls
+    Call, Intrinsic, CallFunction,                        # calls
     GetIter, IterValid, IterValue, IterNext,              # iteration
     Jump, Branch, Return, Raise,                          # terminators
 )
 
 __all__ = [
     "OPS", "BINARY_OPS", "COMPARE_OPS", "UNARY_OPS", "Block", "Function", "Op", "Terminator",
-    "Value", "operands", "map_operands", "map_values", "format_function", "format_op",
+    "Value", "operands", "map_operands", "map_values", "replace", "format_function", "format_op",
     "verify", "VerificationError", *[c.__name__ for c in OPS],
 ]

@@ -1,5 +1,6 @@
-"""Calls: untyped ``Call`` from bytecode, and ``Intrinsic`` once type inference
-has resolved the callee to an entry of the target's intrinsic table."""
+"""Calls: untyped ``Call`` from bytecode; once type inference has resolved the
+callee, ``Intrinsic`` (an entry of the target's intrinsic table) or
+``CallFunction`` (a jitted device function compiled alongside the kernel)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,18 @@ class Intrinsic(Op):
             if k == key:
                 return v
         return default
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallFunction(Op):
+    """A call to a device function: ``callee`` names an entry of the calling
+    function's ``callees`` (a typed ``Function`` whose name is that symbol).
+
+    ``args`` match the callee's parameters in number and type; ``result`` has
+    the callee's return type (none for a function that returns nothing: the op
+    is kept for its effects all the same).
+    """
+
+    result: Value
+    callee: str
+    args: tuple[Value, ...]

@@ -13,6 +13,7 @@ Design:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -59,40 +60,77 @@ def _walk(obj) -> Iterator[Value]:
 
 
 def _rebuild(obj, fn: Callable[[Value], Value]):
+    """``obj`` with ``fn`` applied to its values; ``obj`` itself when nothing changed,
+    so that callers compare by identity instead of deep equality."""
     if isinstance(obj, Value):
         return fn(obj)
     if isinstance(obj, tuple):
-        return tuple(_rebuild(item, fn) for item in obj)
+        items = tuple([_rebuild(item, fn) for item in obj])
+        return obj if all(a is b for a, b in zip(items, obj)) else items
     return obj
+
+
+# Op class -> the names of its fields that may hold operands.  Passes call
+# ``operands``/``map_operands`` on every op several times per compile, and
+# ``dataclasses.fields`` rebuilt this list each time (~5% of stages 1-6).
+_OPERAND_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _operand_fields(cls: type) -> tuple[str, ...]:
+    names = _OPERAND_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("result", "loc"))
+        _OPERAND_FIELDS[cls] = names
+    return names
+
+
+def replace(op: Op, **changes) -> Op:
+    """``dataclasses.replace`` for ops, without its per-call field checks (passes
+    rewrite every op of a function, several times per compile).
+
+    Ops are plain frozen dataclasses (no ``__post_init__``, no slots), so a copy
+    of the instance dict is the same object ``dataclasses.replace`` would build.
+    """
+    return _with(op, changes)
+
+
+def _with(op: Op, changes: dict) -> Op:
+    new = object.__new__(type(op))
+    new.__dict__.update(op.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def operands(op: Op) -> list[Value]:
     """The values an op reads, in field order."""
     out: list[Value] = []
-    for f in dataclasses.fields(op):
-        if f.name not in ("result", "loc"):
-            out.extend(_walk(getattr(op, f.name)))
+    for name in _operand_fields(type(op)):
+        obj = getattr(op, name)
+        if isinstance(obj, Value):
+            out.append(obj)
+        elif isinstance(obj, tuple):
+            out.extend(_walk(obj))
     return out
 
 
 def map_operands(op: Op, fn: Callable[[Value], Value]) -> Op:
     """A copy of ``op`` with every operand ``v`` replaced by ``fn(v)``."""
     changes = {}
-    for f in dataclasses.fields(op):
-        if f.name in ("result", "loc"):
-            continue
-        old = getattr(op, f.name)
+    for name in _operand_fields(type(op)):
+        old = getattr(op, name)
         new = _rebuild(old, fn)
-        if new != old:
-            changes[f.name] = new
-    return dataclasses.replace(op, **changes) if changes else op
+        if new is not old:
+            changes[name] = new
+    return _with(op, changes) if changes else op
 
 
 def map_values(op: Op, fn: Callable[[Value], Value]) -> Op:
     """Like ``map_operands`` but also maps the op's result."""
     op = map_operands(op, fn)
     if op.result is not None:
-        op = dataclasses.replace(op, result=fn(op.result))
+        result = fn(op.result)
+        if result is not op.result:
+            op = _with(op, {"result": result})
     return op
 
 
@@ -115,16 +153,29 @@ class Function:
     blocks: tuple[Block, ...]
     loc: Loc
     return_type: Type | None = None
+    # The device functions this one calls (typed IR only), each named by the
+    # symbol its ``CallFunction`` ops use; they travel with the function through
+    # the passes to lowering, which emits them into the kernel's module.
+    callees: tuple[Function, ...] = ()
 
     @property
     def args(self) -> tuple[Value, ...]:
         return self.blocks[0].params
 
+    def callee(self, symbol: str) -> Function:
+        """The callee a ``CallFunction`` names."""
+        for f in self.callees:
+            if f.name == symbol:
+                return f
+        raise KeyError(f"{self.name}: no callee {symbol!r}")
+
     def block(self, block_id: int) -> Block:
-        for b in self.blocks:
-            if b.id == block_id:
-                return b
-        raise KeyError(block_id)
+        return self._blocks_by_id[block_id]
+
+    @functools.cached_property
+    def _blocks_by_id(self) -> dict[int, Block]:
+        # Built once per function: stages look blocks up by id on every edge.
+        return {b.id: b for b in self.blocks}
 
     def all_ops(self) -> Iterator[Op]:
         for b in self.blocks:

@@ -5,7 +5,7 @@ both holding SSA values.  A block with one predecessor inherits that
 predecessor's exit state directly; a merge block (several predecessors, or
 the first bytecode block when a loop jumps back to it) takes one parameter
 per live-in local and one per stack slot, and every edge passes arguments.
-``remove_trivial_params`` then drops parameters that carry a single value.
+``simplify.clean_up`` then drops parameters that carry a single value.
 
     x = 0                       block0(%0 n):
     while x < n:                  %1 = const 0 ...   jump block1(%1)
@@ -20,7 +20,7 @@ from cujit.cfg import CFG
 from cujit.diagnostics import Loc
 from cujit.ir import Block, Function, Jump, Op, Terminator, Undef, Value
 from cujit.irgen.liveness import live_in_locals
-from cujit.irgen.simplify import remove_trivial_params, renumber
+from cujit.irgen.simplify import clean_up
 
 
 @dataclass
@@ -184,5 +184,5 @@ class IRBuilder:
             translate_block(self, self.cfg.blocks[cfg_id], state)
         blocks = tuple(Block(b.id, tuple(b.params), tuple(b.ops), b.term)
                        for _, b in sorted(self.bufs.items()))
-        blocks = renumber(remove_trivial_params(blocks))
+        blocks = clean_up(blocks)
         return Function(name=bc.name, arg_names=bc.arg_names, blocks=blocks, loc=bc.loc)

@@ -19,6 +19,8 @@ of range.  A folded op keeps its result value, so no use needs rewriting.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import numpy as np
@@ -168,7 +170,7 @@ def fold_constants(fn: Function) -> Function:
                             args=term.then_args if taken else term.else_args)
                 changed = True
             blocks[i] = Block(b.id, b.params, tuple(ops), term)
-    return Function(fn.name, fn.arg_names, tuple(blocks), fn.loc, fn.return_type)
+    return dataclasses.replace(fn, blocks=tuple(blocks))  # keeps the callees
 
 
 def _python_value(value, t: Scalar):

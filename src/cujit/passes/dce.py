@@ -19,7 +19,8 @@ block parameters (with the matching argument on every incoming edge).
       return
 
 An op is kept when its result is used by a kept op, or when it has an effect:
-stores (``SetItem``) and the intrinsics in ``EFFECTS``.  Allocations
+stores (``SetItem``), the intrinsics in ``EFFECTS`` and every device-function
+call (``CallFunction``: its body may store, print or synchronise).  Allocations
 (``shared.array``, ``local.array``) are pure: unused ones go too.  Liveness
 flows backwards through block parameters, so a loop-carried value that only
 feeds itself dies with its loop parameter.  Kernel arguments always stay.
@@ -27,7 +28,11 @@ feeds itself dies with its loop parameter.  Kernel arguments always stay.
 
 from __future__ import annotations
 
-from cujit.ir import Block, Branch, Function, Intrinsic, Jump, Op, SetItem, operands
+import dataclasses
+
+from cujit.ir import (
+    Block, Branch, CallFunction, Function, Intrinsic, Jump, Op, SetItem, operands,
+)
 
 # Intrinsics that act on memory or on other threads; their results may go unused.
 EFFECTS = frozenset({
@@ -35,12 +40,13 @@ EFFECTS = frozenset({
     "cuda.syncwarp", "cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system",
     "atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.nanmax", "atomic.nanmin",
     "atomic.and", "atomic.or", "atomic.xor", "atomic.exch", "atomic.inc", "atomic.dec",
-    "atomic.cas",
+    "atomic.cas", "print",
 })
 
 
 def has_effect(op: Op) -> bool:
-    return isinstance(op, SetItem) or (isinstance(op, Intrinsic) and op.name in EFFECTS)
+    return isinstance(op, (SetItem, CallFunction)) or (isinstance(op, Intrinsic)
+                                                       and op.name in EFFECTS)
 
 
 def reachable_blocks(fn: Function) -> list[Block]:
@@ -114,4 +120,4 @@ def eliminate_dead_code(fn: Function) -> Function:
                           else_args=keep_args(term.else_target, term.else_args))
         params = tuple(b.params[k] for k in kept_params[b.id])
         out.append(Block(b.id, params, ops, term))
-    return Function(fn.name, fn.arg_names, tuple(out), fn.loc, fn.return_type)
+    return dataclasses.replace(fn, blocks=tuple(out))  # keeps the callees

@@ -21,6 +21,8 @@ chains behind when it turns branches into jumps.
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections import Counter
 
 from cujit.ir import Block, Branch, Function, Jump, Value, map_operands
@@ -69,4 +71,4 @@ def merge_blocks(fn: Function) -> Function:
         del blocks[j]
         if subst:
             blocks = _substitute(blocks, subst)
-    return Function(fn.name, fn.arg_names, tuple(blocks), fn.loc, fn.return_type)
+    return dataclasses.replace(fn, blocks=tuple(blocks))  # keeps the callees

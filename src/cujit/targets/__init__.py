@@ -45,7 +45,9 @@ class Target:
     - ``hidden_params``: ``(name, LLVM type)`` pairs put before the ABI parameters
       (the intrinsic lowerings read them from ``ctx.llfn.args``);
     - ``prologue(ctx)``: emits into the entry block after the parameters are unpacked;
-    - ``lower_return(ctx)``: emits what ends the kernel (default ``ret void``).
+    - ``lower_return(ctx)``: emits what ends the kernel (default ``ret void``);
+    - ``callee_hidden_params``: the leading hidden parameters that device functions
+      receive too (forwarded by every call; see ``cujit.codegen.functions``).
     """
 
     name: str
@@ -54,11 +56,13 @@ class Target:
     intrinsics: Mapping[str, Callable]
     math: Mapping[tuple[str, str], MathFn]
     generic_addrspace: int = 0
+    global_addrspace: int = 0  # where module globals live (the debug-mode error record)
     shared_addrspace: int | None = None
     kernel_metadata: Callable | None = None
     hidden_params: tuple = ()
     prologue: Callable | None = None
     lower_return: Callable | None = None
+    callee_hidden_params: tuple = ()
 
     def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
         return hash((self.name, self.triple))

@@ -2,24 +2,42 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from cujit.types.core import (
     SCALAR_BY_NAME, Array, NoneType, Scalar, Signature, Tuple, Type, boolean, float64, int64,
 )
 from cujit.types import core as _core
+
+_np = None  # numpy, imported on first use so that ``import cujit`` does not load it
+
+
+def _numpy():
+    global _np
+    if _np is None:
+        import numpy
+
+        _np = numpy
+    return _np
 
 
 def from_dtype(dtype) -> Scalar:
     """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts)."""
     if isinstance(dtype, Scalar):
         return dtype
-    dt = np.dtype(dtype)
+    dt = _numpy().dtype(dtype)
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
-        raise TypeError(f"unsupported dtype {dt!r}: cujit kernels take bool, int8-64, "
-                        "uint8-64, float32 and float64")
+        raise TypeError(f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
+                        f"uint8-64, float32 or float64{_DTYPE_NOTES.get(dt.kind, '')}")
     return SCALAR_BY_NAME[name]
+
+
+# Why a dtype kind cannot reach a kernel, and what to pass instead.
+_DTYPE_NOTES = {
+    "O": ", not Python objects",
+    "V": "; pass each field of a structured dtype as an array of its own",
+    "M": "; pass datetimes as int64 with .view('int64')",
+    "m": "; pass timedeltas as int64 with .view('int64')",
+}
 
 
 def to_type(spec) -> Type:
@@ -57,10 +75,15 @@ def _layout_of(strides, shape, itemsize: int) -> str:
 
 def typeof(value) -> Type:
     """The cujit type of a kernel launch argument."""
+    np = _numpy()
     if isinstance(value, (bool, np.bool_)):
         return boolean
     if isinstance(value, int):
-        return int64
+        if -2**63 <= value < 2**63:
+            return int64
+        if 0 <= value < 2**64:
+            return _core.uint64  # numba's typeof: too big for int64, it fits uint64
+        raise TypeError(f"the integer {value} does not fit in 64 bits")
     if isinstance(value, float):
         return float64
     if isinstance(value, np.generic):

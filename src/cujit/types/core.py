@@ -9,8 +9,13 @@ compare equal and hash alike, so they key caches and specialisations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where a dtype is needed, not here: it is ~85% of the time
+# ``from cujit import cuda`` would otherwise take (see tests/test_import.py).
 
 
 class Type:
@@ -33,6 +38,8 @@ class Scalar(Type):
 
     @property
     def dtype(self) -> np.dtype:
+        import numpy as np
+
         return np.dtype(self.name if self.name != "bool" else np.bool_)
 
     @property

@@ -40,6 +40,7 @@ def cpu_target(barriers: bool) -> Target:
         intrinsics=table,
         math=libm.LIBM,
         hidden_params=coro.CORO_HIDDEN_PARAMS if barriers else intrinsics.HIDDEN_PARAMS,
+        callee_hidden_params=intrinsics.HIDDEN_PARAMS,  # the thread state, not the coroutine's
         **extra,
     )
 
@@ -47,18 +48,27 @@ def cpu_target(barriers: bool) -> Target:
 def compile_cpu_kernel(typed_fn, options=None):
     """Lower, optimise and JIT the typed IR function ``typed_fn`` for this host."""
     from cujit.codegen import kernel_symbol, lower_to_llvm
+    from cujit.codegen.checks import error_sites
+    from cujit.diagnostics import UnsupportedError
     from cujit.options import Options
     from cujit.targets.cpu import coro, intrinsics, runner
+    from cujit.targets.cpu.debug import HostRecord
     from cujit.targets.cpu.engine import JitModule
     from cujit.targets.cpu.launch import CPUKernel
 
     options = options or Options()
+    barrier = coro.barrier_in_callee(typed_fn)
+    if barrier is not None:
+        raise UnsupportedError("cuda.syncthreads() inside a device function is not supported "
+                               "on the CPU target", barrier.loc,
+                               hint="call cuda.syncthreads() in the kernel itself, or run on "
+                                    "the 'cuda' target")
     barriers = coro.uses_barrier(typed_fn)
     target = cpu_target(barriers)
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
-    module = lower_to_llvm(fn, target)
+    module = lower_to_llvm(fn, target, debug=options.debug)
     symbol = kernel_symbol(fn)
     kernel = module.get_global(symbol)
     flat = [a.type for a in kernel.args[len(target.hidden_params):]]  # the ABI's parameters
@@ -67,8 +77,13 @@ def compile_cpu_kernel(typed_fn, options=None):
     static_shared = size.initializer.constant if size is not None else 0
     text = str(module)
     jit = JitModule(module, options.opt)
-    return CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
-                     static_shared, barriers, text)
+    kernel = CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
+                       static_shared, barriers, text)
+    sites = error_sites(module)
+    if sites:  # debug mode, with something to check: read the record after each launch
+        kernel.debug_sites = sites
+        kernel.debug_record = HostRecord(jit, sites)
+    return kernel
 
 
 def __getattr__(name):  # CPUKernel without importing llvmlite at package import

@@ -149,6 +149,20 @@ def lower_syncthreads(ctx: FunctionLowering, op: ir.Intrinsic, args):
     ctx.builder.position_at_end(after)
 
 
+def barrier_in_callee(fn: ir.Function) -> ir.Op | None:
+    """A ``syncthreads`` inside a device function ``fn`` calls, if any: only the
+    kernel itself can be a coroutine, so the CPU target cannot suspend there."""
+    for callee in fn.callees:
+        for block in callee.blocks:
+            for op in block.ops:
+                if isinstance(op, ir.Intrinsic) and op.name == "cuda.syncthreads":
+                    return op
+        found = barrier_in_callee(callee)
+        if found is not None:
+            return found
+    return None
+
+
 def uses_barrier(fn: ir.Function) -> bool:
     """Whether the typed function calls ``cuda.syncthreads`` (then it needs the coroutine form)."""
     return any(isinstance(op, ir.Intrinsic) and op.name == "cuda.syncthreads"

@@ -27,7 +27,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import builtins
+from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type, value_type
@@ -209,6 +209,7 @@ _MATH = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "ac
 
 # Target-independent entries are shared with the CUDA table.
 INTRINSICS = {
+    "print": printing.lower_printf,
     "cuda.sreg": lower_sreg,
     "cuda.grid": lower_grid,
     "cuda.gridsize": lower_gridsize,

@@ -32,6 +32,9 @@ _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int
 MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
+# Shared memory per block on sm_90 with the opt-in (the same table: 227 KB), static
+# and dynamic together: what the H200 accepts.
+MAX_SHARED_PER_BLOCK = 227 * 1024
 # Below this many threads a launch runs on the calling thread: waking a worker
 # costs tens of microseconds, more than small grids take in all.
 PARALLEL_MIN_THREADS = 1 << 15
@@ -80,6 +83,10 @@ def _aligned(nbytes: int) -> tuple[np.ndarray, int]:
 class CPUKernel:
     """A kernel compiled for the host: ``launch(grid, block, shmem, arg_types, args)``."""
 
+    # Debug mode (``debug.py``): code -> ErrorSite, and the record read after a launch.
+    debug_sites: dict = {}
+    debug_record = None
+
     def __init__(self, name: str, jit, symbol: str, arg_types: tuple[Type, ...],
                  static_shared: int, barriers: bool, llvm_ir: str):
         self.name = name
@@ -106,7 +113,13 @@ class CPUKernel:
             raise LaunchError(f"kernel {self.name!r}: {nthreads} threads per block; "
                               f"the limit is {MAX_THREADS_PER_BLOCK}")
         if shmem_bytes < 0:
-            raise LaunchError(f"kernel {self.name!r}: negative dynamic shared memory size")
+            raise LaunchError(f"kernel {self.name!r}: dynamic shared memory size must be >= 0, "
+                              f"got {shmem_bytes}")
+        if shmem_bytes + self.static_shared > MAX_SHARED_PER_BLOCK:
+            raise LaunchError(
+                f"kernel {self.name!r} asks for {shmem_bytes} bytes of dynamic shared memory; "
+                f"a block may have {MAX_SHARED_PER_BLOCK} bytes (CUDA's limit on sm_90) and the "
+                f"kernel already uses {self.static_shared} statically")
         if tuple(arg_types) != self.arg_types:
             raise LaunchError(f"kernel {self.name!r} was compiled for different argument types")
         flat: list = []
@@ -131,6 +144,8 @@ class CPUKernel:
                 f.result()
         if self.barriers:  # frames that did not fit their slot were on the heap: fit them next time
             self._frame_bytes = max([self._frame_bytes] + [w.frame_bytes for w, _ in states])
+        if self.debug_record is not None:
+            self.debug_record.check(self.name)
 
     def _worker(self, nthreads: int, shmem_bytes: int) -> tuple[_Worker, list]:
         """One worker's private shared memory (static and dynamic) and coroutine slots."""

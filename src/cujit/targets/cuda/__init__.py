@@ -21,6 +21,7 @@ DATA_LAYOUT = (
     "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128"
     "-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
 )
+GLOBAL_ADDRSPACE = 1
 SHARED_ADDRSPACE = 3  # NVVM IR spec, "Address Spaces": 1 global, 3 shared, 4 constant, 5 local
 # NVVM IR version 2.0 (the typed-pointer LLVM 7 dialect) and debug-info version 3.1;
 # libNVVM 12.x and 13.x accept it (libNVVM 13.5 reports 2.0 / 3.2 as its own).
@@ -44,6 +45,7 @@ CUDA_TARGET = Target(
     intrinsics=INTRINSICS,
     math=LIBDEVICE,
     generic_addrspace=0,
+    global_addrspace=GLOBAL_ADDRSPACE,
     shared_addrspace=SHARED_ADDRSPACE,
     kernel_metadata=annotate_kernel,
 )

@@ -27,7 +27,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import builtins
+from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type, value_type
@@ -168,6 +168,7 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 
 INTRINSICS = {
+    "print": printing.lower_vprintf,
     "cuda.sreg": lower_sreg,
     "cuda.grid": lower_grid,
     "cuda.gridsize": lower_gridsize,

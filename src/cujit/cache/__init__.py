@@ -1,0 +1,108 @@
+"""The on-disk kernel cache: a new process loads a kernel's cubin instead of compiling it.
+
+    @cuda.jit(cache=True)            one kernel
+    CUJIT_CACHE=1                    every kernel
+    CUJIT_CACHE_DIR=/path            where (default: the per-user cache folder)
+    python -m cujit cache list|clear
+
+``key.py`` says what the key covers, ``toolchain.py`` how the toolchain's part
+is found cheaply, ``store.py`` the entry format and its atomic writes.  The
+compiler itself knows nothing of the cache: the dispatcher calls
+``compile_cached`` in place of ``pipeline.compile_kernel``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+from cujit import config
+from cujit.cache import store
+from cujit.cache.key import kernel_key
+from cujit.options import Options
+
+__all__ = ["cache_dir", "clear", "compile_cached", "format_listing", "kernel_key"]
+
+# What an entry keeps of a CompileResult: enough to launch (cubin, symbol) and
+# to answer inspect_ptx/inspect_llvm without compiling again.
+SECTIONS = ("cubin", "ptx", "llvm")
+
+
+def cache_dir() -> Path:
+    return Path(config.cache_dir())
+
+
+def compile_cached(pyfunc, arg_types, options: Options):
+    """``pipeline.compile_kernel(pyfunc, arg_types, options)``, through the cache.
+
+    A hit's ``CompileResult`` has the cubin, PTX and LLVM IR as outputs and one
+    time, ``cache``; a miss compiles every stage and writes the entry.
+    """
+    from cujit.pipeline import CompileResult, compile_kernel
+
+    start = time.perf_counter()
+    name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+    key = _key_or_none(pyfunc, arg_types, options)
+    if key is None:  # something the kernel uses has no stable fingerprint
+        return compile_kernel(pyfunc, arg_types, options)
+    path = store.entry_path(cache_dir(), name, key)
+    entry = store.load(path, key)
+    if entry is not None:
+        outputs = {"llvm": entry.sections["llvm"].decode(),
+                   "ptx": entry.sections["ptx"].decode(),
+                   "cubin": entry.sections["cubin"]}
+        return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
+                             entry.header["symbol"])
+    result = compile_kernel(pyfunc, arg_types, options)
+    import datetime as dt  # here, not at the top: a cache hit does not need it
+
+    header = {
+        "key": key, "name": name, "symbol": result.symbol,
+        "arg_types": [str(t) for t in arg_types],
+        "arch": "{}.{}".format(*options.arch),
+        "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
+        "created": dt.datetime.now().isoformat(timespec="seconds"),
+        "compile_ms": {k: round(v * 1e3, 3) for k, v in result.times.items()},
+    }
+    sections = {"cubin": bytes(result.cubin), "ptx": result.ptx.encode(),
+                "llvm": str(result.outputs["llvm"]).encode()}
+    try:
+        store.save(path, header, sections)
+    except OSError as exc:  # a read-only or full disk costs the cache, not the compile
+        warnings.warn(f"cujit could not write the kernel cache entry {path}: {exc}",
+                      RuntimeWarning, stacklevel=3)
+    return result
+
+
+def _key_or_none(pyfunc, arg_types, options: Options) -> str | None:
+    from cujit.diagnostics import CujitError
+
+    try:
+        return kernel_key(pyfunc, arg_types, options)
+    except (CujitError, OSError):  # no toolchain found: the compile will say so
+        return None
+
+
+def clear() -> int:
+    """Remove every entry of the cache folder; return how many files went."""
+    return store.clear(cache_dir())
+
+
+def format_listing() -> str:
+    """The cache folder's entries, one per line, for ``python -m cujit cache list``."""
+    folder = cache_dir()
+    lines = [f"cujit kernel cache: {folder}"]
+    total = 0
+    found = store.entries(folder) if folder.is_dir() else []
+    for item in found:
+        if isinstance(item, Path):
+            lines.append(f"  {item.name}  (damaged: recompiled on next use)")
+            continue
+        h = item.header
+        size = item.path.stat().st_size
+        total += size
+        lines.append(f"  {h['name']}({', '.join(h['arg_types'])})  sm_{h['arch'].replace('.', '')}"
+                     f"  {size / 1024:.1f} KiB  {h['created']}  {item.path.name}")
+    lines.append(f"{len(found)} entries, {total / 1024:.1f} KiB")
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""Debug-mode checks (``jit(debug=True)``, ``CUJIT_DEBUG=1``): array bounds, ``assert``
+and ``raise`` reported to the host.
+
+A kernel cannot raise a Python exception, and ``trap`` would take the CUDA
+context down with it.  So a failing check claims the module's error record (the
+layout is ``cujit.abi``'s ``DEBUG_*``) and the thread returns::
+
+    %ok = icmp ult i64 %i.wrapped, %n            ; per axis, on the wrapped index
+    br i1 %ok, label %inbounds, label %oob
+  oob:
+    %old = cmpxchg i64* @cujit_debug_error[0], i64 0, i64 <code> monotonic monotonic
+    br i1 <won>, label %fill, label %leave       ; the first failure wins
+  fill:
+    store threadIdx, blockIdx, index, axis, extent into the record; br label %leave
+  leave:
+    ret void                                      ; (the target's return)
+
+Each code names an ``abi.ErrorSite`` (source location, exception class, message);
+``error_sites(module)`` is that table, which the compile result keeps and the host
+reads the record against (``cujit.runtime.debug``).  A device function that fails
+returns to its caller, which leaves as well once it sees the record claimed
+(``after_call``).  Nothing here emits anything unless ``enable`` was called for
+the module: without debug mode, ``raise`` and a failed ``assert`` just end the thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir as ll
+
+from cujit import abi, ir
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import I64, i64
+from cujit.types import PyObject, int32
+
+_ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module object
+
+
+@dataclass
+class _ModuleChecks:
+    addrspace: int
+    record: ll.GlobalVariable | None = None  # made with the first check
+    sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
+    codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
+
+    def code(self, site: abi.ErrorSite) -> int:
+        if site not in self.codes:
+            self.codes[site] = len(self.codes) + 1  # 0 means "nothing failed"
+            self.sites[self.codes[site]] = site
+        return self.codes[site]
+
+
+def enable(module: ll.Module, addrspace: int) -> None:
+    """Turn debug checks on for everything lowered into ``module``; the record global
+    lives in ``addrspace`` (the target's global memory)."""
+    setattr(module, _ATTR, _ModuleChecks(addrspace))
+
+
+def error_sites(module: ll.Module) -> dict[int, abi.ErrorSite]:
+    """The module's code -> ErrorSite table (empty when no check was emitted)."""
+    state = getattr(module, _ATTR, None)
+    return dict(state.sites) if state is not None else {}
+
+
+def _state(ctx: FunctionLowering) -> _ModuleChecks | None:
+    return getattr(ctx.module, _ATTR, None)
+
+
+def _record(ctx: FunctionLowering, state: _ModuleChecks) -> ll.GlobalVariable:
+    if state.record is None:
+        ty = ll.ArrayType(I64, abi.DEBUG_RECORD_WORDS)
+        # External linkage: the host finds it by name (cuModuleGetGlobal, or the
+        # JIT's symbol table on the CPU target).
+        g = ll.GlobalVariable(ctx.module, ty, abi.DEBUG_RECORD_SYMBOL, addrspace=state.addrspace)
+        g.initializer = ll.Constant(ty, None)
+        g.align = 8
+        state.record = g
+    return state.record
+
+
+def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:
+    return ctx.builder.gep(record, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), k)])
+
+
+def _sreg(ctx: FunctionLowering, reg: str) -> ll.Value:
+    """``threadIdx.x`` and friends as int64, through the target's own lowering."""
+    op = ir.Intrinsic(loc=ctx.loc, result=ir.Value(-1, int32), name="cuda.sreg", args=(),
+                      attrs=(("reg", reg),))
+    return ctx.builder.zext(ctx.target.intrinsics["cuda.sreg"](ctx, op, []), I64)
+
+
+def _claim(ctx: FunctionLowering, state: _ModuleChecks, site: abi.ErrorSite,
+           extra: tuple[ll.Value, ll.Value, ll.Value] | None = None) -> None:
+    """Claim the record for ``site`` unless a thread already has, and fill it in; the
+    builder ends in a fresh block after it."""
+    b = ctx.builder
+    record = _record(ctx, state)
+    # monotonic suffices: the host reads the record only after the whole grid ended.
+    pair = b.cmpxchg(_word(ctx, record, abi.DEBUG_CODE), i64(0), i64(state.code(site)),
+                     "monotonic", "monotonic")
+    fill = ctx.llfn.append_basic_block("debug.fill")
+    done = ctx.llfn.append_basic_block("debug.done")
+    b.cbranch(b.extract_value(pair, 1), fill, done)
+    b.position_at_end(fill)
+    for k, axis in enumerate("xyz"):
+        b.store(_sreg(ctx, f"threadIdx.{axis}"), _word(ctx, record, abi.DEBUG_THREAD + k))
+        b.store(_sreg(ctx, f"blockIdx.{axis}"), _word(ctx, record, abi.DEBUG_BLOCK + k))
+    if extra is not None:
+        for slot, v in zip((abi.DEBUG_INDEX, abi.DEBUG_AXIS, abi.DEBUG_SIZE), extra):
+            b.store(v, _word(ctx, record, slot))
+    b.branch(done)
+    b.position_at_end(done)
+
+
+def _leave(ctx: FunctionLowering) -> None:
+    """End the thread (a kernel) or return to the caller (a device function)."""
+    if not ctx.kernel:  # as functions.lower_device_return does for a ``raise``
+        ret = ctx.llfn.function_type.return_type
+        if isinstance(ret, ll.VoidType):
+            ctx.builder.ret_void()
+        else:
+            ctx.builder.ret(ll.Constant(ret, ll.Undefined))
+    elif ctx.target.lower_return is not None:
+        ctx.target.lower_return(ctx)
+    else:
+        ctx.builder.ret_void()
+
+
+BOUNDS_MESSAGE = "index {index} is out of bounds for axis {axis} with size {size}"
+
+
+def check_bounds(ctx: FunctionLowering, indices: list[ll.Value], wrapped: list[ll.Value],
+                 extents: list[ll.Value]) -> None:
+    """Debug mode: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
+    ``wrapped`` has the negative ones already moved up by ``n``, so one unsigned
+    compare per axis does it).  Reported as IndexError at ``ctx.loc``."""
+    state = _state(ctx)
+    if state is None:
+        return
+    b = ctx.builder
+    site = abi.ErrorSite(ctx.loc, IndexError, BOUNDS_MESSAGE, bounds=True)
+    for axis, (i, w, n) in enumerate(zip(indices, wrapped, extents)):
+        ok = b.icmp_unsigned("<", w, n)
+        good = ctx.llfn.append_basic_block("inbounds")
+        bad = ctx.llfn.append_basic_block("outofbounds")
+        b.cbranch(ok, good, bad)
+        b.position_at_end(bad)
+        _claim(ctx, state, site, (i, i64(axis), n))
+        _leave(ctx)
+        b.position_at_end(good)
+
+
+def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
+    """Debug mode: report ``raise`` / a failed ``assert`` before the thread ends.  The
+    caller emits the ending itself, so this only claims the record."""
+    state = _state(ctx)
+    if state is None:
+        return
+    exc = term.exc.type.value if term.exc is not None and isinstance(term.exc.type, PyObject) \
+        else None
+    if not (isinstance(exc, type) and issubclass(exc, BaseException)):
+        exc = RuntimeError  # ``raise`` of something inference could not pin down
+    message = term.message
+    if message is None:
+        message = "assertion failed" if exc is AssertionError else f"{exc.__name__} raised"
+    _claim(ctx, state, abi.ErrorSite(ctx.loc, exc, message))
+
+
+def after_call(ctx: FunctionLowering) -> None:
+    """Debug mode, after a device-function call: if the record is claimed (the callee,
+    or any thread, failed), this thread leaves too rather than run on with the
+    callee's undefined result."""
+    state = _state(ctx)
+    if state is None or state.record is None:
+        return  # nothing lowered so far can fail: the callee was lowered before this
+    b = ctx.builder
+    # A plain load: only this thread's own callee must be seen, and its cmpxchg
+    # precedes the load in this thread (LLVM knows the callee may write the global).
+    code = b.load(_word(ctx, state.record, abi.DEBUG_CODE), align=8)
+    go_on = ctx.llfn.append_basic_block("debug.ok")
+    stop = ctx.llfn.append_basic_block("debug.stop")
+    b.cbranch(b.icmp_unsigned("==", code, i64(0)), go_on, stop)
+    b.position_at_end(stop)
+    _leave(ctx)
+    b.position_at_end(go_on)

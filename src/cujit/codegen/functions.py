@@ -1,0 +1,100 @@
+"""Device functions: each typed callee of a kernel (``Function.callees``) becomes an
+internal function of the kernel's LLVM module, lowered when first called.
+
+    %v16 = call double @cujit_dev_add_float32_int64(float %v14, i64 %v15)
+    define internal double @cujit_dev_add_float32_int64(float %a, i64 %b) { ... }
+
+A callee takes the IR values themselves (an array is its struct, a bool an ``i1``)
+and returns its value (``void`` when it returns nothing): an internal function
+needs no ABI.  Targets whose device code reads hidden parameters (the CPU target's
+thread state) name them in ``Target.callee_hidden_params``, a prefix of the
+kernel's own ``hidden_params``: every call forwards the caller's first ones.
+
+The functions are ``internal`` and not ``noinline``: LLVM on the host and NVVM on
+the GPU inline them where that pays (a function called once always is), and at
+``-O0`` they stay real calls.  The symbol prefix keeps a device function named
+``sin`` from capturing the C library's ``sin`` on the host.  A function that two
+callers reach is lowered once: entries are keyed by the typed function object,
+which ``DeviceFunction.typed`` shares between calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen import checks
+from cujit.codegen.context import FunctionLowering
+from cujit.codegen.lltypes import VOID, value_type
+from cujit.targets import Target
+
+
+def callee_symbol(fn: ir.Function) -> str:
+    """A readable LLVM/PTX-safe name: ``add(float32, int64)`` -> ``cujit_dev_add_float32_int64``."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", fn.name).strip("_") or "function"
+    return f"cujit_dev_{stem}"
+
+
+class DeviceFunctions:
+    """The device functions of one LLVM module, made on first use."""
+
+    def __init__(self, module: ll.Module, target: Target,
+                 lower_body: Callable[[FunctionLowering], None]):
+        self.module = module
+        self.target = target
+        self._lower_body = lower_body  # module.lower_body (passed in: no import cycle)
+        self._made: dict[int, tuple[ir.Function, ll.Function]] = {}
+
+    def get(self, fn: ir.Function) -> ll.Function:
+        """The LLVM function for typed callee ``fn``, lowered on first request."""
+        made = self._made.get(id(fn))
+        if made is not None:
+            return made[1]
+        hidden = list(self.target.callee_hidden_params)
+        params = [ty for _, ty in hidden]
+        for p in fn.args:
+            lt = value_type(p.type)
+            if lt is None:
+                raise AssertionError(f"{fn.name}: argument %{p.id} has no machine form")
+            params.append(lt)
+        ret = value_type(fn.return_type) or VOID
+        name = self.module.get_unique_name(callee_symbol(fn))
+        llfn = ll.Function(self.module, ll.FunctionType(ret, params), name)
+        llfn.linkage = "internal"
+        llfn.attributes.add("nounwind")
+        # Entered before lowering the body: a function is lowered once.
+        self._made[id(fn)] = (fn, llfn)
+        for arg, (n, _) in zip(llfn.args, hidden):
+            arg.name = n
+        ctx = FunctionLowering(fn, self.target, self.module, llfn, self, kernel=False)
+        for p, arg, n in zip(fn.args, llfn.args[len(hidden):], fn.arg_names):
+            arg.name = n
+            ctx.set(p, arg)
+        self._lower_body(ctx)
+        return llfn
+
+
+def lower_call_function(ctx: FunctionLowering, op: ir.CallFunction) -> None:
+    """``callfunction``: call the callee, forwarding the target's hidden parameters."""
+    callee = ctx.functions.get(ctx.fn.callee(op.callee))
+    hidden = list(ctx.llfn.args[:len(ctx.target.callee_hidden_params)])
+    result = ctx.builder.call(callee, hidden + [ctx.get(a) for a in op.args])
+    ctx.set(op.result, None if isinstance(callee.function_type.return_type, ll.VoidType)
+            else result)
+    checks.after_call(ctx)  # debug mode: leave too if the callee failed
+
+
+def lower_device_return(ctx: FunctionLowering, term: ir.Terminator) -> None:
+    """A device function's ``return`` (or ``raise``: like a kernel's, it is not
+    reported; the function returns, an undefined value if it has one)."""
+    b = ctx.builder
+    ret = ctx.llfn.function_type.return_type
+    if isinstance(ret, ll.VoidType):
+        b.ret_void()
+    elif isinstance(term, ir.Return) and term.value is not None:
+        b.ret(ctx.get(term.value))
+    else:
+        b.ret(ll.Constant(ret, ll.Undefined))
