@@ -78,3 +78,14 @@ def test_launch_without_gpu_says_so():
         add_one[1, 32](x)
     with pytest.raises(NoGPUError):
         cuda.to_device(x)
+
+
+def test_cached_launch_configurations_still_refuse_bools_and_floats():
+    k = cuda.jit(add_one.py_func, target="cpu")
+    x = np.zeros(8, np.float32)
+    k[1, 8](x)
+    for bad in ((True, 8), (1.0, 8), (1, True), (1, 8.0)):
+        with pytest.raises(LaunchError):
+            k[bad]
+    k[1, 8](x)
+    assert (x == 2).all()

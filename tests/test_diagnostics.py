@@ -1,14 +1,35 @@
-"""Unsupported constructs and type errors point at the user's line, with a caret,
-and never mention cujit's own files."""
+"""Diagnostics (testing layer 6): bad kernels and bad launches, each pinned to its
+exact message and ``line:col``, and neither the message nor the traceback the user
+sees shows cujit's own files.
+
+A compile case marks its offending line with ``# <-`` and names the text the caret
+must start at (``at``): the expected column is where that text starts on the line.
+"""
 
 from __future__ import annotations
 
+import datetime
 import inspect
+import math
+import os
+import sys
+import traceback
 
+import numpy as np
 import pytest
 
+import cujit
 from cujit import cuda, float32
-from cujit.diagnostics import CompileError
+from cujit.diagnostics import (
+    CompileError,
+    InternalCompilerError,
+    LaunchError,
+    NoGPUError,
+    TypingError,
+    UnsupportedError,
+)
+
+CUJIT_SRC = os.path.dirname(os.path.abspath(cujit.__file__)) + os.sep
 
 
 def marked_line(fn) -> int:
@@ -23,7 +44,7 @@ def marked_line(fn) -> int:
 def uses_try(x):
     try:  # <-
         x[0] = 1.0
-    except Exception:
+    except Exception:  # noqa: BLE001, S110
         pass
 
 
@@ -83,3 +104,645 @@ def test_error_points_at_user_line(fn, sig, words):
     source = inspect.getsourcelines(fn)[0][line - fn.__code__.co_firstlineno].strip()
     assert source in text and "^" in text
     assert "cujit/" not in text.replace(__file__, "")
+
+
+# -- the traceback the user sees ---------------------------------------------------
+
+def shown_cujit_frames(exc: BaseException) -> list[tuple[str, str]]:
+    """(file name, function) of each frame inside cujit that the traceback shows."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return [(os.path.basename(f.filename), f.name) for f in frames
+            if os.path.abspath(f.filename).startswith(CUJIT_SRC)]
+
+
+def assert_user_facing(exc: BaseException) -> None:
+    """No cujit file in the message; in the traceback, cujit shows only the one line
+    of its API boundary that re-raises (CPython always lists the raising frame)."""
+    assert CUJIT_SRC not in str(exc)
+    assert "cujit/" not in str(exc).replace(__file__, "")
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(f.filename).startswith(CUJIT_SRC)]
+    assert len(frames) == 1, shown_cujit_frames(exc)
+    assert frames[0].line.startswith("raise error.with_traceback(None) from None")
+    text = "".join(traceback.format_exception(exc))
+    assert exc.__cause__ is None and exc.__suppress_context__
+    assert text.count(CUJIT_SRC) == 1, text
+
+
+# -- bad kernels ---------------------------------------------------------------------
+# Each: the kernel, its signature, the error class, the message, the text the caret
+# starts at, and the hint (None: no hint line).
+
+def too_many_indices(x):
+    x[0, 1] = 1.0  # <-
+
+
+def adds_tuple(x):
+    y = x + (1, 2)  # <-
+    x[0] = y
+
+
+def loop_cannot_unify(x, y):
+    v = 0
+    for i in range(3):
+        v = x  # <-
+    y[0] = v
+
+
+def sqrt_of_string(x):
+    x[0] = math.sqrt('x')  # <-
+
+
+def sqrt_of_array(x):
+    x[0] = math.sqrt(x)  # <-
+
+
+def sqrt_two_args(x):
+    x[0] = math.sqrt(1.0, 2.0)  # <-
+
+
+def sqrt_keyword(x):
+    x[0] = math.sqrt(x=1.0)  # <-
+
+
+def grid_of_four(x):
+    i = cuda.grid(4)  # <-
+    x[0] = i
+
+
+def returns_value(x):
+    return x[0]  # <-
+
+
+def uses_with(x):
+    with open("f"):  # <-
+        x[0] = 1.0
+
+
+def uses_lambda(x):
+    f = lambda v: v + 1  # <-
+    x[0] = f(1.0)
+
+
+def uses_list(x):
+    values = [1, 2]  # <-
+    x[0] = values[0]
+
+
+def uses_dict(x):
+    d = {}  # <-
+    x[0] = len(d)
+
+
+GLOBAL_COUNTER = 0
+
+
+def stores_global(x):
+    global GLOBAL_COUNTER
+    GLOBAL_COUNTER = 1  # <-
+    x[0] = 1.0
+
+
+def float_index(x):
+    x[1.5] = 1.0  # <-
+
+
+def unknown_array_attribute(x):
+    x[0] = x.foo  # <-
+
+
+def stores_tuple(x):
+    x[0] = (1, 2)  # <-
+
+
+def calls_numpy(x):
+    x[0] = np.sum(x)  # <-
+
+
+def stores_into_scalar(x, a):
+    a[0] = 1.0  # <-
+    x[0] = a
+
+
+def atomic_tuple_value(x):
+    cuda.atomic.add(x, 0, (1, 2))  # <-
+
+
+def compares_arrays(x, y):
+    if x < y:  # <-
+        x[0] = 1.0
+
+
+def formats_string(x):
+    print(f"{x[0]}")  # <-
+
+
+def imports_module(x):
+    import os  # noqa: F401  # <-
+    x[0] = 1.0
+
+
+def nested_function(x):
+    def g():  # <-
+        return 1
+    x[0] = g()
+
+
+def star_call(x):
+    a = (1, 2)
+    x[0] = max(*a)  # <-
+
+
+def tuple_index_out_of_range(x):
+    t = (1, 2)
+    x[0] = t[5]  # <-
+
+
+def tuple_index_not_constant(x, i):
+    t = (1, 2)
+    x[0] = t[i]  # <-
+
+
+def bitwise_and_float(x):
+    x[0] = x[0] & 1  # <-
+
+
+def shifts_float(x):
+    x[0] = 1.0 << 2  # <-
+
+
+def syncthreads_with_argument(x):
+    cuda.syncthreads(1)  # <-
+    x[0] = 1.0
+
+
+def thread_index_w(x):
+    x[0] = cuda.threadIdx.w  # <-
+
+
+def negative_local_shape(x):
+    buf = cuda.local.array(-1, float32)  # <-
+    x[0] = buf[0]
+
+
+def float_range(x):
+    for i in range(2.5):  # <-
+        x[0] = i
+
+
+def loops_over_array(x):
+    for v in x:  # <-
+        x[0] = v
+
+
+def sets_attribute(x):
+    x.shape = (1,)  # <-
+
+
+def deletes_name(x):
+    del x  # <-
+
+
+def matmul(x):
+    x[0] = x @ x  # <-
+
+
+def complex_literal(x):
+    x[0] = 1j  # <-
+
+
+def in_operator(x):
+    x[0] = 1 in (1, 2)  # <-
+
+
+def indexes_element(x):
+    x[0] = x[0][0]  # <-
+
+
+def len_of_scalar(x, a):
+    x[0] = len(a)  # <-
+
+
+def stores_into_shape(x):
+    x.shape[0] = 2  # <-
+
+
+def calls_scalar(x, a):
+    x[0] = a(1)  # <-
+
+
+def abs_of_tuple(x):
+    x[0] = abs((1, 2))  # <-
+
+
+def array_as_condition(x):
+    if x:  # <-
+        x[0] = 1.0
+
+
+def unpacks_too_many(x):
+    i, j, k = cuda.grid(2)  # <-
+    x[0] = i + j + k
+
+
+def shape_index_out_of_range(x):
+    x[0] = x.shape[2]  # <-
+
+
+def float_atomic_and(x):
+    cuda.atomic.and_(x, 0, 1.0)  # <-
+
+
+def print_keyword(x):
+    print(x[0], sep=",")  # noqa: FURB105  # <-
+
+
+def negates_array(x):
+    x[0] = -x  # <-
+
+
+def used_before_assigned(x):
+    x[0] = v  # noqa: F821  # <-
+    v = 1.0  # noqa: F841
+
+
+def plain_helper(v):
+    return v
+
+
+def calls_plain_function(x):
+    x[0] = plain_helper(1.0)  # <-
+
+
+@cuda.jit(target="cpu")
+def launched_kernel(x):
+    x[0] = 1.0
+
+
+def calls_kernel(x):
+    launched_kernel(x)  # <-
+
+
+def by_version(py311: str, py312: str, py313: str) -> str:
+    """Where the caret starts on each CPython: these constructs' bytecode positions
+    differ between versions, and stage 1 passes them on as CPython gives them."""
+    return {(3, 11): py311, (3, 12): py312}.get(sys.version_info[:2], py313)
+
+
+F = "array(float32, 1d, A)"
+V1, V11, V2 = "void(float32[:])", "void(float32[:], float32[:])", "void(float32[:, :])"
+T, U, E = TypingError, UnsupportedError, CompileError
+
+KERNEL_CASES = [
+    (uses_try, V1, U, "'try' statements are not supported in kernels", "try", None),
+    (uses_generator, V1, U, "generators ('yield') are not supported in kernels", "yield", None),
+    (uses_string, V1, U, "strings are not supported in kernels", '"text"', None),
+    (calls_unknown, V1, U, "call to unsupported function 'sorted'", "sorted", None),
+    (dynamic_shape, "void(float32[:], int64)", T,
+     ("the shape of cuda.shared.array must be a constant integer or a tuple of constant "
+     "integers"), "cuda.shared",
+     ("for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the size in "
+     "bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]")),
+    (undefined_name, V1, E, "name 'not_defined_anywhere' is not defined", "not_defined", None),
+    (indexes_scalar, "void(float32[:], float32)", T, "cannot index a value of type float32",
+     "a[0]", None),
+    (too_few_indices, V2, T, "array of 2 dimensions indexed with 1 index", "x[0]", None),
+    (too_many_indices, V1, T, "array of 1 dimension indexed with 2 indices", "x[0, 1]", None),
+    (adds_tuple, V1, T, f"unsupported operand types for +: '{F}' and 'tuple(int64, int64)'",
+     "x + (1, 2)", None),
+    (loop_cannot_unify, V11, T, (f"a variable holds int64 on one path and {F} on another; "
+     "give it one type on every path"), "v = x", None),
+    (sqrt_of_string, V1, U, "strings are not supported in kernels", "'x'", None),
+    (sqrt_of_array, V1, T, f"math.sqrt() needs a number, not {F}", "math.sqrt", None),
+    (sqrt_two_args, V1, T, "math.sqrt() takes 1 argument (2 given)", "math.sqrt", None),
+    (sqrt_keyword, V1, T, "math.sqrt() got an unexpected keyword argument 'x'", "math.sqrt",
+     None),
+    (grid_of_four, V1, T, "cuda.grid(ndim) needs ndim to be a constant 1, 2 or 3", "cuda.grid",
+     None),
+    (returns_value, V1, E, "a kernel cannot return a value", "return",
+     "write the result into an array argument instead"),
+    (uses_with, V1, U, "'with' statements are not supported in kernels",
+     by_version("with", "with", 'open("f")'), None),
+    (uses_lambda, V1, U, "lambda expressions are not supported in kernels", "lambda", None),
+    (uses_list, V1, U, "list displays are not supported in kernels (use a tuple)", "[1, 2]",
+     None),
+    (uses_dict, V1, U, "dict displays are not supported in kernels", "{}", None),
+    (stores_global, V1, U, "assigning to a 'global' variable is not supported in kernels",
+     "GLOBAL_COUNTER", None),
+    (float_index, V1, T, "an array index must be an integer, not float64", "x[1.5]", None),
+    (unknown_array_attribute, V1, T, ("arrays have no attribute 'foo' in kernels (supported: "
+     "shape, size, ndim, dtype)"), "x.foo", None),
+    (stores_tuple, V1, T, ("storing into an array of float32 needs a number, not "
+     "tuple(int64, int64)"), "x[0]", None),
+    (calls_numpy, V1, U, "call to unsupported function 'numpy.sum'", "np.sum", None),
+    (stores_into_scalar, "void(float32[:], float32)", T,
+     "cannot assign into a value of type float32", "a[0]", None),
+    (atomic_tuple_value, "void(int32[:])", T,
+     "cuda.atomic.add's value needs a number, not tuple(int64, int64)", "cuda.atomic", None),
+    (compares_arrays, V11, T, f"unsupported operand types for <: '{F}' and '{F}'", "x < y",
+     None),
+    (formats_string, V1, U, "f-strings are not supported in kernels",
+     by_version('f"', "{x[0]}", "{x[0]}"), None),
+    (imports_module, V1, U, "'import' statements are not supported in kernels", "import",
+     None),
+    (nested_function, V1, U, "nested functions are not supported in kernels", "def", None),
+    (star_call, V1, U, "calls with *args or **kwargs are not supported in kernels", "max",
+     None),
+    (tuple_index_out_of_range, V1, T, "tuple index 5 out of range for a tuple of 2 items",
+     "t[5]", None),
+    (tuple_index_not_constant, "void(float32[:], int64)", T,
+     "a tuple index must be a constant integer", "t[i]", None),
+    (bitwise_and_float, V1, T, ("unsupported operand types for &: 'float32' and 'int64' "
+     "(bitwise operators need integer or bool operands)"), "x[0] &", None),
+    (shifts_float, V1, T, ("unsupported operand types for <<: 'float64' and 'int64' "
+     "(shifts need integer operands)"), "1.0 <<", None),
+    (syncthreads_with_argument, V1, T, "cuda.syncthreads() takes no arguments (1 given)",
+     "cuda", None),
+    (thread_index_w, V1, T, "'cuda.threadIdx' has no attribute 'w'", "cuda",
+     "cuda.threadIdx has the attributes x, y and z"),
+    (negative_local_shape, V1, T, "the shape of cuda.local.array must not be negative: -1",
+     "cuda", None),
+    (float_range, V1, T, "a range() argument must be an integer, not float64", "range", None),
+    (loops_over_array, V1, U, f"for loops over {F} are not supported; loop over range(...)",
+     by_version("for", "for", "x:"), None),
+    (sets_attribute, V1, U, "assigning to an attribute is not supported in kernels", "x.shape",
+     None),
+    (deletes_name, V1, U, "'del' statements are not supported in kernels", "x", None),
+    (matmul, V1, U, "the '@' operator is not supported in kernels", "x @", None),
+    (complex_literal, V1, U, "complex numbers are not supported in kernels", "1j",
+     "keep the real and imaginary parts in two float variables"),
+    (in_operator, V1, U, "the 'in' operator is not supported in kernels", "1 in", None),
+    (indexes_element, V1, T, "cannot index a value of type float32", "x[0][0]", None),
+    (len_of_scalar, "void(float32[:], float32)", T,
+     "len() of a value of type float32 is not supported", "len", None),
+    (stores_into_shape, V1, T, "tuples are immutable", "x.shape", None),
+    (calls_scalar, "void(float32[:], float32)", T, "a value of type float32 is not callable",
+     "a(1)", None),
+    (abs_of_tuple, V1, T, "abs() needs a number, not tuple(int64, int64)", "abs", None),
+    (array_as_condition, V1, T, f"cannot use a value of type {F} as a condition",
+     by_version("if", "x:", "x:"), None),
+    (unpacks_too_many, V1, T, "too many names to unpack: the tuple has only 2 items", "i, j",
+     None),
+    (shape_index_out_of_range, V1, T, "tuple index 2 out of range for a tuple of 1 item",
+     "x.shape[2]", None),
+    (float_atomic_and, V1, T, ("cuda.atomic.and_ does not support arrays of float32 "
+     "(supported: int32, uint32, int64, uint64)"), "cuda", None),
+    (print_keyword, V1, U, ("print() in a kernel takes no keyword arguments (sep=, end=, "
+     "file=, flush=)"), "print", None),
+    (negates_array, V1, T, f"unary - needs a number, not {F}", "-x", None),
+    (used_before_assigned, V1, T, "local variable 'v' may be used before it is assigned",
+     "x[0]", None),
+    (calls_plain_function, V1, U, "call to unsupported function 'plain_helper'",
+     "plain_helper", ("decorate 'plain_helper' with @cuda.jit(device=True) to call it from "
+     "a kernel")),
+    (calls_kernel, V1, U, "call to unsupported function 'launched_kernel'", "launched_kernel",
+     ("'launched_kernel' is a kernel, which only the host can launch; to call it from a "
+     "kernel, declare it with @cuda.jit(device=True)")),
+]
+
+
+def source_at(fn, line: int) -> str:
+    return inspect.getsourcelines(fn)[0][line - fn.__code__.co_firstlineno].rstrip("\n")
+
+
+def expected_position(fn, at: str) -> tuple[int, int]:
+    """The marked line and the 1-based column where ``at`` starts on it."""
+    line = marked_line(fn)
+    text = source_at(fn, line)
+    assert at in text, (at, text)
+    return line, text.index(at) + 1
+
+
+@pytest.mark.parametrize("fn,sig,cls,message,at,hint", KERNEL_CASES,
+                         ids=[c[0].__name__ for c in KERNEL_CASES])
+def test_bad_kernel(fn, sig, cls, message, at, hint):
+    kernel = cuda.jit(fn, target="cpu")
+    with pytest.raises(CompileError) as info:
+        kernel.compile(sig)
+    err = info.value
+    assert type(err) is cls
+    line, col = expected_position(fn, at)
+    source = source_at(fn, line)
+    indent = len(source) - len(source.lstrip())
+    lines = str(err).splitlines()
+    assert lines[0] == f"{__file__}:{line}:{col}: {cls.kind}: {message}"
+    assert lines[1] == "    " + source.strip()
+    assert lines[2].index("^") == 4 + (col - 1 - indent)  # the caret under ``at``
+    assert lines[3:] == ([f"hint: {hint}"] if hint else [])
+    assert_user_facing(err)
+
+
+def test_compile_ptx_error_is_user_facing():
+    """The same through cuda.compile_ptx (the CUDA target's entry point)."""
+    with pytest.raises(UnsupportedError) as info:
+        cuda.compile_ptx(calls_unknown, V1)
+    line, col = expected_position(calls_unknown, "sorted")
+    assert str(info.value).splitlines()[0] == (
+        f"{__file__}:{line}:{col}: unsupported: call to unsupported function 'sorted'")
+    assert_user_facing(info.value)
+
+
+def test_show_internals_keeps_cujit_frames(monkeypatch):
+    monkeypatch.setenv("CUJIT_SHOW_INTERNALS", "1")
+    with pytest.raises(UnsupportedError) as info:
+        cuda.jit(calls_unknown, target="cpu").compile(V1)
+    files = {name for name, _ in shown_cujit_frames(info.value)}
+    assert {"dispatcher.py", "pipeline.py"} <= files
+
+
+# -- device functions: the chain of calls ------------------------------------------
+
+@cuda.jit(device=True)
+def innermost(v):
+    return v[0]  # <-
+
+
+@cuda.jit(device=True)
+def middle(v):
+    return innermost(v)  # <-
+
+
+def calls_device_chain(x):
+    x[0] = middle(x[0])  # <-
+
+
+def test_error_in_device_function_shows_the_call_chain():
+    with pytest.raises(TypingError) as info:
+        cuda.jit(calls_device_chain, target="cpu").compile(V1)
+    inner = expected_position(innermost.py_func, "v[0]")
+    mid = expected_position(middle.py_func, "innermost")
+    outer = expected_position(calls_device_chain, "middle")
+    assert str(info.value).splitlines() == [
+        f"{__file__}:{inner[0]}:{inner[1]}: type error: cannot index a value of type float32",
+        "    return v[0]  # <-",
+        "           ^^^^",
+        f"note: called from {__file__}:{mid[0]}:{mid[1]} (calling device function 'innermost')",
+        f"note: called from {__file__}:{outer[0]}:{outer[1]} (calling device function 'middle')",
+    ]
+    assert_user_facing(info.value)
+
+
+# -- internal compiler errors -------------------------------------------------------
+
+def plain_kernel(x):
+    x[0] = 1.0
+
+
+def test_internal_error_names_stage_kernel_and_location(monkeypatch):
+    import cujit.passes
+
+    def broken(fn, passes=None):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(cujit.passes, "run_passes", broken)
+    with pytest.raises(InternalCompilerError) as info:
+        cuda.jit(plain_kernel, target="cpu").compile(V1)
+    line = plain_kernel.__code__.co_firstlineno
+    assert str(info.value) == (
+        "internal compiler error in stage 'passes' while compiling 'plain_kernel' (kernel "
+        f"defined at {__file__}:{line}:1): KeyError: 'boom'\n"
+        "This is a bug in cujit; please report it with the kernel's source (set "
+        "CUJIT_SHOW_INTERNALS=1 for the internal traceback).")
+    assert info.value.stage == "passes" and isinstance(info.value.cause, KeyError)
+    assert_user_facing(info.value)
+
+
+def test_internal_error_keeps_its_cause_for_bug_reports(monkeypatch):
+    import cujit.passes
+
+    monkeypatch.setenv("CUJIT_SHOW_INTERNALS", "1")
+    monkeypatch.setattr(cujit.passes, "run_passes", lambda fn, passes=None: {}["boom"])
+    with pytest.raises(InternalCompilerError) as info:
+        cuda.jit(plain_kernel, target="cpu").compile(V1)
+    assert isinstance(info.value.__cause__, KeyError)
+    assert "pipeline.py" in {name for name, _ in shown_cujit_frames(info.value)}
+
+
+# -- bad launches ------------------------------------------------------------------
+# Raised before anything reaches the driver (or, here, the CPU target's runner).
+
+@cuda.jit(target="cpu")
+def fill(x, n):
+    i = cuda.grid(1)
+    if i < n:
+        x[i] = 1.0
+
+
+@cuda.jit("void(float32[:], int64)", target="cpu")
+def fill_eager(x, n):
+    x[0] = n
+
+
+X = np.zeros(4, np.float32)
+ARRAYS = "kernel arrays hold bool, int8-64, uint8-64, float32 or float64"
+
+LAUNCH_CASES = [
+    ("argument count", lambda: fill[1, 4](X), LaunchError,
+     "kernel 'fill' takes 2 arguments, 1 given"),
+    ("object array", lambda: fill[1, 4](np.zeros(3, object), 3), LaunchError,
+     (f"kernel 'fill': argument 0 ('x'): unsupported dtype object: {ARRAYS}, not Python "
+     "objects")),
+    ("datetime array", lambda: fill[1, 4](np.zeros(3, "M8[s]"), 3), LaunchError,
+     (f"kernel 'fill': argument 0 ('x'): unsupported dtype datetime64[s]: {ARRAYS}; pass "
+     "datetimes as int64 with .view('int64')")),
+    ("structured array", lambda: fill[1, 4](np.zeros(3, [("a", "f4"), ("b", "i4")]), 3),
+     LaunchError, ("kernel 'fill': argument 0 ('x'): unsupported dtype [('a', '<f4'), "
+     f"('b', '<i4')]: {ARRAYS}; pass each field of a structured dtype as an array of its own")),
+    ("float16 array", lambda: fill[1, 4](np.zeros(3, np.float16), 3), LaunchError,
+     f"kernel 'fill': argument 0 ('x'): unsupported dtype float16: {ARRAYS}"),
+    ("datetime scalar", lambda: fill[1, 4](X, datetime.datetime(2024, 1, 1)), LaunchError,
+     ("kernel 'fill': argument 1 ('n'): cannot pass a value of Python type datetime to a "
+     "kernel")),
+    ("string", lambda: fill[1, 4]("abc", 3), LaunchError,
+     "kernel 'fill': argument 0 ('x'): cannot pass a value of Python type str to a kernel"),
+    ("None", lambda: fill[1, 4](None, 3), LaunchError,
+     "kernel 'fill': argument 0 ('x'): cannot pass None to a kernel"),
+    ("list", lambda: fill[1, 4]([1.0, 2.0], 3), LaunchError,
+     "kernel 'fill': argument 0 ('x'): cannot pass a value of Python type list to a kernel"),
+    ("complex scalar", lambda: fill[1, 4](X, 1j), LaunchError,
+     ("kernel 'fill': argument 1 ('n'): cannot pass a value of Python type complex to a "
+     "kernel")),
+    ("eager signature, dtype", lambda: fill_eager[1, 4](np.zeros(3), 3), LaunchError,
+     ("kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and cannot take "
+     "arguments of types (array(float64, 1d, C), int64)")),
+    ("eager signature, ndim", lambda: fill_eager[1, 4](np.zeros((3, 3), np.float32), 3),
+     LaunchError, ("kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and "
+     "cannot take arguments of types (array(float32, 2d, C), int64)")),
+    ("grid zero", lambda: fill[0, 4](X, 3), LaunchError,
+     "grid dimensions must be positive, got 0"),
+    ("block negative", lambda: fill[1, -4](X, 3), LaunchError,
+     "block dimensions must be positive, got -4"),
+    ("grid of floats", lambda: fill[1.5, 4](X, 3), LaunchError,
+     "grid must be made of ints, got 1.5"),
+    # (a fresh kernel: the launch-configuration cache takes True for 1, see the report)
+    ("grid of bools", lambda: cuda.jit(fill.py_func, target="cpu")[True, 4](X, 3), LaunchError,
+     "grid must be made of ints, got True"),
+    ("grid of four dimensions", lambda: fill[(1, 1, 1, 1), 4](X, 3), LaunchError,
+     "grid must be an int or a tuple of 1 to 3 ints, got (1, 1, 1, 1)"),
+    ("block.x beyond the limit", lambda: fill[1, 2048](X, 3), LaunchError,
+     "block.x = 2048 exceeds CUDA's limit of 1024"),
+    ("block.z beyond the limit", lambda: fill[1, (1, 1, 65)](X, 3), LaunchError,
+     "block.z = 65 exceeds CUDA's limit of 64"),
+    ("threads per block beyond the limit", lambda: fill[1, (32, 32, 2)](X, 3), LaunchError,
+     "kernel 'fill': 2048 threads per block; the limit is 1024"),
+    ("grid.y beyond the limit", lambda: fill[(1, 70000), 1](X, 3), LaunchError,
+     "grid.y = 70000 exceeds CUDA's limit of 65535"),
+    ("too much dynamic shared memory", lambda: fill[1, 4, 0, 1 << 20](X, 3), LaunchError,
+     ("kernel 'fill' asks for 1048576 bytes of dynamic shared memory; a block may have "
+     "232448 bytes (CUDA's limit on sm_90) and the kernel already uses 0 statically")),
+    ("negative dynamic shared memory", lambda: fill[1, 4, 0, -1](X, 3), LaunchError,
+     "kernel 'fill': dynamic shared memory size must be >= 0, got -1"),
+    ("no launch configuration", lambda: fill(X, 3), LaunchError,
+     "kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)"),
+    ("configuration of one item", lambda: fill[1](X, 3), LaunchError,
+     ("launch a kernel as kernel[grid, block](...) or kernel[grid, block, stream, "
+     "dynamic_shared_bytes](...)")),
+    ("forall of negative size", lambda: fill.forall(-1)(X, 3), LaunchError,
+     "forall needs a non-negative number of tasks, got -1"),
+    ("device function called from the host", lambda: innermost(X), cujit.diagnostics.CujitError,
+     ("device function 'innermost' can only be called from a kernel or from another device "
+     "function, not from the host; launch a @cuda.jit kernel that calls it")),
+    ("kernel signature with a return type",
+     lambda: cuda.jit("int32(float32[:])", target="cpu")(plain_kernel), TypingError,
+     ("type error: kernel 'plain_kernel' must return void, not int32\n"
+     "hint: a kernel returns results by writing into an array argument")),
+]
+
+
+@pytest.mark.parametrize("launch,cls,message", [c[1:] for c in LAUNCH_CASES],
+                         ids=[c[0] for c in LAUNCH_CASES])
+def test_bad_launch(launch, cls, message):
+    with pytest.raises(cls) as info:
+        launch()
+    assert type(info.value) is cls
+    assert str(info.value) == message
+    assert_user_facing(info.value)
+
+
+def test_bad_launch_leaves_the_arrays_alone():
+    out = np.full(4, -1.0, np.float32)
+    with pytest.raises(LaunchError):
+        fill[1, 2048](out, 4)
+    assert (out == -1.0).all()
+    fill[1, 4](out, 4)  # and the kernel still launches
+    assert (out == 1.0).all()
+
+
+@cuda.jit
+def fill_on_gpu(x, n):
+    x[0] = n
+
+
+@pytest.mark.skipif(os.environ.get("CUJIT_TARGET") == "cpu", reason="CUDA target wanted")
+def test_launch_without_a_gpu_names_the_cpu_target():
+    from conftest import has_gpu
+
+    if has_gpu():
+        pytest.skip("a GPU is present")
+    with pytest.raises(NoGPUError) as info:
+        fill_on_gpu[1, 1](X, 3)
+    text = str(info.value)
+    assert text.startswith("no CUDA GPU found")
+    assert text.endswith("\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu or use "
+                         "@cuda.jit(target='cpu').")
+    assert_user_facing(info.value)

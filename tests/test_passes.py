@@ -427,3 +427,23 @@ def test_tupleget_of_a_constant_tuple_folds():
         return t.op(ir.TupleGet, float64, tuple=tup, index=1)
     folded = _fold_one(build)
     assert isinstance(folded, ir.Const) and folded.value == 2.5
+
+
+def test_asserts_compile_to_nothing_without_debug():
+    """Release builds drop an assert's check (numba's default); debug builds keep it."""
+    import numpy as np
+
+    from cujit.ir import Raise
+    from cujit.options import Options
+    from cujit.pipeline import compile_kernel
+    from cujit.types import typeof
+
+    from kernels_debug import assert_first_nonnegative as checked  # asserts kept as written
+
+    types = (typeof(np.zeros(3)),)
+    release = compile_kernel(checked, types, stop_after="passes").outputs["passes"]
+    debug = compile_kernel(checked, types, Options(debug=True),
+                           stop_after="passes").outputs["passes"]
+    assert not any(isinstance(b.term, Raise) for b in release.blocks)
+    assert not any(type(op).__name__ == "Compare" for b in release.blocks for op in b.ops)
+    assert any(isinstance(b.term, Raise) for b in debug.blocks)

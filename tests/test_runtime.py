@@ -375,3 +375,25 @@ def test_host_arrays_are_copied_in_and_back(host_driver):
     finish_writebacks(writebacks)
     np.testing.assert_array_equal(base, expect)
     assert writebacks == []
+
+
+def test_fast_flattener_matches_prepare_args_and_declines_the_rest():
+    from cujit.runtime.args import make_flattener
+
+    x = fake_device_array(np.zeros((3, 4), np.float32))
+    y = fake_device_array(np.zeros(5, np.int64))
+    types = (float32, Array(float32, 2, "C"), int32, boolean, Array(typeof(y).dtype, 1, "C"))
+    args = (np.float32(2.5), x, 7, True, y)
+    flatten = make_flattener(types)
+    values, writebacks = prepare_args(types, args)
+    assert flatten(args, None) == tuple(values) and not writebacks
+    assert flatten(args, x.device_id) == tuple(values)
+    # Anything the fast path does not check goes to prepare_args: a read-only view,
+    # an array on another device, a host array.
+    ro = DeviceArray._view(x.shape, x.strides, x.dtype, FAKE_PTR, None, readonly=True)
+    assert flatten((args[0], ro, *args[2:]), None) is None
+    other = DeviceArray._view(x.shape, x.strides, x.dtype, FAKE_PTR, None, device_id=1)
+    assert flatten((args[0], other, *args[2:]), 0) is None
+    assert flatten((args[0], np.zeros((3, 4), np.float32), *args[2:]), None) is None
+    assert make_flattener((Tuple((int32, float64)),)) is None
+    assert make_flattener((float64,))((3,), None) == (3.0,)

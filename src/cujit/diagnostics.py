@@ -142,14 +142,16 @@ def api_boundary(fn):
         try:
             return fn(*args, **kwargs)
         except Exception as error:
-            if not _user_facing(error):
+            if not user_facing(error):
                 raise
             raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
 
     return entry
 
 
-def _user_facing(error: Exception) -> bool:
+def user_facing(error: Exception) -> bool:
+    """Whether ``error`` should reach the user without cujit's frames (for boundaries
+    written inline on hot paths, where a decorator's extra call would cost)."""
     from cujit import config  # light, but kept out of import-time work
 
     if config.SHOW_INTERNALS.get():

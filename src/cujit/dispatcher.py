@@ -12,10 +12,25 @@ import dataclasses
 from dataclasses import dataclass
 
 from cujit import abi, config
-from cujit.diagnostics import CujitError, LaunchError, NoGPUError, TypingError, api_boundary
+from cujit.argtypes import fast_typeof
+from cujit.diagnostics import (
+    CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
+)
 from cujit.options import Options
 from cujit.types import Array, Scalar, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
+
+
+_RUNTIME: tuple = ()  # (runtime.context, runtime.launch), imported by the first launch
+
+
+def _load_runtime() -> tuple:
+    global _RUNTIME
+    from cujit.runtime import context
+    from cujit.runtime import launch as rt_launch
+
+    _RUNTIME = (context, rt_launch)
+    return _RUNTIME
 
 
 def normalize_dim(value, what: str) -> tuple[int, int, int]:
@@ -45,6 +60,7 @@ class Specialization:
     param_kinds: list[str]
     functions: dict  # device id -> loaded runtime Function (its Module kept beside it)
     packer: object = None  # the runtime's parameter packer, made on first launch
+    flatten: object = None  # the runtime's fast argument flattener, made with the packer
 
 
 class Kernel:
@@ -65,6 +81,11 @@ class Kernel:
                                                 target=target)
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
+        self._configs: dict[tuple, LaunchConfig] = {}
+        self._fast: dict[tuple[int, ...], Specialization] = {}  # see _specialize
+        code = pyfunc.__code__
+        self._nargs = code.co_argcount
+        self._argnames = code.co_varnames[:code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
         self.eager = bool(signatures)
         for sig in signatures:
@@ -87,7 +108,7 @@ class Kernel:
     @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
-        sig = sig if isinstance(sig, Signature) else parse_signature(tuple(sig))
+        sig = parse_signature(sig if isinstance(sig, (str, Signature)) else tuple(sig))
         if not isinstance(sig.return_type, NoneType):
             raise TypingError(f"kernel {self.__name__!r} must return void, not "
                               f"{sig.return_type}",
@@ -129,8 +150,29 @@ class Kernel:
         return self.compile(parse_signature(sig))
 
     # -- launching ---------------------------------------------------------
-    @api_boundary
     def __getitem__(self, config_):
+        # Launch configurations repeat: check and normalise each one once.  The key
+        # carries the classes of grid and block, since True == 1.0 == 1 as dict keys
+        # and a bool or float grid must still be refused.
+        key = ((config_, config_[0].__class__, config_[1].__class__)
+               if config_.__class__ is tuple and len(config_) > 1 else config_)
+        try:
+            cfg = self._configs.get(key)
+            cacheable = True
+        except TypeError:  # an unhashable stream object: no caching
+            cfg, cacheable = None, False
+        if cfg is None:
+            try:
+                cfg = self._configure(config_)
+            except CujitError as error:  # an API boundary, inline: see api_boundary
+                if not user_facing(error):
+                    raise
+                raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
+            if cacheable and len(self._configs) < 256:
+                self._configs[key] = cfg
+        return cfg
+
+    def _configure(self, config_):
         if not isinstance(config_, tuple) or not 2 <= len(config_) <= 4:
             raise LaunchError("launch a kernel as kernel[grid, block](...) or "
                               "kernel[grid, block, stream, dynamic_shared_bytes](...)")
@@ -147,7 +189,7 @@ class Kernel:
 
     def _arg_types(self, args) -> tuple[Type, ...]:
         try:
-            types = tuple(typeof(a) for a in args)
+            types = tuple(map(fast_typeof, args))
         except TypeError:
             raise LaunchError(self._untypable(args)) from None
         if not self.eager or types in self.overloads:
@@ -171,31 +213,37 @@ class Kernel:
 
     @api_boundary
     def launch(self, args, grid, block, stream=0, shmem=0) -> None:
-        code = self.py_func.__code__
-        if len(args) != code.co_argcount:
-            raise LaunchError(f"kernel {self.__name__!r} takes {code.co_argcount} arguments, "
+        self._launch(args, grid, block, stream, shmem)
+
+    def _launch(self, args, grid, block, stream, shmem) -> None:
+        # The hot path: every launch runs it, so it does no work that can be done once.
+        if len(args) != self._nargs:
+            raise LaunchError(f"kernel {self.__name__!r} takes {self._nargs} arguments, "
                               f"{len(args)} given")
         try:
-            types = self._arg_types(args)
-        except LaunchError:
-            args = self._import_foreign(args, stream)
-            types = self._arg_types(args)
-        spec = self.overloads.get(types) or self.compile(types)
+            spec = self._fast.get(tuple(map(id, map(fast_typeof, args))))
+        except TypeError:  # an argument typeof cannot type: the slow path says which
+            spec = None
+        if spec is None:
+            args, spec = self._specialize(args, stream)
+        types = spec.arg_types
         if self.target == "cpu":
             spec.result.outputs["native"].launch(grid, block, shmem, types, args)
             return
-        from cujit.runtime import context
-        from cujit.runtime import launch as rt_launch
-
+        context, rt_launch = _RUNTIME or _load_runtime()
         try:
             dev = context.current_device_id()
         except NoGPUError as exc:
             raise NoGPUError(f"{exc}\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu "
                              "or use @cuda.jit(target='cpu').") from None
         fn = spec.functions.get(dev) or self._load(spec, dev)
-        values, writebacks = rt_launch.prepare_args(
-            types, args, stream, written=spec.result.written or None, device_id=dev,
-            names=code.co_varnames[:code.co_argcount])
+        values = spec.flatten(args, dev) if spec.flatten is not None else None
+        if values is None:  # host, foreign, read-only or other-device arrays: checked here
+            values, writebacks = rt_launch.prepare_args(
+                types, args, stream, written=spec.result.written or None, device_id=dev,
+                names=self._argnames)
+        else:
+            writebacks = ()
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
@@ -205,6 +253,20 @@ class Kernel:
             debug.check_module(spec.functions[(dev, "module")], spec.result.debug_sites,
                                self.__name__, stream)
 
+    def _specialize(self, args, stream):
+        """The first launch with a new kind of arguments: type them (importing arrays
+        known only through DLPack), compile if needed, remember the answer by the
+        ids of the argument types (interned by ``fast_typeof``)."""
+        try:
+            types = self._arg_types(args)
+        except LaunchError:
+            args = self._import_foreign(args, stream)  # not remembered: views per launch
+            types = self._arg_types(args)
+            return args, self.overloads.get(types) or self.compile(types)
+        spec = self.overloads.get(types) or self.compile(types)
+        if len(self._fast) < 1024:
+            self._fast[tuple(map(id, map(fast_typeof, args)))] = spec
+        return args, spec
 
     @staticmethod
     def _load(spec: Specialization, dev: int):
@@ -217,6 +279,7 @@ class Kernel:
         spec.functions[(dev, "module")] = mod
         if spec.packer is None:
             spec.packer = rt_launch.get_packer(spec.param_kinds)
+            spec.flatten = rt_launch.make_flattener(spec.arg_types)
         return fn
 
     @api_boundary
@@ -307,7 +370,7 @@ class LaunchConfig:
 
     @api_boundary
     def __call__(self, *args) -> None:
-        self.kernel.launch(args, self.grid, self.block, self.stream, self.shmem)
+        self.kernel._launch(args, self.grid, self.block, self.stream, self.shmem)
 
 
 @api_boundary

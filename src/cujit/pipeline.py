@@ -57,9 +57,11 @@ def _stage_table(arg_types, options: Options):
     from cujit.infer.function_calls import Callees
     from cujit.ir.analysis import written_arguments
     from cujit.irgen import build_ir
-    from cujit.passes import run_passes
+    from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES, run_passes
     from cujit.ptx import compile_ptx, link_cubin
     from cujit.targets.cuda import CUDA_TARGET
+
+    pass_list = DEFAULT_PASSES if options.debug else RELEASE_PASSES
 
     def check(fn, typed: bool = True):
         if options.verify:
@@ -67,7 +69,7 @@ def _stage_table(arg_types, options: Options):
         return fn
 
     def passes(fn, result):
-        fn = check(run_passes(fn))
+        fn = check(run_passes(fn, pass_list))
         result.written = written_arguments(fn)
         return fn
 
@@ -81,7 +83,7 @@ def _stage_table(arg_types, options: Options):
         # Stages 1-5 of a device function the kernel calls, for the call's types.
         fn = check(build_ir(build_cfg(decode(pyfunc))), typed=False)
         fn = check(infer_types(fn, types, callees, device=True, return_type=return_type))
-        return check(run_passes(fn))
+        return check(run_passes(fn, pass_list))
 
     callees = Callees(device_front_end)  # one per compilation: it holds the call chain
     front = (

@@ -89,6 +89,7 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
     protected = _protected_offsets(code)
     kwnames: tuple[str, ...] = ()
     in_assert = False
+    assert_loc = None  # where a failed assert's RAISE points: its condition
     skip_pops = 0
     for i, ins in enumerate(raw):
         name, loc, off = ins.opname, locs[i], ins.offset
@@ -110,7 +111,13 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
 
         if name in _SAME:
             emit(name, ins.argval)
-            in_assert = in_assert or name == "LOAD_ASSERTION_ERROR"
+            if name == "LOAD_ASSERTION_ERROR":
+                in_assert = True
+                # 3.11 places the RAISE at the condition, 3.12 at the whole statement
+                # and 3.13 at the condition again; the jump that tests the condition
+                # is at the condition on all three.
+                if i and raw[i - 1].opname.startswith("POP_JUMP_"):
+                    assert_loc = locs[i - 1]
         elif name == "RETURN_CONST":
             emit("LOAD_CONST", ins.argval)
             emit("RETURN")
@@ -157,6 +164,8 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
             if ins.arg == 0:
                 raise UnsupportedError("re-raising with a bare 'raise' is not supported "
                                        "in kernels", loc)
+            if assert_loc is not None:
+                loc, assert_loc = assert_loc, None
             emit("RAISE", ins.arg)
             in_assert = False
         elif name == "LOAD_DEREF":

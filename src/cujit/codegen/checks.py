@@ -31,7 +31,7 @@ from llvmlite import ir as ll
 
 from cujit import abi, ir
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import I64, i64
+from cujit.codegen.lltypes import I32, I64, i64
 from cujit.types import PyObject, int32
 
 _ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module object
@@ -80,7 +80,7 @@ def _record(ctx: FunctionLowering, state: _ModuleChecks) -> ll.GlobalVariable:
 
 
 def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:
-    return ctx.builder.gep(record, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), k)])
+    return ctx.builder.gep(record, [ll.Constant(I32, 0), ll.Constant(I32, k)])
 
 
 def _sreg(ctx: FunctionLowering, reg: str) -> ll.Value:

@@ -118,7 +118,8 @@ def _tuple_index(t: Typer, tup: Tuple, idx: Value, loc: Loc) -> int:
         raise TypingError("a tuple index must be a constant integer", loc)
     n = len(tup.items)
     if not -n <= i < n:
-        raise TypingError(f"tuple index {i} out of range for a tuple of {n} item{'s' if n != 1 else ''}", loc)
+        items = f"{n} item" + ("s" if n != 1 else "")
+        raise TypingError(f"tuple index {i} out of range for a tuple of {items}", loc)
     return i % n
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from cujit.ir import Function
+from cujit.passes.asserts import drop_asserts
 from cujit.passes.constfold import fold_constants
 from cujit.passes.dce import eliminate_dead_code
 from cujit.passes.simplify import merge_blocks
@@ -20,6 +21,9 @@ Pass = Callable[[Function], Function]
 # longer reached (and the PyObject constants infer left behind), and merging
 # joins the straight-line chains that remain.
 DEFAULT_PASSES: tuple[Pass, ...] = (fold_constants, eliminate_dead_code, merge_blocks)
+# Without debug mode an ``assert`` compiles to nothing (numba's default): its check
+# goes first, so the rest of the list cleans up after it.
+RELEASE_PASSES: tuple[Pass, ...] = (drop_asserts, *DEFAULT_PASSES)
 
 
 def run_passes(fn: Function, passes: Sequence[Pass] = DEFAULT_PASSES) -> Function:
@@ -29,5 +33,5 @@ def run_passes(fn: Function, passes: Sequence[Pass] = DEFAULT_PASSES) -> Functio
     return fn
 
 
-__all__ = ["DEFAULT_PASSES", "eliminate_dead_code", "fold_constants", "merge_blocks",
+__all__ = ["DEFAULT_PASSES", "RELEASE_PASSES", "drop_asserts", "eliminate_dead_code", "fold_constants", "merge_blocks",
            "run_passes"]

@@ -168,3 +168,37 @@ def finish_writebacks(writebacks: list, stream=0) -> None:
         call("cuStreamSynchronize", cu)
     writebacks.clear()
 
+
+
+def make_flattener(arg_types):
+    """A ``flatten(args, device_id)`` specialised to ``arg_types``, or None.
+
+    It returns the flat parameter values as a tuple for the common launch: scalars
+    and cujit device arrays that are writeable and on ``device_id``.  For anything
+    else (a host or foreign array, a read-only array, an array on another device) it
+    returns None and the launch takes :func:`prepare_args`, which handles and checks
+    every case.  Generated once per specialisation as straight-line code: no loop,
+    no per-argument dispatch on the type.
+    """
+    if any(t.__class__ not in (Scalar, Array) for t in arg_types):
+        return None
+    names = [f"a{i}" for i in range(len(arg_types))]
+    guards, parts = [], []
+    for name, t in zip(names, arg_types):
+        if t.__class__ is Array:
+            guards.append(f"    if {name}.__class__ is not DeviceArray or {name}.readonly or "
+                          f"({name}.device_id != device_id and {name}.device_id is not None):\n"
+                          "        return None\n")
+            parts.append(f"{name}.device_ptr, *{name}.shape, *{name}.strides")
+        elif t.kind == "f":
+            parts.append(f"float({name})")
+        elif t.kind == "b":
+            parts.append(f"(1 if {name} else 0)")
+        else:
+            parts.append(f"int({name})")  # int(), as prepare_args: numba truncates floats
+    unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n" if names else ""
+    src = ("def flatten(args, device_id):\n" + unpack + "".join(guards)
+           + f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n")
+    namespace = {"DeviceArray": DeviceArray}
+    exec(compile(src, f"<cujit flatten {len(arg_types)} args>", "exec"), namespace)
+    return namespace["flatten"]

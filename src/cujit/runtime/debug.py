@@ -21,8 +21,15 @@ import ctypes
 import linecache
 
 from cujit.abi import (
-    DEBUG_AXIS, DEBUG_BLOCK, DEBUG_CODE, DEBUG_INDEX, DEBUG_RECORD_SYMBOL, DEBUG_RECORD_WORDS,
-    DEBUG_SIZE, DEBUG_THREAD, ErrorSite,
+    DEBUG_AXIS,
+    DEBUG_BLOCK,
+    DEBUG_CODE,
+    DEBUG_INDEX,
+    DEBUG_RECORD_SYMBOL,
+    DEBUG_RECORD_WORDS,
+    DEBUG_SIZE,
+    DEBUG_THREAD,
+    ErrorSite,
 )
 from cujit.diagnostics import KernelFailure
 
@@ -83,7 +90,7 @@ def raise_failure(words: list[int], sites: dict[int, ErrorSite], kernel: str) ->
         text += f":\n    {source}"
     try:
         exc = site.exc(text)
-    except Exception:  # an exception class whose constructor wants other arguments
+    except Exception:  # noqa: BLE001 - a class whose constructor wants other arguments
         exc = RuntimeError(f"{site.exc.__name__}: {text}")
     exc.kernel_failure = KernelFailure(kernel, site.loc, thread, block)
     raise exc

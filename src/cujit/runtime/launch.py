@@ -19,7 +19,7 @@ import struct
 import threading
 
 from cujit.diagnostics import LaunchError
-from cujit.runtime.args import finish_writebacks, prepare_args
+from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args
 from cujit.runtime.driver import raise_error
 from cujit.runtime.stream import as_cu_stream
 
@@ -219,4 +219,4 @@ def launch_with_args(function, grid, block, stream, shared_bytes: int, params, a
 
 
 __all__ = ["ParamPacker", "check_config", "finish_writebacks", "get_packer", "launch",
-           "launch_with_args", "normalize_dims", "prepare_args"]
+           "launch_with_args", "make_flattener", "normalize_dims", "prepare_args"]

@@ -92,6 +92,7 @@ class DeviceArray:
     __slots__ = (
         "__weakref__",
         "base",
+        "cujit_type",
         "device_id",
         "device_ptr",
         "dtype",
@@ -127,6 +128,9 @@ class DeviceArray:
         self.size = int(np.prod(shape, dtype=np.int64)) if shape else 1
         self.device_ptr, self.base, self.stream = ptr, base, stream
         self.readonly, self.device_id = readonly, device_id
+        # The launch path's cache of this array's kernel-argument type (shape, strides
+        # and dtype never change after construction): see cujit.argtypes.
+        self.cujit_type = None
 
     @classmethod
     def _view(cls, shape, strides, dtype, ptr, base, stream=0, readonly=False,

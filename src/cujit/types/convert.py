@@ -79,11 +79,7 @@ def typeof(value) -> Type:
     if isinstance(value, (bool, np.bool_)):
         return boolean
     if isinstance(value, int):
-        if -2**63 <= value < 2**63:
-            return int64
-        if 0 <= value < 2**64:
-            return _core.uint64  # numba's typeof: too big for int64, it fits uint64
-        raise TypeError(f"the integer {value} does not fit in 64 bits")
+        return int64
     if isinstance(value, float):
         return float64
     if isinstance(value, np.generic):
@@ -101,6 +97,8 @@ def typeof(value) -> Type:
         return Array(from_dtype(dt), len(shape), _layout_of(strides, shape, dt.itemsize))
     if isinstance(value, tuple):
         return Tuple(tuple(typeof(v) for v in value))
+    if value is None:
+        raise TypeError("cannot pass None to a kernel")
     raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")
 
 

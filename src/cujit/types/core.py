@@ -21,6 +21,19 @@ if TYPE_CHECKING:
 class Type:
     """Base of all cujit types."""
 
+    def _cached_hash(self) -> int:
+        # Types key every specialisation lookup at launch: hash a type's fields once,
+        # not on every lookup.  (Classes opt in with ``__hash__ = Type._cached_hash``,
+        # which also stops dataclass from generating its own.)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            import dataclasses
+
+            h = hash((type(self).__name__,) + tuple(
+                getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def __repr__(self) -> str:
         return str(self)
 
@@ -32,6 +45,8 @@ class Scalar(Type):
     name: str
     kind: str
     bits: int
+
+    __hash__ = Type._cached_hash
 
     def __str__(self) -> str:
         return self.name
@@ -90,6 +105,8 @@ class Array(Type):
     ndim: int
     layout: str = "A"
 
+    __hash__ = Type._cached_hash
+
     def __str__(self) -> str:
         return f"array({self.dtype}, {self.ndim}d, {self.layout})"
 
@@ -121,6 +138,8 @@ class Tuple(Type):
     """A fixed-size tuple of values, possibly of different types."""
 
     items: tuple[Type, ...]
+
+    __hash__ = Type._cached_hash
 
     def __str__(self) -> str:
         return "tuple(" + ", ".join(map(str, self.items)) + ")"

@@ -1,0 +1,50 @@
+"""Where a fresh process's time goes, from start to the first finished launch.
+
+    PYTHONPATH=src python3 tools/first_launch_profile.py
+
+Prints the time of each phase: importing numpy and cujit, the CUDA driver's start
+(cuInit, primary context) at the first device allocation, the first compile (split
+by stage), loading the cubin and the launch.  Run it in a new process each time.
+"""
+
+import time
+
+t0 = time.perf_counter()
+marks = []
+
+
+def mark(what):
+    marks.append((what, time.perf_counter()))
+
+
+import numpy as np  # noqa: E402
+
+mark("import numpy")
+from cujit import cuda  # noqa: E402
+
+mark("import cujit")
+
+
+@cuda.jit
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+
+x = np.ones(1 << 20, np.float32)
+mark("make inputs")
+dx = cuda.to_device(x)
+mark("driver start + first copy (to_device)")
+dout = cuda.device_array_like(dx)
+spec = saxpy.compile((cuda.float32, cuda.float32[::1], cuda.float32[::1], cuda.float32[::1]))
+mark("first compile")
+saxpy[4096, 256](np.float32(2.0), dx, dx, dout)
+cuda.synchronize()
+mark("load + first launch + sync")
+prev = t0
+for what, t in marks:
+    print(f"{what:40} {1e3 * (t - prev):8.1f} ms")
+    prev = t
+print(f"{'total':40} {1e3 * (prev - t0):8.1f} ms")
+print("compile stages:", ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in spec.result.times.items()))
