@@ -6,6 +6,7 @@ tests/golden/frontend/; PTX is checked by feature (it varies with libNVVM).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from cujit.types import typeof
 
 from kernels import CASES
 
-ROOT = Path(__file__).resolve().parent / "golden" / "stages"
+ROOT = (Path(__file__).resolve().parent / "golden" / "stages"
+        / f"{sys.version_info[0]}.{sys.version_info[1]}")
 KERNELS = ("saxpy", "python_int_semantics", "loops_break_continue", "matmul_shared_tiles",
            "reduce_shared_atomic", "tuple_swap")
 STAGES = ("typed", "passes", "llvm")
