@@ -89,3 +89,25 @@ def test_cached_launch_configurations_still_refuse_bools_and_floats():
             k[bad]
     k[1, 8](x)
     assert (x == 2).all()
+
+
+def plain_add_one(x):  # left undecorated: the kernel below is made from it
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+def test_kernels_pickle_by_their_function_and_options():
+    import pickle
+
+    from kernels import saxpy, saxpy_eager
+
+    for k in (saxpy, saxpy_eager):  # module-level kernels travel by name
+        assert pickle.loads(pickle.dumps(k)) is k
+    # Others as their function and options (here the function is module-level too,
+    # so plain pickle can carry it; cloudpickle carries closures by value).
+    cpu = pickle.loads(pickle.dumps(cuda.jit(plain_add_one, target="cpu", debug=True)))
+    assert cpu.target == "cpu" and cpu._base_options.debug
+    x = np.zeros(4, np.float32)
+    cpu[1, 4](x)
+    assert (x == 1).all()

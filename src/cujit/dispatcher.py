@@ -70,6 +70,8 @@ class Kernel:
     def __init__(self, pyfunc, signatures=(), options: Options | None = None, **flags):
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
+        self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
+        self.__module__ = getattr(pyfunc, "__module__", None)
         self.__doc__ = getattr(pyfunc, "__doc__", None)
         self.__wrapped__ = pyfunc
         target = flags.get("target") or config.TARGET.get()
@@ -88,11 +90,21 @@ class Kernel:
         self._argnames = code.co_varnames[:code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
         self.eager = bool(signatures)
+        self._signatures = tuple(signatures)
+        self._flags = dict(flags)
         for sig in signatures:
             self.compile(parse_signature(sig))
 
     def __repr__(self) -> str:
         return f"<cujit kernel {self.__name__}>"
+
+    def __reduce__(self):
+        # A module-level kernel travels by name, like a function; any other as its
+        # Python function and decorator arguments (cloudpickle, which Dask and Ray
+        # use, carries such functions by value).  The receiver compiles for its GPU.
+        if _is_importable(self):
+            return self.__qualname__
+        return (_rebuild_kernel, (self.py_func, self._signatures, self._flags))
 
     # -- compiling ---------------------------------------------------------
     def _options(self) -> Options:
@@ -323,6 +335,20 @@ class Kernel:
                      for a in args)
 
 
+def _is_importable(obj) -> bool:
+    """Whether ``obj`` is what its module's global of its qualified name holds."""
+    import sys
+
+    target = sys.modules.get(getattr(obj, "__module__", None) or "")
+    for part in getattr(obj, "__qualname__", "<locals>").split("."):
+        target = getattr(target, part, None)
+    return target is obj
+
+
+def _rebuild_kernel(pyfunc, signatures, flags) -> Kernel:
+    return Kernel(pyfunc, signatures, **flags)
+
+
 def _accepts(declared: Type, given: Type) -> bool:
     """Whether an eager signature's parameter type takes an argument of type ``given``."""
     if declared == given:
@@ -419,6 +445,11 @@ class DeviceFunction:
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
+
+    def __reduce__(self):  # as Kernel.__reduce__
+        if _is_importable(self):
+            return self.__qualname__
+        return (DeviceFunction, (self.py_func, self.signatures))
 
     @api_boundary
     def __call__(self, *args, **kwargs):
