@@ -3,7 +3,9 @@
 This is the one contract shared by code generation and the runtime's launch path
 (and, for debug-mode kernels, the layout of the error record they fill in).
 
-- A scalar is one parameter of its own type; ``bool`` travels as one byte (0 or 1).
+- A scalar is one parameter of its own type; ``bool`` travels as one byte (0 or 1),
+  ``float16`` as a half (two bytes).  A complex number is two parameters of its part
+  type, the real part first (complex64: two float32).
 - An array of ``ndim`` n is ``1 + 2n`` parameters: the data pointer, then the n
   extents (int64), then the n strides in bytes (int64).
 - A tuple is its items' parameters, in order.
@@ -23,6 +25,8 @@ POINTER = "ptr"
 def param_kinds(t: Type) -> list[str]:
     """The flat list of parameter kinds one argument of type ``t`` occupies."""
     if isinstance(t, Scalar):
+        if t.kind == "c":
+            return [t.part_type.name] * 2
         return ["uint8" if t.kind == "b" else t.name]
     if isinstance(t, Array):
         return [POINTER] + ["int64"] * (2 * t.ndim)

@@ -19,9 +19,11 @@ from cujit.device_api import (  # noqa: F401
     brev,
     cbrt,
     clz,
+    const,
     eq_sync,
     ffs,
     fma,
+    fp16,
     grid,
     gridDim,
     gridsize,
@@ -53,9 +55,15 @@ from cujit.types.core import (  # noqa: F401
     bool_,
     boolean,
     byte,
+    c8,
+    c16,
+    complex64,
+    complex128,
     double,
+    f2,
     f4,
     f8,
+    float16,
     float32,
     float64,
     float_,
@@ -120,6 +128,12 @@ _CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
 
 
 def __getattr__(name: str):
+    if name == "random":  # cuda.random: the xoroshiro128+ generators, imported on first use
+        import importlib
+
+        value = importlib.import_module("cujit.random")
+        globals()[name] = value
+        return value
     from cujit import config
 
     module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or \

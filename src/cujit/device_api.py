@@ -125,6 +125,9 @@ shared = Namespace("shared", array=DeviceOnly(
     "shared.array", "shared.array(shape, dtype): block-shared memory; shape 0 means sized at launch"))
 local = Namespace("local", array=DeviceOnly(
     "local.array", "local.array(shape, dtype): a per-thread array"))
+const = Namespace("const", array_like=DeviceOnly(
+    "const.array_like", "const.array_like(ary): a copy of ary, a NumPy array known at compile "
+    "time (a global or closure variable), in constant memory"))
 
 _ATOMIC_DOCS = {
     "add": "array[idx] += val", "sub": "array[idx] -= val",
@@ -148,14 +151,28 @@ atomic = Namespace(
         "index 0 of a 1-d array"),
 )
 
+# cuda.fp16: numba's half-precision functions (numba-cuda's ``fp16.py``).  Each takes and
+# returns float16 (the comparisons return bool); ``cujit.infer.complex_calls`` types them.
+FP16_FUNCTIONS = (
+    "hadd", "hsub", "hmul", "hdiv", "hneg", "habs", "hfma", "hmax", "hmin",
+    "heq", "hne", "hlt", "hle", "hgt", "hge",
+    "hsqrt", "hrsqrt", "hrcp", "hexp", "hexp2", "hexp10", "hlog", "hlog2", "hlog10",
+    "hsin", "hcos", "htanh", "htanh_approx", "hfloor", "hceil", "htrunc", "hrint",
+)
+fp16 = Namespace("fp16", **{name: DeviceOnly(f"fp16.{name}", f"fp16.{name}: half precision")
+                            for name in FP16_FUNCTIONS})
+
 ALL: dict[str, object] = {}
 for _obj in (grid, gridsize, syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
              syncwarp, threadfence, threadfence_block, threadfence_system, shfl_sync,
              shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
              ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync, popc, brev,
-             clz, ffs, fma, cbrt, shared.array, local.array, laneid, warpsize,
+             clz, ffs, fma, cbrt, shared.array, local.array, const.array_like, laneid, warpsize,
              *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly))):
     ALL[_obj.key] = _obj
+for _obj in vars(fp16).values():
+    if isinstance(_obj, DeviceOnly):
+        ALL[_obj.key] = _obj
 for _d in (threadIdx, blockIdx, blockDim, gridDim):
     for _r in (_d.x, _d.y, _d.z):
         ALL[_r.key] = _r

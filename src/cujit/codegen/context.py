@@ -83,6 +83,14 @@ class FunctionLowering:
     def call_math(self, name: str, t: Scalar, args: list[ll.Value]) -> ll.Value:
         """Call the target's ``name`` math function for float type ``t``."""
         entry = self.target.math.get((name, t.name))
+        if entry is None and t.name == "float16":
+            # Half-precision math computes in float32 and rounds back (as CUDA's h*
+            # functions do for most of them): the tables list float32/float64 only.
+            from cujit.types import float32
+
+            b = self.builder
+            wide = [b.fpext(a, scalar_type(float32)) for a in args]
+            return b.fptrunc(self.call_math(name, float32, wide), scalar_type(t))
         if entry is None:
             raise UnsupportedError(f"math.{name} is not available for {t} on target "
                                    f"'{self.target.name}'", self.loc)

@@ -1,8 +1,9 @@
 """How cujit types become LLVM types.
 
 In registers (``value_type``): bool is ``i1``, intN is ``iN`` (LLVM integers
-carry no sign: signedness picks the instruction, see ``scalars.py``), float32 is
-``float`` and float64 ``double``.  In memory (``memory_type``) a bool takes one
+carry no sign: signedness picks the instruction, see ``scalars.py``), float16 is
+``half``, float32 ``float`` and float64 ``double``; complex64 is ``{float, float}`` and
+complex128 ``{double, double}`` (real, imaginary: NumPy's memory layout too).  In memory (``memory_type``) a bool takes one
 byte (``i8``), as NumPy stores it.  Aggregates are literal structs:
 
 - ``Array(T, n)``  -> ``{T* data, [n x i64] extents, [n x i64] byte strides}``
@@ -27,6 +28,9 @@ I64 = ll.IntType(64)
 VOID = ll.VoidType()
 F32 = ll.FloatType()
 F64 = ll.DoubleType()
+F16 = ll.HalfType()
+C64 = ll.LiteralStructType([F32, F32])
+C128 = ll.LiteralStructType([F64, F64])
 
 # Field numbers of the aggregate structs.
 ARRAY_DATA, ARRAY_SHAPE, ARRAY_STRIDES = 0, 1, 2
@@ -39,7 +43,9 @@ def scalar_type(t: Scalar) -> ll.Type:
     if t.kind == "b":
         return I1
     if t.kind == "f":
-        return F32 if t.bits == 32 else F64
+        return {16: F16, 32: F32}.get(t.bits, F64)
+    if t.kind == "c":
+        return C64 if t.bits == 64 else C128
     return ll.IntType(t.bits)
 
 

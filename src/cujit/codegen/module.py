@@ -41,6 +41,8 @@ def kernel_symbol(fn: ir.Function) -> str:
 def _flat_param_types(t: Type) -> list[ll.Type]:
     """LLVM parameter types for one argument, matching ``param_kinds`` one to one."""
     if isinstance(t, Scalar):
+        if t.kind == "c":  # a complex number travels as its two parts
+            return [scalar_type(t.part_type)] * 2
         return [I8 if t.kind == "b" else scalar_type(t)]
     if isinstance(t, Array):
         return [ll.PointerType(memory_type(t.dtype))] + [ll.IntType(64)] * (2 * t.ndim)
@@ -51,6 +53,10 @@ def _flat_param_types(t: Type) -> list[ll.Type]:
 
 def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Argument]) -> ll.Value:
     """Rebuild one argument's value from its flat parameters (consumed from the front)."""
+    if isinstance(t, Scalar) and t.kind == "c":
+        from cujit.codegen.complex import build
+
+        return build(ctx, t, params.pop(0), params.pop(0))
     if isinstance(t, Scalar):
         p = params.pop(0)
         # A bool travels as a byte: any non-zero byte is True.

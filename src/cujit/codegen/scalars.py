@@ -12,6 +12,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import complex as cx
 from cujit.codegen import pyarith
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
@@ -24,6 +25,9 @@ def constant(t, value) -> ll.Constant | None:
         lt = scalar_type(t)
         if t.kind == "f":
             return ll.Constant(lt, float(value))
+        if t.kind == "c":
+            value = complex(value)
+            return ll.Constant(lt, [float(value.real), float(value.imag)])
         return const_int(lt, int(value))
     if isinstance(t, Tuple):
         return ll.Constant(value_type(t), [constant(it, v) if has_value(it) else
@@ -67,6 +71,9 @@ _PYTHON = {
 def lower_binop(ctx: FunctionLowering, op: ir.BinOp) -> None:
     t: Scalar = op.result.type
     a, b = ctx.get(op.lhs), ctx.get(op.rhs)
+    if t.kind == "c":
+        ctx.set(op.result, cx.binop(ctx, t, op.op, a, b))
+        return
     method = _SIMPLE.get((op.op, t.kind))
     if method is not None:
         ctx.set(op.result, getattr(ctx.builder, method)(a, b))
@@ -82,6 +89,8 @@ def lower_unaryop(ctx: FunctionLowering, op: ir.UnaryOp) -> None:
     b = ctx.builder
     if op.op == "+":
         out = x
+    elif op.op == "-" and t.kind == "c":
+        out = cx.negate(ctx, t, x)
     elif op.op == "-" and t.kind == "f":
         # ``fsub -0.0, x`` rather than ``fneg``: the fneg instruction is newer
         # than the LLVM 7 dialect NVVM IR is specified against.
@@ -100,6 +109,8 @@ _ICMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
 
 def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value) -> ll.Value:
     """``a cmp b`` as an i1, with Python's meaning for ``t``."""
+    if t.kind == "c":
+        return cx.compare(ctx, cmp, a, b)
     if t.kind == "f":
         # Ordered predicates except ``!=``: any comparison with NaN is False
         # except ``!=``, which is True (IEEE 754, as Python).
@@ -121,6 +132,8 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
     to = scalar_type(dst)
     if src == dst:
         return x
+    if src.kind == "c" or dst.kind == "c":
+        return cx.cast(ctx, src, dst, x, cast)
     if dst.kind == "b":  # truthiness; NaN is truthy (``une``), as bool(float('nan'))
         if src.kind == "f":
             return b.fcmp_unordered("!=", x, ll.Constant(x.type, 0.0))

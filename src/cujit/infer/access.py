@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer.complex_calls import scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import (
@@ -67,6 +68,9 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
         else:
             raise TypingError(f"arrays have no attribute '{op.name}' in kernels "
                               "(supported: shape, size, ndim, dtype)", op.loc)
+        return
+    if isinstance(obj.type, Scalar):  # z.real, z.imag, z.conjugate
+        scalar_attr(t, op, obj)
         return
     t.check_defined(obj, op.loc)
     raise TypingError(f"'{describe(obj.type)}' has no attribute '{op.name}'", op.loc)

@@ -12,7 +12,7 @@ in (see ``numeric``), and emits the typed op into the original result id:
 
 from __future__ import annotations
 
-from cujit.diagnostics import TypingError, UnsupportedError
+from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.ir import BinOp, Cast, Compare, Const, Undef, UnaryOp, Value
@@ -20,10 +20,7 @@ from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
 
 
 def type_const(t: Typer, op: Const) -> None:
-    if isinstance(op.value, complex):  # a literal ``1j``: say so here, not at its use
-        raise UnsupportedError("complex numbers are not supported in kernels", op.loc,
-                               hint="keep the real and imaginary parts in two float variables")
-    t.const(op.value, op.loc, result=op.result)
+    t.const(op.value, op.loc, result=op.result)  # a literal ``1j`` is complex128, as numba
 
 
 def type_undef(t: Typer, op: Undef) -> None:
@@ -105,6 +102,10 @@ def type_compare(t: Typer, op: Compare) -> None:
         return
     ta, tb = _operand_types(t, op, a, b)
     common = unify(ta, tb)
+    if common.is_complex and op.op not in ("==", "!="):
+        raise TypingError(f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
+                          "(complex numbers are not ordered: only == and != compare them)",
+                          op.loc)
     lhs, rhs = t.cast(a, common, op.loc), t.cast(b, common, op.loc)
     t.emit(Compare(loc=op.loc, result=Value(op.result.id, boolean), op=op.op, lhs=lhs, rhs=rhs))
 

@@ -63,6 +63,8 @@ def min_max(name: str):
         common = t.scalar(args[0], site.loc, f"{name}()")
         for v in args[1:]:
             common = unify(common, t.scalar(v, site.loc, f"{name}()"))
+        if common.is_complex:
+            raise TypingError(f"{name}() of complex numbers: they are not ordered", site.loc)
         args = [t.cast(v, common, site.loc) for v in args]
         acc = args[0]
         for i, v in enumerate(args[1:]):
@@ -77,6 +79,9 @@ def call_abs(t: Typer, site: CallSite) -> Value:
     site.expect(1, 1)
     (x,) = site.args
     ty = t.scalar(x, site.loc, "abs()")
+    if ty.is_complex:  # the modulus, in the part type (hypot)
+        return t.emit(Intrinsic(loc=site.loc, result=site.result(ty.part_type),
+                                name="complex.abs", args=(x,)))
     if ty == boolean:  # numba types abs(bool) as int8
         x, ty = t.cast(x, int8, site.loc), int8
     if ty.kind == "u":

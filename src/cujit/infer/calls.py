@@ -25,6 +25,7 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.dispatcher import DeviceFunction, Kernel
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
+from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.context import Typer
@@ -110,6 +111,7 @@ CALLS: dict[object, Rule] = {
     cuda.threadfence_system: cu.fence("threadfence_system"),
     cuda.shared.array: cu.array_alloc("shared.array"),
     cuda.local.array: cu.array_alloc("local.array"),
+    cuda.const.array_like: cu.call_const_array_like,
     **{getattr(cuda.atomic, f): at.atomic_rmw(f) for f in at.ATOMIC_OPS},
     cuda.atomic.cas: at.call_cas,
     cuda.atomic.compare_and_swap: at.call_compare_and_swap,
@@ -132,6 +134,9 @@ CALLS: dict[object, Rule] = {
     **{getattr(math, f): bi.math_binary(f) for f in _MATH_BINARY},
     **{s: bi.cast_to(s) for s in SCALARS},
     **{s.dtype.type: bi.cast_to(s) for s in SCALARS},
+    **cx.cmath_rules(),  # complex(), z.conjugate(), cmath.*
+    **cx.numpy_rules(),  # np.sin and friends on scalars
+    **cx.fp16_rules(),  # cuda.fp16.h*
 }
 
 
@@ -186,6 +191,9 @@ def type_call(t: Typer, op: Call) -> None:
     if isinstance(fn, DeviceFunction):
         call_device_function(t, op, fn, site)
         return
+    if isinstance(fn, cx.BoundMethod):  # z.conjugate(): the object is the first argument
+        site.args.insert(0, fn.obj)
+        fn = fn.func
     rule = _lookup(fn)
     if rule is None:
         raise UnsupportedError(f"call to unsupported function '{site.name}'", op.loc,

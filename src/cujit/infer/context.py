@@ -20,7 +20,8 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.numeric import describe
 from cujit.ir import BuildTuple, Cast, Const, Function, Op, TupleGet, Value
 from cujit.types import (
-    NoneType, PyObject, Scalar, Tuple, Type, boolean, float64, from_dtype, int64, none, uint64,
+    NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64, from_dtype, int64,
+    none, uint64,
 )
 
 STRING_ERROR = "strings are not supported in kernels"
@@ -46,7 +47,9 @@ def const_type(value: object) -> tuple[Type, object] | None:
         return None
     if isinstance(value, float):
         return float64, value
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+    if isinstance(value, complex):
+        return complex128, value
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return from_dtype(value.dtype), value.item()
     if isinstance(value, tuple) and value:
         items = [const_type(v) for v in value]
@@ -136,6 +139,9 @@ class Typer:
         if v.type == t:
             return v
         if isinstance(v.type, Scalar) and isinstance(t, Scalar):
+            if v.type.is_complex and not t.is_complex and t != boolean:
+                raise TypingError(f"cannot convert {v.type} to {t}: take .real, .imag or "
+                                  "abs() of a complex number", loc)
             key = (v.id, t)  # one cast per value and type per block (i < n, x[i], y[i])
             if key not in self._casts:
                 self._casts[key] = self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))

@@ -20,7 +20,9 @@ from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.types import Array, Scalar, Tuple, boolean, int32, int64, none, to_type, uint32
+from cujit.types import (
+    Array, PyObject, Scalar, Tuple, boolean, int32, int64, none, to_type, uint32,
+)
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -130,3 +132,48 @@ def array_alloc(name: str):
         return t.emit(Intrinsic(loc=site.loc, result=site.result(Array(dtype, len(shape), "C")),
                                 name=name, args=(), attrs=(("shape", shape), ("dtype", dtype))))
     return rule
+
+
+class ConstData(bytes):
+    """The bytes of a ``cuda.const.array_like`` table: plain bytes that print short
+    (IR dumps name their size and a digest, not every byte)."""
+
+    def __repr__(self) -> str:
+        import hashlib
+
+        return f"<{len(self)} bytes sha1:{hashlib.sha1(self).hexdigest()[:12]}>"
+
+
+def call_const_array_like(t: Typer, site: CallSite) -> Value:
+    """``cuda.const.array_like(ary)``: ``ary`` must be a NumPy array known at compile
+    time (a global or closure variable: a PyObject Const); its contents are frozen
+    into the kernel as a constant-memory table, read as a C-layout array."""
+    import numpy as np
+
+    from cujit.types import from_dtype
+
+    site.expect(1, 1, keywords=("ary",))
+    arg = site.arg(0, "ary")
+    value = arg.type.value if isinstance(arg.type, PyObject) else None
+    if not isinstance(value, np.ndarray):
+        what = describe(arg.type) if not isinstance(arg.type, PyObject) else \
+            type(value).__name__
+        raise TypingError(
+            f"cuda.const.array_like needs a NumPy array known at compile time, not {what}",
+            site.loc, hint="pass a NumPy array held in a global or closure variable; its "
+            "contents are copied into the kernel when it is compiled")
+    try:
+        dtype = from_dtype(value.dtype)
+    except (TypeError, ValueError, KeyError, NotImplementedError):
+        dtype = None
+    if not isinstance(dtype, Scalar):
+        raise TypingError(f"cuda.const.array_like does not support arrays of dtype "
+                          f"{value.dtype}", site.loc)
+    if value.ndim == 0:
+        raise TypingError("cuda.const.array_like needs an array of at least one dimension",
+                          site.loc)
+    data = ConstData(np.ascontiguousarray(value).tobytes())
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(Array(dtype, value.ndim, "C")),
+                            name="const.array_like", args=(),
+                            attrs=(("shape", tuple(value.shape)), ("dtype", dtype),
+                                   ("data", data))))

@@ -12,12 +12,31 @@ unification; no code copied):
 - ``/`` on two integers gives float64; shifts keep the left side's signedness
   in 64 bits; comparisons (and block parameters) use plain unification, where
   ``int32 < int32`` stays int32 and ``uint64`` meeting a signed int gives float64.
+- float16 meets float16 in float16 (numba computes in half precision); meeting an
+  int it widens as NumPy does (int8 stays float16, int16 float32, wider float64).
+- A complex meets a real by unifying its part type with the real: complex64 with
+  float32 or an int of up to 16 bits stays complex64, with float64 or a wider int it
+  becomes complex128.  Complex numbers take ``+ - * /`` (``**``, ``//``, ``%``, shifts
+  and bitwise operators raise) and compare only with ``==`` and ``!=``.
 """
 
 from __future__ import annotations
 
 from cujit.types import (
-    SCALAR_BY_NAME, NoneType, PyObject, Scalar, Tuple, Type, boolean, float32, float64, int64, uint64,
+    SCALAR_BY_NAME,
+    NoneType,
+    PyObject,
+    Scalar,
+    Tuple,
+    Type,
+    boolean,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int64,
+    uint64,
 )
 
 
@@ -30,6 +49,11 @@ def is_number(t: Type | None) -> bool:
     return isinstance(t, Scalar)
 
 
+def complex_of(part: Scalar) -> Scalar:
+    """The complex type whose parts hold ``part`` (a float16/32 part is complex64)."""
+    return complex64 if part.bits <= 32 else complex128
+
+
 def _unify_scalars(a: Scalar, b: Scalar) -> Scalar:
     if a == b:
         return a
@@ -37,10 +61,16 @@ def _unify_scalars(a: Scalar, b: Scalar) -> Scalar:
         return b
     if b.kind == "b":
         return a
+    if a.is_complex or b.is_complex:
+        pa = a.part_type if a.is_complex else a
+        pb = b.part_type if b.is_complex else b
+        return complex_of(_unify_scalars(pa, pb))
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
             return a if a.bits >= b.bits else b
         f, i = (a, b) if a.is_float else (b, a)
+        if f.bits == 16:  # NumPy's float16 rules: int8 fits, int16 needs float32
+            return float16 if i.bits <= 8 else float32 if i.bits <= 16 else float64
         # float32 represents every int of up to 16 bits exactly; wider ints need float64.
         return float32 if f.bits == 32 and i.bits <= 16 else float64
     if a.kind == b.kind:
@@ -75,6 +105,11 @@ def int_result(*types: Scalar) -> Scalar:
 def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] | str:
     """(lhs type, rhs type, result type) the operands are cast to for ``a op b``,
     or an error message when the operator does not apply to these types."""
+    if a.is_complex or b.is_complex:
+        if op not in ("+", "-", "*", "/"):
+            return "complex numbers take + - * / only"
+        t = _unify_scalars(a, b)
+        return t, t, t
     both_int = not a.is_float and not b.is_float
     if op in ("<<", ">>"):
         if not both_int:
@@ -104,10 +139,10 @@ def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] |
 def unary_type(op: str, a: Scalar) -> Scalar | str:
     """The type ``op a`` computes in (the operand is cast to it), or an error message."""
     if op == "~":
-        if a.is_float:
+        if a.is_float or a.is_complex:
             return "bitwise inversion needs an integer or bool operand"
         return boolean if a.kind == "b" else int_result(a)
-    if a.is_float:
+    if a.is_float or a.is_complex:
         return a
     return int_result(a)  # -b, +b on bool and small ints widen as in numba
 

@@ -77,7 +77,8 @@ def _float_binop(op: str, a: float, b: float, t: Scalar):
         return _NOT_FOLDED
     with np.errstate(all="ignore"):
         # In the type's own NumPy scalar: float32 operands give a rounded float32.
-        return float(ufunc(t.dtype.type(a), t.dtype.type(b)))
+        r = ufunc(t.dtype.type(a), t.dtype.type(b))
+        return complex(r) if t.kind == "c" else float(r)
 
 
 def fold_binop(op: str, a, b, t: Scalar):
@@ -124,7 +125,8 @@ def fold_cast(a, src: Scalar, dst: Scalar):
         return wrap(a, dst)
     with np.errstate(all="ignore"):
         src_dtype = src.dtype if src.kind != "b" else np.dtype(np.int64)
-        return float(np.array(a, dtype=src_dtype).astype(dst.dtype))
+        r = np.array(a, dtype=src_dtype).astype(dst.dtype)
+        return complex(r) if dst.kind == "c" else float(r)
 
 
 def _fold_op(op, known: dict[int, object]):
@@ -176,4 +178,6 @@ def fold_constants(fn: Function) -> Function:
 def _python_value(value, t: Scalar):
     if t.kind == "b":
         return bool(value)
+    if t.kind == "c":
+        return complex(value)
     return int(value) if t.is_int else float(value)

@@ -62,6 +62,10 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         try:
             if t.kind == "f":
                 values.append(float(a))
+            elif t.kind == "c":  # two parameters: the parts (cujit.abi)
+                z = complex(a)
+                values.append(z.real)
+                values.append(z.imag)
             elif t.kind == "b":
                 values.append(1 if a else 0)
             else:
@@ -192,6 +196,8 @@ def make_flattener(arg_types):
             parts.append(f"{name}.device_ptr, *{name}.shape, *{name}.strides")
         elif t.kind == "f":
             parts.append(f"float({name})")
+        elif t.kind == "c":
+            parts.append(f"complex({name}).real, complex({name}).imag")
         elif t.kind == "b":
             parts.append(f"(1 if {name} else 0)")
         else:

@@ -27,7 +27,7 @@ from cujit.runtime.stream import as_cu_stream
 _CODES = {
     "int8": "b", "int16": "h", "int32": "i", "int64": "q",
     "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
-    "float32": "f", "float64": "d", "ptr": "Q",
+    "float16": "e", "float32": "f", "float64": "d", "ptr": "Q",
 }
 _packers: dict[tuple[str, ...], ParamPacker] = {}
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from cujit.types.core import (
-    SCALAR_BY_NAME, Array, NoneType, Scalar, Signature, Tuple, Type, boolean, float64, int64,
+    SCALAR_BY_NAME, Array, NoneType, Scalar, Signature, Tuple, Type, boolean, complex128,
+    float64, int64,
 )
 from cujit.types import core as _core
 
@@ -27,7 +28,7 @@ def from_dtype(dtype) -> Scalar:
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
         raise TypeError(f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
-                        f"uint8-64, float32 or float64{_DTYPE_NOTES.get(dt.kind, '')}")
+                        f"uint8-64, float16-64 or complex64/128{_DTYPE_NOTES.get(dt.kind, '')}")
     return SCALAR_BY_NAME[name]
 
 
@@ -50,6 +51,8 @@ def to_type(spec) -> Type:
         return int64
     if spec is float:
         return float64
+    if spec is complex:
+        return complex128
     return from_dtype(spec)
 
 
@@ -82,6 +85,8 @@ def typeof(value) -> Type:
         return int64
     if isinstance(value, float):
         return float64
+    if isinstance(value, complex):
+        return complex128
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
     if isinstance(value, np.ndarray):

@@ -40,7 +40,8 @@ class Type:
 
 @dataclass(frozen=True, repr=False)
 class Scalar(Type):
-    """A machine scalar: ``kind`` is 'b' (bool), 'i' (signed), 'u' (unsigned) or 'f'."""
+    """A machine scalar: ``kind`` is 'b' (bool), 'i' (signed), 'u' (unsigned), 'f' (float)
+    or 'c' (complex: ``bits`` counts both parts, so complex64 is two float32)."""
 
     name: str
     kind: str
@@ -70,8 +71,17 @@ class Scalar(Type):
         return self.kind == "f"
 
     @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def part_type(self) -> Scalar:
+        """The float type of a complex number's real and imaginary parts."""
+        return float32 if self.bits == 64 else float64
+
+    @property
     def signed(self) -> bool:
-        return self.kind in "if"
+        return self.kind in "ifc"
 
     def __getitem__(self, spec) -> "Array":
         return Array.from_slices(self, spec)
@@ -225,8 +235,11 @@ uint8 = Scalar("uint8", "u", 8)
 uint16 = Scalar("uint16", "u", 16)
 uint32 = Scalar("uint32", "u", 32)
 uint64 = Scalar("uint64", "u", 64)
+float16 = Scalar("float16", "f", 16)
 float32 = Scalar("float32", "f", 32)
 float64 = Scalar("float64", "f", 64)
+complex64 = Scalar("complex64", "c", 64)
+complex128 = Scalar("complex128", "c", 128)
 none = NoneType()
 void = NoneType("void")
 
@@ -234,12 +247,14 @@ intp = int64
 uintp = uint64
 i1, i2, i4, i8 = int8, int16, int32, int64
 u1, u2, u4, u8 = uint8, uint16, uint32, uint64
-f4, f8 = float32, float64
+f2, f4, f8 = float16, float32, float64
+c8, c16 = complex64, complex128
 byte = uint8
 float_ = float32
 double = float64
 
 SCALARS: tuple[Scalar, ...] = (
-    boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64,
+    boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
+    float64, complex64, complex128,
 )
 SCALAR_BY_NAME: dict[str, Scalar] = {t.name: t for t in SCALARS}

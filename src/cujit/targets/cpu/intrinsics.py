@@ -29,8 +29,10 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
+from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type, value_type
+from cujit.targets.cpu.constmem import lower_const_array_like
 from cujit.types import Array
 
 I8P = ll.PointerType(I8)
@@ -216,6 +218,7 @@ INTRINSICS = {
     "cuda.syncthreads": lower_syncthreads_unexpected,
     "shared.array": lower_shared_array,
     "local.array": builtins.lower_local_array,
+    "const.array_like": lower_const_array_like,
     **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},
     "atomic.cas": lower_atomic_cas,
     "array.shape": builtins.lower_array_shape,
@@ -228,4 +231,5 @@ INTRINSICS = {
     "math.isinf": builtins.lower_float_class,
     "math.isfinite": builtins.lower_float_class,
     **{f"math.{f}": builtins.lower_math for f in _MATH},
+    **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
 }

@@ -25,7 +25,7 @@ from cujit.types import Array, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
            "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
-           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float, "float16": ctypes.c_uint16,
            "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
 # CUDA's launch limits (CUDA C Programming Guide, "Compute Capabilities"), kept so a
 # launch that fails on the GPU fails here too.
@@ -199,8 +199,13 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     elif isinstance(t, Scalar):
         if t.kind == "b":
             out.append(int(bool(value)))
+        elif t.kind == "f" and t.bits == 16:  # a half travels as its bits
+            out.append(int(np.float16(value).view(np.uint16)))
         elif t.kind == "f":
             out.append(float(value))
+        elif t.kind == "c":  # the two parts (cujit.abi)
+            z = complex(value)
+            out.extend((z.real, z.imag))
         else:  # ctypes wraps an out-of-range int to the width, as a C cast would
             out.append(int(value))
     else:

@@ -29,10 +29,12 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
+from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type, value_type
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
 from cujit.targets.cuda.bits import BIT_INTRINSICS
+from cujit.targets.cuda.constmem import lower_const_array_like
 from cujit.targets.cuda.warp import WARP_INTRINSICS
 from cujit.types import Array
 
@@ -174,6 +176,7 @@ INTRINSICS = {
     "cuda.gridsize": lower_gridsize,
     "cuda.syncthreads": lower_syncthreads,
     "shared.array": lower_shared_array,
+    "const.array_like": lower_const_array_like,
     "cuda.syncthreads_count": lower_barrier_reduce,
     "cuda.syncthreads_and": lower_barrier_reduce,
     "cuda.syncthreads_or": lower_barrier_reduce,
@@ -214,4 +217,5 @@ INTRINSICS = {
     "math.atan2": builtins.lower_math,
     "math.hypot": builtins.lower_math,
     "math.copysign": builtins.lower_math,
+    **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
 }

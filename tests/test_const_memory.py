@@ -1,0 +1,130 @@
+"""``cuda.const.array_like(ary)``: a NumPy array frozen into the kernel at compile time,
+read from constant memory (PTX ``.const``) on the GPU, from a private constant global on
+the CPU target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cujit import cuda
+from cujit.diagnostics import TypingError
+from cujit.infer.cuda_calls import ConstData
+from cujit.ir import Intrinsic
+from cujit.options import Options
+from cujit.pipeline import compile_kernel
+from cujit.types import float32, float64, int32, typeof
+
+TABLE = (np.arange(12, dtype=np.float64).reshape(3, 4) * 1.5 - 2.0)
+COEFFS = np.array([3, -1, 4, 1, 5, -9, 2, 6], dtype=np.int32)
+
+
+def _lookup(out, idx):
+    i = cuda.grid(1)
+    t = cuda.const.array_like(TABLE)
+    c = cuda.const.array_like(COEFFS)
+    if i < out.shape[0]:
+        j = idx[i]
+        out[i] = t[j % t.shape[0], j % t.shape[1]] * c[j % c.size] + t.size
+
+
+def _closure_kernel():
+    weights = np.linspace(0.0, 1.0, 5).astype(np.float32)
+
+    def kern(out):
+        i = cuda.grid(1)
+        w = cuda.const.array_like(weights)
+        if i < out.shape[0]:
+            acc = float32(0)
+            for k in range(w.shape[0]):
+                acc += w[k] * float32(i)
+            out[i] = acc
+    return kern, weights
+
+
+def _expected_lookup(idx):
+    j = idx.astype(np.int64)
+    return TABLE[j % 3, j % 4] * COEFFS[j % 8] + TABLE.size
+
+
+def _run(kern, target, *args):
+    cuda.jit(kern, target=target)[4, 64](*args)
+
+
+TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_global_tables(target):
+    idx = np.random.default_rng(1).integers(0, 1000, 256).astype(np.int32)
+    out = np.full(256, np.nan)
+    _run(_lookup, target, out, idx)
+    np.testing.assert_array_equal(out, _expected_lookup(idx))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_closure_table(target):
+    kern, weights = _closure_kernel()
+    out = np.full(256, np.nan, np.float32)
+    _run(kern, target, out)
+    np.testing.assert_allclose(out, weights.sum() * np.arange(256, dtype=np.float32),
+                               rtol=1e-6)
+
+
+def test_ptx_has_a_const_table():
+    ptx, _ = cuda.compile_ptx(_lookup, "void(float64[:], int32[:])")
+    assert ".const .align 16 .b8 __cujit_const_" in ptx
+    assert "ld.const.f64" in ptx  # the float64 table is read from constant memory
+    assert any(f"ld.const.{t}32" in ptx for t in "usb")  # and the int32 one
+
+
+def test_typed_ir_carries_the_bytes():
+    result = compile_kernel(_lookup, (typeof(np.zeros(1)), typeof(np.zeros(1, np.int32))),
+                            Options(verify=True), stop_after="typed")
+    fn = result.outputs["typed"]
+    ops = [op for b in fn.blocks for op in b.ops
+           if isinstance(op, Intrinsic) and op.name == "const.array_like"]
+    assert len(ops) == 2
+    first = ops[0]
+    assert first.attr("shape") == (3, 4) and first.attr("dtype") == float64
+    assert isinstance(first.attr("data"), ConstData) and first.attr("data") == TABLE.tobytes()
+    assert first.result.type.ndim == 2 and first.result.type.layout == "C"
+    assert "48 bytes" not in repr(first.attr("data")) and "96 bytes" in repr(first.attr("data"))
+    assert ops[1].attr("dtype") == int32
+
+
+def test_a_fortran_ordered_global_is_copied_in_c_order():
+    fortran = np.asfortranarray(np.arange(6, dtype=np.float64).reshape(2, 3))
+
+    def kern(out):
+        t = cuda.const.array_like(fortran)
+        for i in range(2):
+            for j in range(3):
+                out[i, j] = t[i, j]
+
+    out = np.zeros((2, 3))
+    cuda.jit(kern, target="cpu")[1, 1](out)
+    np.testing.assert_array_equal(out, fortran)
+
+
+def test_a_kernel_argument_is_refused():
+    def kern(a, out):
+        t = cuda.const.array_like(a)
+        out[0] = t[0]
+
+    with pytest.raises(TypingError, match="NumPy array known at compile time"):
+        cuda.jit(kern, target="cpu")[1, 1](np.zeros(3), np.zeros(3))
+
+
+def test_a_non_array_is_refused():
+    def kern(out):
+        t = cuda.const.array_like((1.0, 2.0))
+        out[0] = t[0]
+
+    with pytest.raises(TypingError, match="cuda.const.array_like"):
+        cuda.jit(kern, target="cpu")[1, 1](np.zeros(3))
+
+
+def test_placeholder_raises_on_the_host():
+    with pytest.raises(RuntimeError, match="inside a @cuda.jit kernel"):
+        cuda.const.array_like(TABLE)
