@@ -159,7 +159,7 @@ def test_create_and_init_follow_the_target(monkeypatch):
 def test_cuda_random_is_the_module():
     import cujit.random
 
-    assert cuda.random is cujit.random
+    assert cuda.random.xoroshiro128p_normal_float64 is cujit.random.xoroshiro128p_normal_float64
     from cujit.cuda import random
 
     assert random.create_xoroshiro128p_states is cujit.random.create_xoroshiro128p_states
@@ -202,3 +202,13 @@ def test_normals_have_unit_variance():
     out = np.zeros((256, 64))
     cuda.jit(kern, target="cpu")[2, 128](_host_states(256, 5, 0), out)
     assert abs(out.mean()) < 0.02 and abs(out.std() - 1.0) < 0.02
+
+
+def test_numba_import_forms_work():
+    from cujit import cuda
+    from cujit.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32
+
+    import cujit.random
+
+    assert cuda.random.create_xoroshiro128p_states is create_xoroshiro128p_states
+    assert xoroshiro128p_uniform_float32 is cujit.random.xoroshiro128p_uniform_float32

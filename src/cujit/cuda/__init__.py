@@ -131,7 +131,7 @@ def __getattr__(name: str):
     if name == "random":  # cuda.random: the xoroshiro128+ generators, imported on first use
         import importlib
 
-        value = importlib.import_module("cujit.random")
+        value = importlib.import_module("cujit.cuda.random")
         globals()[name] = value
         return value
     from cujit import config
