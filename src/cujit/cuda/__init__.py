@@ -127,7 +127,41 @@ _CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
     "to_device", "device_array", "device_array_like", "synchronize", "is_cuda_array")}
 
 
+class NotSupportedError(AttributeError):
+    """A numba.cuda name that cujit does not provide yet (``docs/numba-api.md``)."""
+
+
+# numba.cuda names cujit does not provide yet: asking for one, on the host or in a
+# kernel, says so and what it is, instead of a bare "no attribute".
+NOT_SUPPORTED = {
+    "cg": "cooperative groups (cuda.cg.this_grid().sync(), cooperative launch)",
+    "mapped_array": "mapped (zero-copy) host memory",
+    "managed_array": "managed (unified) memory",
+    "declare_device": "calls to external device functions",
+    "libdevice": "direct libdevice calls (math.* and NumPy's functions reach libdevice)",
+    "nanosleep": "cuda.nanosleep",
+    "selp": "cuda.selp",
+    "vectorize": "GPU ufuncs (cuda.vectorize)",
+    "guvectorize": "GPU generalized ufuncs (cuda.guvectorize)",
+    "reduce": "GPU reductions (cuda.reduce)",
+    "Reduce": "GPU reductions (cuda.Reduce)",
+    "compile": "cuda.compile (use cuda.compile_ptx)",
+    "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
+    "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "
+                                      "cuda.compile_ptx with cc=)",
+    "detect": "cuda.detect (use cuda.gpus and cuda.is_available)",
+    "close": "cuda.close",
+    "defer_cleanup": "cuda.defer_cleanup",
+    "profile_start": "profiler control",
+    "profile_stop": "profiler control",
+    "profiling": "profiler control",
+}
+
+
 def __getattr__(name: str):
+    if name in NOT_SUPPORTED:
+        raise NotSupportedError(f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
+                                "supported by cujit yet; see docs/numba-api.md")
     if name == "random":  # cuda.random: the xoroshiro128+ generators, imported on first use
         import importlib
 

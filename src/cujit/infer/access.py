@@ -39,7 +39,9 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
         target = obj.type.value
         try:
             attr = getattr(target, op.name)
-        except AttributeError:
+        except AttributeError as exc:
+            if type(exc).__name__ == "NotSupportedError":  # cujit.cuda's known gaps
+                raise UnsupportedError(str(exc), op.loc) from None
             name = describe_object(target).removeprefix("cujit.")  # as kernels spell it
             hint = None
             if isinstance(getattr(target, "x", None), SpecialRegister):
