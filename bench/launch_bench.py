@@ -29,6 +29,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+# numba-cuda 0.30 (the anchor) still calls np.row_stack, which NumPy 2.5 removed; the
+# GPU machine's image has NumPy 2.5.  Give it the alias it expects (same function) so the
+# anchor runs at all; cujit does not use it.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(HERE, "..", "src")
 sys.path.insert(0, SRC)
@@ -199,6 +205,8 @@ FRESH = textwrap.dedent('''
 import time
 t0 = time.perf_counter()
 import numpy as np
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack  # for the numba-cuda anchor under NumPy 2.5
 from {mod} import cuda
 @cuda.jit
 def saxpy(a, x, y, out):
