@@ -382,3 +382,29 @@ def test_laneid_and_warpsize_follow_the_linear_thread_index():
     lanes[1, (24, 4)](out)
     np.testing.assert_array_equal(out[0].ravel(), np.arange(96) % 32)
     assert (out[1] == 32).all()
+
+
+def test_float_mod_of_a_nan_known_to_be_nan():
+    """Regression (found by test_random_kernels): under ``if x != x`` LLVM knew x was
+    NaN, hence "not infinite", and rewrote the libm call ``fmodf(x, 1.0)`` into
+    ``frem nnan`` -- poison -- so ``x %= 1.0`` stored 0.0.  Python (and the GPU)
+    give NaN.  The CPU target now calls fmod under a name LLVM does not know."""
+    @cuda.jit(target="cpu")
+    def mod_if_nan(x, out32, y, out64):
+        i = cuda.grid(1)
+        a = x[i]
+        if a != a:
+            a %= float32(1.0)
+        out32[i] = a
+        b = y[i]
+        if b != b:
+            b = b // 3.0 + b % 2.5
+        out64[i] = b
+
+    x = np.array([np.nan, 2.5, -np.inf, -0.75], np.float32)
+    y = x.astype(np.float64)
+    out32, out64 = np.zeros(4, np.float32), np.zeros(4, np.float64)
+    mod_if_nan[1, 4](x, out32, y, out64)
+    np.testing.assert_array_equal(out32, x)  # NaN stays NaN (assert_array_equal: nan == nan)
+    np.testing.assert_array_equal(out64, y)
+    assert np.isnan(out32[0]) and np.isnan(out64[0])

@@ -31,8 +31,11 @@ def host_machine() -> llvm.TargetMachine:
 
 @functools.cache
 def _initialise() -> None:
+    from cujit.targets.cpu import libm
+
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    libm.register_symbols()
 
 
 def host_triple() -> str:

@@ -5,7 +5,18 @@ Functions with an LLVM intrinsic that becomes one instruction on the host
 can fold and vectorise them; the rest call the C library (libm is loaded in every
 CPython process, so the JIT resolves them there).  Single-precision variants use
 C99's ``f``-suffixed functions.  ``fmod`` serves codegen's float ``//`` and ``%``.
+
+``fmod`` is called under another name (``cujit_fmod``/``cujit_fmodf``, registered
+with the JIT by ``register_symbols`` as the C library's functions): LLVM knows the
+name ``fmod`` and rewrites ``fmod(x, y)`` into ``frem nnan x, y`` when it can prove x
+is not infinite and y is not zero, forgetting that a NaN x still gives NaN.  Under
+a branch on ``x != x`` (so x is known NaN, hence "not infinite") that made
+``x %= 1.0`` return 0.0 instead of NaN.  LLVM cannot see through the other name.
 """
+
+import ctypes
+import ctypes.util
+import functools
 
 from cujit.targets import MathFn
 
@@ -27,7 +38,22 @@ def _table() -> dict[tuple[str, str], MathFn]:
             table[(name, t)] = MathFn(name + _C_SUFFIX[t])
         for name in _LIBM_2:
             table[(name, t)] = MathFn(name + _C_SUFFIX[t], 2)
+        table[("fmod", t)] = MathFn(_FMOD_ALIAS[t], 2)
     return table
+
+
+_FMOD_ALIAS = {"float32": "cujit_fmodf", "float64": "cujit_fmod"}
+
+
+@functools.cache
+def register_symbols() -> None:
+    """Make the ``fmod`` aliases resolve to the C library's ``fmodf``/``fmod``."""
+    from llvmlite import binding as llvm
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m") or None)
+    for t, alias in _FMOD_ALIAS.items():
+        fn = getattr(libm, "fmod" + _C_SUFFIX[t])
+        llvm.add_symbol(alias, ctypes.cast(fn, ctypes.c_void_p).value)
 
 
 LIBM: dict[tuple[str, str], MathFn] = _table()
