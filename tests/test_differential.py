@@ -484,7 +484,13 @@ def test_float32_vs_float64_promotion(target):
         got64, sim64 = run_three("float64(a[i]) * b[i] + a[i]", target, a, b, np.float64)
         with np.errstate(all="ignore"):
             want32 = (a * b + a).astype(np.float64)
-            want64 = a.astype(np.float64) * b + a
+            want64 = a.astype(np.float64) * b + a  # the product is exact: fused or not
+            # libNVVM contracts a*b + c into one fma by default, as nvcc and numba-cuda
+            # do: on the GPU the float32 chain may round once instead of twice.
+            fused = (a.astype(np.float64) * b + a).astype(np.float32).astype(np.float64)
+        if target == "cuda":
+            want32 = np.where((got32 == fused) | (np.isnan(got32) & np.isnan(fused)),
+                              fused, want32)
         same_bits(got32, want32, "float32 chain compiled")
         same_bits(sim32, want32, "float32 chain plain Python")
         same_bits(got64, want64, "promoted chain compiled")
