@@ -13,7 +13,9 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen.arrays import build_struct, c_strides, make_array
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import ARRAY_SHAPE, RANGE_STRUCT, const_int, i64, memory_type
+from cujit.codegen.lltypes import (
+    ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
+)
 from cujit.codegen.scalars import compare
 from cujit.types import Array, Scalar
 
@@ -103,3 +105,47 @@ def lower_float_class(ctx: FunctionLowering, op: ir.Intrinsic, args):
     if op.name == "math.isinf":
         return b.fcmp_ordered("==", magnitude, inf)
     return b.fcmp_ordered("<", magnitude, inf)  # isfinite: false for inf and nan
+
+
+_GRID_AXES = ("x", "y", "z")
+# nuw/nsw hold by CUDA's limits (gridDim < 2**31, blockDim <= 1024), which every target
+# enforces at launch: the index is then known non-negative, and LLVM drops the
+# negative-index wrapping of the accesses it feeds.
+_NO_WRAP = ("nuw", "nsw")
+
+
+def grid_lowerings(read):
+    """``cuda.grid`` and ``cuda.gridsize`` for a target whose ``read(ctx, register, axis)``
+    gives ``threadIdx``/``blockIdx``/``blockDim``/``gridDim`` along ``axis`` as an i32.
+    Both compute in int64, so large grids cannot overflow."""
+
+    def per_axis(ctx: FunctionLowering, op: ir.Intrinsic, one_axis):
+        ndim = op.attr("ndim")
+        values = [one_axis(axis) for axis in _GRID_AXES[:ndim]]
+        if ndim == 1:
+            return values[0]
+        v = ll.Constant(value_type(op.result.type), ll.Undefined)
+        for k, x in enumerate(values):
+            v = ctx.builder.insert_value(v, x, k)
+        return v
+
+    def lower_grid(ctx: FunctionLowering, op: ir.Intrinsic, args):
+        b = ctx.builder
+
+        def axis(a: str) -> ll.Value:  # blockIdx * blockDim + threadIdx
+            ctaid, ntid, tid = (b.zext(read(ctx, r, a), I64)
+                                for r in ("blockIdx", "blockDim", "threadIdx"))
+            return b.add(b.mul(ctaid, ntid, flags=_NO_WRAP), tid, flags=_NO_WRAP)
+
+        return per_axis(ctx, op, axis)
+
+    def lower_gridsize(ctx: FunctionLowering, op: ir.Intrinsic, args):
+        b = ctx.builder
+
+        def axis(a: str) -> ll.Value:  # blockDim * gridDim
+            ntid, nctaid = (b.zext(read(ctx, r, a), I64) for r in ("blockDim", "gridDim"))
+            return b.mul(ntid, nctaid, flags=_NO_WRAP)
+
+        return per_axis(ctx, op, axis)
+
+    return lower_grid, lower_gridsize

@@ -31,7 +31,7 @@ from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type, value_type
+from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type
 from cujit.targets.cpu.constmem import lower_const_array_like
 from cujit.types import Array
 
@@ -49,7 +49,6 @@ HIDDEN_PARAMS: tuple[tuple[str, ll.Type], ...] = (
 _INDEX = {name: k for k, (name, _) in enumerate(HIDDEN_PARAMS)}
 STATIC_SHARED_SIZE = "__cujit_static_shared_bytes"
 SHARED_ALIGN = 16
-_NO_WRAP = ("nuw", "nsw")
 
 
 def hidden(ctx: FunctionLowering, name: str) -> ll.Value:
@@ -71,37 +70,9 @@ def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return hidden(ctx, reg)
 
 
-def _per_axis(ctx: FunctionLowering, op: ir.Intrinsic, one_axis):
-    ndim = op.attr("ndim")
-    values = [one_axis(axis) for axis in _AXES[:ndim]]
-    if ndim == 1:
-        return values[0]
-    v = ll.Constant(value_type(op.result.type), ll.Undefined)
-    for k, x in enumerate(values):
-        v = ctx.builder.insert_value(v, x, k)
-    return v
-
-
-def lower_grid(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    b = ctx.builder
-
-    def axis(a: str) -> ll.Value:  # blockIdx * blockDim + threadIdx, in int64
-        ctaid, ntid, tid = (b.zext(hidden(ctx, f"{r}.{a}"), I64)
-                            for r in ("blockIdx", "blockDim", "threadIdx"))
-        # The runner keeps every id within CUDA's limits, so no wrap is possible.
-        return b.add(b.mul(ctaid, ntid, flags=_NO_WRAP), tid, flags=_NO_WRAP)
-
-    return _per_axis(ctx, op, axis)
-
-
-def lower_gridsize(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    b = ctx.builder
-
-    def axis(a: str) -> ll.Value:
-        ntid, nctaid = (b.zext(hidden(ctx, f"{r}.{a}"), I64) for r in ("blockDim", "gridDim"))
-        return b.mul(ntid, nctaid, flags=_NO_WRAP)
-
-    return _per_axis(ctx, op, axis)
+# The runner keeps every id within CUDA's limits, as the GPU does.
+lower_grid, lower_gridsize = builtins.grid_lowerings(
+    lambda ctx, reg, axis: hidden(ctx, f"{reg}.{axis}"))
 
 
 def _static_shared_offset(module: ll.Module, nbytes: int) -> int:

@@ -31,7 +31,7 @@ from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type, value_type
+from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
 from cujit.targets.cuda.bits import BIT_INTRINSICS
 from cujit.targets.cuda.constmem import lower_const_array_like
@@ -39,10 +39,8 @@ from cujit.targets.cuda.warp import WARP_INTRINSICS
 from cujit.types import Array
 
 _SREG_NAMES = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
-_AXES = ("x", "y", "z")
 SHARED_ALIGN = 16  # bytes: enough for any scalar and for 16-byte vector loads
 DYNAMIC_SHARED_SYMBOL = "__cujit_dynamic_shared"
-_NO_WRAP = ("nuw", "nsw")
 WARP_SIZE = 32
 
 
@@ -65,37 +63,8 @@ def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return read_sreg(ctx, _SREG_NAMES[dim3], axis)
 
 
-def _per_axis(ctx: FunctionLowering, op: ir.Intrinsic, one_axis):
-    ndim = op.attr("ndim")
-    values = [one_axis(axis) for axis in _AXES[:ndim]]
-    if ndim == 1:
-        return values[0]
-    v = ll.Constant(value_type(op.result.type), ll.Undefined)
-    for k, x in enumerate(values):
-        v = ctx.builder.insert_value(v, x, k)
-    return v
-
-
-def lower_grid(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    b = ctx.builder
-
-    def axis(a: str) -> ll.Value:  # blockIdx * blockDim + threadIdx, in int64
-        ctaid, ntid, tid = (b.zext(read_sreg(ctx, r, a), I64) for r in ("ctaid", "ntid", "tid"))
-        # nuw/nsw hold by CUDA's limits (gridDim < 2**31, blockDim <= 1024): the
-        # index is then known non-negative, and LLVM drops negative-index wrapping.
-        return b.add(b.mul(ctaid, ntid, flags=_NO_WRAP), tid, flags=_NO_WRAP)
-
-    return _per_axis(ctx, op, axis)
-
-
-def lower_gridsize(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    b = ctx.builder
-
-    def axis(a: str) -> ll.Value:  # blockDim * gridDim, in int64
-        ntid, nctaid = (b.zext(read_sreg(ctx, r, a), I64) for r in ("ntid", "nctaid"))
-        return b.mul(ntid, nctaid, flags=_NO_WRAP)
-
-    return _per_axis(ctx, op, axis)
+lower_grid, lower_gridsize = builtins.grid_lowerings(
+    lambda ctx, reg, axis: read_sreg(ctx, _SREG_NAMES[reg], axis))
 
 
 def lower_syncthreads(ctx: FunctionLowering, op: ir.Intrinsic, args):
