@@ -747,3 +747,31 @@ def test_launch_without_a_gpu_names_the_cpu_target():
     assert text.endswith("\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu or use "
                          "@cuda.jit(target='cpu').")
     assert_user_facing(info.value)
+
+
+# -- signatures made of random text never crash, they raise TypeError ------------------
+
+def test_random_and_mangled_signatures_raise_cleanly():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from cujit.types import parse_signature
+
+    pieces = st.sampled_from(["void", "float32", "int64", "[", "]", ":", "::1", "(", ")",
+                              ",", " ", "x", "1", "float32[:]", "__import__", "'", "."])
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.one_of(st.text(max_size=40), st.lists(pieces, max_size=12).map("".join),
+                     st.binary(max_size=20).map(lambda b: b.decode("latin-1"))))
+    def check(text):
+        try:
+            sig = parse_signature(text)
+        except TypeError:
+            return
+        assert type(sig).__name__ == "Signature"
+
+    check()
+    for bad in ("void(float32[:]", "void(float32[:], int64))", "float32[", "void(,)",
+                "void(float32[:, ::1, ::1])", "(lambda: 0)()"):
+        with pytest.raises(TypeError):
+            cuda.jit(bad)(plain_kernel)

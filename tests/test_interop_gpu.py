@@ -178,3 +178,38 @@ def test_device_array_pickles_with_its_values():
     back = pickle.loads(pickle.dumps(d[3:, ::2]))
     assert back.device_ptr != d.device_ptr
     np.testing.assert_array_equal(back.copy_to_host(), host[3:, ::2])
+
+
+def test_kernel_launch_checks_read_only_arguments_against_what_it_writes():
+    """Through the dispatcher: a read-only array may be read, never written."""
+    cp = pytest.importorskip("cupy")
+    x = cp.arange(256, dtype=cp.float32)
+    cai = dict(x.__cuda_array_interface__)
+    cai["data"] = (cai["data"][0], True)
+    ro = type("ReadOnly", (), {"__cuda_array_interface__": cai})()
+    out = cuda.to_device(np.full(256, np.nan, np.float32))
+    double_1d[1, 256](ro, out)  # read: allowed
+    assert rel_err(out.copy_to_host(), 2.0 * np.arange(256)) < 1e-6
+    with pytest.raises(LaunchError, match=r"argument 1 \('out'\) is a read-only"):
+        double_1d[1, 256](out, ro)  # written: refused before the launch
+    assert (cp.asnumpy(x) == np.arange(256)).all()
+
+
+def test_dlpack_only_objects_are_kernel_arguments():
+    """An array known only through DLPack (as JAX's are) goes straight into a kernel."""
+    torch = pytest.importorskip("torch")
+    t = torch.arange(1024, dtype=torch.float32, device="cuda") * 0.5
+
+    class DLPackOnly:  # the protocol and nothing else
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+        def __dlpack__(self, **kwargs):
+            return self.tensor.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.tensor.__dlpack_device__()
+
+    out = cuda.to_device(np.full(1024, np.nan, np.float32))
+    double_1d[4, 256](DLPackOnly(t), out)
+    assert rel_err(out.copy_to_host(), 2.0 * 0.5 * np.arange(1024)) < 1e-6
