@@ -39,17 +39,54 @@ def case(setup, reference, rtol=1e-6):
 
 
 def check(case: Case, got: dict, expected: dict) -> None:
-    """Compare a run's outputs with the reference: floats by relative norm, ints exactly."""
+    """Compare a run's outputs with the reference: ints exactly; floats and complex by
+    relative norm of the difference, equal values (infinities included) and NaN in the
+    same places counting as agreeing; a NaN the reference lacks (an unwritten poisoned
+    element) fails."""
     for idx, ref in expected.items():
-        out = got[idx]
+        out = np.asarray(got[idx])
         ref = np.asarray(ref)
         assert out.shape == ref.shape, f"{case.name}: output {idx} shape"
-        if ref.dtype.kind == "f" or out.dtype.kind == "f":
+        if out.dtype.kind in "fc" or ref.dtype.kind in "fc":
             assert not np.isnan(out).any() or np.isnan(ref).any(), f"{case.name}: unwritten"
-            err = np.linalg.norm(out.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-300)
+            o = out.astype(np.complex128)
+            r = ref.astype(np.complex128)
+            agree = (np.isnan(o) & np.isnan(r)) | (o == r)
+            diff = np.where(agree, 0, o - np.where(agree, 0, r))
+            scale = np.linalg.norm(np.where(np.isfinite(r), r, 0))
+            err = np.linalg.norm(diff) / max(scale, 1e-300)
             assert err < case.rtol, f"{case.name}: output {idx} relative error {err:.3e}"
         else:
             np.testing.assert_array_equal(out, ref.astype(out.dtype), err_msg=case.name)
+
+
+_cpu_kernels: dict = {}
+
+
+def run_case(case: Case, where: str, target: str, rng) -> None:
+    """Run ``case`` on ``target`` ("cpu" or "cuda") with host or device arrays (``where``)
+    and check its outputs against the reference."""
+    from cujit.targets.cpu import memory as cpu_memory
+
+    if target == "cuda":
+        kernel, to_device, synchronize = case.kernel, cuda.to_device, cuda.synchronize
+    else:
+        kernel = _cpu_kernels.get(id(case))
+        if kernel is None:
+            kernel = _cpu_kernels[id(case)] = cuda.jit(case.kernel.py_func, target="cpu")
+        to_device, synchronize = cpu_memory.to_device, cpu_memory.synchronize
+    args, grid, block, shmem = case.setup(rng)
+    inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    expected = case.reference(inputs)
+    if where == "host":
+        kernel[grid, block, 0, shmem](*args)
+        got = {i: args[i] for i in expected}
+    else:
+        dargs = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        kernel[grid, block, 0, shmem](*dargs)
+        synchronize()
+        got = {i: dargs[i].copy_to_host() for i in expected}
+    check(case, got, expected)
 
 
 def poison(shape, dtype):

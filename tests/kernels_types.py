@@ -31,26 +31,6 @@ def poison(shape, dtype):
     return np.full(shape, -77, dtype)
 
 
-def check(case: Case, got: dict, expected: dict) -> None:
-    """Floats and complex by relative norm (complex: of the difference's modulus)."""
-    for idx, ref in expected.items():
-        out = np.asarray(got[idx])
-        ref = np.asarray(ref)
-        assert out.shape == ref.shape, f"{case.name}: output {idx} shape"
-        if out.dtype.kind in "fc" or ref.dtype.kind in "fc":
-            assert not np.isnan(out).any() or np.isnan(ref).any(), f"{case.name}: unwritten"
-            o = out.astype(np.complex128)
-            r = ref.astype(np.complex128)
-            # Equal values (infinities included) and NaN in both places count as agreeing.
-            agree = (np.isnan(o) & np.isnan(r)) | (o == r)
-            diff = np.where(agree, 0, o - np.where(agree, 0, r))
-            scale = np.linalg.norm(np.where(np.isfinite(r), r, 0))
-            err = np.linalg.norm(diff) / max(scale, 1e-300)
-            assert err < case.rtol, f"{case.name}: output {idx} relative error {err:.3e}"
-        else:
-            np.testing.assert_array_equal(out, ref.astype(out.dtype), err_msg=case.name)
-
-
 # -- complex --------------------------------------------------------------------------
 
 MANDEL_ITERS = 40

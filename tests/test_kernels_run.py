@@ -13,39 +13,16 @@ import pytest
 from cujit import cuda
 from cujit.targets.cpu import memory as cpu_memory
 
-from kernels import CASES, check
+from kernels import CASES, run_case
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
-_cpu_kernels: dict = {}
-
-
-def kernel_for(case, target):
-    if target == "cuda":
-        return case.kernel, cuda.to_device, cuda.synchronize
-    k = _cpu_kernels.get(case.name)
-    if k is None:
-        k = _cpu_kernels[case.name] = cuda.jit(case.kernel.py_func, target="cpu")
-    return k, cpu_memory.to_device, cpu_memory.synchronize
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 @pytest.mark.parametrize("where", ["host", "device"])
 @pytest.mark.parametrize("target", TARGETS)
 def test_kernel_matches_numpy(case, where, target):
-    kernel, to_device, synchronize = kernel_for(case, target)
-    rng = np.random.default_rng()
-    args, grid, block, shmem = case.setup(rng)
-    inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    expected = case.reference(inputs)
-    if where == "host":
-        kernel[grid, block, 0, shmem](*args)
-        got = {i: args[i] for i in expected}
-    else:
-        dargs = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        kernel[grid, block, 0, shmem](*dargs)
-        synchronize()
-        got = {i: dargs[i].copy_to_host() for i in expected}
-    check(case, got, expected)
+    run_case(case, where, target, np.random.default_rng())
 
 
 @pytest.mark.parametrize("target", TARGETS)

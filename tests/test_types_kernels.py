@@ -10,14 +10,14 @@ import re
 
 import numpy as np
 import pytest
-from kernels_types import TYPE_CASES, check
+from kernels import run_case
+from kernels_types import TYPE_CASES
 
 from cujit import cuda
 from cujit.diagnostics import TypingError, UnsupportedError
 from cujit.infer.numeric import arith_type, unify
 from cujit.options import Options
 from cujit.pipeline import compile_kernel
-from cujit.targets.cpu import memory as cpu_memory
 from cujit.types import (
     Array,
     complex64,
@@ -34,35 +34,13 @@ from cujit.types import (
 
 ELF_MAGIC = b"\x7fELF"
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
-_cpu_kernels: dict = {}
-
-
-def kernel_for(case, target):
-    if target == "cuda":
-        return case.kernel, cuda.to_device, cuda.synchronize
-    k = _cpu_kernels.get(case.name)
-    if k is None:
-        k = _cpu_kernels[case.name] = cuda.jit(case.kernel.py_func, target="cpu")
-    return k, cpu_memory.to_device, cpu_memory.synchronize
 
 
 @pytest.mark.parametrize("case", TYPE_CASES, ids=[c.name for c in TYPE_CASES])
 @pytest.mark.parametrize("where", ["host", "device"])
 @pytest.mark.parametrize("target", TARGETS)
 def test_type_kernel_matches_numpy(case, where, target):
-    kernel, to_device, synchronize = kernel_for(case, target)
-    args, grid, block, shmem = case.setup(np.random.default_rng(7))
-    inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    expected = case.reference(inputs)
-    if where == "host":
-        kernel[grid, block, 0, shmem](*args)
-        got = {i: args[i] for i in expected}
-    else:
-        dargs = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        kernel[grid, block, 0, shmem](*dargs)
-        synchronize()
-        got = {i: dargs[i].copy_to_host() for i in expected}
-    check(case, got, expected)
+    run_case(case, where, target, np.random.default_rng(7))
 
 
 @pytest.mark.parametrize("case", TYPE_CASES, ids=[c.name for c in TYPE_CASES])
