@@ -71,7 +71,7 @@ def main():
         spec.flatten = rl.make_flattener(spec.arg_types)
         n = 20000
         kern[1, 32](*args)
-        if "--profile" in sys.argv and nargs == 4:
+        if "--profile" in sys.argv and nargs == 1:
             cProfile.runctx("for _ in range(n): kern[1, 32](*args)", globals(), locals(),
                             "/tmp/launch.prof")
             pstats.Stats("/tmp/launch.prof").sort_stats("tottime").print_stats(14)
