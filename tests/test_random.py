@@ -59,7 +59,7 @@ _REFERENCE = textwrap.dedent(f"""
 def reference(tmp_path_factory):
     try:
         import numba.cuda  # noqa: F401
-    except ImportError as e:  # pragma: no cover - numba-cuda is installed on CI
+    except ImportError as e:  # pragma: no cover - the test extra installs numba-cuda
         pytest.skip(f"numba-cuda is not importable, so there is no reference stream: {e}")
     path = tmp_path_factory.mktemp("numba_ref") / "ref.npz"
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
