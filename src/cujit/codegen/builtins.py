@@ -149,3 +149,18 @@ def grid_lowerings(read):
         return per_axis(ctx, op, axis)
 
     return lower_grid, lower_gridsize
+
+
+# The intrinsics every target lowers the same way (a target's table spreads this in).
+COMMON_INTRINSICS = {
+    "local.array": lower_local_array,
+    "array.shape": lower_array_shape,
+    "array.size": lower_array_size,
+    "abs": lower_abs,
+    "min": lower_min,
+    "max": lower_max,
+    "range": lower_range,
+    "math.isnan": lower_float_class,
+    "math.isinf": lower_float_class,
+    "math.isfinite": lower_float_class,
+}

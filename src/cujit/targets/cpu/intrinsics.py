@@ -188,19 +188,10 @@ INTRINSICS = {
     "cuda.gridsize": lower_gridsize,
     "cuda.syncthreads": lower_syncthreads_unexpected,
     "shared.array": lower_shared_array,
-    "local.array": builtins.lower_local_array,
     "const.array_like": lower_const_array_like,
     **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},
     "atomic.cas": lower_atomic_cas,
-    "array.shape": builtins.lower_array_shape,
-    "array.size": builtins.lower_array_size,
-    "abs": builtins.lower_abs,
-    "min": builtins.lower_min,
-    "max": builtins.lower_max,
-    "range": builtins.lower_range,
-    "math.isnan": builtins.lower_float_class,
-    "math.isinf": builtins.lower_float_class,
-    "math.isfinite": builtins.lower_float_class,
+    **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **{f"math.{f}": builtins.lower_math for f in _MATH},
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
 }
