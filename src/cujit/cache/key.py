@@ -1,4 +1,4 @@
-"""The cache key of one kernel specialisation: a SHA-256 over everything that
+"""The cache key of one kernel specialisation: a 256-bit BLAKE2b digest over everything that
 changes the code.
 
 - the kernel's code objects, nested ones included: ``co_code``, the exception
@@ -22,16 +22,16 @@ compiles without the cache, rather than risk a stale hit.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import sys
 import types as pytypes
 
 from cujit.cache import toolchain
+from cujit.cache.store import hasher
 from cujit.options import Options
 from cujit.types import Type
 
-FORMAT = 1  # bump when what the key covers changes
+FORMAT = 2  # bump when what the key covers changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -42,7 +42,7 @@ class Uncacheable(Exception):
 def kernel_key(pyfunc, arg_types, options: Options) -> str | None:
     """The hex key of ``pyfunc`` compiled for ``arg_types`` with ``options``; None if
     some value it uses cannot be fingerprinted."""
-    h = hashlib.sha256()
+    h = hasher()
     h.update(f"cujit-kernel-key {FORMAT}\n".encode())
     h.update(environment_digest().encode())
     try:
@@ -66,7 +66,7 @@ def environment_digest() -> str:
     if _env is None:
         import cujit
 
-        h = hashlib.sha256()
+        h = hasher()
         h.update(f"cujit {cujit.__version__} {sources_digest()}\n".encode())
         h.update(f"python {sys.implementation.name} {sys.version_info[:2]}\n".encode())
         h.update(f"toolchain {toolchain.identity()}\n".encode())
@@ -81,7 +81,7 @@ def sources_digest() -> str:
     costs ~3 ms per process where ``stat`` costs ~0.3 ms.
     """
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    h = hashlib.sha256()
+    h = hasher()
     stack = [root]
     while stack:
         folder = stack.pop()

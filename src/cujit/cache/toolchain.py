@@ -16,13 +16,13 @@ have changed since (an upgrade in place) is ignored and rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 
 from cujit import config
+from cujit.cache.store import hasher
 
 STAMP_PREFIX = "toolchain-"
 
@@ -40,7 +40,7 @@ def identity() -> str:
     files = [_file_id(p) for p in (versions["libnvvm_path"], versions["nvjitlink_path"],
                                    libdevice_path())]
     versions = {k: v for k, v in versions.items() if not k.endswith("_path")}
-    ident = hashlib.sha256(json.dumps([versions, files], default=list).encode()).hexdigest()
+    ident = hasher(json.dumps([versions, files], default=list).encode()).hexdigest()
     try:
         atomic_write(path, json.dumps({"identity": ident, "versions": versions,
                                        "files": files}, default=list).encode())
@@ -51,7 +51,7 @@ def identity() -> str:
 
 def _selection() -> str:
     """A digest of what decides which toolchain the search finds."""
-    h = hashlib.sha256()
+    h = hasher()
     h.update(f"{sys.prefix}\n{config.toolchain_environment()}\n".encode())
     for entry in sys.path:
         # Installing or upgrading a wheel changes its site-packages folder's mtime.
