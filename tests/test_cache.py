@@ -90,6 +90,8 @@ def test_miss_writes_an_entry_and_a_hit_reads_it_back(cache_dir):
     assert list(again.times) == ["cache"]
     assert again.cubin == first.cubin and again.ptx == first.ptx
     assert again.symbol == first.symbol and again.outputs["llvm"] == first.outputs["llvm"]
+    # saxpy stores into `out` alone: the launch refuses a read-only buffer there, hit or miss
+    assert first.written == again.written == (False, False, False, True)
     assert entry_files(cache_dir) == [path]
 
 
