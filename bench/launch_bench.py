@@ -8,7 +8,11 @@ Rows:
   (cuda.bindings packing the arguments); numba-cuda; CuPy RawKernel (CUDA C);
 - a new kernel in a warm process, compiled to a loaded cubin and launched once:
   cujit vs numba-cuda;
+  beside it, the toolchain's floor: libNVVM + nvJitLink alone on that kernel's LLVM IR;
 - a fresh process from ``import`` to the first finished saxpy launch: cujit vs numba-cuda;
+- a cache hit in a fresh process (``cache=True``, entry written by an earlier process):
+  from the first launch call to its finished launch (key, read, load, launch, sync),
+  cujit vs numba-cuda's own ``cache=True``;
 - ``import`` time of the package in a fresh process.
 
 Prints a table with ratios and saves everything to bench/results/launch-<date>.json.
@@ -196,9 +200,26 @@ def bench_warm_compile() -> dict:
                 mod.synchronize()
                 times.append(time.perf_counter() - start)
             out[label] = {"first_in_process": times[0], "later_median": statistics.median(times[1:])}
+            if label == "cujit":
+                out["toolchain_floor"] = toolchain_floor(next(iter(k.overloads.values())),
+                                                         k._options().arch)
         except Exception as exc:
             out[label] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
     return out
+
+
+def toolchain_floor(spec, arch) -> float:
+    """libNVVM (LLVM IR -> PTX) + nvJitLink (PTX -> cubin) alone on a kernel's LLVM IR:
+    what any compile of that kernel through them costs, median of 5."""
+    from cujit.ptx import compile_ptx, link_cubin
+
+    llvm = spec.result.outputs["llvm"]
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        link_cubin(compile_ptx(llvm, arch), arch)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 FRESH = textwrap.dedent('''
@@ -221,10 +242,23 @@ print(time.perf_counter() - t0)
 ''')
 
 
+def _env(**extra) -> dict:
+    """The child processes' environment: cujit from this tree, and bytecode caching on,
+    as in an installed package (a PYTHONDONTWRITEBYTECODE=1 machine would time
+    compiling cujit's sources in every process)."""
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _py(code: str, env=None) -> tuple[float, str]:
+    return _run([sys.executable, "-c", code], env)
+
+
+def _run(argv, env=None) -> tuple[float, str]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=300)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-400:])
@@ -232,7 +266,7 @@ def _py(code: str, env=None) -> tuple[float, str]:
 
 
 def bench_fresh_process() -> dict:
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = _env()
     out = {}
     for label, mod in (("cujit", "cujit"), ("numba_cuda", "numba")):
         try:
@@ -243,8 +277,53 @@ def bench_fresh_process() -> dict:
     return out
 
 
+CACHED = textwrap.dedent('''
+import time
+import numpy as np
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack  # for the numba-cuda anchor under NumPy 2.5
+from {mod} import cuda
+
+@cuda.jit(cache=True)
+def saxpy_cached(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+x = cuda.to_device(np.ones(1 << 20, np.float32))  # the driver's start, outside the timing
+o = cuda.device_array_like(x)
+cuda.synchronize()
+t0 = time.perf_counter()
+saxpy_cached[4096, 256](np.float32(2.0), x, x, o)
+cuda.synchronize()
+print(time.perf_counter() - t0)
+''')
+
+
+def bench_cache_hit() -> dict:
+    """First launch of a cached kernel in a fresh process: the first run writes the
+    entry, the median of three later runs is the hit."""
+    import tempfile
+
+    out = {}
+    for label, mod in (("cujit", "cujit"), ("numba_cuda", "numba")):
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                script = os.path.join(tmp, f"cached_{label}.py")  # numba caches file-backed code
+                with open(script, "w") as fh:
+                    fh.write(CACHED.format(mod=mod))
+                env = _env(CUJIT_CACHE_DIR=os.path.join(tmp, "cujit"),
+                           NUMBA_CACHE_DIR=os.path.join(tmp, "numba"))
+                miss = float(_run([sys.executable, script], env)[1])
+                hits = [float(_run([sys.executable, script], env)[1]) for _ in range(3)]
+            out[label] = {"miss": miss, "hit_median": statistics.median(hits)}
+        except Exception as exc:
+            out[label] = f"unavailable: {exc}"[:160]
+    return out
+
+
 def bench_import() -> dict:
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = _env()
     base = statistics.median(_py("pass", env)[0] for _ in range(5))
     out = {"python_startup": base}
     for label, stmt in (("cujit", "import cujit"), ("cujit_cuda", "from cujit import cuda"),
@@ -274,6 +353,7 @@ def main() -> None:
     results["launch"] = bench_launches()
     results["warm_compile"] = bench_warm_compile()
     results["fresh_process"] = bench_fresh_process()
+    results["cache_hit"] = bench_cache_hit()
     results["import"] = bench_import()
 
     print(f"\n{results['gpu']}  python {results['python']}")
@@ -292,6 +372,14 @@ def main() -> None:
                   f", later {v['later_median'] * 1e3:8.1f} ms")
         else:
             print(f"new kernel, warm process, {label}: {v}")
+    if isinstance(wc.get("toolchain_floor"), float):
+        print(f"  libNVVM + nvJitLink alone on that kernel: {wc['toolchain_floor'] * 1e3:8.1f} ms")
+    for label, v in results["cache_hit"].items():
+        if isinstance(v, dict):
+            print(f"cache hit, fresh process, first launch done, {label:10}: "
+                  f"{v['hit_median'] * 1e3:8.2f} ms (miss {v['miss'] * 1e3:.1f} ms)")
+        else:
+            print(f"cache hit, {label}: {v}")
     fp = results["fresh_process"]
     print("fresh process import->first saxpy done: " + ", ".join(
         f"{k} {fmt(v, 1e3, 'ms')}" for k, v in fp.items()))

@@ -40,11 +40,13 @@ def stub_function():
                              max_shared_memory_per_block_optin=227 * 1024)
     return SimpleNamespace(name="k", handle=object(), device=device, checked={},
                            max_threads_per_block=1024, num_regs=32, static_shared_bytes=0,
-                           cu_launch=lambda *a: (0,), ensure_dynamic_shared=lambda n: None)
+                           cu_launch=lambda *a: (0,), ensure_dynamic_shared=lambda n: None,
+                           cooperative=False)
 
 
 def main():
     context.current_device_id = lambda: 0
+    context._tls.ctx = SimpleNamespace(device=SimpleNamespace(id=0, compute_capability=(9, 0)))
     import cujit.runtime.launch as rl
 
     rl._DEFAULT_STREAM[0] = 0

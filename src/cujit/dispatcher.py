@@ -227,8 +227,9 @@ class Kernel:
     def launch(self, args, grid, block, stream=0, shmem=0) -> None:
         self._launch(args, grid, block, stream, shmem)
 
-    def _launch(self, args, grid, block, stream, shmem) -> None:
-        # The hot path: every launch runs it, so it does no work that can be done once.
+    def _launch(self, args, grid, block, stream, shmem):
+        """Launch: the general path, for any arguments.  Returns what a launcher for
+        these kinds of arguments would be made from, or None where none can be."""
         if len(args) != self._nargs:
             raise LaunchError(f"kernel {self.__name__!r} takes {self._nargs} arguments, "
                               f"{len(args)} given")
@@ -241,7 +242,7 @@ class Kernel:
         types = spec.arg_types
         if self.target == "cpu":
             spec.result.outputs["native"].launch(grid, block, shmem, types, args)
-            return
+            return None
         context, rt_launch = _RUNTIME or _load_runtime()
         try:
             dev = context.current_device_id()
@@ -259,11 +260,15 @@ class Kernel:
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
+            return None
         if spec.result.debug_sites:  # debug=True: raise what a failed check reported
             from cujit.runtime import debug
 
             debug.check_module(spec.functions[(dev, "module")], spec.result.debug_sites,
                                self.__name__, stream)
+            return None
+        # A plain launch: what a LaunchConfig needs to make a launcher for its kind.
+        return spec, dev, fn, context, rt_launch
 
     def _specialize(self, args, stream):
         """The first launch with a new kind of arguments: type them (importing arrays
@@ -386,17 +391,51 @@ class ForAll:
         self.kernel.launch(args, (blocks, 1, 1), (tpb, 1, 1), self.stream, self.sharedmem)
 
 
-@dataclass(frozen=True)
 class LaunchConfig:
-    kernel: Kernel
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    stream: object = 0
-    shmem: int = 0
+    """``kernel[grid, block, stream, shmem]``: calling it launches the kernel.
 
-    @api_boundary
+    Made once per configuration (``Kernel._configs``).  The first launch with a new
+    kind of arguments takes the general path (``Kernel._launch``) and leaves behind a
+    launcher made for exactly this configuration, specialisation and device
+    (``runtime.launch.make_launcher``); later launches with the same kinds of
+    arguments go through it alone.
+    """
+
+    __slots__ = ("block", "grid", "kernel", "launchers", "shmem", "stream")
+
+    def __init__(self, kernel: Kernel, grid, block, stream=0, shmem: int = 0):
+        self.kernel, self.grid, self.block, self.stream, self.shmem = (
+            kernel, grid, block, stream, shmem)
+        self.launchers: list = []  # newest first, a few at most
+
+    def __repr__(self) -> str:
+        return (f"<launch of {self.kernel.__name__}: grid {self.grid}, block {self.block}, "
+                f"stream {self.stream!r}, {self.shmem} bytes of dynamic shared memory>")
+
     def __call__(self, *args) -> None:
-        self.kernel._launch(args, self.grid, self.block, self.stream, self.shmem)
+        try:  # an API boundary, inline: see api_boundary
+            for launcher in self.launchers:
+                if launcher(args):
+                    return
+            made = self.kernel._launch(args, self.grid, self.block, self.stream, self.shmem)
+            if made is not None:
+                self._remember(args, *made)
+        except Exception as error:
+            if not user_facing(error):
+                raise
+            raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
+
+    def _remember(self, args, spec: Specialization, dev: int, fn, context, rt_launch) -> None:
+        stream = self.stream
+        if not (stream is None or (stream.__class__ is int and stream == 0)
+                or hasattr(stream, "cu")):  # only streams whose handle cannot change
+            return
+        launcher = rt_launch.make_launcher(fn, self.grid, self.block, stream, self.shmem,
+                                           spec.packer, spec.arg_types, args, dev,
+                                           context.get_context(), fast_typeof)
+        if launcher is not None:
+            del self.launchers[3:]
+            self.launchers.insert(0, launcher)
 
 
 @api_boundary

@@ -21,7 +21,9 @@ import threading
 from cujit.diagnostics import LaunchError
 from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args
 from cujit.runtime.driver import raise_error
+from cujit.runtime.memory import DeviceArray
 from cujit.runtime.stream import as_cu_stream
+from cujit.types.core import Array, Scalar
 
 # struct codes for the parameter kinds of cujit.abi; pointers are 64-bit.
 _CODES = {
@@ -181,12 +183,7 @@ def launch(function, grid, block, stream, shared_bytes: int, params, values) -> 
         if len(function.checked) < 4096:
             function.checked[(grid, block, shared_bytes)] = dims
     (gx, gy, gz), (bx, by, bz) = dims
-    if stream is None or (stream.__class__ is int and stream == 0):
-        cu = _DEFAULT_STREAM[0]
-        if cu is None:
-            cu = _default_stream()
-    else:
-        cu = as_cu_stream(stream)
+    cu = _cu_stream(stream)
     lock = packer.lock
     lock.acquire()  # explicit acquire/release: half the cost of ``with`` here
     try:
@@ -205,9 +202,96 @@ def launch(function, grid, block, stream, shared_bytes: int, params, values) -> 
 _DEFAULT_STREAM = [None]  # CUstream(0), cached here to spare launches a call
 
 
-def _default_stream():
-    _DEFAULT_STREAM[0] = as_cu_stream(0)
-    return _DEFAULT_STREAM[0]
+def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_types,
+                  sample_args, device_id: int, context, typeof):
+    """A launcher for one launch configuration of one kernel on one device, or None.
+
+    ``launcher(args)`` launches and returns True when ``args`` are of the kinds
+    ``sample_args`` had (the same classes; device arrays of the same interned type,
+    writeable, on ``device_id``) and ``context`` is the calling thread's; otherwise it
+    returns False, does nothing, and the caller takes the general path
+    (``prepare_args`` and :func:`launch`), which also explains every error.  It is
+    generated as straight-line code with the checked launch shape, the stream, the
+    function handle and the parameter block bound in: a launch with unchanged kinds of
+    arguments then reads each argument once, packs, and calls the driver.
+
+    ``typeof`` types a device array that has not been typed yet (the caller's
+    ``fast_typeof``, which caches the interned type on the array).  None where no
+    such shortcut applies: host, foreign or nested arguments (they need copies,
+    stream ordering or flattening each time).
+    """
+    from cujit.runtime import context as rt_context
+
+    dims = function.checked.get((grid, block, shared_bytes))
+    if dims is None:
+        dims = check_config(function, grid, block, shared_bytes)
+    (gx, gy, gz), (bx, by, bz) = dims
+    names = [f"a{i}" for i in range(len(arg_types))]
+    env = {"DeviceArray": DeviceArray, "tls": rt_context._tls, "CTX": context,
+           "pack_into": packer.struct.pack_into, "view": packer.view, "lock": packer.lock,
+           "cu_launch": function.cu_launch, "handle": function.handle,
+           "cu": _cu_stream(stream), "address": packer.address, "struct_error": struct.error,
+           "raise_error": raise_error, "typed": typeof}
+    guards, parts = [], []
+    for i, (name, t, a) in enumerate(zip(names, arg_types, sample_args)):
+        if t.__class__ is Array:
+            if (a.__class__ is not DeviceArray or a.cujit_type is None or a.readonly
+                    or a.device_id not in (device_id, None)):
+                return None  # no launcher: these take the general path every time
+            env[f"T{i}"] = a.cujit_type
+            # A new array has no cujit_type yet: typing it is the general path's work,
+            # done here by the same function (``typed``).
+            guards.append(f"{name}.__class__ is not DeviceArray or "
+                          f"({name}.cujit_type or typed({name})) is not T{i}"
+                          f" or {name}.readonly or ({name}.device_id != {device_id} and "
+                          f"{name}.device_id is not None)")
+            parts.append(f"{name}.device_ptr, *{name}.shape, *{name}.strides")
+        elif t.__class__ is Scalar:
+            env[f"C{i}"] = a.__class__
+            guards.append(f"{name}.__class__ is not C{i}")
+            parts.append(_scalar_value(name, t))
+        else:
+            return None
+    if names:
+        unpack = (f"    try:\n        {', '.join(names)}, = args\n"
+                  "    except ValueError:\n        return False\n")
+    else:
+        unpack = "    if args:\n        return False\n"
+    guard = " or\n            ".join(guards + ["getattr(tls, 'ctx', None) is not CTX"])
+    src = (
+        "def launcher(args):\n" + unpack
+        + f"    if ({guard}):\n        return False\n"
+        + "    lock.acquire()\n"
+        + "    try:\n"
+        + f"        pack_into(view, 0, {', '.join(parts)})\n"
+        + f"        err, = cu_launch(handle, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, "
+        + f"{int(shared_bytes)}, cu, address, 0)\n"
+        + "    except struct_error:\n        return False\n"
+        + "    finally:\n        lock.release()\n"
+        + "    if err:\n        raise_error('cuLaunchKernel', err)\n"
+        + "    return True\n")
+    exec(compile(src, f"<cujit launcher {function.name}>", "exec"), env)
+    return env["launcher"]
+
+
+def _scalar_value(name: str, t) -> str:
+    """A scalar argument's flat value(s), converted as ``prepare_args`` converts them."""
+    if t.kind == "f":
+        return f"float({name})"
+    if t.kind == "c":
+        return f"complex({name}).real, complex({name}).imag"
+    if t.kind == "b":
+        return f"(1 if {name} else 0)"
+    return f"int({name})"  # numba truncates floats passed for integers
+
+
+def _cu_stream(stream):
+    if stream is None or (stream.__class__ is int and stream == 0):
+        cu = _DEFAULT_STREAM[0]
+        if cu is None:
+            cu = _DEFAULT_STREAM[0] = as_cu_stream(0)
+        return cu
+    return as_cu_stream(stream)
 
 
 def launch_with_args(function, grid, block, stream, shared_bytes: int, params, arg_types,
@@ -219,4 +303,5 @@ def launch_with_args(function, grid, block, stream, shared_bytes: int, params, a
 
 
 __all__ = ["ParamPacker", "check_config", "finish_writebacks", "get_packer", "launch",
-           "launch_with_args", "make_flattener", "normalize_dims", "prepare_args"]
+           "launch_with_args", "make_flattener", "make_launcher", "normalize_dims",
+           "prepare_args"]
