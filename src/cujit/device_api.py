@@ -129,6 +129,35 @@ const = Namespace("const", array_like=DeviceOnly(
     "const.array_like", "const.array_like(ary): a copy of ary, a NumPy array known at compile "
     "time (a global or closure variable), in constant memory"))
 
+
+
+class GridGroup:
+    """What ``cuda.cg.this_grid()`` returns in a kernel: the whole grid as one group.
+    A compile-time object: ``g.sync()`` is the grid-wide barrier."""
+
+    attr_hint = "a grid group has one method: sync()"
+
+    def __init__(self):
+        self.__qualname__ = "cg.GridGroup"
+        self.__module__ = "cujit.cuda"
+        self.sync = DeviceOnly("cg.GridGroup.sync",
+                               "sync(): barrier for every thread of the grid (the launch is "
+                               "cooperative: all blocks resident at once)")
+
+    def __repr__(self) -> str:
+        return "<cujit cuda.cg.GridGroup>"
+
+    def __reduce__(self):
+        return (_lookup, ("cg.GridGroup",))
+
+
+grid_group = GridGroup()
+# cuda.cg: numba's cooperative groups (the grid group only, as numba has).
+cg = Namespace("cg", this_grid=DeviceOnly(
+    "cg.this_grid", "this_grid(): the grid group of the calling thread; .sync() on it is a "
+    "grid-wide barrier"))
+cg.this_grid.attr_hint = "call it first: g = cuda.cg.this_grid(); g.sync()"
+
 _ATOMIC_DOCS = {
     "add": "array[idx] += val", "sub": "array[idx] -= val",
     "max": "array[idx] = max(array[idx], val) (a NaN on either side leaves it unchanged)",
@@ -168,6 +197,7 @@ for _obj in (grid, gridsize, syncthreads, syncthreads_count, syncthreads_and, sy
              shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
              ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync, popc, brev,
              clz, ffs, fma, cbrt, shared.array, local.array, const.array_like, laneid, warpsize,
+             cg.this_grid, grid_group.sync,
              *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly))):
     ALL[_obj.key] = _obj
 for _obj in vars(fp16).values():
@@ -176,6 +206,9 @@ for _obj in vars(fp16).values():
 for _d in (threadIdx, blockIdx, blockDim, gridDim):
     for _r in (_d.x, _d.y, _d.z):
         ALL[_r.key] = _r
+
+
+ALL["cg.GridGroup"] = grid_group
 
 
 def _lookup(key: str):

@@ -62,6 +62,21 @@ class Specialization:
     packer: object = None  # the runtime's parameter packer, made on first launch
     flatten: object = None  # the runtime's fast argument flattener, made with the packer
 
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
+        """numba's ``max_cooperative_grid_blocks``: the most blocks of ``blockdim`` a
+        cooperative launch (a kernel that syncs the grid) may have on the current device:
+        the blocks one multiprocessor holds at once, times the multiprocessors."""
+        bx, by, bz = normalize_dim(blockdim, "blockdim")
+        native = self.result.outputs.get("native")
+        if native is not None:  # the CPU target
+            return native.max_cooperative_grid_blocks(bx * by * bz)
+        from cujit.runtime import context
+        from cujit.runtime.occupancy import max_cooperative_blocks
+
+        dev = context.current_device_id()
+        fn = self.functions.get(dev) or Kernel._load(self, dev)
+        return max_cooperative_blocks(fn, bx * by * bz, int(dynsmemsize))
+
 
 class Kernel:
     """A Python function compiled on demand into CUDA kernels (``@cuda.jit``)."""
@@ -152,6 +167,12 @@ class Kernel:
     @api_boundary
     def inspect_llvm(self, sig=None) -> str:
         return self._pick(sig).result.outputs["llvm"]
+
+    @api_boundary
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0, sig=None) -> int:
+        """``Specialization.max_cooperative_grid_blocks`` of the one specialisation (or
+        of ``sig``): the largest grid a launch of this grid-syncing kernel may have."""
+        return self._pick(sig).max_cooperative_grid_blocks(blockdim, dynsmemsize)
 
     def _pick(self, sig) -> Specialization:
         if sig is None:
@@ -294,6 +315,8 @@ class Kernel:
         mod = rt_module.load_module(spec.result.cubin)
         fn = spec.functions[dev] = mod.get_function(spec.result.symbol)
         spec.functions[(dev, "module")] = mod
+        if spec.result.cooperative:  # it syncs the grid: cuLaunchCooperativeKernel
+            fn.make_cooperative()
         if spec.packer is None:
             spec.packer = rt_launch.get_packer(spec.param_kinds)
             spec.flatten = rt_launch.make_flattener(spec.arg_types)

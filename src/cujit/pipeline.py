@@ -34,6 +34,7 @@ class CompileResult:
     times: dict[str, float] = field(default_factory=dict)
     symbol: str = ""  # the kernel's entry name in the PTX and cubin
     written: tuple[bool, ...] = ()  # per argument: may the kernel store into it
+    cooperative: bool = False  # it has a grid-wide barrier: launch it cooperatively
     # Debug mode: error record code -> abi.ErrorSite (empty without checks to report).
     debug_sites: dict = field(default_factory=dict)
 
@@ -55,7 +56,7 @@ def _stage_table(arg_types, options: Options):
     from cujit.codegen.checks import error_sites
     from cujit.infer import infer_types
     from cujit.infer.function_calls import Callees
-    from cujit.ir.analysis import written_arguments
+    from cujit.ir.analysis import uses_grid_sync, written_arguments
     from cujit.irgen import build_ir
     from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES, run_passes
     from cujit.ptx import compile_ptx, link_cubin
@@ -71,6 +72,7 @@ def _stage_table(arg_types, options: Options):
     def passes(fn, result):
         fn = check(run_passes(fn, pass_list))
         result.written = written_arguments(fn)
+        result.cooperative = uses_grid_sync(fn)
         return fn
 
     def llvm(fn, result):

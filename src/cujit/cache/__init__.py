@@ -53,13 +53,15 @@ def compile_cached(pyfunc, arg_types, options: Options):
                    "ptx": entry.sections["ptx"].decode(),
                    "cubin": entry.sections["cubin"]}
         return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
-                             entry.header["symbol"], tuple(entry.header["written"]))
+                             entry.header["symbol"], tuple(entry.header["written"]),
+                             cooperative=bool(entry.header.get("cooperative")))
     result = compile_kernel(pyfunc, arg_types, options)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
     header = {
         "key": key, "name": name, "symbol": result.symbol,
         "written": list(result.written),  # the launch's read-only check needs it
+        "cooperative": result.cooperative,  # it syncs the grid: a cooperative launch
         "arg_types": [str(t) for t in arg_types],
         "arch": "{}.{}".format(*options.arch),
         "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},

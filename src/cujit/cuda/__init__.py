@@ -18,6 +18,7 @@ from cujit.device_api import (  # noqa: F401
     blockIdx,
     brev,
     cbrt,
+    cg,
     clz,
     const,
     eq_sync,
@@ -134,7 +135,6 @@ class NotSupportedError(AttributeError):
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
-    "cg": "cooperative groups (cuda.cg.this_grid().sync(), cooperative launch)",
     "mapped_array": "mapped (zero-copy) host memory",
     "managed_array": "managed (unified) memory",
     "declare_device": "calls to external device functions",

@@ -43,7 +43,7 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
             if type(exc).__name__ == "NotSupportedError":  # cujit.cuda's known gaps
                 raise UnsupportedError(str(exc), op.loc) from None
             name = describe_object(target).removeprefix("cujit.")  # as kernels spell it
-            hint = None
+            hint = getattr(target, "attr_hint", None)  # device_api objects may have one
             if isinstance(getattr(target, "x", None), SpecialRegister):
                 hint = f"{name} has the attributes x, y and z"
             raise TypingError(f"'{name}' has no attribute '{op.name}'", op.loc,

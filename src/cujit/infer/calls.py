@@ -106,6 +106,8 @@ CALLS: dict[object, Rule] = {
     cuda.syncthreads_and: cu.barrier_reduce("syncthreads_and"),
     cuda.syncthreads_or: cu.barrier_reduce("syncthreads_or"),
     cuda.syncwarp: cu.call_syncwarp,
+    cuda.cg.this_grid: cu.call_this_grid,
+    cuda.grid_group.sync: cu.call_grid_sync,
     cuda.threadfence: cu.fence("threadfence"),
     cuda.threadfence_block: cu.fence("threadfence_block"),
     cuda.threadfence_system: cu.fence("threadfence_system"),

@@ -1,6 +1,7 @@
 """Typing rules for the ``cuda.*`` device functions (``cujit.device_api``): the grid,
-barriers and fences, shared and local arrays.  Atomics are typed in
-``atomic_calls``, warp-level and bit intrinsics in ``warp_calls``.
+barriers and fences (the grid's too: ``cuda.cg.this_grid().sync()``), shared and local
+arrays.  Atomics are typed in ``atomic_calls``, warp-level and bit intrinsics in
+``warp_calls``.
 
 Their compile-time parameters (``grid``'s ndim, an array's shape and dtype)
 must be constants: they become ``attrs`` of the intrinsic, not values.
@@ -177,3 +178,19 @@ def call_const_array_like(t: Typer, site: CallSite) -> Value:
                             name="const.array_like", args=(),
                             attrs=(("shape", tuple(value.shape)), ("dtype", dtype),
                                    ("data", data))))
+
+
+def call_this_grid(t: Typer, site: CallSite) -> Value:
+    """``cuda.cg.this_grid()``: the grid group, a compile-time object (its one method,
+    ``sync``, needs nothing from it at run time)."""
+    from cujit.device_api import grid_group
+
+    site.expect(0, 0)
+    return t.const(grid_group, site.loc, result=site.op.result)
+
+
+def call_grid_sync(t: Typer, site: CallSite) -> Value:
+    """``g.sync()`` on ``g = cuda.cg.this_grid()``: a barrier for every thread of the grid."""
+    site.expect(0, 0)
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.grid_sync",
+                            args=()))

@@ -8,6 +8,9 @@ May-alias sets are tracked per value: an argument aliases itself; a block parame
 aliases whatever its incoming edges pass; any other op's result aliases what its
 operands alias (tuples carry their items' sets, so ``t = (x, y); t[0][i] = v`` marks
 both).  The answer errs on the side of "written": it never misses a store.
+
+``uses_grid_sync``: whether the kernel (or a device function it calls) has a grid-wide
+barrier; the runtime then launches it cooperatively (``cuLaunchCooperativeKernel``).
 """
 
 from __future__ import annotations
@@ -60,3 +63,24 @@ def written_arguments(fn: Function) -> tuple[bool, ...]:
                 if w:
                     written |= of(arg)
     return tuple(i in written for i in range(len(fn.args)))
+
+
+GRID_SYNC = "cuda.grid_sync"
+
+
+def grid_sync_op(fn: Function) -> Intrinsic | None:
+    """The first grid-wide barrier (``cuda.cg.this_grid().sync()``) in ``fn`` or in a
+    device function it calls, if any.  A kernel with one must be launched
+    cooperatively: every block resident at once, or the barrier never opens."""
+    for op in fn.all_ops():
+        if isinstance(op, Intrinsic) and op.name == GRID_SYNC:
+            return op
+    for callee in fn.callees:
+        found = grid_sync_op(callee)
+        if found is not None:
+            return found
+    return None
+
+
+def uses_grid_sync(fn: Function) -> bool:
+    return grid_sync_op(fn) is not None

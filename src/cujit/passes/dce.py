@@ -37,7 +37,7 @@ from cujit.ir import (
 # Intrinsics that act on memory or on other threads; their results may go unused.
 EFFECTS = frozenset({
     "cuda.syncthreads", "cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or",
-    "cuda.syncwarp", "cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system",
+    "cuda.syncwarp", "cuda.grid_sync", "cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system",
     "atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.nanmax", "atomic.nanmin",
     "atomic.and", "atomic.or", "atomic.xor", "atomic.exch", "atomic.inc", "atomic.dec",
     "atomic.cas", "print",

@@ -162,7 +162,22 @@ def check_config(function, grid, block, shared_bytes: int):
             f"the device allows {dev.max_shared_memory_per_block_optin} per block and the "
             f"kernel already uses {function.static_shared_bytes} statically")
     function.ensure_dynamic_shared(shared_bytes)
+    if getattr(function, "cooperative", False):  # it syncs the grid
+        _check_cooperative(function, g, threads, shared_bytes)
     return g, b
+
+
+def _check_cooperative(function, g, threads: int, shared_bytes: int) -> None:
+    from cujit.runtime.occupancy import max_cooperative_blocks
+
+    blocks = g[0] * g[1] * g[2]
+    most = max_cooperative_blocks(function, threads, shared_bytes)
+    if blocks > most:
+        raise LaunchError(
+            f"kernel '{function.name}' syncs the grid (cuda.cg.this_grid().sync()), so all its "
+            f"blocks must be resident at once: a grid of {blocks} blocks exceeds the maximum "
+            f"of {most} blocks of {threads} threads on this device; see "
+            "kernel.max_cooperative_grid_blocks(blockdim)")
 
 
 def launch(function, grid, block, stream, shared_bytes: int, params, values) -> None:

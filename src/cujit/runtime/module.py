@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 import weakref
 
+from cujit.diagnostics import LaunchError
 from cujit.runtime.context import get_context
 from cujit.runtime.driver import CudaDriverError, call, get_driver
 
@@ -72,6 +73,7 @@ class Function:
 
     __slots__ = (
         "checked",
+        "cooperative",
         "cu_launch",
         "device",
         "handle",
@@ -100,6 +102,28 @@ class Function:
         # lets repeated launches skip the checks (see cujit.runtime.launch).
         self.checked: dict = {}
         self.cu_launch = drv.cuLaunchKernel
+        self.cooperative = False
+
+    def make_cooperative(self) -> None:
+        """Launch through ``cuLaunchCooperativeKernel`` from now on: the kernel syncs the
+        grid, so every block must be resident at once and the driver must give the grid
+        its barrier workspace (``cujit.targets.cuda.cg``).  Launch checks then also bound
+        the grid (``occupancy.max_cooperative_blocks``), once per launch shape."""
+        drv = get_driver()
+        cooperative, capturing = drv.cuLaunchCooperativeKernel, drv.cuStreamIsCapturing
+        idle = drv.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+        name = self.name
+
+        def launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+            err, status = capturing(stream)
+            if not err and status != idle:
+                raise LaunchError(f"kernel '{name}' syncs the grid and needs a cooperative "
+                                  "launch, which cujit does not capture into CUDA graphs; "
+                                  "launch it outside 'with cuda.graph(...)'")
+            return cooperative(f, gx, gy, gz, bx, by, bz, shared, stream, params)
+
+        self.cu_launch = launch
+        self.cooperative = True
 
     def _attr(self, which) -> int:
         return call("cuFuncGetAttribute", which, self.handle)

@@ -24,3 +24,13 @@ def max_potential_block_size(function, dynamic_shared_bytes: int = 0,
     min_grid, block = call("cuOccupancyMaxPotentialBlockSize", function.handle, None,
                            int(dynamic_shared_bytes), int(block_size_limit))
     return int(min_grid), int(block)
+
+
+def max_cooperative_blocks(function, threads_per_block: int,
+                           dynamic_shared_bytes: int = 0) -> int:
+    """The most blocks a cooperative launch of ``function`` may have (all resident at
+    once): the blocks of ``threads_per_block`` threads one multiprocessor holds, times
+    the multiprocessors (``cuLaunchCooperativeKernel``'s own limit)."""
+    per_sm = call("cuOccupancyMaxActiveBlocksPerMultiprocessor", function.handle,
+                  int(threads_per_block), int(dynamic_shared_bytes))
+    return int(per_sm) * function.device.multiprocessor_count

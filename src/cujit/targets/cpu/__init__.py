@@ -7,7 +7,7 @@
 Same codegen as the CUDA target (``cujit.codegen.lower_to_llvm``) with other
 tables: ``intrinsics`` (the CUDA thread state as hidden parameters, shared memory
 as per-block buffers, atomics as ``atomicrmw``), ``libm`` (math), and for kernels
-that call ``syncthreads``, ``coro`` (each CUDA thread an LLVM coroutine).
+that call ``syncthreads`` or sync the grid, ``coro`` (each CUDA thread an LLVM coroutine).
 ``runner`` adds the compiled loop over blocks and threads, ``engine`` optimises
 and JIT-compiles with llvmlite, ``launch`` runs the grid on the host's cores and
 ``memory`` gives device arrays backed by host memory.
@@ -24,22 +24,28 @@ __all__ = ["CPUKernel", "compile_cpu_kernel", "cpu_target"]
 
 
 @functools.cache
-def cpu_target(barriers: bool) -> Target:
-    """The host target; ``barriers=True`` is the coroutine variant for ``syncthreads``."""
+def cpu_target(barriers: bool, grid_sync: bool = False) -> Target:
+    """The host target; ``barriers=True`` is the coroutine variant for ``syncthreads``,
+    ``grid_sync=True`` its variant for kernels that also sync the whole grid."""
     from cujit.targets.cpu import coro, engine, intrinsics, libm
 
     table = dict(intrinsics.INTRINSICS)
     extra = {}
+    hidden = intrinsics.HIDDEN_PARAMS
     if barriers:
         table["cuda.syncthreads"] = coro.lower_syncthreads
         extra = {"prologue": coro.coro_prologue, "lower_return": coro.coro_return}
+        hidden = coro.CORO_HIDDEN_PARAMS
+    if grid_sync:
+        table["cuda.grid_sync"] = coro.lower_grid_sync
+        hidden = coro.GRID_HIDDEN_PARAMS
     return Target(
         name="cpu",
         triple=engine.host_triple(),
         data_layout=engine.host_data_layout(),
         intrinsics=table,
         math=libm.LIBM,
-        hidden_params=coro.CORO_HIDDEN_PARAMS if barriers else intrinsics.HIDDEN_PARAMS,
+        hidden_params=hidden,
         callee_hidden_params=intrinsics.HIDDEN_PARAMS,  # the thread state, not the coroutine's
         **extra,
     )
@@ -50,6 +56,7 @@ def compile_cpu_kernel(typed_fn, options=None):
     from cujit.codegen import kernel_symbol, lower_to_llvm
     from cujit.codegen.checks import error_sites
     from cujit.diagnostics import UnsupportedError
+    from cujit.ir.analysis import uses_grid_sync
     from cujit.options import Options
     from cujit.targets.cpu import coro, intrinsics, runner
     from cujit.targets.cpu.debug import HostRecord
@@ -59,12 +66,14 @@ def compile_cpu_kernel(typed_fn, options=None):
     options = options or Options()
     barrier = coro.barrier_in_callee(typed_fn)
     if barrier is not None:
-        raise UnsupportedError("cuda.syncthreads() inside a device function is not supported "
+        what = ("cuda.syncthreads()" if barrier.name == "cuda.syncthreads" else
+                "a grid sync (cuda.cg.this_grid().sync())")
+        raise UnsupportedError(f"{what} inside a device function is not supported "
                                "on the CPU target", barrier.loc,
-                               hint="call cuda.syncthreads() in the kernel itself, or run on "
-                                    "the 'cuda' target")
+                               hint="call it in the kernel itself, or run on the 'cuda' target")
     barriers = coro.uses_barrier(typed_fn)
-    target = cpu_target(barriers)
+    grid_sync = uses_grid_sync(typed_fn)
+    target = cpu_target(barriers, grid_sync)
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
@@ -72,13 +81,13 @@ def compile_cpu_kernel(typed_fn, options=None):
     symbol = kernel_symbol(fn)
     kernel = module.get_global(symbol)
     flat = [a.type for a in kernel.args[len(target.hidden_params):]]  # the ABI's parameters
-    run = runner.build_runner(module, kernel, flat, barriers)
     size = module.globals.get(intrinsics.STATIC_SHARED_SIZE)
     static_shared = size.initializer.constant if size is not None else 0
+    run = runner.build_runner(module, kernel, flat, barriers, grid_sync, static_shared)
     text = str(module)
     jit = JitModule(module, options.opt)
     kernel = CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
-                       static_shared, barriers, text)
+                       static_shared, barriers, text, grid_sync)
     sites = error_sites(module)
     if sites:  # debug mode, with something to check: read the record after each launch
         kernel.debug_sites = sites

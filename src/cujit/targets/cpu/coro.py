@@ -21,6 +21,11 @@ What the hooks emit::
     cleanup: free(coro.free(%id, %hdl)) unless it is %slot; br suspend
     suspend: coro.end(%hdl, false, none); ret void
 
+A grid barrier (``cuda.cg.this_grid().sync()``) is a suspend point too, after the
+thread sets its "parked" flag (a hidden parameter); such kernels run every thread of
+the grid under one scheduler (``runner.py``), which resumes parked threads only
+when no thread can run further.
+
 The frame (every value live across a barrier, local arrays included) is one per
 thread, in a slot of the worker's frame buffer (``launch.py`` sizes the slots by
 the size the kernel reported on its first launch) or, when larger, on the heap,
@@ -43,6 +48,9 @@ from cujit.targets.cpu.intrinsics import HIDDEN_PARAMS, I8P
 # and its size, and where to report the frame size the coroutine needs.
 CORO_HIDDEN_PARAMS = (*HIDDEN_PARAMS, ("coro.handle", ll.PointerType(I8P)), ("coro.slot", I8P),
                       ("coro.slot_bytes", I64), ("coro.frame_bytes", ll.PointerType(I64)))
+# Kernels with a grid barrier also get this thread's "parked" flag: set before it
+# suspends at ``grid_sync``, cleared by the scheduler when the whole grid got there.
+GRID_HIDDEN_PARAMS = (*CORO_HIDDEN_PARAMS, ("grid.parked", I8P))
 
 
 class TokenType(ll.types.Type):
@@ -149,13 +157,24 @@ def lower_syncthreads(ctx: FunctionLowering, op: ir.Intrinsic, args):
     ctx.builder.position_at_end(after)
 
 
+def lower_grid_sync(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.cg.this_grid().sync()``: park (set this thread's flag), then suspend; the
+    grid scheduler (``runner.py``) resumes parked threads only once no thread of the
+    grid can run any further."""
+    ctx.builder.store(ll.Constant(I8, 1), ctx.llfn.args[len(CORO_HIDDEN_PARAMS)])
+    lower_syncthreads(ctx, op, args)
+
+
+BARRIERS = ("cuda.syncthreads", "cuda.grid_sync")
+
+
 def barrier_in_callee(fn: ir.Function) -> ir.Op | None:
-    """A ``syncthreads`` inside a device function ``fn`` calls, if any: only the
-    kernel itself can be a coroutine, so the CPU target cannot suspend there."""
+    """A ``syncthreads`` or grid sync inside a device function ``fn`` calls, if any: only
+    the kernel itself can be a coroutine, so the CPU target cannot suspend there."""
     for callee in fn.callees:
         for block in callee.blocks:
             for op in block.ops:
-                if isinstance(op, ir.Intrinsic) and op.name == "cuda.syncthreads":
+                if isinstance(op, ir.Intrinsic) and op.name in BARRIERS:
                     return op
         found = barrier_in_callee(callee)
         if found is not None:
@@ -164,6 +183,7 @@ def barrier_in_callee(fn: ir.Function) -> ir.Op | None:
 
 
 def uses_barrier(fn: ir.Function) -> bool:
-    """Whether the typed function calls ``cuda.syncthreads`` (then it needs the coroutine form)."""
-    return any(isinstance(op, ir.Intrinsic) and op.name == "cuda.syncthreads"
+    """Whether the typed function calls ``cuda.syncthreads`` or syncs the grid (then it
+    needs the coroutine form)."""
+    return any(isinstance(op, ir.Intrinsic) and op.name in BARRIERS
                for block in fn.blocks for op in block.ops)

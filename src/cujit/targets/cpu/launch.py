@@ -21,6 +21,7 @@ import numpy as np
 
 from cujit.abi import POINTER, param_kinds
 from cujit.diagnostics import LaunchError
+from cujit.targets.cpu.runner import block_stride
 from cujit.types import Array, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
@@ -40,6 +41,10 @@ MAX_SHARED_PER_BLOCK = 227 * 1024
 PARALLEL_MIN_THREADS = 1 << 15
 BUFFER_ALIGN = 64
 FIRST_FRAME_GUESS = 256  # bytes; most frames are smaller (the scalars live across barriers)
+# A kernel that syncs the grid runs every thread of the grid at once, each with its own
+# coroutine frame: at most this many threads (as many as an H200 holds resident, 132 SMs
+# x 2048), the CPU target's answer to ``max_cooperative_grid_blocks``.
+MAX_GRID_SYNC_THREADS = 132 * 2048
 
 
 class _Launch(ctypes.Structure):  # runner.LAUNCH
@@ -51,7 +56,8 @@ class _Launch(ctypes.Structure):  # runner.LAUNCH
 class _Worker(ctypes.Structure):  # runner.WORKER
     _fields_ = [("shared", ctypes.c_void_p), ("dynshared", ctypes.c_void_p),
                 ("handles", ctypes.c_void_p), ("frames", ctypes.c_void_p),
-                ("slot_bytes", ctypes.c_int64), ("frame_bytes", ctypes.c_int64)]
+                ("slot_bytes", ctypes.c_int64), ("frame_bytes", ctypes.c_int64),
+                ("parked", ctypes.c_void_p)]
 
 
 _RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_Launch),
@@ -88,11 +94,12 @@ class CPUKernel:
     debug_record = None
 
     def __init__(self, name: str, jit, symbol: str, arg_types: tuple[Type, ...],
-                 static_shared: int, barriers: bool, llvm_ir: str):
+                 static_shared: int, barriers: bool, llvm_ir: str, grid_sync: bool = False):
         self.name = name
         self.arg_types = tuple(arg_types)
         self.static_shared = static_shared
         self.barriers = barriers
+        self.grid_sync = grid_sync  # syncs the grid: all blocks run under one scheduler
         self.llvm_ir = llvm_ir          # before optimisation (what lowering produced)
         self.jit = jit                  # keeps the machine code alive
         kinds = [k for t in self.arg_types for k in param_kinds(t)]
@@ -129,9 +136,14 @@ class CPUKernel:
         packed = self._args_struct(*flat)
 
         nblocks = grid[0] * grid[1] * grid[2]
-        workers, chunk = plan(nblocks, nthreads)
+        if self.grid_sync:  # one worker runs the whole grid (runner.py)
+            self._check_cooperative(nblocks, nthreads)
+            workers, chunk = 1, nblocks
+            states = [self._worker(nthreads, shmem_bytes, nblocks)]
+        else:
+            workers, chunk = plan(nblocks, nthreads)
+            states = [self._worker(nthreads, shmem_bytes) for _ in range(workers)]
         desc = _Launch(grid, block, shmem_bytes, nblocks, chunk, 0)
-        states = [self._worker(nthreads, shmem_bytes) for _ in range(workers)]
         addr = ctypes.addressof(packed)
         if workers == 1:
             self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
@@ -147,18 +159,39 @@ class CPUKernel:
         if self.debug_record is not None:
             self.debug_record.check(self.name)
 
-    def _worker(self, nthreads: int, shmem_bytes: int) -> tuple[_Worker, list]:
-        """One worker's private shared memory (static and dynamic) and coroutine slots."""
-        static, static_at = _aligned(self.static_shared)
-        dyn, dyn_at = _aligned(shmem_bytes)
+    def max_cooperative_grid_blocks(self, threads_per_block: int) -> int:
+        return MAX_GRID_SYNC_THREADS // threads_per_block
+
+    def _check_cooperative(self, nblocks: int, nthreads: int) -> None:
+        most = self.max_cooperative_grid_blocks(nthreads)
+        if nblocks > most:
+            raise LaunchError(
+                f"kernel {self.name!r} syncs the grid (cuda.cg.this_grid().sync()), so all "
+                f"its blocks must run at once: a grid of {nblocks} blocks exceeds the maximum "
+                f"of {most} blocks of {nthreads} threads on the CPU target "
+                f"({MAX_GRID_SYNC_THREADS} threads in all); see "
+                "kernel.max_cooperative_grid_blocks(blockdim)")
+
+    def _worker(self, nthreads: int, shmem_bytes: int, nblocks: int = 0) -> tuple[_Worker, list]:
+        """One worker's private shared memory (static and dynamic) and coroutine slots;
+        with ``nblocks`` (grid sync), all of it for every block of the grid at once."""
+        if nblocks:
+            static, static_at = _aligned(nblocks * block_stride(self.static_shared))
+            dyn, dyn_at = _aligned(nblocks * block_stride(shmem_bytes))
+            nthreads *= nblocks
+        else:
+            static, static_at = _aligned(self.static_shared)
+            dyn, dyn_at = _aligned(shmem_bytes)
         bufs = [static, dyn]
         if not self.barriers:
-            return _Worker(static_at, dyn_at, 0, 0, 0, 0), bufs
+            return _Worker(static_at, dyn_at, 0, 0, 0, 0, 0), bufs
         handles = np.zeros(nthreads, np.uintp)
         slot = -(-self._frame_bytes // BUFFER_ALIGN) * BUFFER_ALIGN
         frames, frames_at = _aligned(nthreads * slot)
-        bufs += [handles, frames]
-        return _Worker(static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0), bufs
+        parked = np.zeros(nthreads if nblocks else 0, np.uint8)
+        bufs += [handles, frames, parked]
+        return _Worker(static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0,
+                       parked.ctypes.data), bufs
 
 
 def plan(nblocks: int, threads_per_block: int) -> tuple[int, int]:

@@ -19,7 +19,8 @@ from ``cujit.codegen.builtins``; the GPU-specific ones are here:
   cast to generic pointers for the array value.
 
 The atomics are in ``atomics.py``, the warp-level intrinsics in ``warp.py``, the
-bit and float intrinsics (``popc``, ``fma``...) in ``bits.py``.
+bit and float intrinsics (``popc``, ``fma``...) in ``bits.py``, the grid-wide barrier
+(``cuda.cg.this_grid().sync()``) in ``cg.py``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
 from cujit.targets.cuda.bits import BIT_INTRINSICS
+from cujit.targets.cuda.cg import lower_grid_sync
 from cujit.targets.cuda.constmem import lower_const_array_like
 from cujit.targets.cuda.warp import WARP_INTRINSICS
 from cujit.types import Array
@@ -144,6 +146,7 @@ INTRINSICS = {
     "cuda.grid": lower_grid,
     "cuda.gridsize": lower_gridsize,
     "cuda.syncthreads": lower_syncthreads,
+    "cuda.grid_sync": lower_grid_sync,
     "shared.array": lower_shared_array,
     "const.array_like": lower_const_array_like,
     "cuda.syncthreads_count": lower_barrier_reduce,
