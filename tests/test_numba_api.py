@@ -3,6 +3,7 @@ an error saying they are not supported, on the host and inside a kernel."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def rows():
     for line in DOC.read_text().splitlines():
         m = re.match(r"\| (.+?) \| (yes|no) \|", line)
         if m:
-            names = re.findall(r"`([A-Za-z_0-9]+)`", m.group(1))
+            names = re.findall(r"`([A-Za-z_0-9.]+)`", m.group(1))  # cuda.types.X: types.X
             out.extend((name, m.group(2) == "yes") for name in names)
     return out
 
@@ -33,7 +34,7 @@ def test_the_table_is_read():
 
 @pytest.mark.parametrize("name", sorted({n for n, ok in ROWS if ok} - {"int32"}))
 def test_supported_names_exist(name):
-    assert getattr(cuda, name) is not None
+    assert functools.reduce(getattr, name.split("."), cuda) is not None
 
 
 @pytest.mark.parametrize("name", sorted(n for n, ok in ROWS if not ok))

@@ -8,7 +8,7 @@ This is the one contract shared by code generation and the runtime's launch path
   type, the real part first (complex64: two float32).
 - An array of ``ndim`` n is ``1 + 2n`` parameters: the data pointer, then the n
   extents (int64), then the n strides in bytes (int64).
-- A tuple is its items' parameters, in order.
+- A tuple (a namedtuple too) is its items' parameters, in order.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ changes the code.
   only under ``debug``, where they reach the output);
 - the values of the globals and closure variables the code names, as irgen
   freezes them into constants: numbers, strings and tuples by type and ``repr``,
-  arrays by dtype, shape and bytes, types and functions by qualified name,
+  arrays by dtype, shape and bytes, types and functions by qualified name
+  (namedtuple classes and values with their fields),
   modules by name plus the values of the attributes the code names in them,
   Python functions (device functions to come) transitively by their own key;
 - the argument types, the ``Options`` (``verify`` aside: it checks, never
@@ -29,9 +30,9 @@ import types as pytypes
 from cujit.cache import toolchain
 from cujit.cache.store import hasher
 from cujit.options import Options
-from cujit.types import Type
+from cujit.types import Type, is_namedtuple_class
 
-FORMAT = 2  # bump when what the key covers changes
+FORMAT = 3  # bump when what the key covers changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -162,7 +163,7 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:
     if isinstance(v, (*_PLAIN, frozenset)):
         h.update(f"{_const(v)}\n".encode())
     elif isinstance(v, (tuple, list)):  # items may be any value, not only constants
-        h.update(f"{type(v).__name__} {len(v)}\n".encode())
+        h.update(f"{type(v).__name__} {getattr(v, '_fields', '')} {len(v)}\n".encode())
         for item in v:
             _value(item, h, debug, seen, names)
     elif isinstance(v, Type):
@@ -176,6 +177,9 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:
             if name in attrs and not isinstance(attrs[name], pytypes.ModuleType):
                 h.update(f"  attr {name}=".encode())
                 _value(attrs[name], h, debug, seen, names)
+    elif is_namedtuple_class(v):  # its fields and defaults shape the code that uses it
+        h.update(f"namedtuple {v.__module__}.{v.__qualname__} {v._fields}\n".encode())
+        _value(tuple(v._field_defaults.items()), h, debug, seen, names)
     elif isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func"):
         _function(getattr(v, "py_func", v), h, debug, seen)
     elif isinstance(v, (type, pytypes.BuiltinFunctionType)) or isinstance(

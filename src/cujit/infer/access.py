@@ -17,6 +17,8 @@ is a constant); array indices are cast to int64 and counted against ``ndim``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.complex_calls import scalar_attr
@@ -27,9 +29,12 @@ from cujit.ir import (
     TupleGet, Value,
 )
 from cujit.types import (
-    Array, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
+    Array, NamedTuple, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
     int32, int64,
 )
+
+if TYPE_CHECKING:
+    from cujit.infer.calls import CallSite
 
 
 def type_getattr(t: Typer, op: GetAttr) -> None:
@@ -73,6 +78,14 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
         return
     if isinstance(obj.type, Scalar):  # z.real, z.imag, z.conjugate
         scalar_attr(t, op, obj)
+        return
+    if isinstance(obj.type, NamedTuple):  # p.x: the item of that field
+        fields = obj.type.fields
+        if op.name not in fields:
+            name = obj.type.cls.__name__
+            raise TypingError(f"namedtuple '{name}' has no field '{op.name}'", op.loc,
+                              hint=f"{name} has the fields {', '.join(fields)}")
+        _emit_tuple_get(t, op, obj, fields.index(op.name))
         return
     t.check_defined(obj, op.loc)
     raise TypingError(f"'{describe(obj.type)}' has no attribute '{op.name}'", op.loc)
@@ -159,12 +172,40 @@ def type_setitem(t: Typer, op: SetItem) -> None:
 
 def type_build_tuple(t: Typer, op: BuildTuple) -> None:
     items = tuple(t.value(v) for v in op.items)
-    t.emit(BuildTuple(loc=op.loc, result=Value(op.result.id, Tuple(tuple(v.type for v in items))),
-                      items=items))
-    t.tuple_items[op.result.id] = items
+    _build(t, op.loc, Value(op.result.id, Tuple(tuple(v.type for v in items))), items)
+
+
+def _build(t: Typer, loc: Loc, result: Value, items: tuple[Value, ...]) -> Value:
+    out = t.emit(BuildTuple(loc=loc, result=result, items=items))
+    t.tuple_items[result.id] = items
     values = [t.const_value(v, default=t) for v in items]
     if all(v is not t for v in values):  # every item known: shapes like (TPB, TPB)
-        t.consts[op.result.id] = tuple(values)
+        t.consts[result.id] = tuple(values)
+    return out
+
+
+def namedtuple_constructor(cls: type):
+    """The rule for ``Point(x, y=2)`` in a kernel: a BuildTuple typed by the class and
+    the values.  Items keep their own types (a ``typing.NamedTuple``'s annotations
+    convert nothing, as in numba); fields with defaults may be left out."""
+    fields, defaults = cls._fields, getattr(cls, "_field_defaults", {})
+
+    def rule(t: Typer, site: CallSite) -> Value:
+        site.name = cls.__name__  # Point(), not f.<locals>.Point()
+        site.expect(sum(f not in defaults for f in fields), len(fields), keywords=fields)
+        items = []
+        for i, f in enumerate(fields):
+            if f in defaults and i >= len(site.args) and f not in site.kwargs:
+                items.append(t.const(defaults[f], site.loc))
+            else:
+                items.append(site.arg(i, f))
+        for f, v in zip(fields, items):
+            if not isinstance(v.type, (Scalar, Array, Tuple)):
+                raise TypingError(f"{cls.__name__} field '{f}' cannot hold "
+                                  f"{describe(v.type)}", site.loc)
+        types = tuple(v.type for v in items)
+        return _build(t, site.loc, site.result(NamedTuple(types, cls)), tuple(items))
+    return rule
 
 
 def _emit_tuple_get(t: Typer, op, tup: Value, i: int) -> None:

@@ -28,12 +28,15 @@ from cujit.infer import builtin_calls as bi
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
+from cujit.infer.access import namedtuple_constructor
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import call_device_function
 from cujit.infer.numeric import describe
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
-from cujit.types import SCALARS, PyObject, Type, describe_object, float64, int64
+from cujit.types import (
+    SCALARS, PyObject, Type, describe_object, float64, int64, is_namedtuple_class,
+)
 
 _MISSING = object()
 
@@ -197,6 +200,8 @@ def type_call(t: Typer, op: Call) -> None:
         site.args.insert(0, fn.obj)
         fn = fn.func
     rule = _lookup(fn)
+    if rule is None and is_namedtuple_class(fn):
+        rule = namedtuple_constructor(fn)
     if rule is None:
         raise UnsupportedError(f"call to unsupported function '{site.name}'", op.loc,
                                hint=_not_callable_hint(fn, site.name))

@@ -20,8 +20,8 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.numeric import describe
 from cujit.ir import BuildTuple, Cast, Const, Function, Op, TupleGet, Value
 from cujit.types import (
-    NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64, from_dtype, int64,
-    none, uint64,
+    NamedTuple, NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64,
+    from_dtype, int64, is_namedtuple_class, none, uint64,
 )
 
 STRING_ERROR = "strings are not supported in kernels"
@@ -31,8 +31,9 @@ def const_type(value: object) -> tuple[Type, object] | None:
     """The type of a Python constant and its value as the IR stores it.
 
     Numbers keep a plain Python value already in range of the type (numpy
-    scalars become Python numbers); tuples of numbers are Tuple consts; other
-    objects (modules, functions, dtypes, strings) are compile-time PyObjects.
+    scalars become Python numbers); tuples of numbers are Tuple consts (a
+    namedtuple's: NamedTuple); other objects (modules, functions, dtypes,
+    strings) are compile-time PyObjects.
     None means an int too large for any 64-bit type.
     """
     if value is None:
@@ -54,7 +55,10 @@ def const_type(value: object) -> tuple[Type, object] | None:
     if isinstance(value, tuple) and value:
         items = [const_type(v) for v in value]
         if all(it is not None and isinstance(it[0], (Scalar, Tuple)) for it in items):
-            return Tuple(tuple(it[0] for it in items)), tuple(it[1] for it in items)
+            types = tuple(it[0] for it in items)
+            t = NamedTuple(types, type(value)) if is_namedtuple_class(type(value)) \
+                else Tuple(types)
+            return t, tuple(it[1] for it in items)
     return PyObject(value), value
 
 

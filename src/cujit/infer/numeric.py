@@ -22,6 +22,8 @@ unification; no code copied):
 
 from __future__ import annotations
 
+import dataclasses
+
 from cujit.types import (
     SCALAR_BY_NAME,
     NoneType,
@@ -89,11 +91,12 @@ def unify(a: Type, b: Type) -> Type | None:
         return a
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         return _unify_scalars(a, b)
-    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items):
+    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items) \
+            and getattr(a, "cls", None) is getattr(b, "cls", None):  # one namedtuple class
         items = [unify(x, y) for x, y in zip(a.items, b.items)]
         if any(t is None for t in items):
             return None
-        return Tuple(tuple(items))
+        return dataclasses.replace(a, items=tuple(items))
     return None
 
 

@@ -1,8 +1,8 @@
 """Kernel arguments -> flat parameter values, with numba's host-array semantics.
 
 Per ``cujit.abi`` an array becomes (data pointer, n extents, n byte strides),
-a scalar one value, a tuple its items in order.  How an array argument gets
-a device pointer:
+a scalar one value, a tuple (named or not) its items in order.  How an array
+argument gets a device pointer:
 
 - a :class:`DeviceArray` is passed by pointer, no copy (the fast path);
 - another library's device array (CUDA Array Interface or DLPack: CuPy,
@@ -28,7 +28,7 @@ from cujit.runtime.driver import call
 from cujit.runtime.interop import import_for_launch
 from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
-from cujit.types.core import Array, Scalar, Tuple
+from cujit.types.core import Array, NamedTuple, Scalar, Tuple
 
 
 def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
@@ -98,7 +98,7 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         values.append(dev.device_ptr)
         values.extend(dev.shape)
         values.extend(dev.strides)
-    elif tc is Tuple:
+    elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
                               f"for {t}, got {a!r}")

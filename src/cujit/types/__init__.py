@@ -1,10 +1,10 @@
 """cujit's type system: the types, typeof for launch arguments, signature parsing."""
 
 from cujit.types.core import (  # noqa: F401
-    SCALAR_BY_NAME, SCALARS, Array, NoneType, PyObject, RangeIter, RangeType, Scalar,
-    Signature, Tuple, Type, b1, bool_, boolean, byte, c8, c16, complex64, complex128,
-    describe_object, double, f2, f4, f8, float16, float32, float64, float_, i1, i2, i4, i8,
-    int8, int16, int32, int64, intp, none, u1, u2, u4, u8, uint8, uint16, uint32, uint64,
+    SCALAR_BY_NAME, SCALARS, Array, NamedTuple, NamedUniTuple, NoneType, PyObject, RangeIter,
+    RangeType, Scalar, Signature, Tuple, Type, b1, bool_, boolean, byte, c8, c16, complex64,
+    complex128, describe_object, double, f2, f4, f8, float16, float32, float64, float_, i1,
+    i2, i4, i8, is_namedtuple_class, int8, int16, int32, int64, intp, none, u1, u2, u4, u8, uint8, uint16, uint32, uint64,
     uintp, void,
 )
 from cujit.types.convert import from_dtype, parse_signature, to_type, typeof  # noqa: F401

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cujit.types.core import (
-    SCALAR_BY_NAME, Array, NoneType, Scalar, Signature, Tuple, Type, boolean, complex128,
-    float64, int64,
+    SCALAR_BY_NAME, Array, NamedTuple, NoneType, Scalar, Signature, Tuple, Type, boolean,
+    complex128, float64, int64, is_namedtuple_class,
 )
 from cujit.types import core as _core
 
@@ -101,7 +101,9 @@ def typeof(value) -> Type:
             return Array(from_dtype(dt), len(shape), "C")
         return Array(from_dtype(dt), len(shape), _layout_of(strides, shape, dt.itemsize))
     if isinstance(value, tuple):
-        return Tuple(tuple(typeof(v) for v in value))
+        items = tuple(typeof(v) for v in value)
+        cls = type(value)
+        return NamedTuple(items, cls) if is_namedtuple_class(cls) else Tuple(items)
     if value is None:
         raise TypeError("cannot pass None to a kernel")
     raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")

@@ -1,4 +1,4 @@
-"""cujit's types: scalars, arrays, tuples and the compile-time-only kinds.
+"""cujit's types: scalars, arrays, tuples (named too) and the compile-time-only kinds.
 
 The scalar instances double as numba's type objects, so kernels port unchanged:
 ``float32[:]`` is an array type, ``float32(int32, int32)`` a signature, and in
@@ -153,6 +153,44 @@ class Tuple(Type):
 
     def __str__(self) -> str:
         return "tuple(" + ", ".join(map(str, self.items)) + ")"
+
+
+@dataclass(frozen=True, repr=False)
+class NamedTuple(Tuple):
+    """A tuple made by a namedtuple class (``collections.namedtuple``, ``typing.NamedTuple``).
+
+    It is a Tuple (same layout, same ops) that also names its class: two classes with
+    the same fields are different types.  numba's ``types.NamedTuple(types, cls)``.
+    """
+
+    cls: type
+
+    __hash__ = Type._cached_hash
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(self.items))
+        if len(self.items) != len(self.fields):
+            raise TypeError(f"{self.cls.__name__} has {len(self.fields)} fields, "
+                            f"not {len(self.items)}")
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.cls._fields
+
+    def __str__(self) -> str:
+        return f"{self.cls.__name__}(" + ", ".join(
+            f"{f}: {t}" for f, t in zip(self.fields, self.items)) + ")"
+
+
+def NamedUniTuple(dtype: Type, count: int, cls: type) -> NamedTuple:
+    """numba's ``types.NamedUniTuple(dtype, count, cls)``: ``count`` fields of one type."""
+    return NamedTuple((dtype,) * count, cls)
+
+
+def is_namedtuple_class(obj: object) -> bool:
+    """A class made by ``collections.namedtuple`` or ``typing.NamedTuple``."""
+    return isinstance(obj, type) and issubclass(obj, tuple) and isinstance(
+        getattr(obj, "_fields", None), tuple)
 
 
 @dataclass(frozen=True, repr=False)
