@@ -106,6 +106,9 @@ _RUNTIME_NAMES = {
     "pinned_array": "cujit.runtime.host",
     "pinned_array_like": "cujit.runtime.host",
     "pinned": "cujit.runtime.host",
+    "mapped_array": "cujit.runtime.mapped",
+    "mapped_array_like": "cujit.runtime.mapped",
+    "managed_array": "cujit.runtime.mapped",
     "event": "cujit.runtime.event",
     "event_elapsed_time": "cujit.runtime.event",
     "graph": "cujit.runtime.graph",
@@ -125,7 +128,8 @@ def is_available() -> bool:
 
 # Under CUJIT_TARGET=cpu these come from the CPU target: device arrays in host memory.
 _CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
-    "to_device", "device_array", "device_array_like", "synchronize", "is_cuda_array")}
+    "to_device", "device_array", "device_array_like", "synchronize", "is_cuda_array",
+    "mapped_array", "mapped_array_like", "managed_array")}
 
 
 class NotSupportedError(AttributeError):
@@ -135,8 +139,6 @@ class NotSupportedError(AttributeError):
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
-    "mapped_array": "mapped (zero-copy) host memory",
-    "managed_array": "managed (unified) memory",
     "declare_device": "calls to external device functions",
     "libdevice": "direct libdevice calls (math.* and NumPy's functions reach libdevice)",
     "nanosleep": "cuda.nanosleep",

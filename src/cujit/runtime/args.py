@@ -8,7 +8,10 @@ argument gets a device pointer:
 - another library's device array (CUDA Array Interface or DLPack: CuPy,
   PyTorch, JAX) is viewed with no copy, after ordering the launch stream
   behind the producer's stream (``cujit.runtime.interop``);
-- a NumPy array is copied to the device before the launch and, if writeable,
+- a NumPy array over mapped or managed memory (``cuda.mapped_array``,
+  ``cuda.managed_array``: an ndarray subclass with a CUDA Array Interface) is
+  passed by its device address, no copy;
+- another NumPy array is copied to the device before the launch and, if writeable,
   copied back after it (numba's rule; it costs two transfers per launch, which
   is why numba warns about it and why users pass device arrays).
 
@@ -76,10 +79,12 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         if a.__class__ is DeviceArray or isinstance(a, DeviceArray):
             dev = a
         elif isinstance(a, np.ndarray):
-            if checks is not None and checks[0] is not None and checks[0][index] \
-                    and not a.flags.writeable:
-                raise _readonly_error(index, checks[2], "a read-only NumPy array")
-            dev = _host_to_device(a, writebacks, stream)
+            dev = None if a.__class__ is np.ndarray else _reachable_view(a, stream)
+            if dev is None:  # host memory: copied (numba's rule)
+                if checks is not None and checks[0] is not None and checks[0][index] \
+                        and not a.flags.writeable:
+                    raise _readonly_error(index, checks[2], "a read-only NumPy array")
+                dev = _host_to_device(a, writebacks, stream)
         else:
             dev = import_for_launch(a, stream)
             if dev is None:
@@ -106,6 +111,18 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
         raise LaunchError(f"argument {index}: values of type {t} cannot be kernel parameters")
+
+
+def _reachable_view(a: np.ndarray, stream) -> DeviceArray | None:
+    """A NumPy array subclass over memory kernels address directly (``cuda.mapped_array``,
+    ``cuda.managed_array``, or another library's such array with a CUDA Array
+    Interface): its device view, no copy.  None for an array over host memory."""
+    view = getattr(a, "_cujit_device_view", None)
+    if view is not None:
+        return view()
+    if getattr(a, "__cuda_array_interface__", None) is not None:
+        return import_for_launch(a, stream)
+    return None
 
 
 def _readonly_error(index: int, names, what: str) -> LaunchError:

@@ -92,6 +92,32 @@ def to_device(obj, stream=0, copy: bool = True, to: HostDeviceArray | None = Non
     return dev
 
 
+def mapped_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0,
+                 portable: bool = False, wc: bool = False) -> HostDeviceArray:
+    """``cuda.mapped_array``: host memory is what CPU kernels address, so a device array.
+
+    ``portable`` and ``wc`` (page-locking flags) mean nothing here and are accepted."""
+    return device_array(shape, dtype, strides, order)
+
+
+def mapped_array_like(ary, stream=0, portable: bool = False, wc: bool = False):
+    """``cuda.mapped_array_like``: ``ary``'s shape and dtype, contiguous in its strides' order."""
+    strides, order = _strides_like(ary)
+    return device_array(ary.shape, ary.dtype, strides, order)
+
+
+def managed_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0,
+                  attach_global: bool = True) -> HostDeviceArray:
+    """``cuda.managed_array``: as ``mapped_array``, host memory that CPU kernels address."""
+    return device_array(shape, dtype, strides, order)
+
+
+def _strides_like(ary):
+    from cujit.runtime.mapped import strides_like  # layout arithmetic only: no driver
+
+    return strides_like(ary)
+
+
 def is_cuda_array(obj) -> bool:
     return hasattr(obj, "__cuda_array_interface__")
 
