@@ -281,14 +281,14 @@ class Kernel:
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
-            return None
         if spec.result.debug_sites:  # debug=True: raise what a failed check reported
             from cujit.runtime import debug
 
             debug.check_module(spec.functions[(dev, "module")], spec.result.debug_sites,
                                self.__name__, stream)
-            return None
-        # A plain launch: what a LaunchConfig needs to make a launcher for its kind.
+            return None  # every launch of a debug kernel takes this path
+        # What a LaunchConfig needs to make a launcher for these kinds of arguments
+        # (it declines host arrays: their copies happen here, every time).
         return spec, dev, fn, context, rt_launch
 
     def _specialize(self, args, stream):
