@@ -203,7 +203,7 @@ def fake_function(max_threads=1024):
                              max_shared_memory_per_block_optin=227 * 1024)
     fn = SimpleNamespace(name="k", handle=object(), device=device, checked={},
                          max_threads_per_block=max_threads, num_regs=64,
-                         static_shared_bytes=1024, cu_launch=cu_launch,
+                         static_shared_bytes=1024, cu_launch=cu_launch, cooperative=False,
                          ensure_dynamic_shared=lambda n: None)
     return fn, calls, calls_result
 
@@ -250,6 +250,9 @@ def test_driver_errors_name_the_call_and_the_error():
 
     result[0] = cu.CUresult.CUDA_ERROR_INVALID_VALUE
     with pytest.raises(CudaDriverError, match="cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+        launch(fn, 1, 1, 0, 0, ("float32", "ptr"), [1.0, 0])
+    fn.cooperative = True  # launched by cuLaunchCooperativeKernel: named so
+    with pytest.raises(CudaDriverError, match="cuLaunchCooperativeKernel failed: CUDA_ERROR_INV"):
         launch(fn, 1, 1, 0, 0, ("float32", "ptr"), [1.0, 0])
     assert check((cu.CUresult.CUDA_SUCCESS, 42), "cuX") == 42
     with pytest.raises(CudaDriverError) as info:

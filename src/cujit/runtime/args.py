@@ -191,6 +191,18 @@ def finish_writebacks(writebacks: list, stream=0) -> None:
 
 
 
+def scalar_code(name: str, t) -> str:
+    """Python source for scalar argument ``name``'s flat value(s) as type ``t``, converted
+    as :func:`prepare_args` converts them (for generated launch code)."""
+    if t.kind == "f":
+        return f"float({name})"
+    if t.kind == "c":
+        return f"complex({name}).real, complex({name}).imag"
+    if t.kind == "b":
+        return f"(1 if {name} else 0)"
+    return f"int({name})"  # int(), as prepare_args: numba truncates floats
+
+
 def make_flattener(arg_types):
     """A ``flatten(args, device_id)`` specialised to ``arg_types``, or None.
 
@@ -211,14 +223,8 @@ def make_flattener(arg_types):
                           f"({name}.device_id != device_id and {name}.device_id is not None):\n"
                           "        return None\n")
             parts.append(f"{name}.device_ptr, *{name}.shape, *{name}.strides")
-        elif t.kind == "f":
-            parts.append(f"float({name})")
-        elif t.kind == "c":
-            parts.append(f"complex({name}).real, complex({name}).imag")
-        elif t.kind == "b":
-            parts.append(f"(1 if {name} else 0)")
         else:
-            parts.append(f"int({name})")  # int(), as prepare_args: numba truncates floats
+            parts.append(scalar_code(name, t))
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n" if names else ""
     src = ("def flatten(args, device_id):\n" + unpack + "".join(guards)
            + f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n")

@@ -19,7 +19,7 @@ import struct
 import threading
 
 from cujit.diagnostics import LaunchError
-from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args
+from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, scalar_code
 from cujit.runtime.driver import raise_error
 from cujit.runtime.memory import DeviceArray
 from cujit.runtime.stream import as_cu_stream
@@ -211,7 +211,11 @@ def launch(function, grid, block, stream, shared_bytes: int, params, values) -> 
     finally:
         lock.release()
     if err:
-        raise_error("cuLaunchKernel", err)
+        raise_error(_call_name(function), err)
+
+
+def _call_name(function) -> str:
+    return "cuLaunchCooperativeKernel" if function.cooperative else "cuLaunchKernel"
 
 
 _DEFAULT_STREAM = [None]  # CUstream(0), cached here to spare launches a call
@@ -264,7 +268,7 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
         elif t.__class__ is Scalar:
             env[f"C{i}"] = a.__class__
             guards.append(f"{name}.__class__ is not C{i}")
-            parts.append(_scalar_value(name, t))
+            parts.append(scalar_code(name, t))
         else:
             return None
     if names:
@@ -283,21 +287,11 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
         + f"{int(shared_bytes)}, cu, address, 0)\n"
         + "    except struct_error:\n        return False\n"
         + "    finally:\n        lock.release()\n"
-        + "    if err:\n        raise_error('cuLaunchKernel', err)\n"
+        + f"    if err:\n        raise_error({_call_name(function)!r}, err)\n"
         + "    return True\n")
     exec(compile(src, f"<cujit launcher {function.name}>", "exec"), env)
     return env["launcher"]
 
-
-def _scalar_value(name: str, t) -> str:
-    """A scalar argument's flat value(s), converted as ``prepare_args`` converts them."""
-    if t.kind == "f":
-        return f"float({name})"
-    if t.kind == "c":
-        return f"complex({name}).real, complex({name}).imag"
-    if t.kind == "b":
-        return f"(1 if {name} else 0)"
-    return f"int({name})"  # numba truncates floats passed for integers
 
 
 def _cu_stream(stream):
