@@ -137,9 +137,9 @@ def bench_launches() -> dict:
         assert err == 0, err
         values, ctypes_types = [], []
         for a in args:
-            if hasattr(a, "device_ptr"):
-                values += [a.device_ptr, a.shape[0], a.strides[0]]
-                ctypes_types += [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+            if hasattr(a, "device_ptr"):  # a C-contiguous array: pointer and extent
+                values += [a.device_ptr, a.shape[0]]
+                ctypes_types += [ctypes.c_void_p, ctypes.c_int64]
             else:
                 values.append(float(a))
                 ctypes_types.append(ctypes.c_float)

@@ -190,6 +190,25 @@ def shared_array_reduction(x, out):
         out[cuda.blockIdx.x] = total
 
 
+@cuda.jit("float64(float64[:, :], int64, int64)", device=True)
+def element_at(a, i, j):
+    """Declared for any layout ('A'): reads through the strides the caller's array has."""
+    return a[i, j]
+
+
+@case(lambda rng: ([rng.standard_normal((5, 7)), np.asfortranarray(rng.standard_normal((5, 7))),
+                    rng.standard_normal((10, 14))[::2, ::2], poison((5, 7), np.float64)],
+                   (1, 1), (8, 8), 0),
+      lambda a: {3: a[0] + 10 * a[1] + 100 * a[2]}, rtol=1e-12)
+@cuda.jit
+def strided_signature(c, f, view, out):
+    # A C- or F-contiguous kernel argument arrives without its strides (cujit.abi); the
+    # kernel derives them from the extents when the callee needs them.
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = element_at(c, i, j) + 10 * element_at(f, i, j) + 100 * element_at(view, i, j)
+
+
 CPU_CASES = [c for c in CASES if c.name != "shared_array_reduction"]  # barrier in a callee
 
 

@@ -97,11 +97,14 @@ def first(a, x, out):  # takes an x of any dtype, ndim and layout
 
 
 def block(a_code, a, *arrays) -> bytes:
-    """The parameter block as C lays it out: the scalar, then per array its pointer,
-    extents and byte strides, each 8-byte value at an offset aligned to 8."""
+    """The parameter block as C lays it out: the scalar, then per array its pointer and
+    extents, and its byte strides if it is neither C- nor F-contiguous, each 8-byte value
+    at an offset aligned to 8."""
     out = bytearray(struct.pack("<" + a_code, a))
     for arr in arrays:
-        for code, v in [("Q", arr.device_ptr)] + [("q", n) for n in (*arr.shape, *arr.strides)]:
+        contiguous = arr.is_c_contiguous() or arr.is_f_contiguous()
+        ints = (*arr.shape, *(() if contiguous else arr.strides))
+        for code, v in [("Q", arr.device_ptr)] + [("q", n) for n in ints]:
             out += b"\0" * (-len(out) % 8) + struct.pack("<" + code, v)
     return bytes(out)
 

@@ -251,7 +251,8 @@ def test_ptx_and_cubin_sm90():
     assert ".target sm_90" in result.ptx and result.cubin[:4] == b"\x7fELF"
     params = [line for line in result.ptx.splitlines()
               if line.strip().startswith(".param") and result.symbol in line]
-    assert len(params) == 2 + 3 + 3  # Params: a double and an int64; arrays: 3 each
+    # Params: a double and an int64; the C-contiguous arrays: pointer and extent each
+    assert len(params) == 2 + 2 + 2
     assert ".param .f64" in params[0] and ".param .u64" in params[1]
 
 

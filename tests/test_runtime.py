@@ -159,8 +159,11 @@ def test_cai_strides_none_means_c_contiguous():
     cai_obj = SimpleNamespace(__cuda_array_interface__={
         "shape": (4, 6), "strides": None, "typestr": "<f8", "data": (FAKE_PTR, False),
         "version": 3})
-    values, _ = prepare_args((Array(float64, 2, "C"),), (cai_obj,))
+    # Seen as layout 'A' the array passes its strides: C order's, 6 * 8 and 8 bytes.
+    values, _ = prepare_args((Array(float64, 2, "A"),), (cai_obj,))
     assert values == [FAKE_PTR, 4, 6, 48, 8]
+    values, _ = prepare_args((Array(float64, 2, "C"),), (cai_obj,))
+    assert values == [FAKE_PTR, 4, 6]  # a C array's strides follow from its extents
 
 
 def test_packing_errors_name_the_parameter():
@@ -368,7 +371,8 @@ def test_host_arrays_are_copied_in_and_back(host_driver):
     frozen.flags.writeable = False
     types = (typeof(strided), typeof(frozen))
     values, writebacks = prepare_args(types, (strided, frozen))
-    assert values[1:5] == [3, 3, 24, 8] and values[6:] == [4, 8]
+    # The 'A' argument passes its copy's strides; the C one only its extent.
+    assert values[1:5] == [3, 3, 24, 8] and values[6:] == [4]
     assert len(writebacks) == 2 and writebacks[1].host is None  # kept alive, not copied back
     # "The kernel" doubles the strided argument in device memory.
     dev = np.ctypeslib.as_array((ctypes.c_double * 9).from_address(values[0]))

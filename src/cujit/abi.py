@@ -6,8 +6,10 @@ This is the one contract shared by code generation and the runtime's launch path
 - A scalar is one parameter of its own type; ``bool`` travels as one byte (0 or 1),
   ``float16`` as a half (two bytes).  A complex number is two parameters of its part
   type, the real part first (complex64: two float32).
-- An array of ``ndim`` n is ``1 + 2n`` parameters: the data pointer, then the n
-  extents (int64), then the n strides in bytes (int64).
+- An array of ``ndim`` n is its data pointer, then its n extents (int64), then,
+  for layout 'A' only, its n strides in bytes (int64): a C- or F-contiguous
+  array's strides follow from its extents (``passes_strides``), so the kernel
+  works them out and the launch does not pass them.
 - A tuple (a namedtuple too) is its items' parameters, in order.
 """
 
@@ -29,13 +31,18 @@ def param_kinds(t: Type) -> list[str]:
             return [t.part_type.name] * 2
         return ["uint8" if t.kind == "b" else t.name]
     if isinstance(t, Array):
-        return [POINTER] + ["int64"] * (2 * t.ndim)
+        return [POINTER] + ["int64"] * (2 * t.ndim if passes_strides(t) else t.ndim)
     if isinstance(t, Tuple):
         out: list[str] = []
         for item in t.items:
             out.extend(param_kinds(item))
         return out
     raise TypeError(f"values of type {t} cannot be kernel parameters")
+
+
+def passes_strides(t: Array) -> bool:
+    """Whether an array of type ``t`` travels with its strides (layout 'A' only)."""
+    return t.layout == "A"
 
 
 # -- the debug-mode error record ---------------------------------------------------

@@ -48,6 +48,19 @@ def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
     return v
 
 
+def contiguous_strides(ctx: FunctionLowering, t: Array, shape: list[ll.Value]) -> list[ll.Value]:
+    """Byte strides of a C- (row-major) or F-contiguous (column-major) array from its
+    extents: what a kernel parameter of such a type leaves out (``abi.passes_strides``)."""
+    order = list(range(t.ndim - 1, -1, -1) if t.layout == "C" else range(t.ndim))
+    strides: list[ll.Value] = [i64(0)] * t.ndim
+    step: ll.Value = i64(t.dtype.itemsize)
+    for i, k in enumerate(order):
+        if i:
+            step = ctx.builder.mul(step, shape[order[i - 1]])
+        strides[k] = step
+    return strides
+
+
 def c_strides(t: Array, shape: tuple[int, ...]) -> list[ll.Constant]:
     """Byte strides of a C-contiguous array with constant extents (row-major:
     the last dimension has stride ``itemsize``)."""

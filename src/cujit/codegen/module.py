@@ -6,8 +6,9 @@
 
 The kernel's parameters follow ``cujit.abi.param_kinds`` exactly: each entry
 block parameter is flattened (an array is its data pointer, then ``ndim``
-int64 extents, then ``ndim`` int64 byte strides; a bool is one ``i8``; a tuple is
-its items in order) and the entry block reassembles the IR's values from them.
+int64 extents, then for layout 'A' ``ndim`` int64 byte strides; a bool is one
+``i8``; a tuple is its items in order) and the entry block reassembles the IR's
+values from them, a contiguous array's strides worked out from its extents.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.abi import param_kinds
+from cujit.abi import param_kinds, passes_strides
 from cujit.codegen import arrays, checks, control, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
@@ -45,7 +46,8 @@ def _flat_param_types(t: Type) -> list[ll.Type]:
             return [scalar_type(t.part_type)] * 2
         return [I8 if t.kind == "b" else scalar_type(t)]
     if isinstance(t, Array):
-        return [ll.PointerType(memory_type(t.dtype))] + [ll.IntType(64)] * (2 * t.ndim)
+        n = 2 * t.ndim if passes_strides(t) else t.ndim
+        return [ll.PointerType(memory_type(t.dtype))] + [ll.IntType(64)] * n
     if isinstance(t, Tuple):
         return [p for item in t.items for p in _flat_param_types(item)]
     raise TypeError(f"values of type {t} cannot be kernel parameters")
@@ -64,7 +66,8 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Argument]) -> 
     if isinstance(t, Array):
         data = params.pop(0)
         shape = [params.pop(0) for _ in range(t.ndim)]
-        strides = [params.pop(0) for _ in range(t.ndim)]
+        strides = ([params.pop(0) for _ in range(t.ndim)] if passes_strides(t)
+                   else arrays.contiguous_strides(ctx, t, shape))
         return arrays.make_array(ctx, t, data, shape, strides)
     if isinstance(t, Tuple):
         items = [_unpack_param(ctx, it, params) for it in t.items]
@@ -76,7 +79,7 @@ def _param_names(name: str, t: Type) -> list[str]:
     """Readable LLVM names for the flat parameters of argument ``name``."""
     if isinstance(t, Array):
         return ([f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
-                + [f"{name}.stride{k}" for k in range(t.ndim)])
+                + ([f"{name}.stride{k}" for k in range(t.ndim)] if passes_strides(t) else []))
     if isinstance(t, Tuple):
         return [n for k, it in enumerate(t.items) for n in _param_names(f"{name}.{k}", it)]
     return [name]

@@ -16,7 +16,7 @@ from cujit.codegen import complex as cx
 from cujit.codegen import pyarith
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
-from cujit.types import Scalar, Tuple
+from cujit.types import Array, Scalar, Tuple
 
 
 def constant(t, value) -> ll.Constant | None:
@@ -155,4 +155,8 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
 
 
 def lower_cast(ctx: FunctionLowering, op: ir.Cast) -> None:
-    ctx.set(op.result, cast(ctx, op.operand.type, op.result.type, ctx.get(op.operand)))
+    value = ctx.get(op.operand)
+    if isinstance(op.result.type, Array):  # to layout 'A': the same struct, read by strides
+        ctx.set(op.result, value)
+        return
+    ctx.set(op.result, cast(ctx, op.operand.type, op.result.type, value))

@@ -20,7 +20,7 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.numeric import describe
 from cujit.ir import BuildTuple, Cast, Const, Function, Op, TupleGet, Value
 from cujit.types import (
-    NamedTuple, NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64,
+    Array, NamedTuple, NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64,
     from_dtype, int64, is_namedtuple_class, none, uint64,
 )
 
@@ -139,9 +139,12 @@ class Typer:
     # -- conversions --------------------------------------------------------
 
     def cast(self, v: Value, t: Type, loc: Loc) -> Value:
-        """``v`` converted to ``t``: a Cast for scalars, item-wise for tuples."""
+        """``v`` converted to ``t``: a Cast for scalars and for an array seen as layout
+        'A', item-wise for tuples."""
         if v.type == t:
             return v
+        if accepts_array(t, v.type):
+            return self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
         if isinstance(v.type, Scalar) and isinstance(t, Scalar):
             if v.type.is_complex and not t.is_complex and t != boolean:
                 raise TypingError(f"cannot convert {v.type} to {t}: take .real, .imag or "
@@ -205,3 +208,11 @@ class Typer:
         """``v`` as a float (ints and bools go to float64, as numba does)."""
         t = self.scalar(v, loc, what)
         return v if t.is_float else self.cast(v, float64, loc)
+
+
+def accepts_array(declared: Type, given: Type) -> bool:
+    """Whether an array of type ``given`` passes where ``declared`` is asked for: the same
+    dtype and ndim, and ``declared`` of layout 'A' (any strides), as numba converts."""
+    return (isinstance(declared, Array) and isinstance(given, Array)
+            and declared.layout == "A" and declared.dtype == given.dtype
+            and declared.ndim == given.ndim)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
-from cujit.infer.context import Typer
+from cujit.infer.context import Typer, accepts_array
 from cujit.infer.numeric import describe
 from cujit.ir import Call, CallFunction, Function, Value
 from cujit.types import Array, NoneType, Scalar, Tuple, Type, none
@@ -108,10 +108,10 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
     for sig in devfn.signatures:
         if tuple(sig.args) == types:
             return sig
-    for sig in devfn.signatures:  # scalars convert, as numba converts them
+    for sig in devfn.signatures:  # scalars convert, arrays to layout 'A', as numba converts
         if len(sig.args) == len(types) and all(
                 a == b or (isinstance(a, Scalar) and isinstance(b, Scalar))
-                for a, b in zip(sig.args, types)):
+                or accepts_array(a, b) for a, b in zip(sig.args, types)):
             return sig
     declared = ", ".join(str(s) for s in devfn.signatures)
     raise TypingError(f"device function '{devfn.__name__}' is declared as {declared} and "

@@ -1,6 +1,6 @@
 """Kernel arguments -> flat parameter values, with numba's host-array semantics.
 
-Per ``cujit.abi`` an array becomes (data pointer, n extents, n byte strides),
+Per ``cujit.abi`` an array becomes (data pointer, n extents[, n byte strides]),
 a scalar one value, a tuple (named or not) its items in order.  How an array
 argument gets a device pointer:
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cujit.abi import passes_strides
 from cujit.diagnostics import LaunchError
 from cujit.runtime.devices import arg_name, device_error
 from cujit.runtime.driver import call
@@ -102,7 +103,8 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
                               f"{dev.ndim}-d")
         values.append(dev.device_ptr)
         values.extend(dev.shape)
-        values.extend(dev.strides)
+        if passes_strides(t):
+            values.extend(dev.strides)
     elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
@@ -191,6 +193,12 @@ def finish_writebacks(writebacks: list, stream=0) -> None:
 
 
 
+def array_code(name: str, t) -> str:
+    """Python source for device array ``name``'s flat values as type ``t`` (``cujit.abi``)."""
+    strides = f", *{name}.strides" if passes_strides(t) else ""
+    return f"{name}.device_ptr, *{name}.shape{strides}"
+
+
 def scalar_code(name: str, t) -> str:
     """Python source for scalar argument ``name``'s flat value(s) as type ``t``, converted
     as :func:`prepare_args` converts them (for generated launch code)."""
@@ -222,7 +230,7 @@ def make_flattener(arg_types):
             guards.append(f"    if {name}.__class__ is not DeviceArray or {name}.readonly or "
                           f"({name}.device_id != device_id and {name}.device_id is not None):\n"
                           "        return None\n")
-            parts.append(f"{name}.device_ptr, *{name}.shape, *{name}.strides")
+            parts.append(array_code(name, t))
         else:
             parts.append(scalar_code(name, t))
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n" if names else ""

@@ -19,7 +19,9 @@ import struct
 import threading
 
 from cujit.diagnostics import LaunchError
-from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, scalar_code
+from cujit.runtime.args import (
+    array_code, finish_writebacks, make_flattener, prepare_args, scalar_code,
+)
 from cujit.runtime.driver import raise_error
 from cujit.runtime.memory import DeviceArray
 from cujit.runtime.stream import as_cu_stream
@@ -264,7 +266,7 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
                           f"({name}.cujit_type or typed({name})) is not T{i}"
                           f" or {name}.readonly or ({name}.device_id != {device_id} and "
                           f"{name}.device_id is not None)")
-            parts.append(f"{name}.device_ptr, *{name}.shape, *{name}.strides")
+            parts.append(array_code(name, t))
         elif t.__class__ is Scalar:
             env[f"C{i}"] = a.__class__
             guards.append(f"{name}.__class__ is not C{i}")

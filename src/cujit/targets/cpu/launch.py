@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cujit.abi import POINTER, param_kinds
+from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
 from cujit.targets.cpu.runner import block_stride
 from cujit.types import Array, Scalar, Tuple, Type
@@ -225,7 +225,7 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
             raise LaunchError(f"kernel {kernel!r}: argument of dtype {a.dtype}, ndim {a.ndim} "
                               f"does not match the compiled type {t}")
         keep.append(a)
-        out.extend((a.ctypes.data, *a.shape, *a.strides))
+        out.extend((a.ctypes.data, *a.shape, *(a.strides if passes_strides(t) else ())))
     elif isinstance(t, Tuple):
         for item_t, item in zip(t.items, value):
             _flatten(kernel, item_t, item, out, keep)
