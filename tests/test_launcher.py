@@ -52,11 +52,12 @@ class FakeGPU:
         gpu = self
 
         def cu_launch(handle, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
-            # The block's size: from the packer whose pointer array this is.
-            size = next(p.size for p in _packers.values() if p.address == params)
-            first = ctypes.c_void_p.from_address(params).value  # parameter 0's address
-            gpu.launches.append(((gx, gy, gz), (bx, by, bz), shmem,
-                                 ctypes.string_at(first, size)))
+            block = b""  # no parameters: a null kernelParams
+            if params:  # the block's size: from the packer whose pointer array this is
+                size = next(p.size for p in _packers.values() if p.address == params)
+                first = ctypes.c_void_p.from_address(params).value  # parameter 0's address
+                block = ctypes.string_at(first, size)
+            gpu.launches.append(((gx, gy, gz), (bx, by, bz), shmem, block))
             return (gpu.result,)
 
         return SimpleNamespace(name=symbol, handle=object(), device=self.context.device,
@@ -204,3 +205,25 @@ def test_driver_error_from_the_launcher_names_the_call(gpu):
     frames = traceback.extract_tb(info.value.__traceback__)
     assert len(frames) == 2
     assert frames[1].line.startswith("raise error.with_traceback(None) from None")
+
+
+def test_kernel_without_arguments(gpu):
+    def tick():
+        pass
+
+    k = cuda.jit(tick)
+    k[2, 8]()
+    k[2, 8]()
+    assert len(gpu.general) == 1 and [launch[3] for launch in gpu.launches] == [b"", b""]
+
+
+def test_eager_strided_signature_takes_contiguous_arrays_with_their_strides(gpu):
+    k = cuda.jit("void(float32, float32[:], float32[:])")(scale)  # layout 'A' declared
+    x, out = fake_device_array(64), fake_device_array(64, offset=512)
+    for _ in range(2):  # the general path, then the launcher
+        k[1, 64](np.float32(2), x, out)
+    pad = b"\0" * 4
+    want = (struct.pack("<f", 2) + pad + struct.pack("<Qqq", x.device_ptr, 64, 4)
+            + struct.pack("<Qqq", out.device_ptr, 64, 4))
+    assert [launch[3] for launch in gpu.launches] == [want, want]
+    assert len(gpu.general) == 1

@@ -295,7 +295,6 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
     return env["launcher"]
 
 
-
 def _cu_stream(stream):
     if stream is None or (stream.__class__ is int and stream == 0):
         cu = _DEFAULT_STREAM[0]
