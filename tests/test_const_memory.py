@@ -128,3 +128,72 @@ def test_a_non_array_is_refused():
 def test_placeholder_raises_on_the_host():
     with pytest.raises(RuntimeError, match="inside a @cuda.jit kernel"):
         cuda.const.array_like(TABLE)
+
+
+# -- global and closure arrays used directly: frozen as numba freezes them ----------
+
+def _direct_lookup(out, idx):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        j = idx[i]
+        out[i] = TABLE[j % TABLE.shape[0], j % TABLE.shape[1]] * COEFFS[j % len(COEFFS)] \
+            + TABLE.size
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_global_arrays_read_directly(target):
+    idx = np.random.default_rng(2).integers(0, 1000, 256).astype(np.int32)
+    out = np.full(256, np.nan)
+    _run(_direct_lookup, target, out, idx)
+    np.testing.assert_array_equal(out, _expected_lookup(idx))
+
+
+def test_a_global_array_is_frozen_at_compile_time():
+    table = np.array([1.0, 2.0, 3.0])
+
+    def kern(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = table[i]
+
+    k = cuda.jit(kern, target="cpu")
+    out = np.zeros(3)
+    k[1, 4](out)
+    table[:] = -1.0  # numba: later changes do not reach the compiled kernel
+    k[1, 4](out)
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+
+
+def test_a_direct_global_array_is_a_const_table():
+    result = compile_kernel(_direct_lookup,
+                            (typeof(np.zeros(1)), typeof(np.zeros(1, np.int32))),
+                            Options(verify=True), stop_after="typed")
+    ops = [op for b in result.outputs["typed"].blocks for op in b.ops
+           if isinstance(op, Intrinsic) and op.name == "const.array_like"]
+    assert {op.attr("data") for op in ops} == {TABLE.tobytes(), COEFFS.tobytes()}
+    ptx, _ = cuda.compile_ptx(_direct_lookup, "void(float64[:], int32[:])")
+    assert "ld.const.f64" in ptx
+
+
+def test_storing_into_a_global_array_is_refused_at_the_line():
+    def kern(out):
+        COEFFS[0] = 1
+
+    with pytest.raises(TypingError, match="cannot assign into a global NumPy array") as e:
+        cuda.jit(kern, target="cpu")[1, 1](np.zeros(3))
+    assert e.value.loc.line == kern.__code__.co_firstlineno + 1
+
+
+def test_a_global_device_array_is_refused_clearly():
+    from cujit.diagnostics import UnsupportedError
+    from cujit.targets.cpu import memory as cpu_memory
+
+    prices = cpu_memory.to_device(np.ones(4))
+
+    def kern(out):
+        out[0] = prices[0]
+
+    with pytest.raises(UnsupportedError, match="global or closure HostDeviceArray") as e:
+        cuda.jit(kern, target="cpu")[1, 1](np.zeros(3))
+    assert e.value.loc.line == kern.__code__.co_firstlineno + 1
+    assert "kernel argument" in str(e.value)

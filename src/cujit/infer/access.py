@@ -23,6 +23,7 @@ from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.complex_calls import scalar_attr
 from cujit.infer.context import Typer
+from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
     BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetItem,
@@ -144,6 +145,10 @@ def _tuple_index(t: Typer, tup: Tuple, idx: Value, loc: Loc) -> int:
 
 def type_getitem(t: Typer, op: GetItem) -> None:
     obj, idx = t.value(op.obj), t.value(op.index)
+    if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
+        # A global or closure NumPy array: frozen into the kernel when it is compiled,
+        # read from a constant table (numba's global arrays).
+        obj = constant_array(t, obj.type.value, op.loc, t.fresh, "a global array")
     if isinstance(obj.type, Array):
         index = array_index(t, obj.type, idx, op.loc)
         t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
@@ -153,6 +158,12 @@ def type_getitem(t: Typer, op: GetItem) -> None:
     else:
         t.check_not_string(obj, op.loc)
         t.check_defined(obj, op.loc)
+        if isinstance(obj.type, PyObject) and hasattr(obj.type.value, "shape") \
+                and hasattr(obj.type.value, "dtype"):  # a device (or other) array object
+            raise UnsupportedError(
+                f"a global or closure {type(obj.type.value).__name__} cannot be used in a "
+                "kernel yet: only NumPy arrays are (read as constants)", op.loc,
+                hint="pass the array as a kernel argument")
         raise TypingError(f"cannot index a value of type {describe(obj.type)}", op.loc)
 
 
@@ -160,6 +171,11 @@ def type_setitem(t: Typer, op: SetItem) -> None:
     obj, idx, val = t.value(op.obj), t.value(op.index), t.value(op.value)
     if not isinstance(obj.type, Array):
         t.check_defined(obj, op.loc)
+        if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
+            raise TypingError(
+                "cannot assign into a global NumPy array: kernels read global and closure "
+                "arrays as constants, frozen when the kernel is compiled", op.loc,
+                hint="pass the array as a kernel argument to write into it")
         what = "tuples are immutable" if isinstance(obj.type, Tuple) else \
             f"cannot assign into a value of type {describe(obj.type)}"
         raise TypingError(what, op.loc)

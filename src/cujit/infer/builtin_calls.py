@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
+from cujit.infer.cuda_calls import is_frozen_array
 from cujit.infer.numeric import describe, unify
 from cujit.ir import Intrinsic, TupleGet, Value
 from cujit.types import (
-    Array, RangeType, Scalar, Tuple, boolean, float32, float64, int8, int64,
+    Array, PyObject, RangeType, Scalar, Tuple, boolean, float32, float64, int8, int64,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ def call_len(t: Typer, site: CallSite) -> Value:
     (obj,) = site.args
     if isinstance(obj.type, Tuple):
         return t.const(len(obj.type.items), site.loc, result=site.result(int64))
+    if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value) \
+            and obj.type.value.ndim:  # a global array: its length is a constant
+        return t.const(len(obj.type.value), site.loc, result=site.result(int64))
     if isinstance(obj.type, Array):
         # len(x) is the first extent, as numba's len of an array.
         shape = t.emit(Intrinsic(loc=site.loc, result=t.fresh(Tuple((int64,) * obj.type.ndim)),

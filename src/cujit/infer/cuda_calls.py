@@ -151,8 +151,6 @@ def call_const_array_like(t: Typer, site: CallSite) -> Value:
     into the kernel as a constant-memory table, read as a C-layout array."""
     import numpy as np
 
-    from cujit.types import from_dtype
-
     site.expect(1, 1, keywords=("ary",))
     arg = site.arg(0, "ary")
     value = arg.type.value if isinstance(arg.type, PyObject) else None
@@ -163,18 +161,36 @@ def call_const_array_like(t: Typer, site: CallSite) -> Value:
             f"cuda.const.array_like needs a NumPy array known at compile time, not {what}",
             site.loc, hint="pass a NumPy array held in a global or closure variable; its "
             "contents are copied into the kernel when it is compiled")
+    return constant_array(t, value, site.loc, site.result, "cuda.const.array_like")
+
+
+def is_frozen_array(value: object) -> bool:
+    """Whether a global or closure value is a host NumPy array that kernels read as a
+    constant, as numba freezes them (device arrays and other subclasses are not)."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    return np is not None and type(value) is np.ndarray
+
+
+def constant_array(t: Typer, value, loc, result, what: str) -> Value:
+    """The array ``value`` (a NumPy array known at compile time) frozen into the kernel:
+    a ``const.array_like`` op, a C-layout array over a constant-memory table of its
+    bytes.  ``result(type)`` makes the result value."""
+    import numpy as np
+
+    from cujit.types import from_dtype
+
     try:
         dtype = from_dtype(value.dtype)
     except (TypeError, ValueError, KeyError, NotImplementedError):
         dtype = None
     if not isinstance(dtype, Scalar):
-        raise TypingError(f"cuda.const.array_like does not support arrays of dtype "
-                          f"{value.dtype}", site.loc)
+        raise TypingError(f"{what} does not support arrays of dtype {value.dtype}", loc)
     if value.ndim == 0:
-        raise TypingError("cuda.const.array_like needs an array of at least one dimension",
-                          site.loc)
+        raise TypingError(f"{what} needs an array of at least one dimension", loc)
     data = ConstData(np.ascontiguousarray(value).tobytes())
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(Array(dtype, value.ndim, "C")),
+    return t.emit(Intrinsic(loc=loc, result=result(Array(dtype, value.ndim, "C")),
                             name="const.array_like", args=(),
                             attrs=(("shape", tuple(value.shape)), ("dtype", dtype),
                                    ("data", data))))
