@@ -917,6 +917,29 @@ def test_every_math_function_compiles(t):
     assert "__nv_" not in ptx  # libdevice was linked and inlined
 
 
+# math functions libdevice provides under their C names (math.gamma is C's tgamma).
+MATH1_MORE = {"expm1": "expm1", "log1p": "log1p", "asinh": "asinh", "acosh": "acosh",
+              "atanh": "atanh", "gamma": "tgamma", "lgamma": "lgamma"}
+
+
+@pytest.mark.parametrize("t", [float32, float64], ids=str)
+def test_more_math_functions_reach_libdevice(t):
+    fb = FunctionBuilder("mathmore", x=arr(t))
+    (x,) = fb.args
+    v = fb.getitem(x, fb.const(int64, 0))
+    for k, name in enumerate(MATH1_MORE):
+        fb.setitem(x, fb.const(int64, k), fb.intrinsic(f"math.{name}", (v,), t))
+    fb.setitem(x, fb.const(int64, 50), fb.intrinsic("math.fmod", (v, v), t))
+    fb.ret()
+    fn = fb.finish()
+    text = nvvm_text(fn)
+    suffix = "f" if t is float32 else ""
+    for name, c_name in {**MATH1_MORE, "fmod": "fmod"}.items():
+        assert LIBDEVICE[(name, t.name)].symbol == f"__nv_{c_name}{suffix}"
+        assert f'call {"float" if suffix else "double"} @"__nv_{c_name}{suffix}"' in text
+    assert "__nv_" not in to_ptx(fn)
+
+
 def test_math_on_host_and_float_classes():
     t = float64
     fn = elementwise("m", t, t, lambda fb, x, y: fb.binop(

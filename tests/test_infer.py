@@ -542,6 +542,44 @@ def test_math_and_abs_result_types(func, arg, result, name):
     assert producer.args[0].type == (float64 if arg.is_int and name != "abs" else arg)
 
 
+@pytest.mark.parametrize("func,name", [
+    (math.gamma, "math.gamma"), (math.lgamma, "math.lgamma"), (math.expm1, "math.expm1"),
+    (math.log1p, "math.log1p"), (math.asinh, "math.asinh"), (math.acosh, "math.acosh"),
+    (math.atanh, "math.atanh"), (np.expm1, "math.expm1"), (np.arcsinh, "math.asinh"),
+])
+@pytest.mark.parametrize("arg,result", [(float32, float32), (float64, float64),
+                                        (int32, float64)])
+def test_more_math_functions_type_as_numba(func, name, arg, result):
+    # numba's math typing: float32 stays float32, ints compute in float64.
+    _, producer = _store_call(func, arg, result)
+    assert isinstance(producer, ir.Intrinsic) and producer.name == name
+    assert producer.result.type == result
+
+
+def test_math_fmod_trunc_degrees_radians():
+    b = B("p", "q", "out")
+    p, q, out = b.args
+    fm = b.call(math.fmod, p, q)     # (float32, int32) -> float64, as math.atan2
+    tr = b.call(math.trunc, p)       # numba: int64
+    dg = b.call(math.degrees, p)     # float32 stays float32: one multiplication
+    rd = b.call(math.radians, q)     # an int computes in float64
+    for k, v in enumerate((fm, tr, dg, rd)):
+        b.setitem(out, b.const(k), v)
+    b.ret()
+    fn = infer(b, float32, int32, Array(float64, 1, "C"))
+    stored = [op_of(fn, st.value) for st in ops(fn, ir.SetItem)]
+    stored = [op_of(fn, op.operand) if isinstance(op, ir.Cast) and op.result.type == float64
+              and op.operand.type != float64 else op for op in stored]  # the stores' casts
+    fmod, trunc, deg, rad = stored
+    assert fmod.name == "math.fmod" and fmod.result.type == float64
+    assert isinstance(trunc, ir.Cast) and trunc.result.type == int64
+    assert isinstance(deg, ir.BinOp) and deg.op == "*" and deg.result.type == float32
+    factor = op_of(fn, deg.rhs)  # 180/pi, cast to float32 (constant folding comes later)
+    assert isinstance(factor, ir.Cast) and op_of(fn, factor.operand).value == 180.0 / math.pi
+    assert isinstance(rad, ir.BinOp) and rad.result.type == float64
+    assert op_of(fn, rad.rhs).value == math.pi / 180.0
+
+
 def test_math_floor_returns_int64():
     # numba: math.floor(float32) -> int64; infer floors in float32, then casts.
     fn, producer = _store_call(math.floor, float32, int64)
@@ -711,9 +749,9 @@ def test_unknown_function_is_unsupported_and_named():
 
 def test_unknown_math_function_is_named_with_its_module():
     b = B("x")
-    b.call(math.gamma, b.args[0])
+    b.call(math.frexp, b.args[0])
     b.ret()
-    with pytest.raises(UnsupportedError, match="'math.gamma'"):
+    with pytest.raises(UnsupportedError, match="'math.frexp'"):
         infer(b, float64)
 
 

@@ -14,7 +14,7 @@ from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import is_frozen_array
 from cujit.infer.numeric import describe, unify
-from cujit.ir import Intrinsic, TupleGet, Value
+from cujit.ir import BinOp, Intrinsic, TupleGet, Value
 from cujit.types import (
     Array, PyObject, RangeType, Scalar, Tuple, boolean, float32, float64, int8, int64,
 )
@@ -120,6 +120,28 @@ def math_unary(fname: str):
             return t.cast(y, int64, site.loc)
         return t.emit(Intrinsic(loc=site.loc, result=site.result(x.type), name=f"math.{fname}",
                                 args=(x,)))
+    return rule
+
+
+def math_trunc(t: Typer, site: CallSite) -> Value:
+    """``math.trunc(x)``: toward zero, an int64 as numba returns (a float-to-int cast
+    truncates)."""
+    site.expect(1, 1)
+    (x,) = site.args
+    if t.scalar(x, site.loc, "math.trunc()").is_complex:
+        raise TypingError("math.trunc() of a complex number is not supported", site.loc)
+    return t.cast(x, int64, site.loc)
+
+
+def math_scale(fname: str, factor: float):
+    """``math.degrees``/``math.radians``: one multiplication by the factor CPython's
+    uses (180/pi or pi/180), in the argument's float type."""
+    def rule(t: Typer, site: CallSite) -> Value:
+        site.expect(1, 1)
+        x = t.as_float(site.args[0], site.loc, f"math.{fname}()")
+        k = t.const(factor, site.loc)
+        k = t.cast(k, x.type, site.loc)
+        return t.emit(BinOp(loc=site.loc, result=site.result(x.type), op="*", lhs=x, rhs=k))
     return rule
 
 

@@ -87,8 +87,9 @@ class CallSite:
 Rule = Callable[[Typer, CallSite], Value]
 
 _MATH_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-               "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc")
-_MATH_BINARY = ("pow", "atan2", "hypot", "copysign")
+               "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc",
+               "expm1", "log1p", "asinh", "acosh", "atanh", "gamma", "lgamma")
+_MATH_BINARY = ("pow", "atan2", "hypot", "copysign", "fmod")
 
 # The table.  Casts are spelled three ways in kernels (cujit/numba type objects,
 # numpy scalar types, Python's int/float/bool) and all mean an astype-style Cast.
@@ -137,6 +138,9 @@ CALLS: dict[object, Rule] = {
     math.isfinite: bi.float_test("isfinite", True),
     **{getattr(math, f): bi.math_unary(f) for f in _MATH_UNARY},
     **{getattr(math, f): bi.math_binary(f) for f in _MATH_BINARY},
+    math.trunc: bi.math_trunc,
+    math.degrees: bi.math_scale("degrees", 180.0 / math.pi),
+    math.radians: bi.math_scale("radians", math.pi / 180.0),
     **{s: bi.cast_to(s) for s in SCALARS},
     **{s.dtype.type: bi.cast_to(s) for s in SCALARS},
     **cx.cmath_rules(),  # complex(), z.conjugate(), cmath.*

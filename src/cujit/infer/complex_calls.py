@@ -223,7 +223,8 @@ NP_UNARY = {
     "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
     "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
     "log": "log", "log2": "log2", "log10": "log10", "sqrt": "sqrt", "floor": "floor",
-    "ceil": "ceil", "fabs": "fabs",
+    "ceil": "ceil", "fabs": "fabs", "expm1": "expm1", "log1p": "log1p", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh",
 }
 NP_BINARY = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign", "power": "pow"}
 # Complex arguments go to the cmath intrinsic of the same name.

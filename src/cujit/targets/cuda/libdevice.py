@@ -3,9 +3,8 @@
 libdevice (``libdevice.10.bc``, linked by stage 7) implements the C math
 library for NVPTX; single-precision variants carry an ``f`` suffix (see the
 "libdevice User's Guide", function reference).  Each entry's argument and result
-types are the float type it is keyed by.  ``fmod`` is not a ``math.*`` intrinsic
-of the typed IR: codegen uses it (with ``floor`` and ``copysign``) for Python's
-float ``//`` and ``%``.
+types are the float type it is keyed by.  ``fmod`` serves ``math.fmod`` and codegen
+(with ``floor`` and ``copysign``) for Python's float ``//`` and ``%``.
 """
 
 from cujit.targets import MathFn
@@ -49,6 +48,20 @@ LIBDEVICE: dict[tuple[str, str], MathFn] = {
     ("erf", "float64"): MathFn("__nv_erf"),
     ("erfc", "float32"): MathFn("__nv_erfcf"),
     ("erfc", "float64"): MathFn("__nv_erfc"),
+    ("expm1", "float32"): MathFn("__nv_expm1f"),
+    ("expm1", "float64"): MathFn("__nv_expm1"),
+    ("log1p", "float32"): MathFn("__nv_log1pf"),
+    ("log1p", "float64"): MathFn("__nv_log1p"),
+    ("asinh", "float32"): MathFn("__nv_asinhf"),
+    ("asinh", "float64"): MathFn("__nv_asinh"),
+    ("acosh", "float32"): MathFn("__nv_acoshf"),
+    ("acosh", "float64"): MathFn("__nv_acosh"),
+    ("atanh", "float32"): MathFn("__nv_atanhf"),
+    ("atanh", "float64"): MathFn("__nv_atanh"),
+    ("gamma", "float32"): MathFn("__nv_tgammaf"),  # math.gamma is C's tgamma
+    ("gamma", "float64"): MathFn("__nv_tgamma"),
+    ("lgamma", "float32"): MathFn("__nv_lgammaf"),
+    ("lgamma", "float64"): MathFn("__nv_lgamma"),
     ("pow", "float32"): MathFn("__nv_powf", 2),
     ("pow", "float64"): MathFn("__nv_pow", 2),
     ("atan2", "float32"): MathFn("__nv_atan2f", 2),
