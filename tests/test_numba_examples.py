@@ -844,10 +844,7 @@ def test_const_and_local_convolution(target):
 # -- 21. Streams (numba-cuda docs, "Memory management": streams; stream-ordered
 #        copies, kernel[blocks, threads, stream], auto_synchronize) ----------------
 
-def test_streams(target, request):
-    if target == "cpu":
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="CUJIT_TARGET=cpu has no cuda.stream(): it needs the driver"))
+def test_streams(target):
 
     @cuda.jit
     def scale(x, a, out):

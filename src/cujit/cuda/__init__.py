@@ -130,6 +130,9 @@ def is_available() -> bool:
 _CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
     "to_device", "device_array", "device_array_like", "synchronize", "is_cuda_array",
     "mapped_array", "mapped_array_like", "managed_array")}
+_CPU_NAMES.update({name: "cujit.targets.cpu.streams" for name in (
+    "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
+    "event", "event_elapsed_time", "pinned_array", "pinned_array_like", "pinned")})
 
 
 class NotSupportedError(AttributeError):

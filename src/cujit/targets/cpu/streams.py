@@ -1,0 +1,112 @@
+"""Streams, events and pinned memory for the CPU target: the GPU runtime's API over a
+"device" that runs every copy and launch to completion before returning.
+
+So work is always already finished: a stream has nothing to wait for, an event is
+complete once recorded (it keeps the host time it was recorded at, for
+``elapsed_time``), and pinned memory is ordinary host memory.  Programs written for
+the GPU runtime (``with stream.auto_synchronize():``, ``kernel[g, b, stream]``,
+``cuda.event_elapsed_time``) run unchanged under ``CUJIT_TARGET=cpu``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import numpy as np
+
+
+class Stream:
+    """``cuda.stream()`` on the CPU target: work given to it is done on submission."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str = "stream"):
+        self.kind = kind
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: every copy and launch has already finished."""
+
+    def query(self) -> bool:
+        return True
+
+    @contextlib.contextmanager
+    def auto_synchronize(self):
+        yield self
+
+    def __repr__(self) -> str:
+        return f"<cujit CPU-target {self.kind}>"
+
+
+def stream(non_blocking: bool = False) -> Stream:
+    return Stream()
+
+
+def default_stream() -> Stream:
+    return Stream("default stream")
+
+
+def legacy_default_stream() -> Stream:
+    return Stream("legacy default stream")
+
+
+def per_thread_default_stream() -> Stream:
+    return Stream("per-thread default stream")
+
+
+class Event:
+    """``cuda.event()`` on the CPU target: complete when recorded."""
+
+    __slots__ = ("recorded_at", "timing")
+
+    def __init__(self, timing: bool = True):
+        self.timing = timing
+        self.recorded_at: float | None = None
+
+    def record(self, stream=0) -> Event:
+        self.recorded_at = time.perf_counter()
+        return self
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait(self, stream=0) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end: Event) -> float:
+        """Milliseconds from this event's record to ``end``'s, as the GPU runtime's."""
+        if not (self.timing and end.timing):
+            raise ValueError("elapsed_time needs two events made with timing=True")
+        if self.recorded_at is None or end.recorded_at is None:
+            raise ValueError("elapsed_time needs both events recorded first")
+        return (end.recorded_at - self.recorded_at) * 1e3
+
+
+def event(timing: bool = True) -> Event:
+    return Event(timing)
+
+
+def event_elapsed_time(start: Event, end: Event) -> float:
+    return start.elapsed_time(end)
+
+
+def pinned_array(shape, dtype=np.float64, strides=None, order: str = "C") -> np.ndarray:
+    """Host memory is all the CPU target's "device" needs: an ordinary NumPy array."""
+    if strides is None:
+        return np.empty(shape, dtype, order=order)
+    from cujit.targets.cpu.memory import device_array
+
+    return np.asarray(device_array(shape, dtype, strides, order))
+
+
+def pinned_array_like(ary) -> np.ndarray:
+    return np.empty_like(ary)
+
+
+@contextlib.contextmanager
+def pinned(*arrays):
+    """``with cuda.pinned(a, ...):`` has nothing to lock on the CPU target."""
+    yield
