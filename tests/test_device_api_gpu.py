@@ -1,5 +1,6 @@
-"""Run the device-API kernel set (kernels_device.py) on the GPU and compare with the
-NumPy/Python references (marked ``gpu``).
+"""Run the device-API kernel set (kernels_device.py) on the GPU (marked ``gpu``) and, where
+the CPU target lowers every function a case calls, on the CPU target; compare with the
+NumPy/Python references.
 
 The check is test_kernels_gpu.py's, extended for outputs that hold NaNs on purpose
 (the atomic max/min cases): NaN positions must match exactly, and the remaining
@@ -15,7 +16,13 @@ from cujit import cuda
 
 from kernels_device import DEVICE_CASES
 
-pytestmark = pytest.mark.gpu
+# The bit and fused-math intrinsics (popc, clz, ffs, brev, fma, cbrt) are GPU-only so far.
+_GPU_ONLY = ("bit_ops", "brev_ops", "fma_cbrt")
+CASES = [pytest.param(c, "cuda", id=f"{c.name}-cuda", marks=pytest.mark.gpu)
+         for c in DEVICE_CASES]
+CASES += [pytest.param(c, "cpu", id=f"{c.name}-cpu") for c in DEVICE_CASES
+          if not c.name.startswith(_GPU_ONLY)]
+_cpu_kernels: dict = {}
 
 
 def check(case, got: dict, expected: dict):
@@ -34,19 +41,27 @@ def check(case, got: dict, expected: dict):
             np.testing.assert_array_equal(out, ref.astype(out.dtype), err_msg=case.name)
 
 
-@pytest.mark.parametrize("case", DEVICE_CASES, ids=[c.name for c in DEVICE_CASES])
+@pytest.mark.parametrize("case,target", CASES)
 @pytest.mark.parametrize("where", ["host", "device"])
-def test_device_api_matches_numpy(case, where):
+def test_device_api_matches_numpy(case, target, where):
+    from cujit.targets.cpu import memory as cpu_memory
+
     rng = np.random.default_rng()
     args, grid, block, shmem = case.setup(rng)
     inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     expected = case.reference(inputs)
+    kernel, to_device, synchronize = case.kernel, cuda.to_device, cuda.synchronize
+    if target == "cpu":
+        kernel = _cpu_kernels.get(case.name)
+        if kernel is None:
+            kernel = _cpu_kernels[case.name] = cuda.jit(case.kernel.py_func, target="cpu")
+        to_device, synchronize = cpu_memory.to_device, cpu_memory.synchronize
     if where == "host":
-        case.kernel[grid, block, 0, shmem](*args)
+        kernel[grid, block, 0, shmem](*args)
         got = {i: args[i] for i in expected}
     else:
-        dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        case.kernel[grid, block, 0, shmem](*dargs)
-        cuda.synchronize()
+        dargs = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        kernel[grid, block, 0, shmem](*dargs)
+        synchronize()
         got = {i: dargs[i].copy_to_host() for i in expected}
     check(case, got, expected)

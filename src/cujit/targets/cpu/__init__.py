@@ -7,7 +7,8 @@
 Same codegen as the CUDA target (``cujit.codegen.lower_to_llvm``) with other
 tables: ``intrinsics`` (the CUDA thread state as hidden parameters, shared memory
 as per-block buffers, atomics as ``atomicrmw``), ``libm`` (math), and for kernels
-that call ``syncthreads`` or sync the grid, ``coro`` (each CUDA thread an LLVM coroutine).
+that call ``syncthreads`` or sync the grid, ``coro`` (each CUDA thread an LLVM coroutine),
+with ``warp`` for warp functions and block votes (rendezvous in an exchange buffer).
 ``runner`` adds the compiled loop over blocks and threads, ``engine`` optimises
 and JIT-compiles with llvmlite, ``launch`` runs the grid on the host's cores and
 ``memory`` gives device arrays backed by host memory.
@@ -24,10 +25,13 @@ __all__ = ["CPUKernel", "compile_cpu_kernel", "cpu_target"]
 
 
 @functools.cache
-def cpu_target(barriers: bool, grid_sync: bool = False) -> Target:
+def cpu_target(barriers: bool, grid_sync: bool = False, warp: bool = False) -> Target:
     """The host target; ``barriers=True`` is the coroutine variant for ``syncthreads``,
-    ``grid_sync=True`` its variant for kernels that also sync the whole grid."""
+    ``grid_sync=True`` its variant for kernels that also sync the whole grid,
+    ``warp=True`` the one for warp functions and block votes (``warp.py``), whose
+    barriers all go through the exchange buffer."""
     from cujit.targets.cpu import coro, engine, intrinsics, libm
+    from cujit.targets.cpu import warp as warp_functions
 
     table = dict(intrinsics.INTRINSICS)
     extra = {}
@@ -39,6 +43,9 @@ def cpu_target(barriers: bool, grid_sync: bool = False) -> Target:
     if grid_sync:
         table["cuda.grid_sync"] = coro.lower_grid_sync
         hidden = coro.GRID_HIDDEN_PARAMS
+    if warp:
+        table.update(warp_functions.WARP_INTRINSICS)
+        hidden = warp_functions.WARP_HIDDEN_PARAMS
     return Target(
         name="cpu",
         triple=engine.host_triple(),
@@ -62,18 +69,20 @@ def compile_cpu_kernel(typed_fn, options=None):
     from cujit.targets.cpu.debug import HostRecord
     from cujit.targets.cpu.engine import JitModule
     from cujit.targets.cpu.launch import CPUKernel
+    from cujit.targets.cpu.warp import uses_warp_functions
 
     options = options or Options()
     barrier = coro.barrier_in_callee(typed_fn)
     if barrier is not None:
-        what = ("cuda.syncthreads()" if barrier.name == "cuda.syncthreads" else
-                "a grid sync (cuda.cg.this_grid().sync())")
+        what = ("a grid sync (cuda.cg.this_grid().sync())" if barrier.name == "cuda.grid_sync"
+                else f"{barrier.name}()")
         raise UnsupportedError(f"{what} inside a device function is not supported "
                                "on the CPU target", barrier.loc,
                                hint="call it in the kernel itself, or run on the 'cuda' target")
-    barriers = coro.uses_barrier(typed_fn)
+    warp = uses_warp_functions(typed_fn)
+    barriers = warp or coro.uses_barrier(typed_fn)
     grid_sync = uses_grid_sync(typed_fn)
-    target = cpu_target(barriers, grid_sync)
+    target = cpu_target(barriers, grid_sync, warp)
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
@@ -83,11 +92,11 @@ def compile_cpu_kernel(typed_fn, options=None):
     flat = [a.type for a in kernel.args[len(target.hidden_params):]]  # the ABI's parameters
     size = module.globals.get(intrinsics.STATIC_SHARED_SIZE)
     static_shared = size.initializer.constant if size is not None else 0
-    run = runner.build_runner(module, kernel, flat, barriers, grid_sync, static_shared)
+    run = runner.build_runner(module, kernel, flat, barriers, grid_sync, static_shared, warp)
     text = str(module)
     jit = JitModule(module, options.opt)
     kernel = CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
-                       static_shared, barriers, text, grid_sync)
+                       static_shared, barriers, text, grid_sync, warp)
     sites = error_sites(module)
     if sites:  # debug mode, with something to check: read the record after each launch
         kernel.debug_sites = sites

@@ -26,6 +26,10 @@ thread sets its "parked" flag (a hidden parameter); such kernels run every threa
 the grid under one scheduler (``runner.py``), which resumes parked threads only
 when no thread can run further.
 
+Warp functions and block votes are suspend points too, under the warp scheduler
+(``warp.py``): the thread records its operand and state in the block's exchange buffer
+first.
+
 The frame (every value live across a barrier, local arrays included) is one per
 thread, in a slot of the worker's frame buffer (``launch.py`` sizes the slots by
 the size the kernel reported on its first launch) or, when larger, on the heap,
@@ -166,15 +170,23 @@ def lower_grid_sync(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 
 BARRIERS = ("cuda.syncthreads", "cuda.grid_sync")
+# Calls that suspend the thread on the CPU target: barriers and the warp functions
+# (``warp.py``).
+_SUSPENDING = (*BARRIERS, "cuda.syncthreads_count", "cuda.syncthreads_and",
+               "cuda.syncthreads_or", "cuda.syncwarp", "cuda.activemask", "cuda.shfl_sync",
+               "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync",
+               "cuda.all_sync", "cuda.any_sync", "cuda.eq_sync", "cuda.ballot_sync",
+               "cuda.match_any_sync", "cuda.match_all_sync")
 
 
 def barrier_in_callee(fn: ir.Function) -> ir.Op | None:
-    """A ``syncthreads`` or grid sync inside a device function ``fn`` calls, if any: only
-    the kernel itself can be a coroutine, so the CPU target cannot suspend there."""
+    """A ``syncthreads``, grid sync or warp function inside a device function ``fn``
+    calls, if any: only the kernel itself can be a coroutine, so the CPU target cannot
+    suspend there."""
     for callee in fn.callees:
         for block in callee.blocks:
             for op in block.ops:
-                if isinstance(op, ir.Intrinsic) and op.name in BARRIERS:
+                if isinstance(op, ir.Intrinsic) and op.name in _SUSPENDING:
                     return op
         found = barrier_in_callee(callee)
         if found is not None:

@@ -19,7 +19,9 @@ induction variable, which LLVM can reason about and vectorise.
   ``max``/``min`` are a compare-exchange loop with Python's rule.  Blocks run
   on several cores at once, so these must be real atomics;
 - ``cuda.syncthreads`` is a coroutine suspend point (``coro.py``); the plain
-  (barrier-free) variant of the target must never meet one.
+  (barrier-free) variant of the target must never meet one; neither must it meet
+  the warp functions, which the warp variant lowers (``warp.py``).
+  ``cuda.lanemask_lt`` needs no other lane: it is ``(1 << laneid) - 1`` anywhere.
 """
 
 from __future__ import annotations
@@ -62,12 +64,23 @@ def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
         return ll.Constant(ll.IntType(32), 32)
     if reg == "laneid":
         # CUDA numbers lanes by the thread's linear index within its block.
-        b = ctx.builder
-        tx, ty, tz = (hidden(ctx, f"threadIdx.{a}") for a in "xyz")
-        bx, by = hidden(ctx, "blockDim.x"), hidden(ctx, "blockDim.y")
-        linear = b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
-        return b.and_(linear, ll.Constant(ll.IntType(32), 31))
+        return lower_sreg_lane(ctx)
     return hidden(ctx, reg)
+
+
+def lower_lanemask_lt(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.lanemask_lt()``: the lanes below this one, ``(1 << laneid) - 1``."""
+    b = ctx.builder
+    lane = lower_sreg_lane(ctx)
+    return b.sub(b.shl(ll.Constant(I32, 1), lane), ll.Constant(I32, 1))
+
+
+def lower_sreg_lane(ctx: FunctionLowering) -> ll.Value:
+    b = ctx.builder
+    tx, ty, tz = (hidden(ctx, f"threadIdx.{a}") for a in "xyz")
+    bx, by = hidden(ctx, "blockDim.x"), hidden(ctx, "blockDim.y")
+    linear = b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
+    return b.and_(linear, ll.Constant(I32, 31))
 
 
 # The runner keeps every id within CUDA's limits, as the GPU does.
@@ -171,14 +184,16 @@ def lower_atomic_cas(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return ctx.builder.extract_value(pair, 0)
 
 
+def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.threadfence*()``: a sequentially consistent fence (blocks run on several
+    host threads, so this orders this thread's memory operations for all of them)."""
+    ctx.builder.fence("seq_cst")
+
+
 def lower_syncthreads_unexpected(ctx: FunctionLowering, op: ir.Intrinsic, args):
     raise AssertionError("syncthreads reached the barrier-free CPU variant; "
                          "compile_cpu_kernel should have picked the coroutine one")
 
-
-_MATH = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-         "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc", "pow", "atan2", "hypot",
-         "copysign")
 
 # Target-independent entries are shared with the CUDA table.
 INTRINSICS = {
@@ -187,11 +202,12 @@ INTRINSICS = {
     "cuda.grid": lower_grid,
     "cuda.gridsize": lower_gridsize,
     "cuda.syncthreads": lower_syncthreads_unexpected,
+    "cuda.lanemask_lt": lower_lanemask_lt,
+    **{f"cuda.threadfence{s}": lower_threadfence for s in ("", "_block", "_system")},
     "shared.array": lower_shared_array,
     "const.array_like": lower_const_array_like,
     **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},
     "atomic.cas": lower_atomic_cas,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
-    **{f"math.{f}": builtins.lower_math for f in _MATH},
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
 }

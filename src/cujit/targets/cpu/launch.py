@@ -21,7 +21,8 @@ import numpy as np
 
 from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
-from cujit.targets.cpu.runner import block_stride
+from cujit.targets.cpu.runner import block_stride, warp_slots
+from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
 from cujit.types import Array, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
@@ -57,7 +58,9 @@ class _Worker(ctypes.Structure):  # runner.WORKER
     _fields_ = [("shared", ctypes.c_void_p), ("dynshared", ctypes.c_void_p),
                 ("handles", ctypes.c_void_p), ("frames", ctypes.c_void_p),
                 ("slot_bytes", ctypes.c_int64), ("frame_bytes", ctypes.c_int64),
-                ("parked", ctypes.c_void_p)]
+                ("parked", ctypes.c_void_p), ("state", ctypes.c_void_p),
+                ("mask", ctypes.c_void_p), ("val", ctypes.c_void_p), ("snap", ctypes.c_void_p),
+                ("result", ctypes.c_void_p), ("stuck", ctypes.c_int64)]
 
 
 _RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_Launch),
@@ -94,12 +97,14 @@ class CPUKernel:
     debug_record = None
 
     def __init__(self, name: str, jit, symbol: str, arg_types: tuple[Type, ...],
-                 static_shared: int, barriers: bool, llvm_ir: str, grid_sync: bool = False):
+                 static_shared: int, barriers: bool, llvm_ir: str, grid_sync: bool = False,
+                 warp: bool = False):
         self.name = name
         self.arg_types = tuple(arg_types)
         self.static_shared = static_shared
         self.barriers = barriers
         self.grid_sync = grid_sync  # syncs the grid: all blocks run under one scheduler
+        self.warp = warp  # warp functions or block votes: the warp scheduler (warp.py)
         self.llvm_ir = llvm_ir          # before optimisation (what lowering produced)
         self.jit = jit                  # keeps the machine code alive
         kinds = [k for t in self.arg_types for k in param_kinds(t)]
@@ -156,6 +161,11 @@ class CPUKernel:
                 f.result()
         if self.barriers:  # frames that did not fit their slot were on the heap: fit them next time
             self._frame_bytes = max([self._frame_bytes] + [w.frame_bytes for w, _ in states])
+        for w, bufs in states:
+            if self.warp and w.stuck:
+                raise LaunchError(_stuck_message(self.name, w.stuck - 1, grid, nthreads,
+                                                 bufs[-2], bufs[-1],
+                                                 nblocks if self.grid_sync else 0))
         if self.debug_record is not None:
             self.debug_record.check(self.name)
 
@@ -188,10 +198,59 @@ class CPUKernel:
         handles = np.zeros(nthreads, np.uintp)
         slot = -(-self._frame_bytes // BUFFER_ALIGN) * BUFFER_ALIGN
         frames, frames_at = _aligned(nthreads * slot)
-        parked = np.zeros(nthreads if nblocks else 0, np.uint8)
+        parked = np.zeros(nthreads if nblocks and not self.warp else 0, np.uint8)
         bufs += [handles, frames, parked]
-        return _Worker(static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0,
-                       parked.ctypes.data), bufs
+        worker = _Worker(static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0,
+                         parked.ctypes.data)
+        if self.warp:  # the exchange buffers: whole warps per block (warp.py)
+            n = warp_slots(nthreads // max(nblocks, 1)) * max(nblocks, 1)
+            result = np.zeros(RESULT_SLOTS * max(nblocks, 1), np.int32)
+            val, snap = np.zeros(n, np.int64), np.zeros(n, np.int64)
+            state, mask = np.zeros(n, np.uint8), np.zeros(n, np.uint32)
+            worker.state, worker.mask, worker.val, worker.snap, worker.result = (
+                a.ctypes.data for a in (state, mask, val, snap, result))
+            bufs += [val, snap, result, state, mask]
+        return worker, bufs
+
+
+def _stuck_message(kernel: str, block: int, grid, nthreads: int, state: np.ndarray,
+                   mask: np.ndarray, nblocks: int) -> str:
+    """Why block ``block`` (linear) could not go on: its threads' states as the scheduler
+    left them (in a grid-sync run the buffers hold every block, ``nblocks`` of them)."""
+    gx, gy = grid[0], grid[1]
+    where = (block % gx, block // gx % gy, block // (gx * gy))
+    stride = warp_slots(nthreads)
+    first = block * stride if nblocks else 0
+    st, mk = state[first:first + nthreads], mask[first:first + nthreads]
+    what = {BAR: "at a block barrier", DONE: "exited", WARP: "in a warp function",
+            ACTIVE: "in activemask()", GRID: "at the grid barrier"}
+    detail = ""
+    for t in np.flatnonzero(st == WARP):
+        lane, base = t % 32, t - t % 32
+        m = int(mk[t])
+        if not m >> lane & 1:
+            detail = (f": thread {t} (lane {lane}) called a warp function with mask "
+                      f"0x{m:08x}, which does not name its own lane")
+            break
+        for k in range(32):
+            o = base + k
+            if m >> k & 1 and o < nthreads and st[o] != DONE and (st[o] != WARP or mk[o] != m):
+                other = what.get(int(st[o]), "elsewhere")
+                if st[o] == WARP:
+                    other += f" with mask 0x{int(mk[o]):08x}"
+                detail = (f": thread {t} (lane {lane}) waits in a warp function with mask "
+                          f"0x{m:08x}, but lane {k} of its warp is {other}")
+                break
+        if detail:
+            break
+    if not detail:
+        counts = ", ".join(f"{int((st == s).sum())} {what[s]}" for s in (BAR, WARP, GRID)
+                           if (st == s).any())
+        detail = f" ({counts})"
+    return (f"kernel {kernel!r}: the threads of block {where} cannot make progress{detail}; "
+            "every non-exited lane that a warp function's mask names must call a warp "
+            "function with the same mask, and every thread of a block must reach its "
+            "barriers")
 
 
 def plan(nblocks: int, threads_per_block: int) -> tuple[int, int]:
