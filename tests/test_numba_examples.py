@@ -921,11 +921,7 @@ def test_math_functions(target):
     assert_matches(cout, cexpected)
 
 
-def test_special_math_functions(target, request):
-    if target == "cpu":
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="the CPU target's math table has no gamma, lgamma, expm1, "
-            "log1p, asinh, acosh, atanh or fmod yet"))
+def test_special_math_functions(target):
 
     @cuda.jit
     def special(x, out):

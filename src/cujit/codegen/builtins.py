@@ -152,7 +152,17 @@ def grid_lowerings(read):
 
 
 # The intrinsics every target lowers the same way (a target's table spreads this in).
+# The math functions lowered through the target's math table (``Target.math``): a
+# target without an entry for one says so at the call's line (``call_math``).
+MATH_FUNCTIONS = (
+    "sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc", "expm1", "log1p",
+    "asinh", "acosh", "atanh", "gamma", "lgamma", "fmod", "pow", "atan2", "hypot",
+    "copysign",
+)
+
 COMMON_INTRINSICS = {
+    **{f"math.{f}": lower_math for f in MATH_FUNCTIONS},
     "local.array": lower_local_array,
     "array.shape": lower_array_shape,
     "array.size": lower_array_size,

@@ -22,7 +22,8 @@ from cujit.targets import MathFn
 
 _INTRINSIC = ("sqrt", "floor", "ceil", "fabs", "copysign")
 _LIBM_1 = ("exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-           "sinh", "cosh", "tanh", "erf", "erfc")
+           "sinh", "cosh", "tanh", "erf", "erfc", "expm1", "log1p", "asinh", "acosh",
+           "atanh", "lgamma")
 _LIBM_2 = ("pow", "atan2", "hypot", "fmod")
 _LLVM_SUFFIX = {"float32": "f32", "float64": "f64"}
 _C_SUFFIX = {"float32": "f", "float64": ""}
@@ -38,6 +39,7 @@ def _table() -> dict[tuple[str, str], MathFn]:
             table[(name, t)] = MathFn(name + _C_SUFFIX[t])
         for name in _LIBM_2:
             table[(name, t)] = MathFn(name + _C_SUFFIX[t], 2)
+        table[("gamma", t)] = MathFn("tgamma" + _C_SUFFIX[t])  # math.gamma is C's tgamma
         table[("fmod", t)] = MathFn(_FMOD_ALIAS[t], 2)
     return table
 
