@@ -16,12 +16,9 @@ from cujit import cuda
 
 from kernels_device import DEVICE_CASES
 
-# The bit and fused-math intrinsics (popc, clz, ffs, brev, fma, cbrt) are GPU-only so far.
-_GPU_ONLY = ("bit_ops", "brev_ops", "fma_cbrt")
 CASES = [pytest.param(c, "cuda", id=f"{c.name}-cuda", marks=pytest.mark.gpu)
          for c in DEVICE_CASES]
-CASES += [pytest.param(c, "cpu", id=f"{c.name}-cpu") for c in DEVICE_CASES
-          if not c.name.startswith(_GPU_ONLY)]
+CASES += [pytest.param(c, "cpu", id=f"{c.name}-cpu") for c in DEVICE_CASES]
 _cpu_kernels: dict = {}
 
 

@@ -12,6 +12,7 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.codegen.arrays import build_struct, c_strides, make_array
+from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import (
     ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
@@ -163,6 +164,8 @@ MATH_FUNCTIONS = (
 
 COMMON_INTRINSICS = {
     **{f"math.{f}": lower_math for f in MATH_FUNCTIONS},
+    **BIT_INTRINSICS,
+    "cuda.cbrt": lower_math,  # ("cbrt", float type) in the target's math table
     "local.array": lower_local_array,
     "array.shape": lower_array_shape,
     "array.size": lower_array_size,

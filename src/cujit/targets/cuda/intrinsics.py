@@ -19,8 +19,8 @@ from ``cujit.codegen.builtins``; the GPU-specific ones are here:
   cast to generic pointers for the array value.
 
 The atomics are in ``atomics.py``, the warp-level intrinsics in ``warp.py``, the
-bit and float intrinsics (``popc``, ``fma``...) in ``bits.py``, the grid-wide barrier
-(``cuda.cg.this_grid().sync()``) in ``cg.py``.
+grid-wide barrier (``cuda.cg.this_grid().sync()``) in ``cg.py``; the bit and float
+intrinsics (``popc``, ``fma``...) are target-neutral (``codegen/bits.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
-from cujit.targets.cuda.bits import BIT_INTRINSICS
 from cujit.targets.cuda.cg import lower_grid_sync
 from cujit.targets.cuda.constmem import lower_const_array_like
 from cujit.targets.cuda.warp import WARP_INTRINSICS
@@ -154,7 +153,6 @@ INTRINSICS = {
     "cuda.syncthreads_or": lower_barrier_reduce,
     **{name: lower_threadfence for name in _FENCE_SCOPES},
     **WARP_INTRINSICS,
-    **BIT_INTRINSICS,
     **ATOMIC_INTRINSICS,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum

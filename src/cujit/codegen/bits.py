@@ -1,17 +1,18 @@
 """Lowering of the bit and float intrinsics: ``cuda.popc``, ``brev``, ``clz``, ``ffs``,
 ``fma``, ``cbrt``.
 
-The integer ones are LLVM's generic bit-manipulation intrinsics, which the NVVM
-IR spec lists as supported and libNVVM turns into single PTX instructions
-(PTX ISA, "Integer Arithmetic Instructions": ``popc``, ``clz``, ``brev``, ``bfind``);
-widths below 32 bits are widened by libNVVM.
+They are LLVM's generic intrinsics, so every target shares them: the NVVM IR spec
+lists them as supported and libNVVM turns each into one PTX instruction (PTX ISA,
+"Integer Arithmetic Instructions": ``popc``, ``clz``, ``brev``, ``bfind``; widths
+below 32 bits are widened), and the host's LLVM lowers them for the CPU target.
 
 - ``popc(x)``  -> ``llvm.ctpop.iN`` (same type as ``x``);
 - ``clz(x)``   -> ``llvm.ctlz.iN(x, false)`` (``clz(0)`` is the bit width);
 - ``brev(x)``  -> ``llvm.bitreverse.i32/i64``;
 - ``ffs(x)``   -> ``x == 0 ? 0 : cttz(x) + 1`` as uint32 (1-based, as CUDA's ``__ffs``);
 - ``fma(a, b, c)`` -> ``llvm.fma.f32/f64`` (PTX ``fma.rn``: one rounding);
-- ``cbrt(x)``  -> libdevice ``__nv_cbrtf``/``__nv_cbrt`` through the math table.
+- ``cbrt(x)``  -> the target's math table (libdevice's ``__nv_cbrt``, the C
+  library's ``cbrt``): ``builtins.COMMON_INTRINSICS`` maps it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import builtins
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I1, I32, const_int
 
@@ -56,16 +56,10 @@ def lower_fma(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return ctx.builder.fma(*args)
 
 
-def lower_cbrt(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    """Through the target's math table (``("cbrt", float type)``)."""
-    return builtins.lower_math(ctx, op, args)
-
-
 BIT_INTRINSICS = {
     "cuda.popc": lower_popc,
     "cuda.clz": lower_clz,
     "cuda.brev": lower_brev,
     "cuda.ffs": lower_ffs,
     "cuda.fma": lower_fma,
-    "cuda.cbrt": lower_cbrt,
 }
