@@ -227,3 +227,16 @@ def test_eager_strided_signature_takes_contiguous_arrays_with_their_strides(gpu)
             + struct.pack("<Qqq", out.device_ptr, 64, 4))
     assert [launch[3] for launch in gpu.launches] == [want, want]
     assert len(gpu.general) == 1
+
+
+def test_configurations_share_one_generated_launcher_per_kind(gpu):
+    k = cuda.jit(scale)
+    x, out = fake_device_array(64), fake_device_array(64)
+    for blocks in range(1, 11):  # a new grid each time, as a growing problem makes
+        k[blocks, 64](np.float32(1), x, out)
+        k[blocks, 64](np.float32(1), x, out)
+    (spec,) = k.overloads.values()
+    assert len(spec.launcher_code) == 1  # code made once, bound to ten shapes
+    assert len(gpu.general) == 10  # each configuration's first launch only
+    assert [launch[0] for launch in gpu.launches] == [
+        (blocks, 1, 1) for blocks in range(1, 11) for _ in range(2)]

@@ -61,6 +61,9 @@ class Specialization:
     functions: dict  # device id -> loaded runtime Function (its Module kept beside it)
     packer: object = None  # the runtime's parameter packer, made on first launch
     flatten: object = None  # the runtime's fast argument flattener, made with the packer
+    # Generated launcher code per kind of arguments (runtime.launch.make_launcher), which
+    # every launch configuration of this specialisation binds its shape to.
+    launcher_code: dict = dataclasses.field(default_factory=dict)
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
         """numba's ``max_cooperative_grid_blocks``: the most blocks of ``blockdim`` a
@@ -455,7 +458,8 @@ class LaunchConfig:
             return
         launcher = rt_launch.make_launcher(fn, self.grid, self.block, stream, self.shmem,
                                            spec.packer, spec.arg_types, args, dev,
-                                           context.get_context(), fast_typeof)
+                                           context.get_context(), fast_typeof,
+                                           spec.launcher_code)
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)

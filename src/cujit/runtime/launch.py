@@ -224,42 +224,63 @@ _DEFAULT_STREAM = [None]  # CUstream(0), cached here to spare launches a call
 
 
 def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_types,
-                  sample_args, device_id: int, context, typeof):
+                  sample_args, device_id: int, context, typeof, code_cache=None):
     """A launcher for one launch configuration of one kernel on one device, or None.
 
     ``launcher(args)`` launches and returns True when ``args`` are of the kinds
     ``sample_args`` had (the same classes; device arrays of the same interned type,
     writeable, on ``device_id``) and ``context`` is the calling thread's; otherwise it
     returns False, does nothing, and the caller takes the general path
-    (``prepare_args`` and :func:`launch`), which also explains every error.  It is
-    generated as straight-line code with the checked launch shape, the stream, the
-    function handle and the parameter block bound in: a launch with unchanged kinds of
-    arguments then reads each argument once, packs, and calls the driver.
+    (``prepare_args`` and :func:`launch`), which also explains every error.  Its code
+    is generated as straight-line Python with the function handle and the parameter
+    block bound in, once per kind of arguments (kept in ``code_cache``, a dict the
+    caller owns); each launch configuration binds its checked shape and stream to it.
 
     ``typeof`` types a device array that has not been typed yet (the caller's
     ``fast_typeof``, which caches the interned type on the array).  None where no
     such shortcut applies: host, foreign or nested arguments (they need copies,
     stream ordering or flattening each time).
     """
-    from cujit.runtime import context as rt_context
-
-    dims = function.checked.get((grid, block, shared_bytes))
-    if dims is None:
-        dims = check_config(function, grid, block, shared_bytes)
-    (gx, gy, gz), (bx, by, bz) = dims
-    names = [f"a{i}" for i in range(len(arg_types))]
-    env = {"DeviceArray": DeviceArray, "tls": rt_context._tls, "CTX": context,
-           "pack_into": packer.struct.pack_into, "view": packer.view, "lock": packer.lock,
-           "cu_launch": function.cu_launch, "handle": function.handle,
-           "cu": _cu_stream(stream), "address": packer.address, "struct_error": struct.error,
-           "raise_error": raise_error, "typed": typeof}
-    guards, parts = [], []
-    for i, (name, t, a) in enumerate(zip(names, arg_types, sample_args)):
+    kinds = []
+    for t, a in zip(arg_types, sample_args):
         if t.__class__ is Array:
             if (a.__class__ is not DeviceArray or a.cujit_type is None or a.readonly
                     or a.device_id not in (device_id, None)):
                 return None  # no launcher: these take the general path every time
-            env[f"T{i}"] = a.cujit_type
+            kinds.append(a.cujit_type)
+        elif t.__class__ is Scalar:
+            kinds.append(a.__class__)
+        else:
+            return None
+    # By identity: the caller's cache lives no longer than its loaded functions, and
+    # contexts live as long as the process.
+    key = (id(function), tuple(kinds), device_id, id(context))
+    bind = code_cache.get(key) if code_cache is not None else None
+    if bind is None:
+        bind = _generate(function, packer, arg_types, kinds, device_id, context, typeof)
+        if code_cache is not None and len(code_cache) < 64:
+            code_cache[key] = bind
+    dims = function.checked.get((grid, block, shared_bytes))
+    if dims is None:
+        dims = check_config(function, grid, block, shared_bytes)
+    (gx, gy, gz), (bx, by, bz) = dims
+    return bind(gx, gy, gz, bx, by, bz, int(shared_bytes), _cu_stream(stream))
+
+
+def _generate(function, packer, arg_types, kinds, device_id: int, context, typeof):
+    """``bind(gx, gy, gz, bx, by, bz, shared_bytes, cu) -> launcher`` for ``make_launcher``."""
+    from cujit.runtime import context as rt_context
+
+    names = [f"a{i}" for i in range(len(arg_types))]
+    env = {"DeviceArray": DeviceArray, "tls": rt_context._tls, "CTX": context,
+           "pack_into": packer.struct.pack_into, "view": packer.view, "lock": packer.lock,
+           "cu_launch": function.cu_launch, "handle": function.handle,
+           "address": packer.address, "struct_error": struct.error,
+           "raise_error": raise_error, "typed": typeof}
+    guards, parts = [], []
+    for i, (name, t, kind) in enumerate(zip(names, arg_types, kinds)):
+        if t.__class__ is Array:
+            env[f"T{i}"] = kind
             # A new array has no cujit_type yet: typing it is the general path's work,
             # done here by the same function (``typed``).
             guards.append(f"{name}.__class__ is not DeviceArray or "
@@ -267,32 +288,32 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
                           f" or {name}.readonly or ({name}.device_id != {device_id} and "
                           f"{name}.device_id is not None)")
             parts.append(array_code(name, t))
-        elif t.__class__ is Scalar:
-            env[f"C{i}"] = a.__class__
+        else:
+            env[f"C{i}"] = kind
             guards.append(f"{name}.__class__ is not C{i}")
             parts.append(scalar_code(name, t))
-        else:
-            return None
     if names:
-        unpack = (f"    try:\n        {', '.join(names)}, = args\n"
-                  "    except ValueError:\n        return False\n")
+        unpack = (f"        try:\n            {', '.join(names)}, = args\n"
+                  "        except ValueError:\n            return False\n")
     else:
-        unpack = "    if args:\n        return False\n"
-    guard = " or\n            ".join(guards + ["getattr(tls, 'ctx', None) is not CTX"])
+        unpack = "        if args:\n            return False\n"
+    guard = " or\n                ".join(guards + ["getattr(tls, 'ctx', None) is not CTX"])
     src = (
-        "def launcher(args):\n" + unpack
-        + f"    if ({guard}):\n        return False\n"
-        + "    lock.acquire()\n"
-        + "    try:\n"
-        + f"        pack_into(view, 0, {', '.join(parts)})\n"
-        + f"        err, = cu_launch(handle, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, "
-        + f"{int(shared_bytes)}, cu, address, 0)\n"
-        + "    except struct_error:\n        return False\n"
-        + "    finally:\n        lock.release()\n"
-        + f"    if err:\n        raise_error({_call_name(function)!r}, err)\n"
-        + "    return True\n")
+        "def bind(gx, gy, gz, bx, by, bz, shared_bytes, cu):\n"
+        "    def launcher(args):\n" + unpack
+        + f"        if ({guard}):\n            return False\n"
+        + "        lock.acquire()\n"
+        + "        try:\n"
+        + f"            pack_into(view, 0, {', '.join(parts)})\n"
+        + "            err, = cu_launch(handle, gx, gy, gz, bx, by, bz, shared_bytes, cu, "
+        + "address, 0)\n"
+        + "        except struct_error:\n            return False\n"
+        + "        finally:\n            lock.release()\n"
+        + f"        if err:\n            raise_error({_call_name(function)!r}, err)\n"
+        + "        return True\n"
+        + "    return launcher\n")
     exec(compile(src, f"<cujit launcher {function.name}>", "exec"), env)
-    return env["launcher"]
+    return env["bind"]
 
 
 def _cu_stream(stream):
