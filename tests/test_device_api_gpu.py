@@ -12,14 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cujit import cuda
-
+from kernels import run_case
 from kernels_device import DEVICE_CASES
 
 CASES = [pytest.param(c, "cuda", id=f"{c.name}-cuda", marks=pytest.mark.gpu)
          for c in DEVICE_CASES]
 CASES += [pytest.param(c, "cpu", id=f"{c.name}-cpu") for c in DEVICE_CASES]
-_cpu_kernels: dict = {}
 
 
 def check(case, got: dict, expected: dict):
@@ -41,24 +39,4 @@ def check(case, got: dict, expected: dict):
 @pytest.mark.parametrize("case,target", CASES)
 @pytest.mark.parametrize("where", ["host", "device"])
 def test_device_api_matches_numpy(case, target, where):
-    from cujit.targets.cpu import memory as cpu_memory
-
-    rng = np.random.default_rng()
-    args, grid, block, shmem = case.setup(rng)
-    inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    expected = case.reference(inputs)
-    kernel, to_device, synchronize = case.kernel, cuda.to_device, cuda.synchronize
-    if target == "cpu":
-        kernel = _cpu_kernels.get(case.name)
-        if kernel is None:
-            kernel = _cpu_kernels[case.name] = cuda.jit(case.kernel.py_func, target="cpu")
-        to_device, synchronize = cpu_memory.to_device, cpu_memory.synchronize
-    if where == "host":
-        kernel[grid, block, 0, shmem](*args)
-        got = {i: args[i] for i in expected}
-    else:
-        dargs = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        kernel[grid, block, 0, shmem](*dargs)
-        synchronize()
-        got = {i: dargs[i].copy_to_host() for i in expected}
-    check(case, got, expected)
+    run_case(case, where, target, np.random.default_rng(), compare=check)
