@@ -92,6 +92,8 @@ def test_miss_writes_an_entry_and_a_hit_reads_it_back(cache_dir):
     assert again.symbol == first.symbol and again.outputs["llvm"] == first.outputs["llvm"]
     # saxpy stores into `out` alone: the launch refuses a read-only buffer there, hit or miss
     assert first.written == again.written == (False, False, False, True)
+    # ... and the launch passes the parameters the cubin takes: the mask survives too
+    assert first.kept == again.kept and first.kept is not None and not all(first.kept)
     assert entry_files(cache_dir) == [path]
 
 

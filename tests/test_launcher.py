@@ -24,6 +24,7 @@ from cujit.runtime import module as rt_module
 from cujit.runtime.driver import CudaDriverError
 from cujit.runtime.launch import _packers
 from cujit.runtime.memory import DeviceArray
+from cujit.types import typeof
 
 BASE = 0x7F00_0000_0000  # fake device addresses: the stand-in driver never reads them
 
@@ -97,17 +98,28 @@ def first(a, x, out):  # takes an x of any dtype, ndim and layout
     out[0] = a * x.size
 
 
-def block(a_code, a, *arrays) -> bytes:
+def block(kept, a_code, a, *arrays) -> bytes:
     """The parameter block as C lays it out: the scalar, then per array its pointer and
-    extents, and its byte strides if it is neither C- nor F-contiguous, each 8-byte value
-    at an offset aligned to 8."""
-    out = bytearray(struct.pack("<" + a_code, a))
+    extents, and its byte strides if it is neither C- nor F-contiguous, each value at an
+    offset aligned to its size; of these, only those ``kept`` marks (None: all)."""
+    values = [(a_code, a)]
     for arr in arrays:
         contiguous = arr.is_c_contiguous() or arr.is_f_contiguous()
         ints = (*arr.shape, *(() if contiguous else arr.strides))
-        for code, v in [("Q", arr.device_ptr)] + [("q", n) for n in ints]:
-            out += b"\0" * (-len(out) % 8) + struct.pack("<" + code, v)
+        values += [("Q", arr.device_ptr)] + [("q", n) for n in ints]
+    out = bytearray()
+    for (code, v), keep in zip(values, kept or [True] * len(values)):
+        if keep:
+            out += b"\0" * (-len(out) % struct.calcsize(code)) + struct.pack("<" + code, v)
     return bytes(out)
+
+
+def kept(kernel, *types):
+    """The parameter mask of ``kernel``'s one specialisation (or the one for ``types``)."""
+    if types:
+        return kernel.overloads[types].result.kept
+    (spec,) = kernel.overloads.values()
+    return spec.result.kept
 
 
 def test_second_launch_of_a_kind_goes_through_the_launcher(gpu):
@@ -120,9 +132,13 @@ def test_second_launch_of_a_kind_goes_through_the_launcher(gpu):
     cfg(np.float32(-1.0), y, out)
     k[4, 32](np.float32(0.5), x, y)  # the same configuration, looked up again
     assert len(gpu.general) == 1  # both went through the launcher
-    want = [block("f", a, p, q) for a, p, q in ((2.5, x, out), (-1.0, y, out), (0.5, x, y))]
+    # The kernel reads a, x's pointer and extent (x.size), out's pointer: not out's extent.
+    assert kept(k) == (True, True, True, True, False)
+    want = [block(kept(k), "f", a, p, q)
+            for a, p, q in ((2.5, x, out), (-1.0, y, out), (0.5, x, y))]
     assert [launch[3] for launch in gpu.launches] == want
     assert want[0][4:16] == b"\0" * 4 + struct.pack("<Q", BASE)  # padding, then x's pointer
+    assert len(want[0]) == 32  # a, padding, x's pointer and extent, out's pointer
     assert all(launch[:3] == ((4, 1, 1), (32, 1, 1), 0) for launch in gpu.launches)
 
 
@@ -140,11 +156,16 @@ def test_a_changed_kind_takes_the_general_path_and_compiles(gpu, other, code):
     args = other()
     cfg(*args)
     assert len(gpu.general) == 2 and len(k.overloads) == 2
-    assert gpu.launches[-1][3] == block(code, 3.0, *args[1:])
+    mask = k.overloads[tuple(map(typeof, args))].result.kept
+    # ``first`` reads a, x's extents (x.size) and out's pointer only.
+    x, out = args[1:]
+    assert mask == (True, False) + (True,) * x.ndim + (False,) * (
+        0 if x.is_c_contiguous() else x.ndim) + (True, False)
+    assert gpu.launches[-1][3] == block(mask, code, 3.0, *args[1:])
     args = other()
     cfg(*args)  # that kind has its own launcher now
     assert len(gpu.general) == 2 and len(cfg.launchers) == 2
-    assert gpu.launches[-1][3] == block(code, 3.0, *args[1:])
+    assert gpu.launches[-1][3] == block(mask, code, 3.0, *args[1:])
 
 
 def test_read_only_array_is_still_refused_where_the_kernel_writes(gpu):
@@ -223,8 +244,11 @@ def test_eager_strided_signature_takes_contiguous_arrays_with_their_strides(gpu)
     for _ in range(2):  # the general path, then the launcher
         k[1, 64](np.float32(2), x, out)
     pad = b"\0" * 4
+    # 'A' passes extents and strides; out's are dead (its index is known non-negative and
+    # below x.size), x's extent is read (x.size), its stride for the address.
+    assert kept(k) == (True, True, True, True, True, False, True)
     want = (struct.pack("<f", 2) + pad + struct.pack("<Qqq", x.device_ptr, 64, 4)
-            + struct.pack("<Qqq", out.device_ptr, 64, 4))
+            + struct.pack("<Qq", out.device_ptr, 4))
     assert [launch[3] for launch in gpu.launches] == [want, want]
     assert len(gpu.general) == 1
 

@@ -251,8 +251,10 @@ def test_ptx_and_cubin_sm90():
     assert ".target sm_90" in result.ptx and result.cubin[:4] == b"\x7fELF"
     params = [line for line in result.ptx.splitlines()
               if line.strip().startswith(".param") and result.symbol in line]
-    # Params: a double and an int64; the C-contiguous arrays: pointer and extent each
-    assert len(params) == 2 + 2 + 2
+    # The ABI: a double and an int64; the C-contiguous arrays: pointer and extent each.
+    # Of those the kernel reads all but the arrays' extents (i is in [0, p.n)).
+    assert result.kept == (True, True, True, False, True, False)
+    assert len(params) == 4
     assert ".param .f64" in params[0] and ".param .u64" in params[1]
 
 

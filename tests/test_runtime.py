@@ -155,6 +155,16 @@ def test_packed_bytes_follow_the_abi():
     assert ctypes.c_uint64.from_address(pointers[3]).value == FAKE_PTR
 
 
+def test_only_the_parameters_the_kernel_kept_are_passed():
+    host = np.zeros((3, 5), np.float32)[:, ::2]
+    dev = fake_device_array(host)
+    types = (boolean, typeof(dev), Tuple((int8, float64)))
+    kept = (False, True, False, True, True, False, False, True)  # what the cubin declares
+    values, _ = prepare_args(types, (True, dev, (-3, 6.75)), kept=kept)
+    assert values == [FAKE_PTR, 3, 20, 6.75]  # the pointer, extent 1, byte stride 0, the float
+    assert abi.keep(abi.flat_param_kinds(types), kept) == ["ptr", "int64", "int64", "float64"]
+
+
 def test_cai_strides_none_means_c_contiguous():
     cai_obj = SimpleNamespace(__cuda_array_interface__={
         "shape": (4, 6), "strides": None, "typestr": "<f8", "data": (FAKE_PTR, False),

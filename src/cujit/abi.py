@@ -11,6 +11,11 @@ This is the one contract shared by code generation and the runtime's launch path
   array's strides follow from its extents (``passes_strides``), so the kernel
   works them out and the launch does not pass them.
 - A tuple (a namedtuple too) is its items' parameters, in order.
+
+That is the parameter list of the kernel's LLVM function.  The compiled kernel then
+keeps only those its optimised code reads (``cujit.ptx.params``): the specialisation's
+``kept`` mask, one bool per entry of :func:`flat_param_kinds`, says which, and the
+launch passes exactly those values (:func:`keep`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,31 @@ def param_kinds(t: Type) -> list[str]:
             out.extend(param_kinds(item))
         return out
     raise TypeError(f"values of type {t} cannot be kernel parameters")
+
+
+def flat_param_kinds(arg_types) -> list[str]:
+    """The parameter kinds of a whole argument list, in order."""
+    return [k for t in arg_types for k in param_kinds(t)]
+
+
+def keep(values, kept):
+    """The entries of ``values`` (one per flat parameter) that ``kept`` marks True;
+    ``values`` itself when ``kept`` is None (every parameter kept)."""
+    if kept is None:
+        return values
+    return [v for v, k in zip(values, kept) if k]
+
+
+def kept_per_argument(arg_types, kept) -> list:
+    """``kept`` cut into one piece per argument (a tuple of bools, or None for all)."""
+    if kept is None:
+        return [None] * len(arg_types)
+    out, start = [], 0
+    for t in arg_types:
+        n = len(param_kinds(t))
+        out.append(tuple(kept[start:start + n]))
+        start += n
+    return out
 
 
 def passes_strides(t: Array) -> bool:

@@ -57,7 +57,7 @@ class Specialization:
 
     arg_types: tuple[Type, ...]
     result: object  # pipeline.CompileResult
-    param_kinds: list[str]
+    param_kinds: list[str]  # of the parameters the compiled kernel takes (abi.keep)
     functions: dict  # device id -> loaded runtime Function (its Module kept beside it)
     packer: object = None  # the runtime's parameter packer, made on first launch
     flatten: object = None  # the runtime's fast argument flattener, made with the packer
@@ -156,9 +156,8 @@ class Kernel:
                 result = compile_cached(self.py_func, key, self._options())
             else:
                 result = compile_kernel(self.py_func, key, self._options())
-            kinds: list[str] = []
-            for t in key:
-                kinds.extend(abi.param_kinds(t))
+            # The parameters the compiled kernel takes: those its code reads (abi.keep).
+            kinds = abi.keep(abi.flat_param_kinds(key), result.kept)
             spec = Specialization(key, result, kinds, {})
             self.overloads[key] = spec
         return spec
@@ -278,7 +277,7 @@ class Kernel:
         if values is None:  # host, foreign, read-only or other-device arrays: checked here
             values, writebacks = rt_launch.prepare_args(
                 types, args, stream, written=spec.result.written or None, device_id=dev,
-                names=self._argnames)
+                names=self._argnames, kept=spec.result.kept)
         else:
             writebacks = ()
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
@@ -322,7 +321,7 @@ class Kernel:
             fn.make_cooperative()
         if spec.packer is None:
             spec.packer = rt_launch.get_packer(spec.param_kinds)
-            spec.flatten = rt_launch.make_flattener(spec.arg_types)
+            spec.flatten = rt_launch.make_flattener(spec.arg_types, spec.result.kept)
         return fn
 
     @api_boundary
@@ -459,7 +458,7 @@ class LaunchConfig:
         launcher = rt_launch.make_launcher(fn, self.grid, self.block, stream, self.shmem,
                                            spec.packer, spec.arg_types, args, dev,
                                            context.get_context(), fast_typeof,
-                                           spec.launcher_code)
+                                           spec.launcher_code, spec.result.kept)
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)

@@ -35,6 +35,9 @@ class CompileResult:
     symbol: str = ""  # the kernel's entry name in the PTX and cubin
     written: tuple[bool, ...] = ()  # per argument: may the kernel store into it
     cooperative: bool = False  # it has a grid-wide barrier: launch it cooperatively
+    # One bool per flat parameter of ``abi.param_kinds``: does the launched kernel still
+    # take it (``ptx.params``)?  None: it takes them all (the CPU target, debug builds).
+    kept: tuple[bool, ...] | None = None
     # Debug mode: error record code -> abi.ErrorSite (empty without checks to report).
     debug_sites: dict = field(default_factory=dict)
 
@@ -50,6 +53,7 @@ class CompileResult:
 def _stage_table(arg_types, options: Options):
     # Imported here so that ``import cujit`` does not load llvmlite or libNVVM.
     from cujit import ir
+    from cujit.abi import flat_param_kinds
     from cujit.bytecode import decode
     from cujit.cfg import build_cfg
     from cujit.codegen import kernel_symbol, lower_to_llvm
@@ -60,6 +64,7 @@ def _stage_table(arg_types, options: Options):
     from cujit.irgen import build_ir
     from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES, run_passes
     from cujit.ptx import compile_ptx, link_cubin
+    from cujit.ptx.params import prune_entry_params
     from cujit.targets.cuda import CUDA_TARGET
 
     pass_list = DEFAULT_PASSES if options.debug else RELEASE_PASSES
@@ -80,6 +85,19 @@ def _stage_table(arg_types, options: Options):
         result.symbol = kernel_symbol(fn)
         result.debug_sites = error_sites(module)
         return str(module)
+
+    def ptx(text, result):
+        out = compile_ptx(text, options.arch, opt=options.opt, fastmath=options.fastmath)
+        if options.debug:  # debug info describes the parameters as declared: keep them all
+            return out
+        pruned, kept = prune_entry_params(out, result.symbol)
+        if kept is None:  # a parameter list in an unexpected form: launch with them all
+            return out
+        if len(kept) != len(flat_param_kinds(arg_types)):
+            raise AssertionError(f"the PTX entry {result.symbol} declares {len(kept)} "
+                                 f"parameters, not the ABI's {len(flat_param_kinds(arg_types))}")
+        result.kept = None if all(kept) else kept
+        return pruned
 
     def device_front_end(pyfunc, types, return_type, callees):
         # Stages 1-5 of a device function the kernel calls, for the call's types.
@@ -106,8 +124,7 @@ def _stage_table(arg_types, options: Options):
         return front + (("native", native),)
     return front + (
         ("llvm", llvm),
-        ("ptx", lambda text, r: compile_ptx(text, options.arch, opt=options.opt,
-                                            fastmath=options.fastmath)),
+        ("ptx", ptx),
         ("cubin", lambda ptx, r: link_cubin(ptx, options.arch)),
     )
 

@@ -54,7 +54,8 @@ def compile_cached(pyfunc, arg_types, options: Options):
                    "cubin": entry.sections["cubin"]}
         return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
                              entry.header["symbol"], tuple(entry.header["written"]),
-                             cooperative=bool(entry.header.get("cooperative")))
+                             cooperative=bool(entry.header.get("cooperative")),
+                             kept=_kept(entry.header.get("kept")))
     result = compile_kernel(pyfunc, arg_types, options)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
@@ -62,6 +63,7 @@ def compile_cached(pyfunc, arg_types, options: Options):
         "key": key, "name": name, "symbol": result.symbol,
         "written": list(result.written),  # the launch's read-only check needs it
         "cooperative": result.cooperative,  # it syncs the grid: a cooperative launch
+        "kept": None if result.kept is None else list(result.kept),  # the parameters it takes
         "arg_types": [str(t) for t in arg_types],
         "arch": "{}.{}".format(*options.arch),
         "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
@@ -76,6 +78,10 @@ def compile_cached(pyfunc, arg_types, options: Options):
         warnings.warn(f"cujit could not write the kernel cache entry {path}: {exc}",
                       RuntimeWarning, stacklevel=3)
     return result
+
+
+def _kept(value) -> tuple[bool, ...] | None:
+    return None if value is None else tuple(bool(v) for v in value)
 
 
 def _key_or_none(pyfunc, arg_types, options: Options) -> str | None:

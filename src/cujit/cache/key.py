@@ -32,7 +32,7 @@ from cujit.cache.store import hasher
 from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 
-FORMAT = 4  # bump when what the key covers changes
+FORMAT = 5  # bump when what the key covers changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cujit.abi import passes_strides
+from cujit.abi import keep, kept_per_argument, passes_strides
 from cujit.diagnostics import LaunchError
 from cujit.runtime.devices import arg_name, device_error
 from cujit.runtime.driver import call
@@ -36,7 +36,7 @@ from cujit.types.core import Array, NamedTuple, Scalar, Tuple
 
 
 def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
-                 names=None) -> tuple[list, list]:
+                 names=None, kept=None) -> tuple[list, list]:
     """Flatten ``args`` (typed by ``arg_types``) into parameter values.
 
     Returns ``(values, writebacks)``: ``values`` in ``cujit.abi`` order, and one
@@ -47,7 +47,8 @@ def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
     ``written``: a tuple of one bool per argument, True where the kernel may
     store into that array (for a tuple argument: into any array in it).
     ``device_id``: the device the kernel is launched on.  ``names``: the
-    parameter names, for error messages.
+    parameter names, for error messages.  ``kept``: the compiled kernel's mask of the
+    parameters it takes (``cujit.abi``); the values it does not take are left out.
     """
     values: list = []
     writebacks: list = []
@@ -57,7 +58,7 @@ def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
     checks = None if written is None and device_id is None else (written, device_id, names)
     for i, (t, a) in enumerate(zip(arg_types, args)):
         _flatten(t, a, values, writebacks, stream, i, checks)
-    return values, writebacks
+    return keep(values, kept), writebacks
 
 
 def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -> None:
@@ -193,25 +194,29 @@ def finish_writebacks(writebacks: list, stream=0) -> None:
 
 
 
-def array_code(name: str, t) -> str:
-    """Python source for device array ``name``'s flat values as type ``t`` (``cujit.abi``)."""
-    strides = f", *{name}.strides" if passes_strides(t) else ""
-    return f"{name}.device_ptr, *{name}.shape{strides}"
+def value_code(name: str, t, kept=None) -> str:
+    """Python source for argument ``name``'s flat parameter values as type ``t`` (a scalar
+    or a device array), converted as :func:`prepare_args` converts them, for generated
+    launch code: only those ``kept`` (one bool per value, None: all) marks; "" for none."""
+    if t.__class__ is Array:
+        if kept is None or all(kept):
+            strides = f", *{name}.strides" if passes_strides(t) else ""
+            return f"{name}.device_ptr, *{name}.shape{strides}"
+        exprs = ([f"{name}.device_ptr"] + [f"{name}.shape[{k}]" for k in range(t.ndim)]
+                 + ([f"{name}.strides[{k}]" for k in range(t.ndim)] if passes_strides(t)
+                    else []))
+    elif t.kind == "f":
+        exprs = [f"float({name})"]
+    elif t.kind == "c":
+        exprs = [f"complex({name}).real", f"complex({name}).imag"]
+    elif t.kind == "b":
+        exprs = [f"(1 if {name} else 0)"]
+    else:
+        exprs = [f"int({name})"]  # int(), as prepare_args: numba truncates floats
+    return ", ".join(e for e, k in zip(exprs, kept or [True] * len(exprs)) if k)
 
 
-def scalar_code(name: str, t) -> str:
-    """Python source for scalar argument ``name``'s flat value(s) as type ``t``, converted
-    as :func:`prepare_args` converts them (for generated launch code)."""
-    if t.kind == "f":
-        return f"float({name})"
-    if t.kind == "c":
-        return f"complex({name}).real, complex({name}).imag"
-    if t.kind == "b":
-        return f"(1 if {name} else 0)"
-    return f"int({name})"  # int(), as prepare_args: numba truncates floats
-
-
-def make_flattener(arg_types):
+def make_flattener(arg_types, kept=None):
     """A ``flatten(args, device_id)`` specialised to ``arg_types``, or None.
 
     It returns the flat parameter values as a tuple for the common launch: scalars
@@ -219,20 +224,20 @@ def make_flattener(arg_types):
     else (a host or foreign array, a read-only array, an array on another device) it
     returns None and the launch takes :func:`prepare_args`, which handles and checks
     every case.  Generated once per specialisation as straight-line code: no loop,
-    no per-argument dispatch on the type.
+    no per-argument dispatch on the type.  ``kept`` is the specialisation's mask of the
+    parameters the kernel takes (``cujit.abi``).
     """
     if any(t.__class__ not in (Scalar, Array) for t in arg_types):
         return None
     names = [f"a{i}" for i in range(len(arg_types))]
     guards, parts = [], []
-    for name, t in zip(names, arg_types):
+    for name, t, mask in zip(names, arg_types, kept_per_argument(arg_types, kept)):
         if t.__class__ is Array:
             guards.append(f"    if {name}.__class__ is not DeviceArray or {name}.readonly or "
                           f"({name}.device_id != device_id and {name}.device_id is not None):\n"
                           "        return None\n")
-            parts.append(array_code(name, t))
-        else:
-            parts.append(scalar_code(name, t))
+        parts.append(value_code(name, t, mask))
+    parts = [p for p in parts if p]
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n" if names else ""
     src = ("def flatten(args, device_id):\n" + unpack + "".join(guards)
            + f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n")

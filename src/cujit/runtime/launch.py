@@ -19,9 +19,8 @@ import struct
 import threading
 
 from cujit.diagnostics import LaunchError
-from cujit.runtime.args import (
-    array_code, finish_writebacks, make_flattener, prepare_args, scalar_code,
-)
+from cujit.abi import kept_per_argument
+from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, value_code
 from cujit.runtime.driver import raise_error
 from cujit.runtime.memory import DeviceArray
 from cujit.runtime.stream import as_cu_stream
@@ -224,7 +223,7 @@ _DEFAULT_STREAM = [None]  # CUstream(0), cached here to spare launches a call
 
 
 def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_types,
-                  sample_args, device_id: int, context, typeof, code_cache=None):
+                  sample_args, device_id: int, context, typeof, code_cache=None, kept=None):
     """A launcher for one launch configuration of one kernel on one device, or None.
 
     ``launcher(args)`` launches and returns True when ``args`` are of the kinds
@@ -239,7 +238,8 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
     ``typeof`` types a device array that has not been typed yet (the caller's
     ``fast_typeof``, which caches the interned type on the array).  None where no
     such shortcut applies: host, foreign or nested arguments (they need copies,
-    stream ordering or flattening each time).
+    stream ordering or flattening each time).  ``kept`` is the kernel's mask of the
+    parameters it takes (``cujit.abi``): the launcher packs only those.
     """
     kinds = []
     for t, a in zip(arg_types, sample_args):
@@ -257,7 +257,7 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
     key = (id(function), tuple(kinds), device_id, id(context))
     bind = code_cache.get(key) if code_cache is not None else None
     if bind is None:
-        bind = _generate(function, packer, arg_types, kinds, device_id, context, typeof)
+        bind = _generate(function, packer, arg_types, kinds, device_id, context, typeof, kept)
         if code_cache is not None and len(code_cache) < 64:
             code_cache[key] = bind
     dims = function.checked.get((grid, block, shared_bytes))
@@ -267,7 +267,7 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
     return bind(gx, gy, gz, bx, by, bz, int(shared_bytes), _cu_stream(stream))
 
 
-def _generate(function, packer, arg_types, kinds, device_id: int, context, typeof):
+def _generate(function, packer, arg_types, kinds, device_id: int, context, typeof, kept):
     """``bind(gx, gy, gz, bx, by, bz, shared_bytes, cu) -> launcher`` for ``make_launcher``."""
     from cujit.runtime import context as rt_context
 
@@ -278,6 +278,7 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
            "address": packer.address, "struct_error": struct.error,
            "raise_error": raise_error, "typed": typeof}
     guards, parts = [], []
+    masks = kept_per_argument(arg_types, kept)
     for i, (name, t, kind) in enumerate(zip(names, arg_types, kinds)):
         if t.__class__ is Array:
             env[f"T{i}"] = kind
@@ -287,11 +288,11 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
                           f"({name}.cujit_type or typed({name})) is not T{i}"
                           f" or {name}.readonly or ({name}.device_id != {device_id} and "
                           f"{name}.device_id is not None)")
-            parts.append(array_code(name, t))
         else:
             env[f"C{i}"] = kind
             guards.append(f"{name}.__class__ is not C{i}")
-            parts.append(scalar_code(name, t))
+        parts.append(value_code(name, t, masks[i]))
+    parts = [p for p in parts if p]
     if names:
         unpack = (f"        try:\n            {', '.join(names)}, = args\n"
                   "        except ValueError:\n            return False\n")
