@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from cujit import abi, config
+from cujit import abi, config, warmup
 from cujit.argtypes import fast_typeof
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
@@ -112,6 +112,8 @@ class Kernel:
         self._flags = dict(flags)
         for sig in signatures:
             self.compile(parse_signature(sig))
+        if target == "cuda" and not signatures and not (self.cache or config.CACHE.get()):
+            warmup.note_kernel()  # a compile will follow the driver's start: warm up then
 
     def __repr__(self) -> str:
         return f"<cujit kernel {self.__name__}>"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 
 from cujit.diagnostics import CujitError, NoGPUError
+from cujit import warmup
 
 _drv = None  # cuda.bindings.driver, once imported and cuInit has succeeded
 _init_error: str | None = None  # the NoGPUError message, once init has failed
@@ -107,28 +108,32 @@ def _initialise():
         if _init_error is not None:  # fail the same way, fast, every later time
             raise NoGPUError(_init_error)
         drv = _import_bindings()
-        # With libcuda.so absent the bindings' loader raises; cuInit never runs.
-        try:
-            result = drv.cuInit(0)
-        except Exception as exc:  # noqa: BLE001
-            _init_error = (
-                "no CUDA GPU found: the CUDA driver library (libcuda.so) could not be "
-                f"loaded. Is an NVIDIA driver installed? ({type(exc).__name__}: {exc})"
-            )
-            raise NoGPUError(_init_error) from None
-        err = result[0]
-        if err != 0:
-            name, desc = error_name(err)
-            _init_error = f"no CUDA GPU found: cuInit failed with {name}" + (
-                f" ({desc})" if desc else ""
-            )
-            raise NoGPUError(_init_error)
-        err, count = drv.cuDeviceGetCount()
-        if err != 0 or count == 0:
-            _init_error = "no CUDA GPU found: the driver reports no CUDA devices"
+        # A pending kernel's compiler loads in a thread while cuInit runs (warmup.py).
+        warmup.start()
+        _init_error = _start(drv)
+        if _init_error is not None:
+            warmup.set_arch(None)  # no device: the warm-up compiles nothing
             raise NoGPUError(_init_error)
         _drv = drv
         return drv
+
+
+def _start(drv) -> str | None:
+    """``cuInit`` and a device count; the NoGPUError message if either fails."""
+    # With libcuda.so absent the bindings' loader raises; cuInit never runs.
+    try:
+        result = drv.cuInit(0)
+    except Exception as exc:  # noqa: BLE001
+        return ("no CUDA GPU found: the CUDA driver library (libcuda.so) could not be "
+                f"loaded. Is an NVIDIA driver installed? ({type(exc).__name__}: {exc})")
+    err = result[0]
+    if err != 0:
+        name, desc = error_name(err)
+        return f"no CUDA GPU found: cuInit failed with {name}" + (f" ({desc})" if desc else "")
+    err, count = drv.cuDeviceGetCount()
+    if err != 0 or count == 0:
+        return "no CUDA GPU found: the driver reports no CUDA devices"
+    return None
 
 
 def is_available() -> bool:

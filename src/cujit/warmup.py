@@ -1,0 +1,161 @@
+"""Warming the compiler up while the CUDA driver starts.
+
+A fresh process that defines a kernel and launches it waits for the driver's
+start (``cuInit``, then the primary context: a few hundred milliseconds in the
+driver's C code) and then for its first compile, much of whose cost is paid
+once per process: importing the stages and llvmlite, loading libNVVM and
+nvJitLink, their first use.  Neither needs the other, so when the driver
+starts and a kernel is waiting to be compiled, a daemon thread does that
+once-only work meanwhile, in two steps:
+
+1. ``start()``, from ``runtime/driver.py`` right before ``cuInit``: the thread
+   imports the stages (by calling ``pipeline._stage_table``, so it imports
+   exactly what a compile imports) and loads libNVVM and nvJitLink.  These
+   are most of the work and need no device, so they run during ``cuInit``,
+   the first of the two slow calls; the bindings let go of the GIL in driver
+   calls.  Waiting for the architecture before starting would leave
+   ``cuInit`` unused.
+2. ``set_arch()``, from ``context.Device`` as soon as the compute capability
+   is read, before ``cuDevicePrimaryCtxRetain`` (the context's creation, the
+   second slow call): the thread compiles a tiny kernel through every stage
+   to a cubin for that architecture with ``pipeline.compile_kernel``, the
+   same code a real compile runs, which puts libNVVM and nvJitLink to first
+   use.  When the driver finds no device the thread stops after step 1.
+
+``pipeline.compile_kernel`` calls ``wait()`` first: it joins the thread (a
+compile that comes before the architecture tells the thread not to wait for
+it), so libNVVM and nvJitLink never serve the warm-up and a real compile at
+once.  The warm-up's own compile passes through (it is the thread).  Once a
+compile has begun, ``start()`` starts nothing: the toolchain is warm or warming
+anyway.  After the first wait ``wait()`` is one attribute check.
+
+The warm-up swallows every exception: the real compile meets the same problem
+(a missing toolchain...) and reports it itself.  It leaves nothing behind that
+could stand in a compile's way: a failed import is removed from
+``sys.modules`` by Python and is simply retried, ``ptx.libs`` records a
+library only once it has loaded, and the tiny kernel is compiled with
+``compile_kernel`` alone (no ``Kernel``, no disk cache).
+
+``CUJIT_WARMUP=0`` turns it off.  The module sits beside ``pipeline.py``, not in
+``cujit.runtime``: it joins the runtime (which calls ``start``/``set_arch``) to the
+compiler (which it imports lazily, in its thread only), and ``dispatcher.py`` imports
+it when a kernel is made without loading the runtime.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+from cujit import config
+from cujit import device_api as cuda
+
+
+class _State:
+    """The process's warm-up (one object, so that tests can start afresh)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pending = 0  # kernels created that will be compiled on first launch
+        self.started = False  # start() runs the thread once per process at most
+        self.compiling = False  # a compile has begun: a warm-up would come too late
+        self.quiet = False  # wait() has nothing left to do, ever
+        self.thread: threading.Thread | None = None
+        self.arch: tuple[int, int] | None = None  # None: no device, compile nothing
+        self.arch_given = threading.Event()
+        self.outcome = ""  # what the thread did, for tests and debugging
+
+
+_state = _State()
+
+
+def note_kernel() -> None:
+    """A kernel waits for its first compile: the next driver start warms up for it."""
+    _state.pending += 1
+
+
+def start(arch: tuple[int, int] | None = None) -> None:
+    """Start the warm-up thread, once per process, if a kernel is pending and
+    ``CUJIT_WARMUP`` allows; return at once.  Without ``arch`` the thread loads
+    the compiler and waits for :func:`set_arch` before compiling.
+    """
+    state = _state
+    if state.started or not state.pending or not config.WARMUP.get():
+        return
+    with state.lock:
+        if state.started or state.compiling:
+            return
+        state.started = True
+        if arch is not None:
+            state.arch = (int(arch[0]), int(arch[1]))
+            state.arch_given.set()
+        thread = threading.Thread(target=_run, args=(state,), name="cujit-warmup",
+                                  daemon=True)
+        thread.start()  # under the lock: wait() never sees a thread it cannot join
+        state.thread = thread
+    # A process that ends during the warm-up lets it finish first rather than
+    # stopping it in the middle of libNVVM.
+    atexit.register(_finish, state)
+
+
+def set_arch(arch: tuple[int, int] | None) -> None:
+    """The device's compute capability, for the warm-up's compile; ``None``: no
+    device, compile nothing.  The first value counts; later calls change nothing."""
+    state = _state
+    if state.thread is None or state.arch_given.is_set():
+        return
+    with state.lock:
+        if not state.arch_given.is_set():
+            state.arch = None if arch is None else (int(arch[0]), int(arch[1]))
+            state.arch_given.set()
+
+
+def wait() -> None:
+    """Before any compile: let a running warm-up finish (from the warm-up's own
+    compile, return at once)."""
+    state = _state
+    if state.quiet:
+        return
+    with state.lock:
+        state.compiling = True  # start() starts nothing from now on
+        thread = state.thread
+    if thread is threading.current_thread():
+        return
+    if thread is not None:
+        _finish(state)
+    state.quiet = True
+
+
+def _finish(state: _State) -> None:
+    with state.lock:
+        state.arch_given.set()  # if no architecture came, none will: compile nothing
+    if state.thread is not None:
+        state.thread.join()
+
+
+def _run(state: _State) -> None:
+    try:
+        from cujit import pipeline
+        from cujit.options import Options
+        from cujit.ptx import libs
+        from cujit.types import int32
+
+        pipeline._stage_table((), Options())  # its imports are the compiler's stages
+        libs.nvvm_module()
+        libs.nvjitlink_module()
+        state.arch_given.wait()
+        if state.arch is None:
+            state.outcome = "loaded"
+            return
+        pipeline.compile_kernel(_tiny_kernel, (int32[::1],), Options(arch=state.arch))
+        major, minor = state.arch
+        state.outcome = f"compiled for sm_{major}{minor}"
+    except BaseException as exc:  # noqa: BLE001 - the real compile reports its own errors
+        state.outcome = f"failed: {type(exc).__name__}: {exc}"
+
+
+def _tiny_kernel(out):
+    # The shape of most first kernels: a thread index, a bounds check, a store.
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = i
