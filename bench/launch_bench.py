@@ -1,34 +1,44 @@
 """Launch and start-up costs of cujit beside its anchors, measured in one run.
 
-    PYTHONPATH=src python3 bench/launch_bench.py            (on a GPU machine)
+    PYTHONPATH=src python3 bench/launch_bench.py [--only PART,...]   (on a GPU machine)
 
 Rows:
 - host time per launch of an empty-bodied kernel with 1, 4 and 16 arguments, device
   arrays and scalars: cujit; the same cubin launched through raw ``cuLaunchKernel``
   (cuda.bindings packing the arguments); numba-cuda; CuPy RawKernel (CUDA C);
-- a new kernel in a warm process, compiled to a loaded cubin and launched once:
-  cujit vs numba-cuda;
-  beside it, the toolchain's floor: libNVVM + nvJitLink alone on that kernel's LLVM IR;
-- a fresh process from ``import`` to the first finished saxpy launch: cujit vs numba-cuda;
+- a new kernel in a warm process, compiled to a loaded cubin and launched once, for a
+  set of kernels (``WARM_KERNELS``: saxpy and kernels of tests/kernels.py): cujit vs
+  numba-cuda, each round a new renamed function; per kernel the toolchain's floor beside
+  it (libNVVM + nvJitLink alone on that kernel's LLVM IR); the geometric mean of the
+  numba/cujit ratios;
+- a fresh process from ``import`` to the first finished saxpy launch: cujit vs numba-cuda,
+  and the floor: a process that only starts the driver, copies the input in, loads a
+  cubin compiled beforehand by this process and launches it through cuda.bindings;
 - a cache hit in a fresh process (``cache=True``, entry written by an earlier process):
   from the first launch call to its finished launch (key, read, load, launch, sync),
   cujit vs numba-cuda's own ``cache=True``;
 - ``import`` time of the package in a fresh process.
 
 Prints a table with ratios and saves everything to bench/results/launch-<date>.json.
+``--only warm_compile,fresh_process`` runs only the parts named (of ``PARTS``).
 """
 
 from __future__ import annotations
 
+import argparse
 import ctypes
+import itertools
 import json
 import os
 import platform
 import statistics
+import string
 import subprocess
 import sys
 import textwrap
 import time
+import types as pytypes
+import warnings
 from datetime import datetime, timezone
 
 import numpy as np
@@ -94,6 +104,76 @@ def args_for(fn, mod, n=1024):
     return out
 
 
+# ctypes type per parameter kind of cujit.abi, for cuda.bindings' (values, types) packing;
+# a half travels as its 16 bits.
+RAW_CTYPES = {
+    "ptr": ctypes.c_void_p, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
+    "float16": ctypes.c_uint16, "float32": ctypes.c_float, "float64": ctypes.c_double,
+}
+
+
+def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
+    """The values a raw ``cuLaunchKernel`` of ``spec``'s cubin takes for ``args``, and
+    their kinds: the ABI's flat layout of the argument types (``cujit.abi.param_kinds``),
+    reduced to the parameters the compiled kernel keeps (``spec.result.kept``, where the
+    compiler records one), checked against ``spec.param_kinds``.
+
+    ``pointer(array)`` gives an array's pointer value (default: ``array.device_ptr``);
+    extents and strides are read from the array itself, so host arrays with a
+    ``pointer`` that stands for their device copies work too.
+    """
+    from cujit import abi
+    from cujit.types.core import Array, Scalar, Tuple
+
+    pointer = pointer or (lambda a: a.device_ptr)
+    values: list = []
+    kinds: list[str] = []
+
+    def add(t, a):
+        if isinstance(t, Tuple):
+            for item_type, item in zip(t.items, a):
+                add(item_type, item)
+            return
+        ks = abi.param_kinds(t)
+        if isinstance(t, Array):
+            extra = len(ks) - 1
+            if ks[0] != abi.POINTER or extra not in (t.ndim, 2 * t.ndim):
+                raise ValueError(f"unexpected parameter kinds {ks} for {t}")
+            vals = [pointer(a)] + [int(n) for n in a.shape]
+            if extra == 2 * t.ndim:
+                vals += [int(n) for n in a.strides]
+        elif isinstance(t, Scalar):
+            vals = [complex(a).real, complex(a).imag] if len(ks) == 2 else [a]
+        else:
+            raise ValueError(f"no raw parameters for {t}")
+        for kind, v in zip(ks, vals):
+            if kind == abi.POINTER:
+                pass
+            elif kind == "float16":
+                v = int(np.float16(v).view(np.uint16))
+            elif kind.startswith("float"):
+                v = float(v)
+            else:
+                v = int(v)
+            values.append(v)
+            kinds.append(kind)
+
+    for t, a in zip(spec.arg_types, args):
+        add(t, a)
+    kept = getattr(spec.result, "kept", None)
+    if kept is not None:  # as cujit.abi.keep: only the parameters the kernel still takes
+        if len(kept) != len(kinds):
+            raise ValueError(f"kept mask of {len(kept)} for {len(kinds)} parameters")
+        values = [v for v, k in zip(values, kept) if k]
+        kinds = [k for k, keep in zip(kinds, kept) if keep]
+    if kinds != list(spec.param_kinds):
+        raise ValueError(f"raw parameter kinds {kinds} differ from the specialisation's "
+                         f"{list(spec.param_kinds)}")
+    return values, kinds
+
+
 CUPY_SRC = r"""
 extern "C" __global__ void k1(float* x, long long n) { if (n < 0) x[0] = 0; }
 extern "C" __global__ void k4(float a, float* x, float* y, float* out, long long n) {
@@ -135,21 +215,17 @@ def bench_launches() -> dict:
         assert err == 0, err
         err, func = drv.cuModuleGetFunction(module, spec.result.symbol.encode())
         assert err == 0, err
-        values, ctypes_types = [], []
-        for a in args:
-            if hasattr(a, "device_ptr"):  # a C-contiguous array: pointer and extent
-                values += [a.device_ptr, a.shape[0]]
-                ctypes_types += [ctypes.c_void_p, ctypes.c_int64]
-            else:
-                values.append(float(a))
-                ctypes_types.append(ctypes.c_float)
-        params = (tuple(values), tuple(ctypes_types))
-        stream = drv.CUstream(0)
+        try:
+            values, kinds = raw_params(spec, args)
+            params = (tuple(values), tuple(RAW_CTYPES[k] for k in kinds))
+            stream = drv.CUstream(0)
 
-        def raw():
-            drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)
+            def raw():
+                drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)
 
-        row["raw_bindings"] = per_launch(raw, cuda.synchronize)
+            row["raw_bindings"] = per_launch(raw, cuda.synchronize)
+        except Exception as exc:
+            row["raw_bindings"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
         try:
             from numba import cuda as ncuda
 
@@ -179,38 +255,196 @@ def bench_launches() -> dict:
     return rows
 
 
-def bench_warm_compile() -> dict:
-    """A new kernel in a warm process: compile, load, launch once, synchronize."""
-    from cujit import cuda
+# The kernel set of the warm-compile rows: saxpy first (its numbers keep the earlier
+# runs' JSON keys), then kernels of tests/kernels.py with shared memory, atomics, 2-D
+# indexing, libdevice math and Python integer semantics.
+WARM_KERNELS = ("saxpy", "matmul_shared_tiles", "reduce_shared_atomic", "stencil_boundaries",
+                "math_functions", "python_int_semantics")
+WARM_ROUNDS = 5  # timed rounds per kernel and compiler, after one discarded warm-up round
+_serial = itertools.count()
 
-    src = textwrap.dedent('''
-    def saxpy_{tag}(a, x, y, out):
-        i = cuda.grid(1)
-        if i < x.size:
-            out[i] = a * x[i] + y[i]
-    ''')
-    x = np.random.default_rng().random(1 << 20, dtype=np.float32)
-    out = {}
-    for label, mod_name in (("cujit", "cujit"), ("numba_cuda", "numba")):
+
+def renamed(pyfunc, tag: str):
+    """A new function object with ``pyfunc``'s code under a name never used before in
+    this process (the kernel's symbol comes from the code's name)."""
+    name = f"{pyfunc.__name__}_{tag}{next(_serial)}"
+    code = pyfunc.__code__
+    fields = {"co_name": name}
+    if hasattr(code, "co_qualname"):
+        fields["co_qualname"] = name
+    fn = pytypes.FunctionType(code.replace(**fields), pyfunc.__globals__, name,
+                              pyfunc.__defaults__, pyfunc.__closure__)
+    fn.__qualname__ = name
+    fn.__kwdefaults__ = pyfunc.__kwdefaults__
+    return fn
+
+
+def _compile_rounds(make_fn, mod, host_args, grid, block, shmem) -> tuple[list, object]:
+    """Seconds per round (a new function, jit, first launch, synchronize), warm-up
+    round first, and the last round's kernel."""
+    dargs = [mod.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args]
+    mod.synchronize()
+    times, kern = [], None
+    with warnings.catch_warnings():  # numba warns of small grids at each new kernel's launch
+        warnings.simplefilter("ignore")
+        for _ in range(WARM_ROUNDS + 1):
+            fn = make_fn()
+            start = time.perf_counter()
+            kern = mod.jit(fn)
+            kern[grid, block, 0, shmem](*dargs)
+            mod.synchronize()
+            times.append(time.perf_counter() - start)
+    return times, kern
+
+
+def loaded_libraries(words) -> list[str] | str:
+    """Paths of the shared libraries mapped into this process whose file name holds one of
+    ``words`` (case-insensitive): which libNVVM / nvJitLink the compiles went through."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split(None, 5)[5].strip() for line in fh if len(line.split(None, 5)) == 6}
+        names = {p: os.path.basename(p).lower() for p in paths}
+        return sorted(p for p, n in names.items() if n.startswith("lib") and ".so" in n
+                      and any(w in n for w in words))
+    except Exception as exc:
+        return f"unavailable: {type(exc).__name__}: {exc}"[:160]
+
+
+def bench_warm_compile_isolated() -> dict:
+    """``bench_warm_compile`` with each compiler in a process of its own: what ran before
+    in one process (CuPy's import, the other compiler's libraries) changes a compile's
+    time, so neither shares a process with anything but its own warm-up round."""
+    out: dict = {"kernels": {}, "isolation": "one child process per compiler"}
+    for label in ("cujit", "numba_cuda"):
         try:
-            mod = __import__(mod_name, fromlist=["cuda"]).cuda
-            dx, dy, dout = mod.to_device(x), mod.to_device(x), mod.to_device(x)
-            times = []
-            for rep in range(4):  # first is the process's first compile: report separately
-                ns = {"cuda": mod}
-                exec(src.format(tag=f"{label}{rep}"), ns)
-                fn = ns[f"saxpy_{label}{rep}"]
-                start = time.perf_counter()
-                k = mod.jit(fn)
-                k[(x.size + 255) // 256, 256](np.float32(2.0), dx, dy, dout)
-                mod.synchronize()
-                times.append(time.perf_counter() - start)
-            out[label] = {"first_in_process": times[0], "later_median": statistics.median(times[1:])}
-            if label == "cujit":
-                out["toolchain_floor"] = toolchain_floor(next(iter(k.overloads.values())),
-                                                         k._options().arch)
+            _, text = _run([sys.executable, os.path.abspath(__file__), "--child",
+                            f"warm_compile:{label}"], _env())
+            child = json.loads(text.splitlines()[-1])
         except Exception as exc:
-            out[label] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
+            child = {"kernels": {name: {label: f"unavailable: {one_line(str(exc))}"[:160]}
+                                 for name in WARM_KERNELS}}
+        out.setdefault("method", child.get("method"))
+        out[f"toolchain_libraries_{label}"] = child.get("toolchain_libraries")
+        kernels = child.get("kernels")
+        if not isinstance(kernels, dict):
+            kernels = {name: {label: kernels} for name in WARM_KERNELS}
+        for name, row in kernels.items():
+            merged = out["kernels"].setdefault(name, {})
+            if isinstance(row, dict):
+                merged.update(row)
+            else:
+                merged[label] = row
+    return _summarise_warm(out)
+
+
+def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:
+    """New kernels in a warm process: per kernel of WARM_KERNELS and per compiler, a new
+    function object each round (renamed: nothing cached, no module name seen twice),
+    compiled to a loaded module, launched once on device arrays, synchronised; median
+    of WARM_ROUNDS after one discarded warm-up round.  Beside it the toolchain floor
+    (libNVVM + nvJitLink alone) on the same kernel's LLVM IR."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    tests = os.path.join(HERE, "..", "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    out: dict = {
+        "method": (f"per kernel and compiler: {WARM_ROUNDS} rounds after one discarded "
+                   "warm-up round, each a new renamed function: jit, first launch on device "
+                   "arrays from the case's setup, synchronize; seconds.  'cujit' and "
+                   "'numba_cuda' (first_in_process = saxpy's warm-up round, later_median = "
+                   "its median) and 'toolchain_floor' are saxpy's, under the earlier runs' "
+                   "keys; 'kernels' holds the whole set (saxpy there is tests/kernels.py's, "
+                   "10000 elements; runs up to launch-20261130-095003 launched 1<<20)"),
+        "kernels": {},
+    }
+    try:
+        from kernels import CASES
+    except Exception as exc:
+        out["kernels"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+        for label in ("cujit", "numba_cuda", "toolchain_floor"):
+            out[label] = out["kernels"]
+        return out
+    by_name = {c.name: c for c in CASES}
+    compilers = {}
+    if "cujit" in which:
+        try:
+            from cujit import cuda
+
+            compilers["cujit"] = (cuda, lambda f: renamed(f, "cujit"))
+        except Exception as exc:
+            compilers["cujit"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+    if "numba_cuda" in which:
+        try:
+            from compile_bench import numba_function
+            from numba import cuda as ncuda
+
+            # compile_bench's rebinding (cuda and the type names mean numba's) of a
+            # renamed copy
+            compilers["numba_cuda"] = (ncuda,
+                                       lambda f: numba_function(renamed(f, "numba"), ncuda))
+        except Exception as exc:
+            compilers["numba_cuda"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+
+    for name in WARM_KERNELS:
+        row: dict = {}
+        try:
+            case = by_name[name]
+            host_args, grid, block, shmem = case.setup(np.random.default_rng(0))
+            pyfunc = case.kernel.py_func
+        except Exception as exc:
+            out["kernels"][name] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+            continue
+        last_cujit = None
+        for label, comp in compilers.items():
+            if isinstance(comp, str):
+                row[label] = comp
+                continue
+            mod, make = comp
+            try:
+                times, kern = _compile_rounds(lambda: make(pyfunc), mod, host_args, grid,
+                                              block, shmem)
+                row[label] = statistics.median(times[1:])
+                row[f"{label}_warmup"] = times[0]
+                row[f"{label}_rounds"] = times[1:]
+                if label == "cujit":
+                    last_cujit = kern
+            except Exception as exc:
+                row[label] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+        if "cujit" in which:
+            try:
+                if last_cujit is None:
+                    raise RuntimeError("no cujit kernel compiled")
+                row["toolchain_floor"] = toolchain_floor(
+                    next(iter(last_cujit.overloads.values())), last_cujit._options().arch)
+            except Exception as exc:
+                row["toolchain_floor"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+        out["kernels"][name] = row
+    out["toolchain_libraries"] = loaded_libraries(("nvvm", "nvjitlink", "nvrtc", "ptx"))
+    return _summarise_warm(out)
+
+
+def _summarise_warm(out: dict) -> dict:
+    """Ratios, their geometric mean, and saxpy's row under the earlier runs' keys."""
+    for row in out["kernels"].values():
+        if (isinstance(row, dict) and isinstance(row.get("cujit"), float)
+                and isinstance(row.get("numba_cuda"), float)):
+            row["ratio_numba_over_cujit"] = row["numba_cuda"] / row["cujit"]
+    ratios = [r["ratio_numba_over_cujit"] for r in out["kernels"].values()
+              if isinstance(r, dict) and "ratio_numba_over_cujit" in r]
+    out["geomean_numba_over_cujit"] = statistics.geometric_mean(ratios) if ratios else None
+    out["geomean_over"] = len(ratios)
+
+    # saxpy under the keys of the earlier runs
+    sax = out["kernels"].get("saxpy")
+    for label in ("cujit", "numba_cuda"):
+        if isinstance(sax, dict) and isinstance(sax.get(label), float):
+            out[label] = {"first_in_process": sax[f"{label}_warmup"],
+                          "later_median": sax[label]}
+        else:
+            out[label] = sax.get(label) if isinstance(sax, dict) else "unavailable: no saxpy row"
+    out["toolchain_floor"] = (sax.get("toolchain_floor") if isinstance(sax, dict)
+                              else "unavailable: no saxpy row")
     return out
 
 
@@ -231,6 +465,13 @@ def toolchain_floor(spec, arch) -> float:
     return statistics.median(times)
 
 
+FRESH_KERNEL = '''@cuda.jit
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+'''
+FRESH_N, FRESH_GRID, FRESH_BLOCK = 1 << 20, 4096, 256  # FRESH's size and launch shape
 FRESH = textwrap.dedent('''
 import time
 t0 = time.perf_counter()
@@ -238,17 +479,78 @@ import numpy as np
 if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack  # for the numba-cuda anchor under NumPy 2.5
 from {mod} import cuda
-@cuda.jit
-def saxpy(a, x, y, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i] + y[i]
+''') + FRESH_KERNEL + textwrap.dedent('''
 x = cuda.to_device(np.ones(1 << 20, np.float32))
 o = cuda.device_array_like(x)
 saxpy[4096, 256](np.float32(2.0), x, x, o)
 cuda.synchronize()
 print(time.perf_counter() - t0)
+''').lstrip("\n")
+
+# The floor of FRESH: the same work through cuda.bindings alone, the cubin compiled
+# beforehand by the parent.  The output is checked after the clock stops.
+FRESH_FLOOR = string.Template('''
+import time
+t0 = time.perf_counter()
+import ctypes
+import numpy as np
+from cuda.bindings import driver as drv
+
+
+def ok(result):
+    if int(result[0]) != 0:
+        raise SystemExit(f"CUDA driver call failed: {result[0]!r}")
+    return result[1] if len(result) > 1 else None
+
+
+ok(drv.cuInit(0))
+dev = ok(drv.cuDeviceGet(0))
+ctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
+ok(drv.cuCtxSetCurrent(ctx))
+x = np.ones($n, np.float32)
+dx = ok(drv.cuMemAlloc(x.nbytes))
+do = ok(drv.cuMemAlloc(x.nbytes))
+ok(drv.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))
+with open($cubin, "rb") as fh:
+    module = ok(drv.cuModuleLoadData(fh.read()))
+function = ok(drv.cuModuleGetFunction(module, $symbol))
+buffers = (int(dx), int(do))
+values = tuple(buffers[v[1]] if isinstance(v, tuple) else v for v in $values)
+types = tuple(getattr(ctypes, name) for name in $ctypes_names)
+ok(drv.cuLaunchKernel(function, $grid, 1, 1, $block, 1, 1, 0, drv.CUstream(0),
+                      (values, types), 0))
+ok(drv.cuCtxSynchronize())
+elapsed = time.perf_counter() - t0
+out = np.empty_like(x)
+ok(drv.cuMemcpyDtoH(out.ctypes.data, do, out.nbytes))
+if not (out == np.float32(2.0) * x + x).all():
+    raise SystemExit("wrong saxpy result: the parameters do not match the kernel")
+print(elapsed)
 ''')
+
+
+def fresh_floor_script(tmpdir: str) -> str:
+    """FRESH_FLOOR for FRESH's saxpy: compiled here with cujit, its cubin written under
+    ``tmpdir``, its parameters laid out by ``raw_params`` from the specialisation (the
+    child's two device buffers stand in as ``("buf", 0)`` for x and ``("buf", 1)`` for
+    the output)."""
+    from cujit import cuda
+    from cujit.types import typeof
+
+    ns = {"cuda": cuda}
+    exec(FRESH_KERNEL, ns)
+    kernel = ns["saxpy"]
+    hx, hout = np.ones(FRESH_N, np.float32), np.empty(FRESH_N, np.float32)
+    args = (np.float32(2.0), hx, hx, hout)
+    spec = kernel.compile(tuple(typeof(a) for a in args))
+    values, kinds = raw_params(spec, args, pointer=lambda a: ("buf", 0 if a is hx else 1))
+    path = os.path.join(tmpdir, f"{spec.result.symbol}.cubin")
+    with open(path, "wb") as fh:
+        fh.write(spec.result.cubin)
+    return FRESH_FLOOR.substitute(
+        n=FRESH_N, grid=FRESH_GRID, block=FRESH_BLOCK, cubin=repr(path),
+        symbol=repr(spec.result.symbol.encode()), values=repr(tuple(values)),
+        ctypes_names=repr(tuple(RAW_CTYPES[k].__name__ for k in kinds)))
 
 
 def _env(**extra) -> dict:
@@ -283,6 +585,17 @@ def bench_fresh_process() -> dict:
             out[label] = statistics.median(samples)
         except Exception as exc:
             out[label] = f"unavailable: {exc}"[:160]
+    # The floor: cuInit, primary context, allocation and copy-in, a prebuilt cubin loaded
+    # and launched, synchronised; no compiler at all.
+    try:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            script = fresh_floor_script(tmp)
+            samples = [float(_py(script, env)[1]) for _ in range(3)]
+        out["raw_bindings_floor"] = statistics.median(samples)
+    except Exception as exc:
+        out["raw_bindings_floor"] = f"unavailable: {type(exc).__name__}: {str(exc)[-200:]}"
     return out
 
 
@@ -349,51 +662,141 @@ def fmt(v, scale, unit):
     return f"{v * scale:9.2f} {unit}" if isinstance(v, float) else f"{'n/a':>12}"
 
 
-def main() -> None:
-    results = {"date": datetime.now(timezone.utc).isoformat(), "python": platform.python_version(),
-               "machine": platform.node()}
-    try:
-        import subprocess as sp
-        results["gpu"] = sp.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                                 "--format=csv,noheader"], capture_output=True,
-                                text=True).stdout.strip()
-    except Exception:
-        results["gpu"] = "unknown"
-    results["launch"] = bench_launches()
-    results["warm_compile"] = bench_warm_compile()
-    results["fresh_process"] = bench_fresh_process()
-    results["cache_hit"] = bench_cache_hit()
-    results["import"] = bench_import()
+def one_line(v) -> str:
+    """A value (an "unavailable: ..." message, often a traceback's tail) on one line."""
+    return " ".join(str(v).split())
 
-    print(f"\n{results['gpu']}  python {results['python']}")
+
+def ratio(a, b, spec="10.2f", suffix=""):
+    """a / b formatted (then ``suffix``), or n/a in as many columns."""
+    if isinstance(a, float) and isinstance(b, float) and b:
+        return format(a / b, spec) + suffix
+    width = int(spec.split(".")[0] or 0)
+    return "n/a".rjust(width + len(suffix))
+
+
+def print_launch(rows) -> None:
     print(f"{'host us per launch':28} {'cujit':>12} {'raw':>12} {'numba':>12} {'cupy':>12}"
           f" {'cujit/raw':>10}")
-    for name, row in results["launch"].items():
-        ratio = row["cujit"] / row["raw_bindings"]
+    for name, row in rows.items():
         print(f"{name:28} {fmt(row['cujit'], 1e6, 'us')} {fmt(row['raw_bindings'], 1e6, 'us')}"
               f" {fmt(row['numba_cuda'], 1e6, 'us')} {fmt(row['cupy_rawkernel'], 1e6, 'us')}"
-              f" {ratio:10.2f}")
-    wc = results["warm_compile"]
-    for label in ("cujit", "numba_cuda"):
-        v = wc[label]
-        if isinstance(v, dict):
-            print(f"new kernel, warm process, {label:10}: first {v['first_in_process'] * 1e3:8.1f} ms"
-                  f", later {v['later_median'] * 1e3:8.1f} ms")
-        else:
-            print(f"new kernel, warm process, {label}: {v}")
-    if isinstance(wc.get("toolchain_floor"), float):
-        print(f"  libNVVM + nvJitLink alone on that kernel: {wc['toolchain_floor'] * 1e3:8.1f} ms")
-    for label, v in results["cache_hit"].items():
+              f" {ratio(row['cujit'], row['raw_bindings'])}")
+        for key in ("raw_bindings", "numba_cuda", "cupy_rawkernel"):
+            if isinstance(row.get(key), str):
+                print(f"  {key}: {one_line(row[key])}")
+
+
+def ms(v, width: int = 9) -> str:
+    """Seconds as milliseconds in ``width`` columns, or n/a."""
+    return f"{v * 1e3:{width}.2f}" if isinstance(v, float) else f"{'n/a':>{width}}"
+
+
+def print_warm_compile(wc) -> None:
+    print(f"\nnew kernel in a warm process: compile + load + first launch + sync, ms "
+          f"(median of {WARM_ROUNDS} new functions after a warm-up round)")
+    print(f"{'kernel':22} {'cujit':>9} {'numba':>9} {'numba/cujit':>12} {'floor':>9}"
+          f" {'floor/cujit':>12} {'1st cujit':>10} {'1st numba':>10}")
+    kernels = wc.get("kernels")
+    if isinstance(kernels, str):
+        print(f"  {one_line(kernels)}")
+        return
+    notes = []
+    for name, row in kernels.items():
+        if isinstance(row, str):
+            print(f"{name:22} {one_line(row)}")
+            continue
+        print(f"{name:22} {ms(row.get('cujit'))} {ms(row.get('numba_cuda'))}"
+              f" {ratio(row.get('numba_cuda'), row.get('cujit'), '11.2f', 'x')}"
+              f" {ms(row.get('toolchain_floor'))}"
+              f" {ratio(row.get('toolchain_floor'), row.get('cujit'), '12.2f')}"
+              f" {ms(row.get('cujit_warmup'), 10)} {ms(row.get('numba_cuda_warmup'), 10)}")
+        notes += [f"  {name} {k}: {one_line(row[k])}" for k in ("cujit", "numba_cuda", "toolchain_floor")
+                  if isinstance(row.get(k), str)]
+    geo = wc.get("geomean_numba_over_cujit")
+    if isinstance(geo, float):
+        print(f"geomean numba/cujit over {wc.get('geomean_over')} kernels: {geo:.2f}x (target 5x)")
+    for line in notes:
+        print(line)
+
+
+def print_cache_hit(ch) -> None:
+    for label, v in ch.items():
         if isinstance(v, dict):
             print(f"cache hit, fresh process, first launch done, {label:10}: "
                   f"{v['hit_median'] * 1e3:8.2f} ms (miss {v['miss'] * 1e3:.1f} ms)")
         else:
-            print(f"cache hit, {label}: {v}")
-    fp = results["fresh_process"]
-    print("fresh process import->first saxpy done: " + ", ".join(
-        f"{k} {fmt(v, 1e3, 'ms')}" for k, v in fp.items()))
+            print(f"cache hit, {label}: {one_line(v)}")
+
+
+def print_import(imp) -> None:
     print("import time (minus interpreter start): " + ", ".join(
-        f"{k} {fmt(v, 1e3, 'ms')}" for k, v in results["import"].items()))
+        f"{k} {fmt(v, 1e3, 'ms')}" for k, v in imp.items()))
+
+
+def print_fresh(fp) -> None:
+    print("\nfresh process, import -> first saxpy done (median of 3):")
+    names = {"cujit": "cujit", "numba_cuda": "numba-cuda",
+             "raw_bindings_floor": "raw cuda.bindings, prebuilt cubin (floor)"}
+    for key, v in fp.items():
+        print(f"  {names.get(key, key):44} {fmt(v, 1e3, 'ms')}"
+              + (f"  {one_line(v)}" if isinstance(v, str) else ""))
+    numba = fp.get("numba_cuda")
+    floor = fp.get("raw_bindings_floor")
+    print(f"  numba/cujit {ratio(numba, fp.get('cujit'), '.2f', 'x')} (target 10x);"
+          f" floor/numba {ratio(floor, numba, '.3f')};"
+          f" cujit/floor {ratio(fp.get('cujit'), floor, '.2f', 'x')}")
+
+
+PARTS = {  # name: (measure, print)
+    "launch": (bench_launches, print_launch),
+    "warm_compile": (bench_warm_compile_isolated, print_warm_compile),
+    "fresh_process": (bench_fresh_process, print_fresh),
+    "cache_hit": (bench_cache_hit, print_cache_hit),
+    "import": (bench_import, print_import),
+}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="", help="comma-separated parts to run, of: "
+                        + ", ".join(PARTS) + " (default: all)")
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)  # warm_compile:<label>
+    opts = parser.parse_args(argv)
+    if opts.child:
+        part, label = opts.child.split(":")
+        assert part == "warm_compile", opts.child
+        print(json.dumps(bench_warm_compile((label,))))
+        return
+    parts = [p for p in opts.only.split(",") if p] or list(PARTS)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        parser.error(f"unknown parts {unknown}; parts are {', '.join(PARTS)}")
+
+    results = {"date": datetime.now(timezone.utc).isoformat(), "python": platform.python_version(),
+               "machine": platform.node(), "parts": parts}
+    try:
+        results["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                                         "--format=csv,noheader"], capture_output=True,
+                                        text=True).stdout.strip()
+    except Exception:
+        results["gpu"] = "unknown"
+    for part in parts:
+        try:
+            results[part] = PARTS[part][0]()
+        except Exception as exc:  # one part's failure must not lose the others
+            results[part] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
+
+    print(f"\n{results['gpu']}  python {results['python']}")
+    for part in parts:
+        value = results[part]
+        try:
+            if isinstance(value, str):
+                print(f"{part}: {one_line(value)}")
+            else:
+                PARTS[part][1](value)
+        except Exception as exc:
+            print(f"{part}: cannot print: {type(exc).__name__}: {exc}")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = os.path.join(HERE, "results", f"launch-{stamp}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
