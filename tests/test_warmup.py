@@ -283,7 +283,8 @@ def test_nothing_reaches_the_disk_cache(state, monkeypatch, tmp_path):
 def test_a_gpu_process_warms_up_for_its_device():
     found = run_fresh("""
         import json
-        from cujit.runtime import context, warmup
+        from cujit import warmup
+        from cujit.runtime import context
         warmup.note_kernel()
         cc = context.get_context().device.compute_capability
         warmup.wait()
