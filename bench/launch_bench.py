@@ -19,6 +19,11 @@ Rows:
   cujit vs numba-cuda's own ``cache=True``;
 - ``import`` time of the package in a fresh process.
 
+Every kernel compiled for a compile-time row has a name no earlier run used: on a
+machine with a CUDA driver, PTX seen before (in any process) can come back from a disk
+cache in milliseconds, which is not the cost of a new kernel.  The warm-compile rows run
+each compiler in a child process of its own.
+
 Prints a table with ratios and saves everything to bench/results/launch-<date>.json.
 ``--only warm_compile,fresh_process`` runs only the parts named (of ``PARTS``).
 """
@@ -31,6 +36,7 @@ import itertools
 import json
 import os
 import platform
+import secrets
 import statistics
 import string
 import subprocess
@@ -262,12 +268,15 @@ WARM_KERNELS = ("saxpy", "matmul_shared_tiles", "reduce_shared_atomic", "stencil
                 "math_functions", "python_int_semantics")
 WARM_ROUNDS = 5  # timed rounds per kernel and compiler, after one discarded warm-up round
 _serial = itertools.count()
+# In every kernel name this run makes: on a machine with a CUDA driver a PTX module seen
+# before (in any process) can come back from a cache, so no name may repeat across runs.
+RUN_TOKEN = secrets.token_hex(3)
 
 
 def renamed(pyfunc, tag: str):
     """A new function object with ``pyfunc``'s code under a name never used before in
-    this process (the kernel's symbol comes from the code's name)."""
-    name = f"{pyfunc.__name__}_{tag}{next(_serial)}"
+    this run (the kernel's symbol comes from the code's name)."""
+    name = f"{pyfunc.__name__}_{tag}{RUN_TOKEN}_{next(_serial)}"
     code = pyfunc.__code__
     fields = {"co_name": name}
     if hasattr(code, "co_qualname"):
@@ -457,7 +466,7 @@ def toolchain_floor(spec, arch) -> float:
     llvm, symbol = spec.result.outputs["llvm"], spec.result.symbol
     times = []
     for rep in range(5):
-        module = llvm.replace(f'@"{symbol}"', f'@"{symbol}_floor{rep}"')
+        module = llvm.replace(f'@"{symbol}"', f'@"{symbol}_floor{RUN_TOKEN}{rep}"')
         assert module != llvm
         start = time.perf_counter()
         link_cubin(compile_ptx(module, arch), arch)
@@ -581,7 +590,9 @@ def bench_fresh_process() -> dict:
     out = {}
     for label, mod in (("cujit", "cujit"), ("numba_cuda", "numba")):
         try:
-            samples = [float(_py(FRESH.format(mod=mod), env)[1]) for _ in range(3)]
+            # A kernel name of its own per process: nothing may come from a cache.
+            samples = [float(_py(FRESH.format(mod=mod).replace(
+                "saxpy", f"saxpy_{secrets.token_hex(4)}"), env)[1]) for _ in range(3)]
             out[label] = statistics.median(samples)
         except Exception as exc:
             out[label] = f"unavailable: {exc}"[:160]
