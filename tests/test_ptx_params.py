@@ -49,12 +49,14 @@ def test_unread_parameters_leave_the_entry_and_the_mask_says_which():
     assert entry == (".entry k(\n\t.param .f32 k_param_0,\n\t.param .u64 k_param_2,\n"
                      "\t.param .align 8 .b8 k_param_4[16],\n\t.param .u64 k_param_10\n)\n")
     assert ".entry other_k(\n\t.param .u64 other_k_param_0\n)" in ptx  # another entry: as is
-    assert ptx.replace(entry, "") == ENTRY.replace(ENTRY[ENTRY.index(".entry k("):
-                                                         ENTRY.index("{", ENTRY.index(".entry k("))], "")
+    start = ENTRY.index(".entry k(")
+    old_entry = ENTRY[start:ENTRY.index("{", start)]
+    assert ptx.replace(entry, "") == ENTRY.replace(old_entry, "")  # nothing else changed
 
 
 def test_entry_that_reads_nothing_takes_no_parameters():
-    text = ".visible .entry z(\n\t.param .u64 z_param_0,\n\t.param .u64 z_param_1\n)\n{\n\tret;\n}\n"
+    text = (".visible .entry z(\n\t.param .u64 z_param_0,\n\t.param .u64 z_param_1\n)\n"
+            "{\n\tret;\n}\n")
     ptx, kept = prune_entry_params(text, "z")
     assert kept == (False, False) and ".entry z()\n{" in ptx
 

@@ -15,11 +15,10 @@ import threading
 
 import pytest
 
-from cujit import cuda, int32
+from cujit import cuda, int32, warmup
 from cujit.options import Options
 from cujit.pipeline import compile_kernel
 from cujit.ptx import ToolchainNotFoundError, libs
-from cujit import warmup
 from cujit.runtime import context, driver
 
 SM90 = Options(arch=(9, 0))

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 
 # ".param .u64 name" or ".param .align 8 .b8 name[16]", one per line.
-_PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+\d+\s+)?\.\w+\s+([A-Za-z_$%][\w$]*)(\[\d+\])?\s*,?\s*$")
+_PARAM = re.compile(
+    r"^\s*\.param\s+(?:\.align\s+\d+\s+)?\.\w+\s+([A-Za-z_$%][\w$]*)(\[\d+\])?\s*,?\s*$")
 
 
 def prune_entry_params(ptx: str, symbol: str) -> tuple[str, tuple[bool, ...] | None]:
