@@ -585,17 +585,29 @@ def _run(argv, env=None) -> tuple[float, str]:
     return wall, proc.stdout.strip()
 
 
+FRESH_ROUNDS = 5
+
+
 def bench_fresh_process() -> dict:
+    """FRESH per tool, FRESH_ROUNDS processes each, the tools interleaved round by round
+    (the machine drifts); cujit with its warm-up (the default) and without."""
     env = _env()
-    out = {}
-    for label, mod in (("cujit", "cujit"), ("numba_cuda", "numba")):
-        try:
-            # A kernel name of its own per process: nothing may come from a cache.
-            samples = [float(_py(FRESH.format(mod=mod).replace(
-                "saxpy", f"saxpy_{secrets.token_hex(4)}"), env)[1]) for _ in range(3)]
-            out[label] = statistics.median(samples)
-        except Exception as exc:
-            out[label] = f"unavailable: {exc}"[:160]
+    runs = (("cujit", "cujit", env), ("cujit_no_warmup", "cujit", _env(CUJIT_WARMUP="0")),
+            ("numba_cuda", "numba", env))
+    samples: dict = {label: [] for label, _, _ in runs}
+    for _ in range(FRESH_ROUNDS):
+        for label, mod, run_env in runs:
+            if isinstance(samples[label], str):
+                continue
+            try:
+                # A kernel name of its own per process: nothing may come from a cache.
+                script = FRESH.format(mod=mod).replace("saxpy", f"saxpy_{secrets.token_hex(4)}")
+                samples[label].append(float(_py(script, run_env)[1]))
+            except Exception as exc:
+                samples[label] = f"unavailable: {exc}"[:160]
+    out = {label: v if isinstance(v, str) else statistics.median(v)
+           for label, v in samples.items()}
+    out["samples"] = samples
     # The floor: cuInit, primary context, allocation and copy-in, a prebuilt cubin loaded
     # and launched, synchronised; no compiler at all.
     try:
@@ -603,8 +615,9 @@ def bench_fresh_process() -> dict:
 
         with tempfile.TemporaryDirectory() as tmp:
             script = fresh_floor_script(tmp)
-            samples = [float(_py(script, env)[1]) for _ in range(3)]
-        out["raw_bindings_floor"] = statistics.median(samples)
+            floor = [float(_py(script, env)[1]) for _ in range(FRESH_ROUNDS)]
+        out["raw_bindings_floor"] = statistics.median(floor)
+        samples["raw_bindings_floor"] = floor
     except Exception as exc:
         out["raw_bindings_floor"] = f"unavailable: {type(exc).__name__}: {str(exc)[-200:]}"
     return out
@@ -746,10 +759,13 @@ def print_import(imp) -> None:
 
 
 def print_fresh(fp) -> None:
-    print("\nfresh process, import -> first saxpy done (median of 3):")
-    names = {"cujit": "cujit", "numba_cuda": "numba-cuda",
+    print(f"\nfresh process, import -> first saxpy done (median of {FRESH_ROUNDS}):")
+    names = {"cujit": "cujit", "cujit_no_warmup": "cujit, CUJIT_WARMUP=0",
+             "numba_cuda": "numba-cuda",
              "raw_bindings_floor": "raw cuda.bindings, prebuilt cubin (floor)"}
     for key, v in fp.items():
+        if key == "samples":
+            continue
         print(f"  {names.get(key, key):44} {fmt(v, 1e3, 'ms')}"
               + (f"  {one_line(v)}" if isinstance(v, str) else ""))
     numba = fp.get("numba_cuda")
