@@ -45,6 +45,19 @@ def param_kinds(t: Type) -> list[str]:
     raise TypeError(f"values of type {t} cannot be kernel parameters")
 
 
+def param_names(name: str, t: Type) -> list[str]:
+    """Readable names of the flat parameters of argument ``name`` (``x.data``,
+    ``x.shape0``, ``x.stride0``, ``z.real``, ``p.1``), one per entry of ``param_kinds``."""
+    if isinstance(t, Scalar) and t.kind == "c":
+        return [f"{name}.real", f"{name}.imag"]
+    if isinstance(t, Array):
+        return ([f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
+                + ([f"{name}.stride{k}" for k in range(t.ndim)] if passes_strides(t) else []))
+    if isinstance(t, Tuple):
+        return [n for k, it in enumerate(t.items) for n in param_names(f"{name}.{k}", it)]
+    return [name]
+
+
 def flat_param_kinds(arg_types) -> list[str]:
     """The parameter kinds of a whole argument list, in order."""
     return [k for t in arg_types for k in param_kinds(t)]

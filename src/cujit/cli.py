@@ -56,6 +56,21 @@ def print_stages(result, emit: str | None = None, out=sys.stdout, limit: int | N
         out.write(f"\ntotal {total:.2f} ms\n")
 
 
+def print_parameters(result, arg_names, arg_types, out=sys.stdout) -> None:
+    """The kernel's flat parameters (``cujit.abi``) and which the launch passes: those
+    the optimised kernel reads (``CompileResult.kept``)."""
+    from cujit import abi
+
+    names = [n for a, t in zip(arg_names, arg_types) for n in abi.param_names(a, t)]
+    kinds = abi.flat_param_kinds(arg_types)
+    kept = result.kept or (True,) * len(kinds)
+    out.write(f"== parameters ({sum(kept)} of {len(kinds)} passed at launch) ==\n")
+    width = max((len(n) for n in names), default=0)
+    for name, kind, keep in zip(names, kinds, kept):
+        note = "" if keep else "  (never read: not passed)"
+        out.write(f"  {name:{width}}  {kind}{note}\n")
+
+
 def _load_kernel(target: str):
     path, sep, name = target.rpartition(":")
     if not sep:
@@ -87,6 +102,9 @@ def cmd_explain(args) -> int:
         print(exc, file=sys.stderr)
         return 1
     print_stages(result, emit=args.emit)
+    if not args.emit and "ptx" in result.outputs:
+        code = pyfunc.__code__
+        print_parameters(result, code.co_varnames[:code.co_argcount], sig.args)
     return 0
 
 
@@ -122,6 +140,7 @@ def cmd_demo(args) -> int:
     result = (saxpy.compile(arg_types).result if saxpy.target == "cuda"
               else compile_kernel(saxpy.py_func, arg_types))
     print_stages(result, limit=args.lines)
+    print_parameters(result, ("a", "x", "y", "out"), arg_types)
     n = 1 << 20
     rng = np.random.default_rng()
     x = rng.random(n, dtype=np.float32)

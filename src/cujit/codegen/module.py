@@ -18,7 +18,7 @@ import re
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.abi import param_kinds, passes_strides
+from cujit.abi import param_kinds, param_names, passes_strides
 from cujit.codegen import arrays, checks, control, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
@@ -73,16 +73,6 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Argument]) -> 
         items = [_unpack_param(ctx, it, params) for it in t.items]
         return arrays.build_struct(ctx, t, items)
     raise TypeError(f"values of type {t} cannot be kernel parameters")
-
-
-def _param_names(name: str, t: Type) -> list[str]:
-    """Readable LLVM names for the flat parameters of argument ``name``."""
-    if isinstance(t, Array):
-        return ([f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
-                + ([f"{name}.stride{k}" for k in range(t.ndim)] if passes_strides(t) else []))
-    if isinstance(t, Tuple):
-        return [n for k, it in enumerate(t.items) for n in _param_names(f"{name}.{k}", it)]
-    return [name]
 
 
 def lower_intrinsic(ctx: FunctionLowering, op: ir.Intrinsic) -> None:
@@ -146,7 +136,7 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Mo
     flat = [ty for _, ty in hidden] + [ty for t in arg_types for ty in _flat_param_types(t)]
     llfn = ll.Function(module, ll.FunctionType(VOID, flat), kernel_symbol(fn))
     names = [n for n, _ in hidden] + [n for a, t in zip(fn.arg_names, arg_types)
-                                      for n in _param_names(a, t)]
+                                      for n in param_names(a, t)]
     for arg, name in zip(llfn.args, names):
         arg.name = name
 
