@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cujit import cuda, float32, float64, int32
-from cujit.diagnostics import LaunchError, TypingError, UnsupportedError
+from cujit.diagnostics import LaunchError, TypingError
 from cujit.ir.analysis import uses_grid_sync
 from cujit.options import Options
 from cujit.pipeline import compile_kernel
@@ -290,13 +290,18 @@ def test_cpu_too_large_grid_is_a_clear_error():
     assert "'neighbours'" in text and f"{most + 1} blocks" in text and f"maximum of {most}" in text
 
 
-def test_cpu_grid_sync_in_a_device_function_is_refused_at_its_line():
-    def kern(x):
-        sync_then_write(x)
+def test_cpu_grid_sync_in_a_device_function_runs_inlined():
+    def kern(x, out):
+        i = cuda.grid(1)
+        x[i] = 1.0
+        sync_then_write(out)  # every thread has written x before any writes out
+        out[i] += x[(i + 37) % x.size]
 
-    with pytest.raises(UnsupportedError, match="grid sync .* inside a device function") as info:
-        cpu(kern)[1, 1](np.zeros(1, np.float32))
-    assert info.value.loc.line == sync_then_write.py_func.__code__.co_firstlineno + 2
+    x, out = np.zeros(256, np.float32), np.full(256, np.nan, np.float32)
+    k = cpu(kern)
+    k[4, 64](x, out)
+    np.testing.assert_array_equal(out, np.full(256, 3.0, np.float32))
+    assert next(iter(k.overloads.values())).result.outputs["native"].grid_sync
 
 
 # -- on the GPU -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from cujit import cuda, float64
-from cujit.diagnostics import LaunchError, UnsupportedError
+from cujit.diagnostics import LaunchError
 
 FULL = 0xFFFFFFFF
 
@@ -533,16 +533,21 @@ def test_a_lane_missing_from_its_own_mask_is_a_launch_error():
         not_in_own_mask[1, 32](np.zeros(32, np.float32))
 
 
-def test_warp_function_in_a_device_function_is_refused_at_its_line():
+def test_warp_function_in_a_device_function_runs_inlined():
     @cuda.jit(device=True)
-    def reduce(v):
+    def pair(v):
         return v + cuda.shfl_down_sync(FULL, v, 1)
 
-    def kern(x):
-        x[0] = reduce(x[0])
+    def kern(x, out):
+        i = cuda.grid(1)
+        out[i] = pair(x[i])
 
-    with pytest.raises(UnsupportedError, match="shfl_down_sync.*inside a device function"):
-        cpu(kern)[1, 32](np.zeros(32, np.float32))
+    x = np.random.default_rng(3).random(64).astype(np.float32)
+    out = np.full(64, np.nan, np.float32)
+    cpu(kern)[2, 32](x, out)
+    lanes = x.reshape(2, 32)
+    want = lanes + np.concatenate([lanes[:, 1:], lanes[:, 31:]], axis=1)  # lane 31: its own
+    np.testing.assert_array_equal(out, want.ravel())
 
 
 def test_kernels_without_warp_functions_keep_their_runner():

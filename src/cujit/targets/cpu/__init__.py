@@ -62,9 +62,10 @@ def compile_cpu_kernel(typed_fn, options=None):
     """Lower, optimise and JIT the typed IR function ``typed_fn`` for this host."""
     from cujit.codegen import kernel_symbol, lower_to_llvm
     from cujit.codegen.checks import error_sites
-    from cujit.diagnostics import UnsupportedError
+    from cujit.ir import verify
     from cujit.ir.analysis import uses_grid_sync
     from cujit.options import Options
+    from cujit.passes.inline import inline_calls
     from cujit.targets.cpu import coro, intrinsics, runner
     from cujit.targets.cpu.debug import HostRecord
     from cujit.targets.cpu.engine import JitModule
@@ -72,13 +73,11 @@ def compile_cpu_kernel(typed_fn, options=None):
     from cujit.targets.cpu.warp import uses_warp_functions
 
     options = options or Options()
-    barrier = coro.barrier_in_callee(typed_fn)
-    if barrier is not None:
-        what = ("a grid sync (cuda.cg.this_grid().sync())" if barrier.name == "cuda.grid_sync"
-                else f"{barrier.name}()")
-        raise UnsupportedError(f"{what} inside a device function is not supported "
-                               "on the CPU target", barrier.loc,
-                               hint="call it in the kernel itself, or run on the 'cuda' target")
+    if any(coro.suspends(c) for c in typed_fn.callees):
+        # Only the kernel can suspend: device functions that wait become part of it.
+        typed_fn = inline_calls(typed_fn, coro.suspends, keep_raise=options.debug)
+        if options.verify:
+            verify(typed_fn)
     warp = uses_warp_functions(typed_fn)
     barriers = warp or coro.uses_barrier(typed_fn)
     grid_sync = uses_grid_sync(typed_fn)

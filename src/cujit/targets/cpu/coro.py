@@ -179,19 +179,15 @@ _SUSPENDING = (*BARRIERS, "cuda.syncthreads_count", "cuda.syncthreads_and",
                "cuda.match_any_sync", "cuda.match_all_sync")
 
 
-def barrier_in_callee(fn: ir.Function) -> ir.Op | None:
-    """A ``syncthreads``, grid sync or warp function inside a device function ``fn``
-    calls, if any: only the kernel itself can be a coroutine, so the CPU target cannot
-    suspend there."""
-    for callee in fn.callees:
-        for block in callee.blocks:
-            for op in block.ops:
-                if isinstance(op, ir.Intrinsic) and op.name in _SUSPENDING:
-                    return op
-        found = barrier_in_callee(callee)
-        if found is not None:
-            return found
-    return None
+def suspends(fn: ir.Function, _seen: frozenset = frozenset()) -> bool:
+    """Whether ``fn``, or a device function it calls, waits at a barrier or a warp
+    function: on the CPU target such a device function is inlined into the kernel
+    (``passes.inline``), since only the kernel itself can be a coroutine."""
+    if any(isinstance(op, ir.Intrinsic) and op.name in _SUSPENDING
+           for block in fn.blocks for op in block.ops):
+        return True
+    seen = _seen | {fn.name}
+    return any(suspends(c, seen) for c in fn.callees if c.name not in seen)
 
 
 def uses_barrier(fn: ir.Function) -> bool:
