@@ -294,6 +294,28 @@ def test_launch_limits_and_gpu_arrays_are_refused():
         k.launch((1, 1, 1), (8, 1, 1), 0, types, [np.float32(1), GpuArray(), x, x])
 
 
+@pytest.mark.parametrize("sig,value,ok", [
+    ("void(int64, int64[:])", 2**63 - 1, True), ("void(int64, int64[:])", 2**63, False),
+    ("void(int64, int64[:])", -(2**70), False), ("void(int32, int64[:])", -(2**31), True),
+    ("void(int32, int64[:])", 2**31, False), ("void(uint8, int64[:])", 255, True),
+    ("void(uint8, int64[:])", -1, False), ("void(uint64, int64[:])", 2**64 - 1, True),
+])
+def test_an_int_outside_its_type_is_refused_not_wrapped(sig, value, ok):
+    # As the GPU launch refuses what its parameter cannot hold (tests/test_launcher.py).
+    @cuda.jit(sig, target="cpu")
+    def store(n, out):
+        out[0] = n
+
+    out = np.zeros(1, np.int64)
+    if ok:
+        store[1, 1](value, out)
+        assert out[0] == np.array(value).astype(np.int64)  # uint64's top bit: wraps in int64
+    else:
+        with pytest.raises(LaunchError, match=f"cannot hold {value} "):
+            store[1, 1](value, out)
+        assert out[0] == 0
+
+
 # -- device arrays backed by host memory ----------------------------------------------
 
 @cuda.jit

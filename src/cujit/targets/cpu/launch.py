@@ -298,7 +298,13 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
         elif t.kind == "c":  # the two parts (cujit.abi)
             z = complex(value)
             out.extend((z.real, z.imag))
-        else:  # ctypes wraps an out-of-range int to the width, as a C cast would
-            out.append(int(value))
+        else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
+            v = int(value)
+            half = 1 << (t.bits - 1)
+            lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
+            if not lo <= v <= hi:
+                raise LaunchError(f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
+                                  f"(its range is {lo} to {hi})")
+            out.append(v)
     else:
         raise LaunchError(f"kernel {kernel!r}: cannot pass a value of type {t}")
