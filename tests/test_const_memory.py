@@ -184,6 +184,39 @@ def test_storing_into_a_global_array_is_refused_at_the_line():
     assert e.value.loc.line == kern.__code__.co_firstlineno + 1
 
 
+def _store_into_const(out):
+    t = cuda.const.array_like(COEFFS)
+    t[1] = 7
+
+
+def _store_into_frozen_global(out):
+    t = COEFFS  # a global array read as a constant, through a local name
+    out[0] = t[0]
+    t[2] = 7
+
+
+def _atomic_into_const(out):
+    cuda.atomic.add(cuda.const.array_like(COEFFS), 0, 1)
+
+
+def _cas_into_const(out):
+    out[0] = cuda.atomic.cas(cuda.const.array_like(COEFFS), 0, 3, 4)
+
+
+@pytest.mark.parametrize("kern,what,line", [
+    (_store_into_const, "cannot assign into a constant array", 2),
+    (_store_into_frozen_global, "cannot assign into", 3),
+    (_atomic_into_const, "cuda.atomic.add cannot update a constant array", 1),
+    (_cas_into_const, "cuda.atomic.cas cannot update a constant array", 1),
+])
+@pytest.mark.parametrize("target", ["cuda", "cpu"])
+def test_a_store_into_a_constant_array_is_refused_at_its_line(kern, what, line, target):
+    with pytest.raises(TypingError, match=what) as e:
+        compile_kernel(kern, (int32[::1],), Options(target=target), stop_after="typed")
+    assert e.value.loc.line == kern.__code__.co_firstlineno + line
+    assert "kernel argument" in str(e.value)
+
+
 def test_a_global_device_array_is_refused_clearly():
     from cujit.diagnostics import UnsupportedError
     from cujit.targets.cpu import memory as cpu_memory

@@ -179,6 +179,7 @@ def type_setitem(t: Typer, op: SetItem) -> None:
         what = "tuples are immutable" if isinstance(obj.type, Tuple) else \
             f"cannot assign into a value of type {describe(obj.type)}"
         raise TypingError(what, op.loc)
+    t.check_writable(obj, op.loc, "cannot assign into")
     index = array_index(t, obj.type, idx, op.loc)
     t.scalar(val, op.loc, f"storing into an array of {obj.type.dtype}")
     # Stores convert to the element type, as numba's setitem does.

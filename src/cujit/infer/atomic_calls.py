@@ -66,6 +66,7 @@ def _array(t: Typer, site: CallSite, fname: str, allowed: tuple[Scalar, ...]) ->
     if ary.type.dtype not in allowed:
         raise TypingError(f"cuda.atomic.{fname} does not support arrays of {ary.type.dtype} "
                           "(supported: " + ", ".join(map(str, allowed)) + ")", site.loc)
+    t.check_writable(ary, site.loc, f"cuda.atomic.{fname} cannot update")
     return ary
 
 

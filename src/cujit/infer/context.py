@@ -82,9 +82,19 @@ class Typer:
         self.exc_messages: dict[int, str] = {}  # exception value id -> its message
         self.def_locs: dict[int, Loc] = {}  # where each value was computed, for messages
         self.tuple_items: dict[int, tuple[Value, ...]] = {}  # BuildTuple results -> items
+        self.const_arrays: set[int] = set()  # arrays frozen into constant memory: read-only
         self.next_id = fn.max_value_id() + 1  # reset every sweep: ids stay deterministic
         self.ops: list[Op] = []
         self._casts: dict[tuple[int, Type], Value] = {}
+
+    def check_writable(self, ary: Value, loc: Loc, what: str) -> None:
+        """A store into an array frozen into the kernel (``cuda.const.array_like``, a
+        global or closure NumPy array) is a TypingError at the store's line."""
+        if ary.id in self.const_arrays:
+            raise TypingError(
+                f"{what} a constant array: cuda.const.array_like and global or closure NumPy "
+                "arrays are frozen into the kernel's constant memory when it is compiled", loc,
+                hint="pass the array as a kernel argument to write into it")
 
     def start_block(self) -> None:
         """Begin emitting a new block (casts made in another block are not reused)."""

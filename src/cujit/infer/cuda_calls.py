@@ -190,10 +190,12 @@ def constant_array(t: Typer, value, loc, result, what: str) -> Value:
     if value.ndim == 0:
         raise TypingError(f"{what} needs an array of at least one dimension", loc)
     data = ConstData(np.ascontiguousarray(value).tobytes())
-    return t.emit(Intrinsic(loc=loc, result=result(Array(dtype, value.ndim, "C")),
-                            name="const.array_like", args=(),
-                            attrs=(("shape", tuple(value.shape)), ("dtype", dtype),
-                                   ("data", data))))
+    v = t.emit(Intrinsic(loc=loc, result=result(Array(dtype, value.ndim, "C")),
+                         name="const.array_like", args=(),
+                         attrs=(("shape", tuple(value.shape)), ("dtype", dtype),
+                                ("data", data))))
+    t.const_arrays.add(v.id)  # read-only: stores into it are refused (Typer.check_writable)
+    return v
 
 
 def call_this_grid(t: Typer, site: CallSite) -> Value:
