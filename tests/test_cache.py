@@ -80,6 +80,23 @@ def test_value_without_a_stable_fingerprint_is_not_cached(cache_dir):
     assert kernel_key(fn, (float64[::1], float64[::1]), Options()) is None
 
 
+def test_a_global_device_array_is_never_cached(cache_dir):
+    # Taken by reference, its address is in the compiled code: no entry may keep it,
+    # even where its repr (the contents) would give a stable key.
+    from types import SimpleNamespace
+
+    table = SimpleNamespace(__cuda_array_interface__={  # a GPU array; its repr is stable
+        "shape": (4,), "strides": None, "typestr": "<f8", "data": (0x7F0000001000, False),
+        "version": 3})
+
+    def kern(x, out):
+        out[0] = table[0] + x[0]
+
+    assert kernel_key(kern, (float64[::1], float64[::1]), Options()) is None
+    compile_cached(kern, (float64[::1], float64[::1]), Options())
+    assert entry_files(cache_dir) == []
+
+
 # -- hits, misses, damaged entries ----------------------------------------------
 
 def test_miss_writes_an_entry_and_a_hit_reads_it_back(cache_dir):

@@ -217,16 +217,44 @@ def test_a_store_into_a_constant_array_is_refused_at_its_line(kern, what, line, 
     assert "kernel argument" in str(e.value)
 
 
-def test_a_global_device_array_is_refused_clearly():
-    from cujit.diagnostics import UnsupportedError
+def test_a_global_device_array_is_taken_by_reference():
     from cujit.targets.cpu import memory as cpu_memory
 
-    prices = cpu_memory.to_device(np.ones(4))
+    prices = cpu_memory.to_device(np.arange(8.0).reshape(2, 4))[:, 1::2]  # a strided view
 
     def kern(out):
-        out[0] = prices[0]
+        i = cuda.grid(1)
+        if i < prices.size:
+            out[i] = prices[i // 2, i % 2] + len(prices)
+            prices[i // 2, i % 2] = -1.0  # by reference: the kernel writes the array
 
-    with pytest.raises(UnsupportedError, match="global or closure HostDeviceArray") as e:
+    k = cuda.jit(kern, target="cpu")
+    out = np.full(4, np.nan)
+    k[1, 8](out)
+    np.testing.assert_array_equal(out, [3.0, 5.0, 7.0, 9.0])
+    assert (prices.copy_to_host() == -1.0).all()
+    prices.copy_to_device(np.array([[10.0, 20.0], [30.0, 40.0]]))
+    k[1, 8](out)  # the same compiled kernel sees the new contents
+    np.testing.assert_array_equal(out, [12.0, 22.0, 32.0, 42.0])
+    assert len(k.overloads) == 1
+
+
+def test_a_gpu_array_global_on_the_cpu_target_is_refused_at_its_line():
+    from types import SimpleNamespace
+
+    from cujit.diagnostics import UnsupportedError
+
+    gpu = SimpleNamespace(__cuda_array_interface__={
+        "shape": (4,), "strides": None, "typestr": "<f8", "data": (0x7F0000000000, False),
+        "version": 3})
+
+    def kern(out):
+        out[0] = gpu[0]
+
+    with pytest.raises(UnsupportedError, match="kernels on the CPU cannot address") as e:
         cuda.jit(kern, target="cpu")[1, 1](np.zeros(3))
     assert e.value.loc.line == kern.__code__.co_firstlineno + 1
     assert "kernel argument" in str(e.value)
+    # The same global on the GPU target compiles, its address a constant of the kernel
+    ptx = compile_kernel(kern, (float64[::1],), Options(arch=(9, 0)), stop_after="ptx").ptx
+    assert str(0x7F0000000000) in ptx

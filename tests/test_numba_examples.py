@@ -576,8 +576,6 @@ def test_globals_constant_capture(target):
     assert_matches(d_totals.copy_to_host(), expected)
 
 
-@pytest.mark.xfail(strict=True, reason="global device arrays (captured by reference, as "
-                   "numba-cuda does) are not supported yet: cujit refuses them at the line")
 def test_globals_device_array_capture(target):
     # A global device array is captured by reference: the kernel sees later writes.
     PRICES = cuda.to_device(np.array([10.0, 25.0, 5.0, 15.0, 30.0], dtype=np.float32))

@@ -31,6 +31,7 @@ from cujit.cache import toolchain
 from cujit.cache.store import hasher
 from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
+from cujit.types.core import is_device_array_global
 
 FORMAT = 5  # bump when what the key covers changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
@@ -162,6 +163,8 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:
     """Fingerprint one global or closure value as irgen will freeze it."""
     if isinstance(v, (*_PLAIN, frozenset)):
         h.update(f"{_const(v)}\n".encode())
+    elif is_device_array_global(v):  # taken by reference: its address is in the code
+        raise Uncacheable(f"a global {type(v).__qualname__} is taken by reference")
     elif isinstance(v, (tuple, list)):  # items may be any value, not only constants
         h.update(f"{type(v).__name__} {getattr(v, '_fields', '')} {len(v)}\n".encode())
         for item in v:

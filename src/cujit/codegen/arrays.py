@@ -29,6 +29,7 @@ from cujit.codegen.lltypes import (
     ARRAY_STRIDES,
     I8,
     array_type,
+    memory_type,
     const_int,
     i64,
     value_type,
@@ -108,6 +109,24 @@ def element_pointer(ctx: FunctionLowering, t: Array, arr: ll.Value,
         offset = term if offset is None else b.add(offset, term)
     raw = b.bitcast(data, ll.PointerType(I8, data.type.addrspace))
     return b.bitcast(b.gep(raw, [offset]), data.type)
+
+
+def lower_global_array(ctx: FunctionLowering, op: ir.Intrinsic, args) -> ll.Value:
+    """``global.array``: a device array read from a global or closure variable, by
+    reference: its address, extents and strides are constants of the kernel."""
+    from cujit.diagnostics import UnsupportedError
+
+    g = op.attr("array")
+    t: Array = op.result.type
+    address = g.address(ctx.target.name)
+    if address is None:
+        where = "the CPU" if ctx.target.name == "cpu" else "the GPU"
+        raise UnsupportedError(f"the global {type(g.array).__name__} lives in memory that "
+                               f"kernels on {where} cannot address", op.loc,
+                               hint="pass the array as a kernel argument")
+    ptr_type = ll.PointerType(memory_type(t.dtype))
+    data = ll.Constant(ll.IntType(64), address).inttoptr(ptr_type)
+    return make_array(ctx, t, data, [i64(n) for n in g.shape], [i64(s) for s in g.strides])
 
 
 def load_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value) -> ll.Value:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen.arrays import build_struct, c_strides, make_array
+from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import (
@@ -167,6 +167,7 @@ COMMON_INTRINSICS = {
     **BIT_INTRINSICS,
     "cuda.cbrt": lower_math,  # ("cbrt", float type) in the target's math table
     "local.array": lower_local_array,
+    "global.array": lower_global_array,
     "array.shape": lower_array_shape,
     "array.size": lower_array_size,
     "abs": lower_abs,

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
+from cujit.infer.cuda_calls import global_array
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.ir import BinOp, Cast, Compare, Const, Undef, UnaryOp, Value
 from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
+from cujit.types.core import is_device_array_global
 
 
 def type_const(t: Typer, op: Const) -> None:
+    if is_device_array_global(op.value):  # taken by reference, as numba-cuda does
+        global_array(t, op.value, op.loc, lambda ty: Value(op.result.id, ty))
+        return
     t.const(op.value, op.loc, result=op.result)  # a literal ``1j`` is complex128, as numba
 
 

@@ -198,6 +198,71 @@ def constant_array(t: Typer, value, loc, result, what: str) -> Value:
     return v
 
 
+class GlobalArray:
+    """A device array a kernel reads from a global or closure variable, by reference
+    (numba-cuda captures them so): the kernel holds its address, shape and strides as
+    constants, sees writes made to it after the compile, and keeps the array alive.
+    Identity is the array's: two kernels over one array share nothing else."""
+
+    __slots__ = ("array", "dtype", "shape", "strides")
+
+    def __init__(self, array, dtype, shape: tuple[int, ...], strides: tuple[int, ...]):
+        self.array, self.dtype, self.shape, self.strides = array, dtype, shape, strides
+
+    def __repr__(self) -> str:
+        return f"<global {type(self.array).__name__} {self.dtype}{list(self.shape)}>"
+
+    def address(self, target: str) -> int | None:
+        """The data address a kernel on ``target`` uses, or None where the array's
+        memory is not that target's (a GPU array on the CPU target, a host one on
+        the GPU)."""
+        import numpy as np
+
+        if isinstance(self.array, np.ndarray):  # host memory; mapped memory has a CAI too
+            if target == "cpu":
+                return self.array.ctypes.data
+            cai = getattr(self.array, "__cuda_array_interface__", None)
+            return None if cai is None else int(cai["data"][0])
+        if target == "cpu":
+            return None
+        return int(self.array.__cuda_array_interface__["data"][0])
+
+
+def global_array(t: Typer, value, loc, result) -> Value:
+    """The device array ``value`` (a global or closure variable) as an array value the
+    kernel addresses directly: a ``global.array`` op (``codegen.arrays``)."""
+    import numpy as np
+
+    from cujit.types import from_dtype
+
+    if isinstance(value, np.ndarray):
+        dtype, shape, strides = value.dtype, value.shape, value.strides
+    else:
+        cai = value.__cuda_array_interface__
+        dtype, shape = np.dtype(cai["typestr"]), tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            strides = np.empty(shape, np.dtype(dtype), order="C").strides if all(shape) \
+                else (0,) * len(shape)
+    try:
+        scalar = from_dtype(np.dtype(dtype))
+    except (TypeError, ValueError, KeyError, NotImplementedError):
+        scalar = None
+    what = f"the global {type(value).__name__}"
+    if not isinstance(scalar, Scalar):
+        raise TypingError(f"{what} has dtype {dtype}, which kernels do not support", loc)
+    if len(shape) == 0:
+        raise TypingError(f"{what} has no dimensions; kernels take arrays of one or more",
+                          loc)
+    probe = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides) \
+        if all(shape) else np.empty(shape, dtype)
+    layout = "C" if probe.flags.c_contiguous else "F" if probe.flags.f_contiguous else "A"
+    data = GlobalArray(value, scalar, tuple(int(n) for n in shape),
+                       tuple(int(s) for s in strides))
+    return t.emit(Intrinsic(loc=loc, result=result(Array(scalar, len(shape), layout)),
+                            name="global.array", args=(), attrs=(("array", data),)))
+
+
 def call_this_grid(t: Typer, site: CallSite) -> Value:
     """``cuda.cg.this_grid()``: the grid group, a compile-time object (its one method,
     ``sync``, needs nothing from it at run time)."""

@@ -193,6 +193,22 @@ def is_namedtuple_class(obj: object) -> bool:
         getattr(obj, "_fields", None), tuple)
 
 
+def is_device_array_global(value: object) -> bool:
+    """Whether a global or closure value is an array kernels take by reference: a device
+    array (anything with a CUDA Array Interface: cujit's, CuPy's...) or a NumPy array
+    subclass over memory kernels address (the CPU target's device arrays, mapped and
+    managed arrays).  A plain NumPy array is frozen into the kernel instead."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.ndarray):
+        return type(value) is not np.ndarray
+    try:
+        return getattr(value, "__cuda_array_interface__", None) is not None
+    except Exception:  # noqa: BLE001 - a property that refuses (a CPU torch tensor)
+        return False
+
+
 @dataclass(frozen=True, repr=False)
 class RangeType(Type):
     """The value of ``range(...)`` over integers of type ``itype``."""
