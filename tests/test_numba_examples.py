@@ -598,8 +598,6 @@ def test_globals_device_array_capture(target):
 # -- 15. A NumPy ufunc called on arrays inside a kernel (numba-cuda docs, "Calling
 #        ufuncs in kernels"; doc_examples/test_ufunc.py) ------------------------------
 
-@pytest.mark.xfail(strict=True, reason="NumPy ufuncs on arrays inside kernels (np.sin(x, "
-                   "out)) are not supported: only their scalar forms are")
 def test_ufunc_on_arrays_in_kernel(target):
     @cuda.jit
     def f(r, x):

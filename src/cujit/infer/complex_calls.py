@@ -294,15 +294,17 @@ def np_minmax(which: str):
 def numpy_rules() -> dict:
     import numpy as np
 
-    rules: dict = {getattr(np, n): np_unary(n) for n in NP_UNARY}
-    rules.update({getattr(np, n): np_binary(n) for n in NP_BINARY})
-    rules.update({
-        np.abs: np_abs, np.absolute: np_abs,
-        np.minimum: np_minmax("minimum"), np.maximum: np_minmax("maximum"),
-        np.isnan: cmath_test("isnan"), np.isinf: cmath_test("isinf"),
-        np.isfinite: cmath_test("isfinite"),
-        np.conjugate: call_conjugate, np.conj: call_conjugate,
-    })
+    from cujit.infer.ufunc_calls import with_arrays
+
+    # Each also takes arrays with an ``out`` (``ufunc_calls``): np.sin(x, out).
+    unary = {n: np_unary(n) for n in NP_UNARY}
+    unary.update({"abs": np_abs, "absolute": np_abs, "isnan": cmath_test("isnan"),
+                  "isinf": cmath_test("isinf"), "isfinite": cmath_test("isfinite"),
+                  "conjugate": call_conjugate, "conj": call_conjugate})
+    binary = {n: np_binary(n) for n in NP_BINARY}
+    binary.update({"minimum": np_minmax("minimum"), "maximum": np_minmax("maximum")})
+    rules: dict = {getattr(np, n): with_arrays(n, 1, r) for n, r in unary.items()}
+    rules.update({getattr(np, n): with_arrays(n, 2, r) for n, r in binary.items()})
     return rules
 
 
