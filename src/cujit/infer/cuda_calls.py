@@ -202,7 +202,7 @@ class GlobalArray:
     """A device array a kernel reads from a global or closure variable, by reference
     (numba-cuda captures them so): the kernel holds its address, shape and strides as
     constants, sees writes made to it after the compile, and keeps the array alive.
-    Identity is the array's: two kernels over one array share nothing else."""
+    Two are equal when they view the same object the same way."""
 
     __slots__ = ("array", "dtype", "shape", "strides")
 
@@ -211,6 +211,14 @@ class GlobalArray:
 
     def __repr__(self) -> str:
         return f"<global {type(self.array).__name__} {self.dtype}{list(self.shape)}>"
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, GlobalArray) and other.array is self.array
+                and (other.dtype, other.shape, other.strides)
+                == (self.dtype, self.shape, self.strides))
+
+    def __hash__(self) -> int:
+        return hash((id(self.array), self.shape, self.strides))
 
     def address(self, target: str) -> int | None:
         """The data address a kernel on ``target`` uses, or None where the array's

@@ -6,7 +6,7 @@ The call becomes a call of a device function generated for the ufunc, the arity,
 operands are arrays and the output's number of dimensions; its body is plain kernel
 Python that the other stages already know::
 
-    def np_sin_aa_1(x0, out):
+    def np_sin_a_1(x0, out):          # np.sin(x, out) with a 1-d out
         for i0 in range(out.shape[0]):
             out[i0] = np.sin(x0[i0])
         return out
