@@ -45,11 +45,32 @@ DYNAMIC_SHARED_SYMBOL = "__cujit_dynamic_shared"
 WARP_SIZE = 32
 
 
-def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str) -> ll.Value:
-    """The i32 special register ``%<ptx_name>.<axis>``."""
-    f = ctx.declare(f"llvm.nvvm.read.ptx.sreg.{ptx_name}.{axis}", I32, [],
-                    attrs=("nounwind", "readnone"))
-    return ctx.builder.call(f, [])
+# The values each special register can hold (PTX ISA, "Special Registers"; CUDA's launch
+# limits: blocks of at most 1024 threads, 64 along z; grids of at most 2**31 - 1 blocks
+# along x, 65535 along y and z), as [lo, hi).  Attached to each read as ``!range``
+# metadata, they tell the optimiser an index built from them is never negative, so an
+# index's negative-index wrap and sign extensions fold away and its arithmetic may
+# narrow, as it does for CUDA C's unsigned built-ins.
+SREG_RANGES = {
+    "tid.x": (0, 1024), "tid.y": (0, 1024), "tid.z": (0, 64),
+    "ntid.x": (1, 1025), "ntid.y": (1, 1025), "ntid.z": (1, 65),
+    "ctaid.x": (0, 2**31 - 1), "ctaid.y": (0, 65535), "ctaid.z": (0, 65535),
+    "nctaid.x": (1, 2**31), "nctaid.y": (1, 65536), "nctaid.z": (1, 65536),
+    "laneid": (0, WARP_SIZE),
+}
+
+
+def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str | None = None) -> ll.Value:
+    """The i32 special register ``%<ptx_name>.<axis>`` (or ``%<ptx_name>``), with the
+    range of values it can hold."""
+    reg = f"{ptx_name}.{axis}" if axis else ptx_name
+    f = ctx.declare(f"llvm.nvvm.read.ptx.sreg.{reg}", I32, [], attrs=("nounwind", "readnone"))
+    value = ctx.builder.call(f, [])
+    lo, hi = SREG_RANGES[reg]
+    hi = hi - 2**32 if hi >= 2**31 else hi  # an i32 constant: 2**31 wraps to -2**31
+    value.set_metadata("range", ctx.module.add_metadata([ll.Constant(I32, lo),
+                                                         ll.Constant(I32, hi)]))
+    return value
 
 
 def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -57,9 +78,7 @@ def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
     if reg == "warpsize":
         return ll.Constant(I32, WARP_SIZE)
     if reg == "laneid":
-        f = ctx.declare("llvm.nvvm.read.ptx.sreg.laneid", I32, [],
-                        attrs=("nounwind", "readnone"))
-        return ctx.builder.call(f, [])
+        return read_sreg(ctx, "laneid")
     dim3, axis = reg.split(".")
     return read_sreg(ctx, _SREG_NAMES[dim3], axis)
 
