@@ -40,6 +40,17 @@ class FunctionLowering:
         self._counter = 0
         # Whatever a target's hooks keep per function (the CPU target's coroutine handle).
         self.target_state: dict = {}
+        self._non_overflowing_adds: frozenset[int] | None = None
+
+    @property
+    def non_overflowing_adds(self) -> frozenset[int]:
+        """Result ids of the function's integer additions that cannot overflow (found
+        on first use: most functions have none to ask about)."""
+        if self._non_overflowing_adds is None:
+            from cujit.ir.analysis import non_overflowing_adds
+
+            self._non_overflowing_adds = non_overflowing_adds(self.fn)
+        return self._non_overflowing_adds
 
     # -- values -------------------------------------------------------------
 

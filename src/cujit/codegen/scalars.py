@@ -75,7 +75,10 @@ def lower_binop(ctx: FunctionLowering, op: ir.BinOp) -> None:
         ctx.set(op.result, cx.binop(ctx, t, op.op, a, b))
         return
     method = _SIMPLE.get((op.op, t.kind))
-    if method is not None:
+    if method == "add" and t.kind == "i" and op.result.id in ctx.non_overflowing_adds:
+        # Proved not to overflow (``ir.analysis``): ``nsw`` lets LLVM count loop trips.
+        ctx.set(op.result, ctx.builder.add(a, b, flags=("nsw",)))
+    elif method is not None:
         ctx.set(op.result, getattr(ctx.builder, method)(a, b))
     elif op.op in _PYTHON:
         ctx.set(op.result, _PYTHON[op.op](ctx, t, a, b))

@@ -11,13 +11,20 @@ both).  The answer errs on the side of "written": it never misses a store.
 
 ``uses_grid_sync``: whether the kernel (or a device function it calls) has a grid-wide
 barrier; the runtime then launches it cooperatively (``cuLaunchCooperativeKernel``).
+
+``non_overflowing_adds``: the integer additions that cannot overflow, found from value
+ranges; lowering marks them ``nsw``, which lets LLVM count the trips of a grid-stride
+``while i < x.size: ...; i += stride`` loop and unroll it.
 """
 
 from __future__ import annotations
 
+from cujit.ir.arith import BinOp, Cast, Compare, Const
 from cujit.ir.calls import CallFunction, Intrinsic
+from cujit.ir.control import Branch
 from cujit.ir.core import Function, operands
-from cujit.ir.memory import SetItem
+from cujit.ir.memory import SetItem, TupleGet
+from cujit.types.core import Array, Scalar
 
 # Intrinsics that store into their first argument.
 _STORING_PREFIXES = ("atomic.",)
@@ -84,3 +91,161 @@ def grid_sync_op(fn: Function) -> Intrinsic | None:
 
 def uses_grid_sync(fn: Function) -> bool:
     return grid_sync_op(fn) is not None
+
+
+# -- value ranges for integer additions ------------------------------------------------
+# The most elements a C- or F-contiguous array can have: its bytes lie in one address
+# space, of at most 2**57 bytes on any host or GPU cujit runs on.  (A layout-'A' array
+# may be a zero-stride view of any extent: its extents get no bound.)
+MAX_CONTIGUOUS_EXTENT = 2**57
+# CUDA's launch limits: blocks of at most 1024 threads (64 along z), grids of at most
+# 2**31 - 1 blocks along x and 65535 along y and z.
+_SREG_RANGES = {"threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
+                "blockDim.x": (1, 1024), "blockDim.y": (1, 1024), "blockDim.z": (1, 64),
+                "blockIdx.x": (0, 2**31 - 2), "blockIdx.y": (0, 65534),
+                "blockIdx.z": (0, 65534), "gridDim.x": (1, 2**31 - 1),
+                "gridDim.y": (1, 65535), "gridDim.z": (1, 65535), "laneid": (0, 31),
+                "warpsize": (32, 32)}
+_GRID_1D = (0, (2**31 - 1) * 1024 - 1)  # cuda.grid(1)
+_GRIDSIZE_1D = (1, (2**31 - 1) * 1024)  # cuda.gridsize(1)
+
+
+def non_overflowing_adds(fn: Function) -> frozenset[int]:
+    """The result ids of ``fn``'s signed integer ``+`` ops that cannot overflow.
+
+    Ranges ``(lo, hi)`` (None: unbounded) come from constants, the launch's special
+    registers, ``cuda.grid(1)``/``gridsize(1)``, contiguous arrays' extents, widening
+    casts and additions and products of bounded values.  A block parameter takes the
+    widest range its incoming edges pass, and an edge taken when ``v < n`` (or
+    ``v <= n``) holds passes ``v`` bounded above by ``n``: so in the body of
+    ``while i < x.size: ...; i += stride`` the index is below the extent, and adding a
+    stride of at most the grid's size cannot overflow.
+    """
+    defs = {op.result.id: op for op in fn.all_ops() if op.result is not None}
+    ranges: dict[int, tuple] = {}
+    incoming: dict[int, list] = {b.id: [] for b in fn.blocks}
+    for b in fn.blocks:
+        term = b.term
+        for k, (target, args) in enumerate(term.successors()):
+            guard = None
+            if isinstance(term, Branch) and k == 0 and term.then_target != term.else_target:
+                guard = defs.get(term.cond.id)
+            incoming[target].append((args, guard))
+
+    def rng(v) -> tuple:
+        return ranges.get(v.id, (None, None))
+
+    def edge_range(arg, guard) -> tuple:
+        lo, hi = rng(arg)
+        if isinstance(guard, Compare) and guard.lhs.id == arg.id and guard.op in ("<", "<="):
+            bound = rng(guard.rhs)[1]
+            if bound is not None:
+                bound -= guard.op == "<"
+                hi = bound if hi is None else min(hi, bound)
+        return lo, hi
+
+    # Each sweep derives every range from the previous sweep's (a loop's back edge passes
+    # values computed later in the order): all start unbounded, and every sweep's ranges
+    # hold on their own, so the last one decides, converged or not.
+    order = _reverse_postorder(fn)
+    for _ in range(3):
+        result = set()
+        for block in order:
+            for k, p in enumerate(block.params):
+                edges = [edge_range(args[k], guard) for args, guard in incoming[block.id]]
+                if edges and _is_int(p.type):
+                    los, his = [lo for lo, _ in edges], [hi for _, hi in edges]
+                    ranges[p.id] = _clip(p.type, (None if None in los else min(los),
+                                                  None if None in his else max(his)))
+            for op in block.ops:
+                if op.result is None or not _is_int(op.result.type):
+                    continue
+                if isinstance(op, BinOp) and op.op == "+" and op.result.type.kind == "i" \
+                        and _fits(op.result.type, rng(op.lhs), rng(op.rhs)):
+                    result.add(op.result.id)
+                ranges[op.result.id] = _clip(op.result.type, _op_range(op, rng, defs))
+    return frozenset(result)
+
+
+def _is_int(t) -> bool:
+    return isinstance(t, Scalar) and t.kind in ("i", "u")
+
+
+def _limits(t: Scalar) -> tuple[int, int]:
+    if t.kind == "u":
+        return 0, 2**t.bits - 1
+    return -(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1
+
+
+def _clip(t: Scalar, r: tuple) -> tuple:
+    """``r``, or unbounded where it leaves the type's range (the value would wrap)."""
+    lo, hi = r
+    tmin, tmax = _limits(t)
+    if (lo is not None and lo < tmin) or (hi is not None and hi > tmax):
+        return None, None
+    return r
+
+
+def _fits(t: Scalar, a: tuple, b: tuple) -> bool:
+    """Whether ``a + b`` stays within signed type ``t`` for every value of the ranges."""
+    tmin, tmax = _limits(t)
+    up = a[1] is not None and b[1] is not None and a[1] + b[1] <= tmax
+    # Adding a non-negative value cannot go below the other operand's own minimum.
+    down = ((a[0] is not None and b[0] is not None and a[0] + b[0] >= tmin)
+            or (a[0] is not None and a[0] >= 0) or (b[0] is not None and b[0] >= 0))
+    return up and down
+
+
+def _op_range(op, rng, defs) -> tuple:
+    if isinstance(op, Const) and isinstance(op.value, int) and not isinstance(op.value, bool):
+        return op.value, op.value
+    if isinstance(op, Intrinsic):
+        if op.name == "cuda.sreg":
+            return _SREG_RANGES.get(op.attr("reg"), (None, None))
+        if op.name == "cuda.grid" and op.attr("ndim") == 1:
+            return _GRID_1D
+        if op.name == "cuda.gridsize" and op.attr("ndim") == 1:
+            return _GRIDSIZE_1D
+        if op.name == "array.size" and _contiguous(op.args[0]):
+            return 0, MAX_CONTIGUOUS_EXTENT
+        return None, None
+    if isinstance(op, TupleGet):  # an extent of a contiguous array's shape
+        src = defs.get(op.tuple.id)
+        if isinstance(src, Intrinsic) and src.name == "array.shape" and _contiguous(src.args[0]):
+            return 0, MAX_CONTIGUOUS_EXTENT
+        return None, None
+    if isinstance(op, Cast) and _is_int(op.operand.type):
+        return rng(op.operand)  # clipped to the target type by the caller
+    if isinstance(op, BinOp) and op.op in ("+", "*"):
+        (alo, ahi), (blo, bhi) = rng(op.lhs), rng(op.rhs)
+        if None in (alo, ahi, blo, bhi):
+            if op.op == "+":
+                return (None if None in (alo, blo) else alo + blo,
+                        None if None in (ahi, bhi) else ahi + bhi)
+            return None, None
+        if op.op == "+":
+            return alo + blo, ahi + bhi
+        products = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
+        return min(products), max(products)
+    return None, None
+
+
+def _contiguous(v) -> bool:
+    return isinstance(v.type, Array) and v.type.layout in ("C", "F")
+
+
+def _reverse_postorder(fn: Function) -> list:
+    by_id = {b.id: b for b in fn.blocks}
+    seen, order = {fn.blocks[0].id}, []
+    stack = [(fn.blocks[0], iter(fn.blocks[0].term.successors()))]
+    while stack:
+        block, succs = stack[-1]
+        for target, _ in succs:
+            if target not in seen:
+                seen.add(target)
+                stack.append((by_id[target], iter(by_id[target].term.successors())))
+                break
+        else:
+            stack.pop()
+            order.append(block)
+    return order[::-1]

@@ -1,0 +1,97 @@
+"""``ir.analysis.non_overflowing_adds``: integer additions proved not to overflow get
+``nsw``, so that LLVM can count a ``while`` loop's trips; an addition that might wrap
+keeps cujit's wrapping int64 semantics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cujit import cuda, ir
+from cujit.ir.analysis import MAX_CONTIGUOUS_EXTENT, non_overflowing_adds
+from cujit.options import Options
+from cujit.pipeline import compile_kernel
+from cujit.types import float32, int64, typeof
+
+
+def typed(fn, types):
+    return compile_kernel(fn, types, Options(arch=(9, 0)), stop_after="passes").outputs["passes"]
+
+
+def adds(fn: ir.Function) -> dict[str, bool]:
+    """Each int ``+`` of ``fn`` (by result id, in order) -> proved not to overflow."""
+    proved = non_overflowing_adds(fn)
+    return {op.result.id: op.result.id in proved for op in fn.all_ops()
+            if isinstance(op, ir.BinOp) and op.op == "+" and op.result.type.kind == "i"}
+
+
+def grid_stride(x, total):
+    acc = float32(0.0)
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < x.size:  # i stays below the extent, the stride below the grid's size
+        acc += x[i]
+        i += stride
+    cuda.atomic.add(total, 0, acc)
+
+
+def test_a_grid_stride_while_loop_gets_nsw_and_unrolls():
+    fn = typed(grid_stride, (float32[::1], float32[::1]))
+    assert list(adds(fn).values()) == [True]
+    ptx = compile_kernel(grid_stride, (float32[::1], float32[::1]), Options(arch=(9, 0))).ptx
+    assert ptx.count("ld.global") > 1  # unrolled: several loads in flight per iteration
+
+
+def stride_from_argument(x, total, stride):
+    i = cuda.grid(1)
+    while i < x.size:
+        total[0] += x[i]
+        i += stride  # any int64: may overflow
+
+
+def bound_from_argument(x, n):
+    i = cuda.grid(1)
+    while i < n:  # n is any int64: i + 1 may overflow
+        x[0] += 1.0
+        i += 1
+
+
+def strided_extent(x, total):
+    i = cuda.grid(1)
+    while i < x.size:  # a layout-'A' array may be a zero-stride view of any size
+        total[0] += x[i]
+        i += cuda.gridsize(1)
+
+
+def bounded_sums(x, out):
+    out[0] = x.size * 16 + x.size * 16  # below 2**62 + 2**62: fits
+    out[1] = x.size * 64 + x.size * 64  # up to 2**64: might wrap
+
+
+@pytest.mark.parametrize("fn,types,want", [
+    (stride_from_argument, (float32[::1], float32[::1], int64), [False]),
+    (bound_from_argument, (float32[::1], int64), [False]),
+    (strided_extent, (float32[:], float32[::1]), [False]),
+    (bounded_sums, (float32[::1], int64[::1]), [True, False]),
+])
+def test_what_is_and_is_not_proved(fn, types, want):
+    assert list(adds(typed(fn, types)).values()) == want
+
+
+def test_the_extent_bound_is_the_address_space():
+    assert MAX_CONTIGUOUS_EXTENT == 2**57  # the ranges above assume it
+
+
+def wraps(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] + 9223372036854775000  # not provable: wraps as int64 does
+
+
+def test_an_unproved_addition_still_wraps_on_the_cpu_target():
+    x = np.array([1000, 2000, -5], np.int64)
+    out = np.zeros(3, np.int64)
+    cuda.jit(wraps, target="cpu")[1, 4](x, out)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, x + np.int64(9223372036854775000))
+    assert list(adds(typed(wraps, (typeof(x), typeof(out)))).values()) == [False]
