@@ -35,11 +35,14 @@ def grid_stride(x, total):
     cuda.atomic.add(total, 0, acc)
 
 
-def test_a_grid_stride_while_loop_gets_nsw_and_unrolls():
+def test_a_grid_stride_while_loop_gets_nsw():
     fn = typed(grid_stride, (float32[::1], float32[::1]))
     assert list(adds(fn).values()) == [True]
-    ptx = compile_kernel(grid_stride, (float32[::1], float32[::1]), Options(arch=(9, 0))).ptx
-    assert ptx.count("ld.global") > 1  # unrolled: several loads in flight per iteration
+    llvm = compile_kernel(grid_stride, (float32[::1], float32[::1]), Options(arch=(9, 0)),
+                          stop_after="llvm").outputs["llvm"]
+    # The increment, and only it among the int64 adds of the loop (libNVVM 13.5 then
+    # unrolls the loop: bench/prebuilt_ab.py; older ones may not).
+    assert llvm.count("add nsw i64") == 1
 
 
 def stride_from_argument(x, total, stride):
