@@ -123,6 +123,8 @@ def non_overflowing_adds(fn: Function) -> frozenset[int]:
     """
     defs = {op.result.id: op for op in fn.all_ops() if op.result is not None}
     ranges: dict[int, tuple] = {}
+    # Per block, its incoming edges: (source block id, the arguments, the Compare that
+    # holds when the edge is taken, if any).
     incoming: dict[int, list] = {b.id: [] for b in fn.blocks}
     for b in fn.blocks:
         term = b.term
@@ -130,18 +132,31 @@ def non_overflowing_adds(fn: Function) -> frozenset[int]:
             guard = None
             if isinstance(term, Branch) and k == 0 and term.then_target != term.else_target:
                 guard = defs.get(term.cond.id)
-            incoming[target].append((args, guard))
+            incoming[target].append((b.id, args, guard if isinstance(guard, Compare) else None))
 
     def rng(v) -> tuple:
         return ranges.get(v.id, (None, None))
 
-    def edge_range(arg, guard) -> tuple:
+    def bound(guard) -> tuple[int, int] | None:
+        """(value id, its upper bound) that ``guard`` (taken as true) establishes."""
+        if guard is None or guard.op not in ("<", "<="):
+            return None
+        hi = rng(guard.rhs)[1]
+        return None if hi is None else (guard.lhs.id, hi - (guard.op == "<"))
+
+    # Upper bounds that hold throughout a block: those of the guard on its one incoming
+    # edge, and whatever held in that edge's source (which then dominates the block).
+    facts: dict[int, dict[int, int]] = {}
+
+    def edge_range(source: int, arg, guard) -> tuple:
         lo, hi = rng(arg)
-        if isinstance(guard, Compare) and guard.lhs.id == arg.id and guard.op in ("<", "<="):
-            bound = rng(guard.rhs)[1]
-            if bound is not None:
-                bound -= guard.op == "<"
-                hi = bound if hi is None else min(hi, bound)
+        known = [facts.get(source, {}).get(arg.id)]
+        b = bound(guard)
+        if b is not None and b[0] == arg.id:
+            known.append(b[1])
+        for k in known:
+            if k is not None:
+                hi = k if hi is None else min(hi, k)
         return lo, hi
 
     # Each sweep derives every range from the previous sweep's (a loop's back edge passes
@@ -151,10 +166,19 @@ def non_overflowing_adds(fn: Function) -> frozenset[int]:
     for _ in range(3):
         result = set()
         for block in order:
+            edges = incoming[block.id]
+            here: dict[int, int] = {}
+            if len(edges) == 1 and block is not order[0]:
+                source, _, guard = edges[0]
+                here = dict(facts.get(source, {}))
+                b = bound(guard)
+                if b is not None:
+                    here[b[0]] = min(b[1], here.get(b[0], b[1]))
+            facts[block.id] = here
             for k, p in enumerate(block.params):
-                edges = [edge_range(args[k], guard) for args, guard in incoming[block.id]]
-                if edges and _is_int(p.type):
-                    los, his = [lo for lo, _ in edges], [hi for _, hi in edges]
+                spans = [edge_range(src, args[k], guard) for src, args, guard in edges]
+                if spans and _is_int(p.type):
+                    los, his = [lo for lo, _ in spans], [hi for _, hi in spans]
                     ranges[p.id] = _clip(p.type, (None if None in los else min(los),
                                                   None if None in his else max(his)))
             for op in block.ops:
