@@ -98,9 +98,10 @@ def uses_grid_sync(fn: Function) -> bool:
 # space, of at most 2**57 bytes on any host or GPU cujit runs on.  (A layout-'A' array
 # may be a zero-stride view of any extent: its extents get no bound.)
 MAX_CONTIGUOUS_EXTENT = 2**57
-# CUDA's launch limits: blocks of at most 1024 threads (64 along z), grids of at most
-# 2**31 - 1 blocks along x and 65535 along y and z.
-_SREG_RANGES = {"threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
+# The values each special register can hold, inclusive, from CUDA's launch limits: blocks
+# of at most 1024 threads (64 along z), grids of at most 2**31 - 1 blocks along x and
+# 65535 along y and z (the CUDA target also hands them to LLVM: ``targets/cuda``).
+SPECIAL_REGISTER_RANGES = {"threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
                 "blockDim.x": (1, 1024), "blockDim.y": (1, 1024), "blockDim.z": (1, 64),
                 "blockIdx.x": (0, 2**31 - 2), "blockIdx.y": (0, 65534),
                 "blockIdx.z": (0, 65534), "gridDim.x": (1, 2**31 - 1),
@@ -225,7 +226,7 @@ def _op_range(op, rng, defs) -> tuple:
         return op.value, op.value
     if isinstance(op, Intrinsic):
         if op.name == "cuda.sreg":
-            return _SREG_RANGES.get(op.attr("reg"), (None, None))
+            return SPECIAL_REGISTER_RANGES.get(op.attr("reg"), (None, None))
         if op.name == "cuda.grid" and op.attr("ndim") == 1:
             return _GRID_1D
         if op.name == "cuda.gridsize" and op.attr("ndim") == 1:

@@ -33,6 +33,7 @@ from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
+from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
 from cujit.targets.cuda.cg import lower_grid_sync
 from cujit.targets.cuda.constmem import lower_const_array_like
@@ -45,19 +46,19 @@ DYNAMIC_SHARED_SYMBOL = "__cujit_dynamic_shared"
 WARP_SIZE = 32
 
 
-# The values each special register can hold (PTX ISA, "Special Registers"; CUDA's launch
-# limits: blocks of at most 1024 threads, 64 along z; grids of at most 2**31 - 1 blocks
-# along x, 65535 along y and z), as [lo, hi).  Attached to each read as ``!range``
-# metadata, they tell the optimiser an index built from them is never negative, so an
-# index's negative-index wrap and sign extensions fold away and its arithmetic may
-# narrow, as it does for CUDA C's unsigned built-ins.
-SREG_RANGES = {
-    "tid.x": (0, 1024), "tid.y": (0, 1024), "tid.z": (0, 64),
-    "ntid.x": (1, 1025), "ntid.y": (1, 1025), "ntid.z": (1, 65),
-    "ctaid.x": (0, 2**31 - 1), "ctaid.y": (0, 65535), "ctaid.z": (0, 65535),
-    "nctaid.x": (1, 2**31), "nctaid.y": (1, 65536), "nctaid.z": (1, 65536),
-    "laneid": (0, WARP_SIZE),
-}
+# The values each special register can hold (``ir.analysis.SPECIAL_REGISTER_RANGES``),
+# by PTX name, as [lo, hi).  Attached to each read as ``!range`` metadata, they tell the
+# optimiser an index built from them is never negative, so an index's negative-index
+# wrap and sign extensions fold away and its arithmetic may narrow, as it does for CUDA
+# C's unsigned built-ins.
+def _ptx_name(reg: str) -> str:
+    """``threadIdx.x`` -> ``tid.x``; ``laneid`` stays."""
+    dim3, _, axis = reg.partition(".")
+    return f"{_SREG_NAMES[dim3]}.{axis}" if axis else reg
+
+
+SREG_RANGES = {_ptx_name(reg): (lo, hi + 1) for reg, (lo, hi) in SPECIAL_REGISTER_RANGES.items()
+               if reg != "warpsize"}  # warpsize is the constant 32, not a register read
 
 
 def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str | None = None) -> ll.Value:
