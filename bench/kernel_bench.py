@@ -429,13 +429,10 @@ def python_kernel(kernel: Kernel, cuda_module):
 # ---------------------------------------------------------------------------------------
 # The three implementations: device copies, launch, copy back, registers, PTX.
 
-class CujitImpl:
-    label = "cujit"
+class _NumbaApiImpl:
+    """What cujit and numba-cuda share: the numba.cuda API of module ``self.cuda``."""
 
-    def __init__(self):
-        from cujit import cuda
-
-        self.cuda = cuda
+    label = ""
 
     def build(self, kernel):
         return self.cuda.jit(python_kernel(kernel, self.cuda))
@@ -452,6 +449,15 @@ class CujitImpl:
 
     def sync(self):
         self.cuda.synchronize()
+
+
+class CujitImpl(_NumbaApiImpl):
+    label = "cujit"
+
+    def __init__(self):
+        from cujit import cuda
+
+        self.cuda = cuda
 
     def regs(self, kern):
         from cuda.bindings import driver as drv
@@ -469,29 +475,13 @@ class CujitImpl:
         return next(iter(kern.overloads.values())).result.ptx
 
 
-class NumbaImpl:
+class NumbaImpl(_NumbaApiImpl):
     label = "numba_cuda"
 
     def __init__(self):
         from numba import cuda
 
         self.cuda = cuda
-
-    def build(self, kernel):
-        return self.cuda.jit(python_kernel(kernel, self.cuda))
-
-    def device(self, a):
-        return self.cuda.to_device(a) if isinstance(a, np.ndarray) else a
-
-    def launcher(self, kern, grid, block, dargs, c_extra):
-        cfg = kern[grid, block]
-        return lambda: cfg(*dargs)
-
-    def host(self, d):
-        return d.copy_to_host()
-
-    def sync(self):
-        self.cuda.synchronize()
 
     def regs(self, kern):
         return next(iter(kern.overloads.values())).regs_per_thread

@@ -40,8 +40,8 @@ def test_a_grid_stride_while_loop_gets_nsw():
     assert list(adds(fn).values()) == [True]
     llvm = compile_kernel(grid_stride, (float32[::1], float32[::1]), Options(arch=(9, 0)),
                           stop_after="llvm").outputs["llvm"]
-    # The increment, and only it among the int64 adds of the loop (libNVVM 13.5 then
-    # unrolls the loop: bench/prebuilt_ab.py; older ones may not).
+    # The increment, and only it among the int64 adds of the loop (libNVVM then unrolls
+    # the loop: bench/NOTES.md; the unrolling is the toolchain's, not checked here).
     assert llvm.count("add nsw i64") == 1
 
 
