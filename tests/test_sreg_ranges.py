@@ -20,6 +20,16 @@ def every_register(out):
               + cuda.laneid)
 
 
+def test_the_ranges_are_cudas_launch_limits():
+    # [lo, hi): at most 1024 threads a block (64 along z), 2**31 - 1 blocks along x,
+    # 65535 along y and z; a lane is 0-31.
+    assert SREG_RANGES["tid.x"] == (0, 1024) and SREG_RANGES["tid.z"] == (0, 64)
+    assert SREG_RANGES["ntid.x"] == (1, 1025) and SREG_RANGES["ntid.z"] == (1, 65)
+    assert SREG_RANGES["ctaid.x"] == (0, 2**31 - 1) and SREG_RANGES["ctaid.y"] == (0, 65535)
+    assert SREG_RANGES["nctaid.x"] == (1, 2**31) and SREG_RANGES["nctaid.z"] == (1, 65536)
+    assert SREG_RANGES["laneid"] == (0, 32) and "warpsize" not in SREG_RANGES
+
+
 def test_each_register_read_has_its_range():
     llvm = compile_kernel(every_register, (int32[::1],), Options(arch=(9, 0)),
                           stop_after="llvm").outputs["llvm"]
