@@ -421,7 +421,7 @@ KERNEL_CASES = [
     (grid_of_four, V1, T, "cuda.grid(ndim) needs ndim to be a constant 1, 2 or 3", "cuda.grid",
      None),
     (returns_value, V1, E, "a kernel cannot return a value", "return",
-     "write the result into an array argument instead"),
+     "write the result into an array argument instead\nguide: docs/guide/first-kernel.md#results-go-into-arrays"),
     (uses_with, V1, U, "'with' statements are not supported in kernels",
      by_version("with", "with", 'open("f")'), None),
     (uses_lambda, V1, U, "lambda expressions are not supported in kernels", "lambda", None),
@@ -429,13 +429,19 @@ KERNEL_CASES = [
      None),
     (uses_dict, V1, U, "dict displays are not supported in kernels", "{}", None),
     (stores_global, V1, U, "assigning to a 'global' variable is not supported in kernels",
-     "GLOBAL_COUNTER", None),
+     "GLOBAL_COUNTER", ("a kernel cannot change Python variables: write the result into an array "
+     "argument (out[0] = ...) and read that array on the host after the launch"
+     "\nguide: docs/guide/first-kernel.md#results-go-into-arrays")),
     (float_index, V1, T, "an array index must be an integer, not float64", "x[1.5]", None),
     (unknown_array_attribute, V1, T, ("arrays have no attribute 'foo' in kernels (supported: "
      "shape, size, ndim, dtype)"), "x.foo", None),
     (stores_tuple, V1, T, ("storing into an array of float32 needs a number, not "
      "tuple(int64, int64)"), "x[0]", None),
-    (calls_numpy, V1, U, "call to unsupported function 'numpy.sum'", "np.sum", None),
+    (calls_numpy, V1, U, "call to unsupported function 'numpy.sum'", "np.sum",
+     ("in a kernel NumPy's math functions take numbers (np.sin(x[i])) or fill an 'out' array "
+     "(np.sin(x, out)); for np.sum loop over the elements, or combine threads' results with "
+     "cuda.atomic.add; docs/numba-api.md lists what kernels can call"
+     "\nguide: docs/guide/first-kernel.md#what-a-kernel-can-call")),
     (stores_into_scalar, "void(float32[:], float32)", T,
      "cannot assign into a value of type float32", "a[0]", None),
     (atomic_tuple_value, "void(int32[:])", T,
@@ -495,10 +501,10 @@ KERNEL_CASES = [
      "x[0]", None),
     (calls_plain_function, V1, U, "call to unsupported function 'plain_helper'",
      "plain_helper", ("decorate 'plain_helper' with @cuda.jit(device=True) to call it from "
-     "a kernel")),
+     "a kernel\nguide: docs/guide/first-kernel.md#device-functions")),
     (calls_kernel, V1, U, "call to unsupported function 'launched_kernel'", "launched_kernel",
      ("'launched_kernel' is a kernel, which only the host can launch; to call it from a "
-     "kernel, declare it with @cuda.jit(device=True)")),
+     "kernel, declare it with @cuda.jit(device=True)\nguide: docs/guide/first-kernel.md#device-functions")),
 ]
 
 
@@ -529,7 +535,7 @@ def test_bad_kernel(fn, sig, cls, message, at, hint):
     assert lines[0] == f"{__file__}:{line}:{col}: {cls.kind}: {message}"
     assert lines[1] == "    " + source.strip()
     assert lines[2].index("^") == 4 + (col - 1 - indent)  # the caret under ``at``
-    assert lines[3:] == ([f"hint: {hint}"] if hint else [])
+    assert "\n".join(lines[3:]) == (f"hint: {hint}" if hint else "")  # with its guide line
     assert_user_facing(err)
 
 
@@ -639,7 +645,8 @@ ARRAYS = "kernel arrays hold bool, int8-64, uint8-64, float16-64 or complex64/12
 
 LAUNCH_CASES = [
     ("argument count", lambda: fill[1, 4](X), LaunchError,
-     "kernel 'fill' takes 2 arguments, 1 given"),
+     "kernel 'fill' takes 2 arguments, 1 given\nhint: pass one value per parameter: "
+     "fill[blocks, threads](x, n)\nguide: docs/guide/first-kernel.md#launching"),
     ("object array", lambda: fill[1, 4](np.zeros(3, object), 3), LaunchError,
      (f"kernel 'fill': argument 0 ('x'): unsupported dtype object: {ARRAYS}, not Python "
      "objects")),
@@ -659,22 +666,34 @@ LAUNCH_CASES = [
     ("None", lambda: fill[1, 4](None, 3), LaunchError,
      "kernel 'fill': argument 0 ('x'): cannot pass None to a kernel"),
     ("list", lambda: fill[1, 4]([1.0, 2.0], 3), LaunchError,
-     "kernel 'fill': argument 0 ('x'): cannot pass a value of Python type list to a kernel"),
+     ("kernel 'fill': argument 0 ('x'): cannot pass a value of Python type list to a kernel\n"
+      "hint: kernels take arrays, not lists: pass np.asarray(...) for 'x' (or "
+      "cuda.to_device(np.asarray(...)) to keep it on the GPU between launches)"
+      "\nguide: docs/guide/first-kernel.md#host-arrays-and-device-arrays")),
     ("fraction scalar", lambda: fill[1, 4](X, fractions.Fraction(1, 2)), LaunchError,
      ("kernel 'fill': argument 1 ('n'): cannot pass a value of Python type Fraction to a "
      "kernel")),
     ("eager signature, dtype", lambda: fill_eager[1, 4](np.zeros(3), 3), LaunchError,
      ("kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and cannot take "
-     "arguments of types (array(float64, 1d, C), int64)")),
+     "arguments of types (array(float64, 1d, C), int64)\nhint: argument 0 ('x') is "
+     "float64[:] where the signature has float32[:]; the signature 'void(float64[:], int64)' "
+     "would take these arguments, or convert the argument (x.astype(np.float32)), or drop "
+     "the signature so that cujit compiles for the types each launch passes"
+     "\nguide: docs/guide/first-kernel.md#signatures")),
     ("eager signature, ndim", lambda: fill_eager[1, 4](np.zeros((3, 3), np.float32), 3),
      LaunchError, ("kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and "
-     "cannot take arguments of types (array(float32, 2d, C), int64)")),
+     "cannot take arguments of types (array(float32, 2d, C), int64)\nhint: argument 0 ('x') "
+     "is float32[:, :] where the signature has float32[:]; the signature "
+     "'void(float32[:, :], int64)' would take these arguments, or convert the argument "
+     "(x.reshape(...) to 1 dimension(s)), or drop the signature so that cujit compiles for "
+     "the types each launch passes\nguide: docs/guide/first-kernel.md#signatures")),
     ("grid zero", lambda: fill[0, 4](X, 3), LaunchError,
      "grid dimensions must be positive, got 0"),
     ("block negative", lambda: fill[1, -4](X, 3), LaunchError,
      "block dimensions must be positive, got -4"),
     ("grid of floats", lambda: fill[1.5, 4](X, 3), LaunchError,
-     "grid must be made of ints, got 1.5"),
+     "grid must be made of ints, got 1.5\nhint: compute it with integer division, for "
+     "instance (n + 255) // 256: '/' always gives a float\nguide: docs/guide/first-kernel.md#launching"),
     # (a fresh kernel: the launch-configuration cache takes True for 1, see the report)
     ("grid of bools", lambda: cuda.jit(fill.py_func, target="cpu")[True, 4](X, 3), LaunchError,
      "grid must be made of ints, got True"),
@@ -694,7 +713,9 @@ LAUNCH_CASES = [
     ("negative dynamic shared memory", lambda: fill[1, 4, 0, -1](X, 3), LaunchError,
      "kernel 'fill': dynamic shared memory size must be >= 0, got -1"),
     ("no launch configuration", lambda: fill(X, 3), LaunchError,
-     "kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)"),
+     ("kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)\n"
+      "hint: give blocks and threads per block in brackets, for instance "
+      "fill[(x.size + 255) // 256, 256](x, n)\nguide: docs/guide/first-kernel.md#launching")),
     ("configuration of one item", lambda: fill[1](X, 3), LaunchError,
      ("launch a kernel as kernel[grid, block](...) or kernel[grid, block, stream, "
      "dynamic_shared_bytes](...)")),

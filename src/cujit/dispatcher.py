@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from cujit import abi, config, warmup
+from cujit import abi, config, hints, warmup
 from cujit.argtypes import fast_typeof
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
@@ -41,7 +41,9 @@ def normalize_dim(value, what: str) -> tuple[int, int, int]:
     dims = []
     for v in items:
         if isinstance(v, bool) or not hasattr(v, "__index__"):
-            raise LaunchError(f"{what} must be made of ints, got {value!r}")
+            message = f"{what} must be made of ints, got {value!r}"
+            raise LaunchError(hints.with_hint(message, "float-dimension")
+                              if isinstance(v, float) else message)
         v = v.__index__()
         if v <= 0:
             raise LaunchError(f"{what} dimensions must be positive, got {value!r}")
@@ -222,7 +224,8 @@ class Kernel:
     @api_boundary
     def __call__(self, *args):
         raise LaunchError(f"kernel {self.__name__!r} needs a launch configuration: "
-                          f"{self.__name__}[blocks, threads_per_block](...)")
+                          f"{self.__name__}[blocks, threads_per_block](...)\nhint: "
+                          + hints.launch_form(self.__name__, self._argnames, args))
 
     def _arg_types(self, args) -> tuple[Type, ...]:
         try:
@@ -236,7 +239,9 @@ class Kernel:
                 return key
         sigs = ", ".join("(" + ", ".join(map(str, k)) + ")" for k in self.overloads)
         raise LaunchError(f"kernel {self.__name__!r} was compiled for {sigs} and cannot "
-                          "take arguments of types (" + ", ".join(map(str, types)) + ")")
+                          "take arguments of types (" + ", ".join(map(str, types)) + ")\nhint: "
+                          + hints.eager_mismatch(self.__name__, self._argnames,
+                                                 next(iter(self.overloads)), types))
 
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
@@ -245,7 +250,9 @@ class Kernel:
             try:
                 typeof(a)
             except TypeError as exc:
-                return f"kernel {self.__name__!r}: argument {k} ({name!r}): {exc}"
+                message = f"kernel {self.__name__!r}: argument {k} ({name!r}): {exc}"
+                return (hints.with_hint(message, "list-argument", name=name)
+                        if isinstance(a, list) else message)
         return f"kernel {self.__name__!r}: cannot type the arguments"
 
     @api_boundary
@@ -256,8 +263,9 @@ class Kernel:
         """Launch: the general path, for any arguments.  Returns what a launcher for
         these kinds of arguments would be made from, or None where none can be."""
         if len(args) != self._nargs:
-            raise LaunchError(f"kernel {self.__name__!r} takes {self._nargs} arguments, "
-                              f"{len(args)} given")
+            raise LaunchError(hints.with_hint(
+                f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
+                "argument-count", kernel=self.__name__, args=", ".join(self._argnames)))
         try:
             spec = self._fast.get(tuple(map(id, map(fast_typeof, args))))
         except TypeError:  # an argument typeof cannot type: the slow path says which

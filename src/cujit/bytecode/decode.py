@@ -20,6 +20,7 @@ from cujit.bytecode.unsupported import (
     MESSAGES, TRY_MESSAGE, flags_message, nested_function_message,
 )
 from cujit.diagnostics import Loc, UnsupportedError
+from cujit.hints import hint
 
 # Bookkeeping that has no meaning once NULLs and caches are gone.
 _DROP = frozenset({
@@ -103,7 +104,8 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
         if name in _DROP:
             continue
         if name in MESSAGES:
-            raise UnsupportedError(MESSAGES[name], loc)
+            raise UnsupportedError(MESSAGES[name], loc,
+                                   hint=hint("global-store") if name == "STORE_GLOBAL" else None)
         name = _RENAME.get(name, name)
 
         def emit(op, arg=None, **kw):

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from cujit import device_api as cuda
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.dispatcher import DeviceFunction, Kernel
+from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
 from cujit.infer import complex_calls as cx
@@ -166,10 +167,13 @@ def user_spelling(name: str) -> str:
 
 def _not_callable_hint(fn: object, name: str) -> str | None:
     if isinstance(fn, Kernel):
-        return (f"'{name}' is a kernel, which only the host can launch; to call it from a "
-                "kernel, declare it with @cuda.jit(device=True)")
+        return hint("kernel-in-kernel", name=name)
     if isinstance(fn, pytypes.FunctionType):
-        return f"decorate '{name}' with @cuda.jit(device=True) to call it from a kernel"
+        return hint("host-function", name=name)
+    short = name.removeprefix("numpy.")  # the messages' spelling of NumPy's functions
+    if short != name and "." not in short:
+        return (hint("numpy-allocation") if short in NUMPY_ALLOCATORS
+                else hint("numpy-function", name=f"np.{short}"))
     return None
 
 

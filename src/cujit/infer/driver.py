@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from cujit.diagnostics import CompileError, Loc, TypingError
+from cujit.hints import hint
 from cujit.infer import access, arith, calls
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import Callees, is_argument_type
@@ -180,7 +181,7 @@ def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
             return _type_return(t, term, v, state)
         if v is not None:
             raise CompileError("a kernel cannot return a value", term.loc,
-                               hint="write the result into an array argument instead")
+                               hint=hint("kernel-return"))
         return Return(loc=term.loc)
     if isinstance(term, Raise):
         exc = t.value(term.exc) if term.exc is not None else None
