@@ -100,7 +100,7 @@ class Kernel:
         self._base_options = options or Options(debug=bool(flags.get("debug")) or
                                                 config.DEBUG.get(),
                                                 fastmath=bool(flags.get("fastmath")),
-                                                target=target)
+                                                verify=config.VERIFY.get(), target=target)
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
