@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "guide"
 PAGES = sorted(GUIDE.glob("*.md"))
-FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```\s*$", re.S | re.M)
+FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```\s*$", re.DOTALL | re.MULTILINE)
 MARK = "\x00-- end of block --\x00"
 
 # Run in the subprocess: each block compiled as "example.py" with its source in
@@ -75,7 +75,7 @@ def blocks_of(page: Path) -> list[Block]:
 
 def run_blocks(page: Path, blocks: list[Block], env: dict, timeout: int = 240) -> list[str]:
     payload = json.dumps([(b.source, list(b.needs)) for b in blocks])
-    proc = subprocess.run([sys.executable, "-c", RUNNER], input=payload, text=True,
+    proc = subprocess.run([sys.executable, "-c", RUNNER], input=payload, text=True, check=False,
                           capture_output=True, env=env, cwd=str(GUIDE), timeout=timeout)
     outputs = proc.stdout.split(MARK + "\n")
     assert proc.returncode == 0, (f"{page.name}: block {len(outputs)} (of {len(blocks)}, "

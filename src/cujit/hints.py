@@ -67,9 +67,8 @@ HINTS: dict[str, Hint] = {
         "write the result into an array argument instead",
         "first-kernel.md#results-go-into-arrays"),
     "unsynchronized-read": Hint(
-        "kernel {kernel!r} launched on {stream} may still be writing this array: call "
-        "cuda.synchronize() (or that stream's synchronize()) after the launch and before "
-        "reading the array on the host",
+        "a launch returns before its kernel has run: after launching on {stream}, call "
+        "cuda.synchronize() (or that stream's synchronize()) before reading the array",
         "memory.md#mapped-and-managed-memory"),
 }
 

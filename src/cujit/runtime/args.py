@@ -40,7 +40,8 @@ def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
     """Flatten ``args`` (typed by ``arg_types``) into parameter values.
 
     Returns ``(values, writebacks)``: ``values`` in ``cujit.abi`` order, and one
-    :class:`Writeback` per host array, to run after the launch (call each, or
+    :class:`Writeback` per host array (and a ``pending.PendingWrite`` per mapped or
+    managed array the kernel may write), to run after the launch (call each, or
     :func:`finish_writebacks`).  Keep ``writebacks`` alive until then: it owns
     the temporary device copies (and foreign-array views) the kernel reads.
 
@@ -82,6 +83,9 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             dev = a
         elif isinstance(a, np.ndarray):
             dev = None if a.__class__ is np.ndarray else _reachable_view(a, stream)
+            if dev is not None and checks is not None and checks[0] is not None \
+                    and checks[0][index] and hasattr(a, "_cujit_note_written"):
+                writebacks.append(a._cujit_note_written(stream))  # runtime/pending.py
             if dev is None:  # host memory: copied (numba's rule)
                 if checks is not None and checks[0] is not None and checks[0][index] \
                         and not a.flags.writeable:
@@ -188,7 +192,7 @@ def finish_writebacks(writebacks: list, stream=0) -> None:
     for write in writebacks:
         write()
     cu = as_cu_stream(stream)
-    if cu is not _default():
+    if cu is not _default() and any(w.__class__ is Writeback for w in writebacks):
         call("cuStreamSynchronize", cu)
     writebacks.clear()
 

@@ -37,6 +37,7 @@ import weakref
 
 import numpy as np
 
+from cujit.runtime import pending
 from cujit.runtime.driver import CudaDriverError, call, error_name, get_driver
 from cujit.runtime.layout import byte_span, contiguous_strides
 
@@ -205,6 +206,32 @@ class ReachableArray(np.ndarray):
         if obj is not None:
             self.stream = getattr(obj, "stream", 0)
 
+    # -- host reads: reported while a kernel that may write the memory runs -------------
+    def __getitem__(self, key):
+        if pending.WRITES:
+            pending.check_read(buffer_of(self))
+        return super().__getitem__(key)
+
+    def __repr__(self) -> str:
+        if pending.WRITES:
+            pending.check_read(buffer_of(self))
+        return super().__repr__()
+
+    def __str__(self) -> str:
+        if pending.WRITES:
+            pending.check_read(buffer_of(self))
+        return super().__str__()
+
+    def tolist(self):
+        if pending.WRITES:
+            pending.check_read(buffer_of(self))
+        return super().tolist()
+
+    def _cujit_note_written(self, stream) -> pending.PendingWrite | None:
+        """For the launch path: what marks this array as written once the kernel is queued."""
+        buf = buffer_of(self)
+        return None if buf is None else pending.PendingWrite(buf, stream)
+
     # -- device-array side ------------------------------------------------------------
     @property
     def device_ptr(self) -> int:
@@ -260,6 +287,8 @@ class ReachableArray(np.ndarray):
 
         The memory is host memory already: the copy is a NumPy copy, made once
         the kernels writing it have finished (synchronize first)."""
+        if pending.WRITES:
+            pending.check_read(buffer_of(self))
         values = self.view(np.ndarray)
         if ary is None:
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
