@@ -76,7 +76,11 @@ def test_demo_runs(tmp_path):
     proc = run_cli("demo", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "== cubin" in proc.stdout
-    assert "relative error" in proc.stdout and proc.stdout.rstrip().endswith("OK")
+    result = next(line for line in proc.stdout.splitlines() if "relative error" in line)
+    assert result.endswith("OK")
+    from cujit.cli import NEXT_STEPS
+
+    assert proc.stdout.rstrip().endswith(NEXT_STEPS.strip())  # it ends saying what to try
     from cujit import cuda
 
     if not cuda.is_available():

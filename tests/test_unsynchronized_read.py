@@ -119,3 +119,18 @@ def test_gpu_race_is_reported_and_synchronize_silences_it():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert (m[:] == 7.0).all()
+
+
+def test_an_event_that_cannot_be_queried_says_nothing():
+    """An event recorded during graph capture cannot be queried: no warning, no error."""
+
+    class Captured:
+        def query(self):
+            raise RuntimeError("CUDA_ERROR_CAPTURED_EVENT")
+
+    _owner, buf, a = host_mapped()
+    pending.note_written(buf, Captured(), 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert a[1] == 1.0
+    assert buf not in pending.WRITES

@@ -172,7 +172,17 @@ def cmd_demo(args) -> int:
     print(f"\nran saxpy on {where} over {n} elements (first launch, compile/load included: "
           f"{took * 1e3:.2f} ms); relative error vs NumPy {err:.2e}: "
           f"{'OK' if ok else 'MISMATCH'}")
+    print(NEXT_STEPS)
     return 0 if ok else 1
+
+
+NEXT_STEPS = """
+What to try next:
+  docs/guide/ (in cujit's source)      the user guide: a first kernel, memory, running
+                                       without a GPU, debugging, performance, numba
+  python -m cujit explain FILE.py:KERNEL --sig "void(float32[:])"
+                                       every stage of your own kernel
+  CUJIT_TARGET=cpu python PROGRAM.py   run every kernel of a program on the CPU"""
 
 
 def cmd_cache(args) -> int:
@@ -186,7 +196,9 @@ def cmd_cache(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="cujit", description=__doc__,
+    # The module docstring, as plain text: no reST literal markup in --help.
+    parser = argparse.ArgumentParser(prog="cujit", description=__doc__.replace("``", ""),
+                                     epilog="The user guide: docs/guide/ in cujit's source.",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="compile and run an embedded saxpy kernel")
