@@ -4,8 +4,10 @@ A page's fenced ```python blocks run in order in one subprocess (a namespace sha
 a reader pasting them one after another would have), with CUJIT_TARGET=cpu and a
 timeout; an ```output block right after a python block is what that block must print
 (its file shows as ``example.py``).  Blocks fenced ```python gpu need a GPU: they run
-in the gpu-marked test, on the CUDA target; ``gpu needs=cupy`` names modules whose
-absence skips the block.
+in the gpu-marked test, on the CUDA target, with every other block of the page (the
+CPU examples must hold on the GPU too) except those fenced ```python cpu (a kernel's
+print(), whose GPU output arrives at a later synchronisation, out of order with the
+page's); ``needs=cupy`` names modules whose absence skips the block.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ for source, needs in blocks:
 @dataclass
 class Block:
     source: str
-    gpu: bool
+    gpu: bool  # needs a GPU: run by the gpu test only
+    cpu: bool  # holds on the CPU target only: not run by the gpu test
     needs: tuple[str, ...]
     output: str | None  # what the block prints, where the page shows it
     line: int
@@ -68,7 +71,7 @@ def blocks_of(page: Path) -> list[Block]:
         elif info[0] == "python":
             needs = tuple(n for word in info[1:] if word.startswith("needs=")
                           for n in word[6:].split(","))
-            found.append(Block(body, "gpu" in info[1:], needs, None,
+            found.append(Block(body, "gpu" in info[1:], "cpu" in info[1:], needs, None,
                                text.count("\n", 0, m.start()) + 1))
     return found
 
@@ -95,9 +98,9 @@ def child_env(target: str | None) -> dict:
 
 
 def check(page: Path, gpu: bool) -> None:
-    blocks = [b for b in blocks_of(page) if b.gpu == gpu]
+    blocks = [b for b in blocks_of(page) if (not b.cpu if gpu else not b.gpu)]
     if not blocks:
-        pytest.skip(f"{page.name} has no {'GPU' if gpu else 'CPU'} examples")
+        pytest.skip(f"{page.name} has no examples for the {'GPU' if gpu else 'CPU'}")
     outputs = run_blocks(page, blocks, child_env(None if gpu else "cpu"))
     for block, printed in zip(blocks, outputs):
         if block.output is not None and not printed.startswith("skipped: "):
@@ -112,7 +115,7 @@ def test_page_examples_on_the_cpu_target(page):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
-def test_page_gpu_examples(page):
+def test_page_examples_on_the_gpu(page):
     check(page, gpu=True)
 
 
