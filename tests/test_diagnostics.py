@@ -645,8 +645,8 @@ ARRAYS = "kernel arrays hold bool, int8-64, uint8-64, float16-64 or complex64/12
 
 LAUNCH_CASES = [
     ("argument count", lambda: fill[1, 4](X), LaunchError,
-     "kernel 'fill' takes 2 arguments, 1 given\nhint: pass one value per parameter: "
-     "fill[blocks, threads](x, n)\nguide: docs/guide/first-kernel.md#launching"),
+     ("kernel 'fill' takes 2 arguments, 1 given\nhint: pass one value per parameter: "
+      "fill[blocks, threads](x, n)\nguide: docs/guide/first-kernel.md#launching")),
     ("object array", lambda: fill[1, 4](np.zeros(3, object), 3), LaunchError,
      (f"kernel 'fill': argument 0 ('x'): unsupported dtype object: {ARRAYS}, not Python "
      "objects")),
@@ -692,8 +692,9 @@ LAUNCH_CASES = [
     ("block negative", lambda: fill[1, -4](X, 3), LaunchError,
      "block dimensions must be positive, got -4"),
     ("grid of floats", lambda: fill[1.5, 4](X, 3), LaunchError,
-     "grid must be made of ints, got 1.5\nhint: compute it with integer division, for "
-     "instance (n + 255) // 256: '/' always gives a float\nguide: docs/guide/first-kernel.md#launching"),
+     ("grid must be made of ints, got 1.5\nhint: compute it with integer division, for "
+      "instance (n + 255) // 256: '/' always gives a float"
+      "\nguide: docs/guide/first-kernel.md#launching")),
     # (a fresh kernel: the launch-configuration cache takes True for 1, see the report)
     ("grid of bools", lambda: cuda.jit(fill.py_func, target="cpu")[True, 4](X, 3), LaunchError,
      "grid must be made of ints, got True"),
