@@ -767,7 +767,7 @@ def test_launch_without_a_gpu_names_the_cpu_target():
     text = str(info.value)
     assert text.startswith("no CUDA GPU found")
     assert text.endswith("\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu or use "
-                         "@cuda.jit(target='cpu').")
+                         "@cuda.jit(target='cpu').\nguide: docs/guide/cpu-target.md")
     assert_user_facing(info.value)
 
 

@@ -281,7 +281,8 @@ class Kernel:
             dev = context.current_device_id()
         except NoGPUError as exc:
             raise NoGPUError(f"{exc}\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu "
-                             "or use @cuda.jit(target='cpu').") from None
+                             f"or use @cuda.jit(target='cpu').\nguide: {hints.GUIDE}cpu-target.md"
+                             ) from None
         fn = spec.functions.get(dev) or self._load(spec, dev)
         values = spec.flatten(args, dev) if spec.flatten is not None else None
         if values is None:  # host, foreign, read-only or other-device arrays: checked here
