@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cujit import abi, config, warmup
 from cujit.argtypes import fast_typeof
+from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
 )
@@ -122,7 +123,7 @@ class Kernel:
         # A module-level kernel travels by name, like a function; any other as its
         # Python function and decorator arguments (cloudpickle, which Dask and Ray
         # use, carries such functions by value).  The receiver compiles for its GPU.
-        if _is_importable(self):
+        if is_importable(self):
             return self.__qualname__
         return (_rebuild_kernel, (self.py_func, self._signatures, self._flags))
 
@@ -367,16 +368,6 @@ class Kernel:
                      for a in args)
 
 
-def _is_importable(obj) -> bool:
-    """Whether ``obj`` is what its module's global of its qualified name holds."""
-    import sys
-
-    target = sys.modules.get(getattr(obj, "__module__", None) or "")
-    for part in getattr(obj, "__qualname__", "<locals>").split("."):
-        target = getattr(target, part, None)
-    return target is obj
-
-
 def _rebuild_kernel(pyfunc, signatures, flags) -> Kernel:
     return Kernel(pyfunc, signatures, **flags)
 
@@ -485,44 +476,6 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
         return make(pyfunc, sigs, **flags)
 
     return decorate
-
-
-class DeviceFunction:
-    """A ``@cuda.jit(device=True)`` function: called from kernels and from other
-    device functions, never launched.
-
-    Each call is compiled for its argument types (stages 1-5, by the calling
-    compilation's ``cujit.infer.function_calls.Callees``) and lowered into the
-    caller's module.  The typed IR of each specialisation is kept here in
-    ``typed`` (argument types -> ``ir.Function``), shared by every kernel that
-    calls it: stages 1-5 depend on neither the target nor the options.
-    Declared signatures (``cuda.jit("float32(float32)", device=True)``) fix the
-    argument and return types; calls convert to them.
-    """
-
-    def __init__(self, pyfunc, signatures=(), **flags):
-        self.py_func = pyfunc
-        self.__name__ = getattr(pyfunc, "__name__", "device_function")
-        self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
-        self.__module__ = getattr(pyfunc, "__module__", None)
-        self.__doc__ = getattr(pyfunc, "__doc__", None)
-        self.__wrapped__ = pyfunc
-        self.signatures: tuple[Signature, ...] = tuple(parse_signature(s) for s in signatures)
-        self.typed: dict[tuple[Type, ...], object] = {}
-
-    def __repr__(self) -> str:
-        return f"<cujit device function {self.__name__}>"
-
-    def __reduce__(self):  # as Kernel.__reduce__
-        if _is_importable(self):
-            return self.__qualname__
-        return (DeviceFunction, (self.py_func, self.signatures))
-
-    @api_boundary
-    def __call__(self, *args, **kwargs):
-        raise CujitError(f"device function {self.__name__!r} can only be called from a kernel "
-                         "or from another device function, not from the host; launch a "
-                         "@cuda.jit kernel that calls it")
 
 
 @api_boundary

@@ -106,7 +106,7 @@ def _stage_table(arg_types, options: Options):
         fn = check(infer_types(fn, types, callees, device=True, return_type=return_type))
         return check(run_passes(fn, pass_list))
 
-    callees = Callees(device_front_end)  # one per compilation: it holds the call chain
+    callees = Callees(device_front_end, (options, pass_list))  # one per compilation: it holds the call chain
     front = (
         ("bytecode", lambda fn, r: decode(fn)),
         ("cfg", lambda bc, r: build_cfg(bc)),

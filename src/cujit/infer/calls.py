@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from cujit import device_api as cuda
+from cujit.device_function import DeviceFunction
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.dispatcher import DeviceFunction, Kernel
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
 from cujit.infer import complex_calls as cx
@@ -165,7 +165,7 @@ def user_spelling(name: str) -> str:
 
 
 def _not_callable_hint(fn: object, name: str) -> str | None:
-    if isinstance(fn, Kernel):
+    if hasattr(fn, "py_func") and not isinstance(fn, DeviceFunction):  # a @cuda.jit kernel
         return (f"'{name}' is a kernel, which only the host can launch; to call it from a "
                 "kernel, declare it with @cuda.jit(device=True)")
     if isinstance(fn, pytypes.FunctionType):
