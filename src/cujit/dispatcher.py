@@ -58,7 +58,8 @@ class Specialization:
 
     arg_types: tuple[Type, ...]
     result: object  # pipeline.CompileResult
-    param_kinds: list[str]  # of the parameters the compiled kernel takes (abi.keep)
+    record: abi.LaunchRecord  # what a launch needs: symbol, parameters passed, ...
+    param_kinds: list[str]  # of the parameters a launch passes (LaunchRecord.param_kinds)
     functions: dict  # device id -> loaded runtime Function (its Module kept beside it)
     packer: object = None  # the runtime's parameter packer, made on first launch
     flatten: object = None  # the runtime's fast argument flattener, made with the packer
@@ -159,9 +160,8 @@ class Kernel:
                 result = compile_cached(self.py_func, key, self._options())
             else:
                 result = compile_kernel(self.py_func, key, self._options())
-            # The parameters the compiled kernel takes: those its code reads (abi.keep).
-            kinds = abi.keep(abi.flat_param_kinds(key), result.kept)
-            spec = Specialization(key, result, kinds, {})
+            record = result.record
+            spec = Specialization(key, result, record, record.param_kinds(key), {})
             self.overloads[key] = spec
         return spec
 
@@ -279,17 +279,17 @@ class Kernel:
         values = spec.flatten(args, dev) if spec.flatten is not None else None
         if values is None:  # host, foreign, read-only or other-device arrays: checked here
             values, writebacks = rt_launch.prepare_args(
-                types, args, stream, written=spec.result.written or None, device_id=dev,
-                names=self._argnames, kept=spec.result.kept)
+                types, args, stream, written=spec.record.written or None, device_id=dev,
+                names=self._argnames, kept=spec.record.passed_mask)
         else:
             writebacks = ()
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
-        if spec.result.debug_sites:  # debug=True: raise what a failed check reported
+        if spec.record.debug_sites:  # debug=True: raise what a failed check reported
             from cujit.runtime import debug
 
-            debug.check_module(spec.functions[(dev, "module")], spec.result.debug_sites,
+            debug.check_module(spec.functions[(dev, "module")], spec.record.debug_sites,
                                self.__name__, stream)
             return None  # every launch of a debug kernel takes this path
         # What a LaunchConfig needs to make a launcher for these kinds of arguments
@@ -318,13 +318,13 @@ class Kernel:
         from cujit.runtime import module as rt_module
 
         mod = rt_module.load_module(spec.result.cubin)
-        fn = spec.functions[dev] = mod.get_function(spec.result.symbol)
+        fn = spec.functions[dev] = mod.get_function(spec.record.symbol)
         spec.functions[(dev, "module")] = mod
-        if spec.result.cooperative:  # it syncs the grid: cuLaunchCooperativeKernel
+        if spec.record.cooperative:  # it syncs the grid: cuLaunchCooperativeKernel
             fn.make_cooperative()
         if spec.packer is None:
             spec.packer = rt_launch.get_packer(spec.param_kinds)
-            spec.flatten = rt_launch.make_flattener(spec.arg_types, spec.result.kept)
+            spec.flatten = rt_launch.make_flattener(spec.arg_types, spec.record.passed_mask)
         return fn
 
     @api_boundary
@@ -451,7 +451,7 @@ class LaunchConfig:
         launcher = rt_launch.make_launcher(fn, self.grid, self.block, stream, self.shmem,
                                            spec.packer, spec.arg_types, args, dev,
                                            context.get_context(), fast_typeof,
-                                           spec.launcher_code, spec.result.kept)
+                                           spec.launcher_code, spec.record.passed_mask)
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)

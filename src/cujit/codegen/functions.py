@@ -29,7 +29,7 @@ from cujit import ir
 from cujit.codegen import checks
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import VOID, value_type
-from cujit.targets import Target
+from cujit.codegen.target import Target
 
 
 def callee_symbol(fn: ir.Function) -> str:

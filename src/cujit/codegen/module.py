@@ -24,7 +24,7 @@ from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
 from cujit.diagnostics import UnsupportedError
-from cujit.targets import Target
+from cujit.codegen.target import Target
 from cujit.types import Array, Scalar, Tuple, Type
 
 

@@ -75,6 +75,7 @@ def compile_cpu_kernel(typed_fn, options=None):
     options = options or Options()
     if any(coro.suspends(c) for c in typed_fn.callees):
         # Only the kernel can suspend: device functions that wait become part of it.
+        # The pipeline does this in stage 5 already; this is for typed IR from elsewhere.
         typed_fn = inline_calls(typed_fn, coro.suspends, keep_raise=options.debug)
         if options.verify:
             verify(typed_fn)
