@@ -13,7 +13,7 @@ This is the one contract shared by code generation and the runtime's launch path
 - A tuple (a namedtuple too) is its items' parameters, in order.
 
 That is the parameter list of the kernel's LLVM function.  The compiled kernel then
-takes only those its optimised code reads (``cujit.ptx.params``): the ``passed`` mask
+takes only those its code reads (``cujit.codegen.params``): the ``passed`` mask
 of its :class:`LaunchRecord`, one bool per entry of :func:`flat_param_kinds`, says
 which, and the launch passes exactly those values (:func:`keep`).
 

@@ -72,7 +72,7 @@ class CompileResult:
         return self.record.passed_mask
 
 
-class _Stop(Exception):  # noqa: N818 - control flow, never seen outside this module
+class _Stop(Exception):
     """Raised by ``_Run.stage`` for the stage after ``stop_after``."""
 
 
@@ -165,37 +165,30 @@ def _cpu_passes(options: Options, passes) -> tuple:
 
 def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin."""
-    from cujit.codegen import kernel_symbol, lower_to_llvm
+    from cujit.codegen import kernel_symbol
     from cujit.codegen.checks import error_sites
     from cujit.ir.analysis import uses_grid_sync, written_arguments
-    from cujit.ptx import link_cubin
-    from cujit.targets.cuda import CUDA_TARGET
+    from cujit.ptx import compile_ptx, link_cubin
 
-    module = run.stage("llvm", lower_to_llvm, fn, CUDA_TARGET, debug=options.debug, shown=str)
-    symbol, sites = kernel_symbol(fn), error_sites(module)
-    ptx, passed = run.stage("ptx", _ptx, run.outputs.get("llvm") or str(module), symbol,
-                            arg_types, options, shown=lambda out: out[0])
-    run.record = LaunchRecord(symbol, passed, written_arguments(fn), uses_grid_sync(fn), sites)
+    module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: str(r[0]))
+    text = run.outputs.get("llvm") or str(module)
+    run.record = LaunchRecord(kernel_symbol(fn), params.passed, written_arguments(fn),
+                              uses_grid_sync(fn), error_sites(module))
+    ptx = run.stage("ptx", compile_ptx, text, options.arch, opt=options.opt,
+                    fastmath=options.fastmath)
     run.stage("cubin", link_cubin, ptx, options.arch)
 
 
-def _ptx(llvm_text: str, symbol: str, arg_types, options: Options):
-    """Stage 7a: LLVM IR -> (PTX, the ``passed`` mask of its entry's parameters)."""
-    from cujit.abi import flat_param_kinds
-    from cujit.ptx import compile_ptx
-    from cujit.ptx.params import prune_entry_params
+def lower_kernel(fn, options: Options):
+    """Stage 6 for the CUDA target: ``(LLVM module, params.ParamUse)``.  The kernel
+    declares only the parameters its code reads (``codegen.params``), so a launch
+    passes only those (``LaunchRecord.passed``)."""
+    from cujit.codegen import lower_to_llvm
+    from cujit.codegen.params import read_params
+    from cujit.targets.cuda import CUDA_TARGET
 
-    out = compile_ptx(llvm_text, options.arch, opt=options.opt, fastmath=options.fastmath)
-    every = (True,) * len(flat_param_kinds(arg_types))
-    if options.debug:  # debug info describes the parameters as declared: keep them all
-        return out, every
-    pruned, kept = prune_entry_params(out, symbol)
-    if kept is None:  # a parameter list in an unexpected form: launch with them all
-        return out, every
-    if len(kept) != len(every):
-        raise AssertionError(f"the PTX entry {symbol} declares {len(kept)} parameters, "
-                             f"not the ABI's {len(every)}")
-    return pruned, kept
+    params = read_params(fn, debug=options.debug)
+    return lower_to_llvm(fn, CUDA_TARGET, debug=options.debug, params=params), params
 
 
 def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
