@@ -1,7 +1,7 @@
 """The compiler, start to end: the stages called in order, as straight-line code.
 
     bytecode -> cfg -> ir -> typed -> passes -> llvm -> ptx -> cubin     (target "cuda")
-    bytecode -> cfg -> ir -> typed -> passes -> native                   (target "cpu")
+    bytecode -> cfg -> ir -> typed -> passes -> llvm -> native           (target "cpu")
 
 ``front_end`` (stages 1-5) is shared by kernels and the device functions they call;
 ``_cuda_back_end`` and ``_cpu_back_end`` finish a kernel for their target.  Each
@@ -28,7 +28,7 @@ from cujit.options import Options
 
 FRONT_STAGES = ("bytecode", "cfg", "ir", "typed", "passes")
 STAGES = FRONT_STAGES + ("llvm", "ptx", "cubin")
-CPU_STAGES = FRONT_STAGES + ("native",)
+CPU_STAGES = FRONT_STAGES + ("llvm", "native")
 TARGET_STAGES = {"cuda": STAGES, "cpu": CPU_STAGES}
 
 
@@ -192,15 +192,16 @@ def lower_kernel(fn, options: Options):
 
 
 def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
-    """The CPU target's last stage: typed IR -> host code, JIT-compiled in-process."""
+    """Stage 6 and the last stage on the CPU target: typed IR -> LLVM IR for the host ->
+    JIT-compiled code that runs the grid in-process."""
     from cujit.abi import flat_param_kinds
-    from cujit.codegen import kernel_symbol
     from cujit.ir.analysis import uses_grid_sync, written_arguments
-    from cujit.targets.cpu import compile_cpu_kernel
+    from cujit.targets.cpu import build_cpu_kernel, lower_cpu_kernel
 
-    kernel = run.stage("native", compile_cpu_kernel, fn, options)
+    lowered = run.stage("llvm", lower_cpu_kernel, fn, options, shown=str)
     every = (True,) * len(flat_param_kinds(arg_types))  # host calls take every parameter
-    run.record = LaunchRecord(kernel_symbol(fn), every, written_arguments(fn),
+    kernel = run.stage("native", build_cpu_kernel, lowered, options)
+    run.record = LaunchRecord(lowered.symbol, every, written_arguments(fn),
                               uses_grid_sync(fn), getattr(kernel, "debug_sites", None) or {})
 
 
