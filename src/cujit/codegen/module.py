@@ -142,11 +142,12 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
     passed = params.passed if params is not None else (True,) * len(abi_types)
     if len(passed) != len(abi_types):
         raise AssertionError(f"{len(passed)} parameter flags for {len(abi_types)} parameters")
-    flat = [ty for _, ty in hidden] + [ty for ty, p in zip(abi_types, passed) if p]
+    flat = [ty for _, ty in hidden] + [ty for ty, p in zip(abi_types, passed, strict=True) if p]
     llfn = ll.Function(module, ll.FunctionType(VOID, flat), kernel_symbol(fn))
-    names = [n for n, _ in hidden] + [n for n, p in zip(
-        (n for a, t in zip(fn.arg_names, arg_types) for n in param_names(a, t)), passed) if p]
-    for arg, name in zip(llfn.args, names):
+    abi_names = [n for a, t in zip(fn.arg_names, arg_types, strict=True)
+                 for n in param_names(a, t)]
+    names = [n for n, _ in hidden] + [n for n, p in zip(abi_names, passed, strict=True) if p]
+    for arg, name in zip(llfn.args, names, strict=True):
         arg.name = name
 
     ctx = FunctionLowering(fn, target, module, llfn, functions)
@@ -154,7 +155,7 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
         ctx.unwrapped = params.unwrapped
     given = iter(list(llfn.args)[len(hidden):])
     values = [next(given) if p else ll.Constant(ty, ll.Undefined)  # never read: not passed
-              for ty, p in zip(abi_types, passed)]
+              for ty, p in zip(abi_types, passed, strict=True)]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, values))
     lower_body(ctx, target.prologue)

@@ -220,8 +220,8 @@ class _Ranges:
         (lo, start_hi), stop_hi = self.range(rng.args[0]), self.range(rng.args[1])[1]
         if step[0] is None or step[0] <= 0 or None in (lo, start_hi, stop_hi):
             return _UNBOUNDED
-        if stop_hi + step[1] > _limits(rng.result.type.itype)[1]:  # the last step could wrap round to a negative value
-            return _UNBOUNDED
+        if stop_hi + step[1] > _limits(rng.result.type.itype)[1]:
+            return _UNBOUNDED  # the last step could wrap round to a negative value
         return lo, max(start_hi, stop_hi - 1)
 
     def _range_op(self, it: ir.Value, seen: frozenset):
