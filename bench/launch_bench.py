@@ -123,8 +123,8 @@ RAW_CTYPES = {
 def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
     """The values a raw ``cuLaunchKernel`` of ``spec``'s cubin takes for ``args``, and
     their kinds: the ABI's flat layout of the argument types (``cujit.abi.param_kinds``),
-    reduced to the parameters the compiled kernel keeps (``spec.result.kept``, where the
-    compiler records one), checked against ``spec.param_kinds``.
+    reduced to the parameters a launch passes (``spec.record.passed``, the compiler's
+    launch record), checked against ``spec.param_kinds``.
 
     ``pointer(array)`` gives an array's pointer value (default: ``array.device_ptr``);
     extents and strides are read from the array itself, so host arrays with a
@@ -168,8 +168,8 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
 
     for t, a in zip(spec.arg_types, args):
         add(t, a)
-    kept = getattr(spec.result, "kept", None)
-    if kept is not None:  # as cujit.abi.keep: only the parameters the kernel still takes
+    kept = spec.record.passed
+    if not all(kept):  # as cujit.abi.keep: only the parameters the kernel still takes
         if len(kept) != len(kinds):
             raise ValueError(f"kept mask of {len(kept)} for {len(kinds)} parameters")
         values = [v for v, k in zip(values, kept) if k]
@@ -219,7 +219,7 @@ def bench_launches() -> dict:
         spec = next(iter(kern.overloads.values()))
         err, module = drv.cuModuleLoadData(spec.result.cubin)
         assert err == 0, err
-        err, func = drv.cuModuleGetFunction(module, spec.result.symbol.encode())
+        err, func = drv.cuModuleGetFunction(module, spec.record.symbol.encode())
         assert err == 0, err
         try:
             values, kinds = raw_params(spec, args)
@@ -463,7 +463,7 @@ def toolchain_floor(spec, arch) -> float:
     the kernel: the same module twice can come back faster than a new one."""
     from cujit.ptx import compile_ptx, link_cubin
 
-    llvm, symbol = spec.result.outputs["llvm"], spec.result.symbol
+    llvm, symbol = spec.result.outputs["llvm"], spec.record.symbol
     times = []
     for rep in range(5):
         module = llvm.replace(f'@"{symbol}"', f'@"{symbol}_floor{RUN_TOKEN}{rep}"')
@@ -553,12 +553,12 @@ def fresh_floor_script(tmpdir: str) -> str:
     args = (np.float32(2.0), hx, hx, hout)
     spec = kernel.compile(tuple(typeof(a) for a in args))
     values, kinds = raw_params(spec, args, pointer=lambda a: ("buf", 0 if a is hx else 1))
-    path = os.path.join(tmpdir, f"{spec.result.symbol}.cubin")
+    path = os.path.join(tmpdir, f"{spec.record.symbol}.cubin")
     with open(path, "wb") as fh:
         fh.write(spec.result.cubin)
     return FRESH_FLOOR.substitute(
         n=FRESH_N, grid=FRESH_GRID, block=FRESH_BLOCK, cubin=repr(path),
-        symbol=repr(spec.result.symbol.encode()), values=repr(tuple(values)),
+        symbol=repr(spec.record.symbol.encode()), values=repr(tuple(values)),
         ctypes_names=repr(tuple(RAW_CTYPES[k].__name__ for k in kinds)))
 
 

@@ -129,7 +129,7 @@ def test_damaged_entry_is_recompiled_and_rewritten(cache_dir, damage):
     assert "ptx" in again.times  # compiled, not loaded
     assert again.cubin == first.cubin
     header, sections = store.decode(path.read_bytes())  # rewritten whole
-    assert sections == store.decode(data)[1] and header["symbol"] == first.symbol
+    assert sections == store.decode(data)[1] and header["record"]["symbol"] == first.symbol
     assert list(compile_cached(saxpy, SAXPY_TYPES, Options()).times) == ["cache"]
 
 

@@ -11,6 +11,7 @@ import pytest
 from kernels import Case, check, poison
 
 from cujit import cuda
+from cujit.device_function import specializations
 from cujit.diagnostics import CujitError, TypingError, UnsupportedError
 from cujit.ir import CallFunction, format_function
 from cujit.ir.analysis import written_arguments
@@ -269,7 +270,7 @@ def test_typed_ir_carries_specialised_callees():
     assert {op.callee for op in calls} == {f.name for f in fn.callees}
 
 
-def test_specialisations_are_cached_on_the_device_function():
+def test_specialisations_are_shared_between_kernels():
     @cuda.jit(device=True)
     def twice(v):
         return v * 2
@@ -283,8 +284,9 @@ def test_specialisations_are_cached_on_the_device_function():
     t = (typeof(np.zeros(2)),)
     f1 = compile_kernel(k1, t, stop_after="passes").outputs["passes"]
     f2 = compile_kernel(k2, t, stop_after="passes").outputs["passes"]
-    assert list(twice.typed) == [(float64,)]
-    assert f1.callees[0] is f2.callees[0] is twice.typed[(float64,)]
+    compiled = specializations(twice)
+    assert [key[0] for key in compiled] == [(float64,)]
+    assert f1.callees[0] is f2.callees[0] is next(iter(compiled.values()))
 
 
 def test_written_arguments_see_through_device_functions():

@@ -13,13 +13,18 @@ This is the one contract shared by code generation and the runtime's launch path
 - A tuple (a namedtuple too) is its items' parameters, in order.
 
 That is the parameter list of the kernel's LLVM function.  The compiled kernel then
-keeps only those its optimised code reads (``cujit.ptx.params``): the specialisation's
-``kept`` mask, one bool per entry of :func:`flat_param_kinds`, says which, and the
-launch passes exactly those values (:func:`keep`).
+takes only those its code reads (``cujit.codegen.params``): the ``passed`` mask
+of its :class:`LaunchRecord`, one bool per entry of :func:`flat_param_kinds`, says
+which, and the launch passes exactly those values (:func:`keep`).
+
+``LaunchRecord`` is everything the runtime needs of a compiled kernel, frozen: the
+compiler makes it, the disk cache stores it whole, and every launch path reads it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from cujit.diagnostics import Loc
@@ -81,6 +86,48 @@ def kept_per_argument(arg_types, kept) -> list:
         out.append(tuple(kept[start:start + n]))
         start += n
     return out
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """What launching a compiled kernel needs besides its code.
+
+    ``symbol``: its entry name in the PTX and cubin (``cuModuleGetFunction``).
+    ``passed``: one bool per flat parameter (:func:`flat_param_kinds`): does a
+    launch pass it (the kernel reads it)?  ``written``: one bool per argument:
+    may the kernel store into it (the launch refuses read-only buffers there)?
+    ``cooperative``: it syncs the grid, so it is launched cooperatively.
+    ``debug_sites``: debug mode's error record code -> :class:`ErrorSite`, empty
+    without checks to report (never changed after the compile).
+    """
+
+    symbol: str
+    passed: tuple[bool, ...]
+    written: tuple[bool, ...]
+    cooperative: bool = False
+    debug_sites: Mapping[int, ErrorSite] = field(default_factory=dict)
+
+    @property
+    def passed_mask(self) -> tuple[bool, ...] | None:
+        """``passed``, or None when every parameter is passed (the launch's fast case)."""
+        return None if all(self.passed) else self.passed
+
+    def param_kinds(self, arg_types) -> list[str]:
+        """The kinds of the parameters a launch passes, in order."""
+        return keep(flat_param_kinds(arg_types), self.passed_mask)
+
+    def to_json(self) -> dict:
+        """The record as JSON data (the cache's entry header); debug sites, which hold
+        exception classes, are not stored: debug builds skip the cache."""
+        if self.debug_sites:
+            raise ValueError("a record with debug sites has no JSON form")
+        return {"symbol": self.symbol, "passed": list(self.passed),
+                "written": list(self.written), "cooperative": self.cooperative}
+
+    @classmethod
+    def from_json(cls, data: dict) -> LaunchRecord:
+        return cls(str(data["symbol"]), tuple(bool(v) for v in data["passed"]),
+                   tuple(bool(v) for v in data["written"]), bool(data["cooperative"]))
 
 
 def passes_strides(t: Array) -> bool:

@@ -58,12 +58,12 @@ def print_stages(result, emit: str | None = None, out=sys.stdout, limit: int | N
 
 def print_parameters(result, arg_names, arg_types, out=sys.stdout) -> None:
     """The kernel's flat parameters (``cujit.abi``) and which the launch passes: those
-    the optimised kernel reads (``CompileResult.kept``)."""
+    the optimised kernel reads (``LaunchRecord.passed``)."""
     from cujit import abi
 
     names = [n for a, t in zip(arg_names, arg_types) for n in abi.param_names(a, t)]
     kinds = abi.flat_param_kinds(arg_types)
-    kept = result.kept or (True,) * len(kinds)
+    kept = result.record.passed
     out.write(f"== parameters ({sum(kept)} of {len(kinds)} passed at launch) ==\n")
     width = max((len(n) for n in names), default=0)
     for name, kind, keep in zip(names, kinds, kept):

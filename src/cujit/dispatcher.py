@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cujit import abi, config, hints, warmup
 from cujit.argtypes import fast_typeof
+from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
 )
@@ -59,7 +60,8 @@ class Specialization:
 
     arg_types: tuple[Type, ...]
     result: object  # pipeline.CompileResult
-    param_kinds: list[str]  # of the parameters the compiled kernel takes (abi.keep)
+    record: abi.LaunchRecord  # what a launch needs: symbol, parameters passed, ...
+    param_kinds: list[str]  # of the parameters a launch passes (LaunchRecord.param_kinds)
     functions: dict  # device id -> loaded runtime Function (its Module kept beside it)
     packer: object = None  # the runtime's parameter packer, made on first launch
     flatten: object = None  # the runtime's fast argument flattener, made with the packer
@@ -124,7 +126,7 @@ class Kernel:
         # A module-level kernel travels by name, like a function; any other as its
         # Python function and decorator arguments (cloudpickle, which Dask and Ray
         # use, carries such functions by value).  The receiver compiles for its GPU.
-        if _is_importable(self):
+        if is_importable(self):
             return self.__qualname__
         return (_rebuild_kernel, (self.py_func, self._signatures, self._flags))
 
@@ -160,9 +162,8 @@ class Kernel:
                 result = compile_cached(self.py_func, key, self._options())
             else:
                 result = compile_kernel(self.py_func, key, self._options())
-            # The parameters the compiled kernel takes: those its code reads (abi.keep).
-            kinds = abi.keep(abi.flat_param_kinds(key), result.kept)
-            spec = Specialization(key, result, kinds, {})
+            record = result.record
+            spec = Specialization(key, result, record, record.param_kinds(key), {})
             self.overloads[key] = spec
         return spec
 
@@ -287,17 +288,17 @@ class Kernel:
         values = spec.flatten(args, dev) if spec.flatten is not None else None
         if values is None:  # host, foreign, read-only or other-device arrays: checked here
             values, writebacks = rt_launch.prepare_args(
-                types, args, stream, written=spec.result.written or None, device_id=dev,
-                names=self._argnames, kept=spec.result.kept)
+                types, args, stream, written=spec.record.written or None, device_id=dev,
+                names=self._argnames, kept=spec.record.passed_mask)
         else:
             writebacks = ()
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
-        if spec.result.debug_sites:  # debug=True: raise what a failed check reported
+        if spec.record.debug_sites:  # debug=True: raise what a failed check reported
             from cujit.runtime import debug
 
-            debug.check_module(spec.functions[(dev, "module")], spec.result.debug_sites,
+            debug.check_module(spec.functions[(dev, "module")], spec.record.debug_sites,
                                self.__name__, stream)
             return None  # every launch of a debug kernel takes this path
         # What a LaunchConfig needs to make a launcher for these kinds of arguments
@@ -326,13 +327,13 @@ class Kernel:
         from cujit.runtime import module as rt_module
 
         mod = rt_module.load_module(spec.result.cubin)
-        fn = spec.functions[dev] = mod.get_function(spec.result.symbol)
+        fn = spec.functions[dev] = mod.get_function(spec.record.symbol)
         spec.functions[(dev, "module")] = mod
-        if spec.result.cooperative:  # it syncs the grid: cuLaunchCooperativeKernel
+        if spec.record.cooperative:  # it syncs the grid: cuLaunchCooperativeKernel
             fn.make_cooperative()
         if spec.packer is None:
             spec.packer = rt_launch.get_packer(spec.param_kinds)
-            spec.flatten = rt_launch.make_flattener(spec.arg_types, spec.result.kept)
+            spec.flatten = rt_launch.make_flattener(spec.arg_types, spec.record.passed_mask)
         return fn
 
     @api_boundary
@@ -374,16 +375,6 @@ class Kernel:
             raise
         return tuple(interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a
                      for a in args)
-
-
-def _is_importable(obj) -> bool:
-    """Whether ``obj`` is what its module's global of its qualified name holds."""
-    import sys
-
-    target = sys.modules.get(getattr(obj, "__module__", None) or "")
-    for part in getattr(obj, "__qualname__", "<locals>").split("."):
-        target = getattr(target, part, None)
-    return target is obj
 
 
 def _rebuild_kernel(pyfunc, signatures, flags) -> Kernel:
@@ -469,7 +460,7 @@ class LaunchConfig:
         launcher = rt_launch.make_launcher(fn, self.grid, self.block, stream, self.shmem,
                                            spec.packer, spec.arg_types, args, dev,
                                            context.get_context(), fast_typeof,
-                                           spec.launcher_code, spec.result.kept)
+                                           spec.launcher_code, spec.record.passed_mask)
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)
@@ -494,44 +485,6 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
         return make(pyfunc, sigs, **flags)
 
     return decorate
-
-
-class DeviceFunction:
-    """A ``@cuda.jit(device=True)`` function: called from kernels and from other
-    device functions, never launched.
-
-    Each call is compiled for its argument types (stages 1-5, by the calling
-    compilation's ``cujit.infer.function_calls.Callees``) and lowered into the
-    caller's module.  The typed IR of each specialisation is kept here in
-    ``typed`` (argument types -> ``ir.Function``), shared by every kernel that
-    calls it: stages 1-5 depend on neither the target nor the options.
-    Declared signatures (``cuda.jit("float32(float32)", device=True)``) fix the
-    argument and return types; calls convert to them.
-    """
-
-    def __init__(self, pyfunc, signatures=(), **flags):
-        self.py_func = pyfunc
-        self.__name__ = getattr(pyfunc, "__name__", "device_function")
-        self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
-        self.__module__ = getattr(pyfunc, "__module__", None)
-        self.__doc__ = getattr(pyfunc, "__doc__", None)
-        self.__wrapped__ = pyfunc
-        self.signatures: tuple[Signature, ...] = tuple(parse_signature(s) for s in signatures)
-        self.typed: dict[tuple[Type, ...], object] = {}
-
-    def __repr__(self) -> str:
-        return f"<cujit device function {self.__name__}>"
-
-    def __reduce__(self):  # as Kernel.__reduce__
-        if _is_importable(self):
-            return self.__qualname__
-        return (DeviceFunction, (self.py_func, self.signatures))
-
-    @api_boundary
-    def __call__(self, *args, **kwargs):
-        raise CujitError(f"device function {self.__name__!r} can only be called from a kernel "
-                         "or from another device function, not from the host; launch a "
-                         "@cuda.jit kernel that calls it")
 
 
 @api_boundary

@@ -1,46 +1,46 @@
-"""The compiler, start to end: seven stages chained in order.
+"""The compiler, start to end: the stages called in order, as straight-line code.
 
     bytecode -> cfg -> ir -> typed -> passes -> llvm -> ptx -> cubin     (target "cuda")
-    bytecode -> cfg -> ir -> typed -> passes -> native                   (target "cpu")
+    bytecode -> cfg -> ir -> typed -> passes -> llvm -> native           (target "cpu")
 
-Stages 1-5 are shared; the CPU target lowers the same typed IR for the host and
-JIT-compiles it in-process.  ``compile_kernel`` runs them, times each, verifies the IR between the IR stages
-when asked, and can stop after any stage (``stop_after=``, ``explain --emit``).
-Device functions the kernel calls go through stages 1-5 inside stage 4, once per
-argument types (``infer.function_calls.Callees``); their typed IR rides in the
-kernel's ``Function.callees`` to stage 6, which lowers them into the same module.
+``front_end`` (stages 1-5) is shared by kernels and the device functions they call;
+``_cuda_back_end`` and ``_cpu_back_end`` finish a kernel for their target.  Each
+stage is one call through ``_Run.stage``, which times it, verifies the IR when
+``Options.verify`` is set, turns a crash inside cujit into an InternalCompilerError,
+and stops after ``stop_after``.  A whole compile ends in an ``abi.LaunchRecord``:
+the one thing the runtime, the disk cache and every launch path read.
+Device functions go through ``front_end`` inside stage 4, once per argument types
+and options (``infer.function_calls.Callees``); their typed IR rides in the kernel's
+``Function.callees`` to stage 6, which lowers them into the same module.
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cujit import warmup
+from cujit import startup
+from cujit.abi import LaunchRecord
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc
 from cujit.options import Options
 
 FRONT_STAGES = ("bytecode", "cfg", "ir", "typed", "passes")
 STAGES = FRONT_STAGES + ("llvm", "ptx", "cubin")
-CPU_STAGES = FRONT_STAGES + ("native",)
+CPU_STAGES = FRONT_STAGES + ("llvm", "native")
 TARGET_STAGES = {"cuda": STAGES, "cpu": CPU_STAGES}
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompileResult:
-    """What each stage produced, in order, with its time in seconds."""
+    """What each stage produced, in order, with its time in seconds, and the kernel's
+    ``LaunchRecord`` (None when the compile stopped before the last stage)."""
 
     name: str
     outputs: dict[str, object] = field(default_factory=dict)
     times: dict[str, float] = field(default_factory=dict)
-    symbol: str = ""  # the kernel's entry name in the PTX and cubin
-    written: tuple[bool, ...] = ()  # per argument: may the kernel store into it
-    cooperative: bool = False  # it has a grid-wide barrier: launch it cooperatively
-    # One bool per flat parameter of ``abi.param_kinds``: does the launched kernel still
-    # take it (``ptx.params``)?  None: it takes them all (the CPU target, debug builds).
-    kept: tuple[bool, ...] | None = None
-    # Debug mode: error record code -> abi.ErrorSite (empty without checks to report).
-    debug_sites: dict = field(default_factory=dict)
+    record: LaunchRecord | None = None
 
     @property
     def cubin(self) -> bytes:
@@ -50,90 +50,174 @@ class CompileResult:
     def ptx(self) -> str:
         return self.outputs["ptx"]
 
+    # The record's fields, read through the result (explain, tests, benchmarks).
+    @property
+    def symbol(self) -> str:
+        return self.record.symbol
 
-def _stage_table(arg_types, options: Options):
-    # Imported here so that ``import cujit`` does not load llvmlite or libNVVM.
-    from cujit import ir
-    from cujit.abi import flat_param_kinds
+    @property
+    def written(self) -> tuple[bool, ...]:
+        return self.record.written
+
+    @property
+    def cooperative(self) -> bool:
+        return self.record.cooperative
+
+    @property
+    def debug_sites(self) -> dict:
+        return self.record.debug_sites
+
+    @property
+    def kept(self) -> tuple[bool, ...] | None:
+        return self.record.passed_mask
+
+
+class _Stop(Exception):
+    """Raised by ``_Run.stage`` for the stage after ``stop_after``."""
+
+
+class _Run:
+    """One compilation's bookkeeping: outputs, times, verification, stopping."""
+
+    def __init__(self, pyfunc, options: Options, stop_after: str | None):
+        self.pyfunc, self.options, self.stop_after = pyfunc, options, stop_after
+        self.name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+        self.outputs: dict[str, object] = {}
+        self.times: dict[str, float] = {}
+        self.stopped = False  # the stop_after stage has run: the next stage stops
+        self.record: LaunchRecord | None = None  # made by the back end
+
+    def stage(self, name: str, run: Callable, *args, verify: str = "", shown=None, **kw):
+        """``run(*args, **kw)`` as stage ``name``; ``verify``: "typed" or "untyped" IR
+        to check after it; ``shown(value)``: what ``outputs[name]`` holds (the value)."""
+        if self.stopped:
+            raise _Stop
+        start = time.perf_counter()
+        try:
+            value = run(*args, **kw)
+            if verify and self.options.verify:
+                from cujit import ir
+
+                ir.verify(value, typed=verify == "typed")
+        except CujitError:
+            raise
+        except Exception as exc:  # a bug in cujit: say so, and where the user's kernel is
+            raise InternalCompilerError(name, self.name, function_loc(self.pyfunc),
+                                        exc) from exc
+        if self.stop_after is not None:  # a kernel's stage, not a callee's
+            self.times[name] = time.perf_counter() - start
+            self.outputs[name] = value if shown is None else shown(value)
+            self.stopped = name == self.stop_after
+        return value
+
+
+def import_stages() -> None:
+    """Import every stage a compile uses (the warm-up does this ahead of time)."""
+    from cujit import bytecode, cfg, codegen, infer, irgen, passes, ptx  # noqa: F401
+    from cujit.targets import cuda  # noqa: F401
+
+
+def pass_list(options: Options) -> tuple:
+    """Stage 5's passes for ``options``: a release build drops ``assert`` first."""
+    from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES
+
+    return DEFAULT_PASSES if options.debug else RELEASE_PASSES
+
+
+def front_end(run: _Run, pyfunc, arg_types, callees, passes, device: bool = False,
+              return_type=None):
+    """Stages 1-5: a Python function -> typed, optimised IR, for a kernel (``run``
+    records each stage) or for a device function it calls (``run`` does not)."""
     from cujit.bytecode import decode
     from cujit.cfg import build_cfg
-    from cujit.codegen import kernel_symbol, lower_to_llvm
-    from cujit.codegen.checks import error_sites
     from cujit.infer import infer_types
-    from cujit.infer.function_calls import Callees
-    from cujit.ir.analysis import uses_grid_sync, written_arguments
     from cujit.irgen import build_ir
-    from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES, run_passes
+    from cujit.passes import run_passes
+
+    code = run.stage("bytecode", decode, pyfunc)
+    graph = run.stage("cfg", build_cfg, code)
+    fn = run.stage("ir", build_ir, graph, verify="untyped")
+    fn = run.stage("typed", infer_types, fn, tuple(arg_types), callees, verify="typed",
+                   device=device, return_type=return_type)
+    return run.stage("passes", run_passes, fn, passes, verify="typed")
+
+
+def _callees(run: _Run, passes):
+    """The device-function context of one compilation (it holds the call chain)."""
+    from cujit.infer.function_calls import Callees
+
+    quiet = _Run(run.pyfunc, run.options, None)
+
+    def compile_callee(pyfunc, types, return_type, callees):
+        return front_end(quiet, pyfunc, types, callees, passes, True, return_type)
+
+    return Callees(compile_callee, (run.options, passes))
+
+
+def _cpu_passes(options: Options, passes) -> tuple:
+    """The CPU target's kernel also inlines the device functions that wait: only the
+    kernel itself can be a coroutine that suspends (``passes/inline.py``)."""
+    from cujit.passes.inline import inline_calls
+    from cujit.targets.cpu.coro import suspends
+
+    return (*passes, functools.partial(inline_calls, wanted=suspends, keep_raise=options.debug))
+
+
+def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
+    """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin."""
+    from cujit.codegen import kernel_symbol
+    from cujit.codegen.checks import error_sites
+    from cujit.ir.analysis import uses_grid_sync, written_arguments
     from cujit.ptx import compile_ptx, link_cubin
-    from cujit.ptx.params import prune_entry_params
+
+    module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: str(r[0]))
+    text = run.outputs.get("llvm") or str(module)
+    run.record = LaunchRecord(kernel_symbol(fn), params.passed, written_arguments(fn),
+                              uses_grid_sync(fn), error_sites(module))
+    ptx = run.stage("ptx", compile_ptx, text, options.arch, opt=options.opt,
+                    fastmath=options.fastmath)
+    run.stage("cubin", link_cubin, ptx, options.arch)
+
+
+def lower_kernel(fn, options: Options):
+    """Stage 6 for the CUDA target: ``(LLVM module, params.ParamUse)``.  The kernel
+    declares only the parameters its code reads (``codegen.params``), so a launch
+    passes only those (``LaunchRecord.passed``)."""
+    from cujit.codegen import lower_to_llvm
+    from cujit.codegen.params import read_params
     from cujit.targets.cuda import CUDA_TARGET
 
-    pass_list = DEFAULT_PASSES if options.debug else RELEASE_PASSES
+    params = read_params(fn, debug=options.debug)
+    return lower_to_llvm(fn, CUDA_TARGET, debug=options.debug, params=params), params
 
-    def check(fn, typed: bool = True):
-        if options.verify:
-            ir.verify(fn, typed=typed)
-        return fn
 
-    def passes(fn, result):
-        fn = check(run_passes(fn, pass_list))
-        result.written = written_arguments(fn)
-        result.cooperative = uses_grid_sync(fn)
-        return fn
+def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
+    """Stage 6 and the last stage on the CPU target: typed IR -> LLVM IR for the host ->
+    JIT-compiled code that runs the grid in-process."""
+    from cujit.abi import flat_param_kinds
+    from cujit.ir.analysis import uses_grid_sync, written_arguments
+    from cujit.targets.cpu import build_cpu_kernel, lower_cpu_kernel
 
-    def llvm(fn, result):
-        module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug)
-        result.symbol = kernel_symbol(fn)
-        result.debug_sites = error_sites(module)
-        return str(module)
+    lowered = run.stage("llvm", lower_cpu_kernel, fn, options, shown=str)
+    every = (True,) * len(flat_param_kinds(arg_types))  # host calls take every parameter
+    kernel = run.stage("native", build_cpu_kernel, lowered, options)
+    run.record = LaunchRecord(lowered.symbol, every, written_arguments(fn),
+                              uses_grid_sync(fn), getattr(kernel, "debug_sites", None) or {})
 
-    def ptx(text, result):
-        out = compile_ptx(text, options.arch, opt=options.opt, fastmath=options.fastmath)
-        if options.debug:  # debug info describes the parameters as declared: keep them all
-            return out
-        pruned, kept = prune_entry_params(out, result.symbol)
-        if kept is None:  # a parameter list in an unexpected form: launch with them all
-            return out
-        if len(kept) != len(flat_param_kinds(arg_types)):
-            raise AssertionError(f"the PTX entry {result.symbol} declares {len(kept)} "
-                                 f"parameters, not the ABI's {len(flat_param_kinds(arg_types))}")
-        result.kept = None if all(kept) else kept
-        return pruned
 
-    def device_front_end(pyfunc, types, return_type, callees):
-        # Stages 1-5 of a device function the kernel calls, for the call's types.
-        fn = check(build_ir(build_cfg(decode(pyfunc))), typed=False)
-        fn = check(infer_types(fn, types, callees, device=True, return_type=return_type))
-        return check(run_passes(fn, pass_list))
-
-    callees = Callees(device_front_end)  # one per compilation: it holds the call chain
-    front = (
-        ("bytecode", lambda fn, r: decode(fn)),
-        ("cfg", lambda bc, r: build_cfg(bc)),
-        ("ir", lambda cfg, r: check(build_ir(cfg), typed=False)),
-        ("typed", lambda fn, r: check(infer_types(fn, tuple(arg_types), callees))),
-        ("passes", passes),
-    )
-    if options.target == "cpu":
-        from cujit.targets.cpu import compile_cpu_kernel
-
-        def native(fn, result):
-            kernel = compile_cpu_kernel(fn, options)
-            result.debug_sites = kernel.debug_sites
-            return kernel
-
-        return front + (("native", native),)
-    return front + (
-        ("llvm", llvm),
-        ("ptx", ptx),
-        ("cubin", lambda ptx, r: link_cubin(ptx, options.arch)),
-    )
+def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
+    passes = pass_list(options)
+    callees = _callees(run, passes)
+    kernel_passes = _cpu_passes(options, passes) if options.target == "cpu" else passes
+    fn = front_end(run, pyfunc, arg_types, callees, kernel_passes)
+    back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
+    back_end(run, fn, arg_types, options)
 
 
 def compile_kernel(pyfunc, arg_types, options: Options = Options(),
                    stop_after: str = "cubin") -> CompileResult:
     """Compile ``pyfunc`` for ``arg_types``; return every stage's output up to ``stop_after``."""
-    warmup.wait()  # a warm-up running beside the driver's start finishes first (warmup.py)
+    startup.run_before_compile()  # a warm-up running beside the driver's start finishes
     stages = TARGET_STAGES.get(options.target)
     if stages is None:
         raise ValueError(f"unknown target {options.target!r}; targets are "
@@ -143,21 +227,12 @@ def compile_kernel(pyfunc, arg_types, options: Options = Options(),
     if stop_after not in stages:
         raise ValueError(f"unknown stage {stop_after!r}; stages of target {options.target!r} "
                          f"are {', '.join(stages)}")
-    result = CompileResult(getattr(pyfunc, "__qualname__", repr(pyfunc)))
-    value: object = pyfunc
-    for name, run in _stage_table(arg_types, options):
-        start = time.perf_counter()
-        try:
-            value = run(value, result)
-        except CujitError:
-            raise
-        except Exception as exc:  # a bug in cujit: say so, and where the user's kernel is
-            raise InternalCompilerError(name, result.name, function_loc(pyfunc), exc) from exc
-        result.times[name] = time.perf_counter() - start
-        result.outputs[name] = value
-        if name == stop_after:
-            break
-    return result
+    run = _Run(pyfunc, options, stop_after)
+    try:
+        _compile(run, pyfunc, arg_types, options)
+    except _Stop:
+        pass
+    return CompileResult(run.name, run.outputs, run.times, run.record)
 
 
 def function_loc(pyfunc) -> Loc | None:

@@ -34,7 +34,7 @@ from functools import cache
 
 import numpy as np
 
-from cujit import cuda
+from cujit.dispatcher import jit
 from cujit.types.core import float32, float64, int64, uint64
 
 __all__ = [
@@ -57,7 +57,7 @@ TWO_PI_FLOAT64 = np.float64(2 * math.pi)
 # Every value is kept in uint64: shifts keep the left operand's type, and uint64
 # arithmetic wraps modulo 2**64, so no masking is needed.
 
-@cuda.jit(device=True)
+@jit(device=True)
 def xoroshiro128p_next(states, index):
     """The next uint64 of generator ``index``, advancing it one step."""
     index = int64(index)
@@ -70,7 +70,7 @@ def xoroshiro128p_next(states, index):
     return result
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def _jump_word(states, index, word, s0, s1):
     """64 steps of the jump: xor in the states at the set bits of ``word``."""
     for b in range(64):
@@ -81,7 +81,7 @@ def _jump_word(states, index, word, s0, s1):
     return s0, s1
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def xoroshiro128p_jump(states, index):
     """Advance generator ``index`` by 2**64 steps."""
     index = int64(index)
@@ -91,25 +91,25 @@ def xoroshiro128p_jump(states, index):
     states[index, 1] = acc[1]
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def _unit_float64(x):
     return float64(x >> uint64(11)) * (1.0 / 9007199254740992.0)  # 2**-53
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def xoroshiro128p_uniform_float64(states, index):
     """A float64 in [0, 1) from generator ``index`` (one step)."""
     return _unit_float64(xoroshiro128p_next(states, int64(index)))
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def xoroshiro128p_uniform_float32(states, index):
     """A float32 in [0, 1] from generator ``index`` (one step): the float64 rounded, so
     it may round up to 1.0, as in numba."""
     return float32(_unit_float64(xoroshiro128p_next(states, int64(index))))
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def xoroshiro128p_normal_float32(states, index):
     """A standard normal float32 (Box-Muller, two steps)."""
     u1 = xoroshiro128p_uniform_float32(states, index)
@@ -117,7 +117,7 @@ def xoroshiro128p_normal_float32(states, index):
     return math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(TWO_PI_FLOAT32 * u2)
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def xoroshiro128p_normal_float64(states, index):
     """A standard normal float64 (Box-Muller, two steps; from float32 uniforms, as
     numba does, so the streams agree)."""

@@ -8,22 +8,22 @@ nvJitLink, their first use.  Neither needs the other, so when the driver
 starts and a kernel is waiting to be compiled, a daemon thread does that
 once-only work meanwhile, in two steps:
 
-1. ``start()``, from ``runtime/driver.py`` right before ``cuInit``: the thread
-   imports the stages (by calling ``pipeline._stage_table``, so it imports
-   exactly what a compile imports) and loads libNVVM and nvJitLink.  These
+1. ``start()``, a ``cujit.startup`` hook the runtime runs right before
+   ``cuInit``: the thread imports the stages (``pipeline.import_stages``, what
+   a compile imports) and loads libNVVM and nvJitLink.  These
    are most of the work and need no device, so they run during ``cuInit``,
    the first of the two slow calls; the bindings let go of the GIL in driver
    calls.  Waiting for the architecture before starting would leave
    ``cuInit`` unused.
-2. ``set_arch()``, from ``context.Device`` as soon as the compute capability
-   is read, before ``cuDevicePrimaryCtxRetain`` (the context's creation, the
+2. ``set_arch()``, the hook ``context.Device`` runs as soon as the compute
+   capability is read, before ``cuDevicePrimaryCtxRetain`` (the context's creation, the
    second slow call): the thread compiles a tiny kernel through every stage
    to a cubin for that architecture with ``pipeline.compile_kernel``, the
    same code a real compile runs, which puts libNVVM and nvJitLink to first
    use.  When the driver finds no device the thread stops after step 1.
 
-``pipeline.compile_kernel`` calls ``wait()`` first: it joins the thread (a
-compile that comes before the architecture tells the thread not to wait for
+``pipeline.compile_kernel`` calls ``wait()`` first (a ``cujit.startup`` hook too):
+it joins the thread (a compile that comes before the architecture tells the thread not to wait for
 it), so libNVVM and nvJitLink never serve the warm-up and a real compile at
 once.  The warm-up's own compile passes through (it is the thread).  Once a
 compile has begun, ``start()`` starts nothing: the toolchain is warm or warming
@@ -37,9 +37,10 @@ library only once it has loaded, and the tiny kernel is compiled with
 ``compile_kernel`` alone (no ``Kernel``, no disk cache).
 
 ``CUJIT_WARMUP=0`` turns it off.  The module sits beside ``pipeline.py``, not in
-``cujit.runtime``: it joins the runtime (which calls ``start``/``set_arch``) to the
-compiler (which it imports lazily, in its thread only), and ``dispatcher.py`` imports
-it when a kernel is made without loading the runtime.
+``cujit.runtime``: the runtime imports neither it nor the compiler; importing it
+registers ``start`` and ``set_arch`` as ``cujit.startup`` hooks (``dispatcher.py``
+imports it, so every process that makes a kernel has them), and it imports the
+compiler lazily, in its thread only.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from __future__ import annotations
 import atexit
 import threading
 
-from cujit import config
+from cujit import config, startup
 from cujit import device_api as cuda
 
 
@@ -140,7 +141,7 @@ def _run(state: _State) -> None:
         from cujit.ptx import libs
         from cujit.types import int32
 
-        pipeline._stage_table((), Options())  # its imports are the compiler's stages
+        pipeline.import_stages()
         libs.nvvm_module()
         libs.nvjitlink_module()
         state.arch_given.wait()
@@ -152,6 +153,9 @@ def _run(state: _State) -> None:
         state.outcome = f"compiled for sm_{major}{minor}"
     except BaseException as exc:  # noqa: BLE001 - the real compile reports its own errors
         state.outcome = f"failed: {type(exc).__name__}: {exc}"
+
+
+startup.register(before_init=start, arch_known=set_arch, before_compile=wait)
 
 
 def _tiny_kernel(out):

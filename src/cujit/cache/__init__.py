@@ -36,9 +36,11 @@ def cache_dir() -> Path:
 def compile_cached(pyfunc, arg_types, options: Options):
     """``pipeline.compile_kernel(pyfunc, arg_types, options)``, through the cache.
 
-    A hit's ``CompileResult`` has the cubin, PTX and LLVM IR as outputs and one
-    time, ``cache``; a miss compiles every stage and writes the entry.
+    A hit's ``CompileResult`` has the cubin, PTX and LLVM IR as outputs, one
+    time, ``cache``, and the ``LaunchRecord`` the entry stores whole; a miss
+    compiles every stage and writes the entry.
     """
+    from cujit.abi import LaunchRecord
     from cujit.pipeline import CompileResult, compile_kernel
 
     start = time.perf_counter()
@@ -53,17 +55,13 @@ def compile_cached(pyfunc, arg_types, options: Options):
                    "ptx": entry.sections["ptx"].decode(),
                    "cubin": entry.sections["cubin"]}
         return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
-                             entry.header["symbol"], tuple(entry.header["written"]),
-                             cooperative=bool(entry.header.get("cooperative")),
-                             kept=_kept(entry.header.get("kept")))
+                             LaunchRecord.from_json(entry.header["record"]))
     result = compile_kernel(pyfunc, arg_types, options)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
     header = {
-        "key": key, "name": name, "symbol": result.symbol,
-        "written": list(result.written),  # the launch's read-only check needs it
-        "cooperative": result.cooperative,  # it syncs the grid: a cooperative launch
-        "kept": None if result.kept is None else list(result.kept),  # the parameters it takes
+        "key": key, "name": name,
+        "record": result.record.to_json(),  # all a launch needs besides the cubin
         "arg_types": [str(t) for t in arg_types],
         "arch": "{}.{}".format(*options.arch),
         "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
@@ -78,10 +76,6 @@ def compile_cached(pyfunc, arg_types, options: Options):
         warnings.warn(f"cujit could not write the kernel cache entry {path}: {exc}",
                       RuntimeWarning, stacklevel=3)
     return result
-
-
-def _kept(value) -> tuple[bool, ...] | None:
-    return None if value is None else tuple(bool(v) for v in value)
 
 
 def _key_or_none(pyfunc, arg_types, options: Options) -> str | None:

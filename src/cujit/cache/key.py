@@ -33,7 +33,7 @@ from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 5  # bump when what the key covers changes
+FORMAT = 6  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 

@@ -2,11 +2,12 @@
 
 An entry file, ``<kernel name>-<key>.cujit``::
 
-    b"CUJITC02"                      magic and format version (8 bytes)
+    b"CUJITC03"                      magic and format version (8 bytes)
     blake2b-256(body)                32 bytes: detects a truncated or corrupt entry
     body = u32 header length (little-endian) | header (JSON) | sections
 
-The header holds the key, the kernel's name and symbol, a description for
+The header holds the key, the kernel's name, its whole ``abi.LaunchRecord`` (what a
+launch needs: symbol, parameters passed, written arguments, cooperative), a description for
 ``python -m cujit cache list`` and the name and length of each section
 (``cubin``, ``ptx``, ``llvm``), which follow it back to back.
 
@@ -31,7 +32,7 @@ try:  # hashlib's import loads OpenSSL (~3.5 ms), the larger part of a cache hit
 except ImportError:  # an interpreter without the builtin module
     from hashlib import blake2b as _blake2b
 
-MAGIC = b"CUJITC02"
+MAGIC = b"CUJITC03"
 SUFFIX = ".cujit"
 TEMP_PREFIX = ".tmp-"
 _DIGEST = 32

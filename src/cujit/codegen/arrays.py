@@ -29,9 +29,9 @@ from cujit.codegen.lltypes import (
     ARRAY_STRIDES,
     I8,
     array_type,
-    memory_type,
     const_int,
     i64,
+    memory_type,
     value_type,
 )
 from cujit.types import Array, Scalar, Tuple
@@ -84,15 +84,22 @@ def index_values(ctx: FunctionLowering, index: ir.Value) -> list[ll.Value]:
 
 
 def element_pointer(ctx: FunctionLowering, t: Array, arr: ll.Value,
-                    indices: list[ll.Value]) -> ll.Value:
-    """The address of ``arr[indices]`` (a pointer to the element's memory type)."""
+                    indices: list[ll.Value], op: ir.Op | None = None) -> ll.Value:
+    """The address of ``arr[indices]`` (a pointer to the element's memory type); ``op``
+    is the access, whose axes in ``ctx.unwrapped`` have indices that are never negative."""
     b = ctx.builder
     if len(indices) != t.ndim:
         raise AssertionError(f"{len(indices)} indices into a {t.ndim}-d array")
-    shape = extents(ctx, t, arr)
+    # Extents are read only where needed: an extent a kernel never reads is not passed.
+    needed = [t.layout == "C" and k > 0 or t.layout == "F" and k < t.ndim - 1
+              or (id(op), k) not in ctx.unwrapped for k in range(t.ndim)]
+    shape = [b.extract_value(arr, [ARRAY_SHAPE, k]) if need else None
+             for k, need in enumerate(needed)]
     zero = i64(0)
     # Python's negative indices: wrap once, per dimension.
-    idx = [b.select(b.icmp_signed("<", i, zero), b.add(i, n), i) for i, n in zip(indices, shape)]
+    idx = [i if (id(op), k) in ctx.unwrapped else
+           b.select(b.icmp_signed("<", i, zero), b.add(i, shape[k]), i)
+           for k, i in enumerate(indices)]
     checks.check_bounds(ctx, indices, idx, shape)  # debug mode only; else emits nothing
     data = b.extract_value(arr, ARRAY_DATA)
     if t.ndim == 0:
@@ -146,13 +153,13 @@ def store_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value) -
 
 def lower_getitem(ctx: FunctionLowering, op: ir.GetItem) -> None:
     t: Array = op.obj.type
-    ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index))
+    ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
     ctx.set(op.result, load_scalar(ctx, t.dtype, ptr))
 
 
 def lower_setitem(ctx: FunctionLowering, op: ir.SetItem) -> None:
     t: Array = op.obj.type
-    ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index))
+    ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
     store_scalar(ctx, t.dtype, ptr, ctx.get(op.value))
 
 

@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen.lltypes import has_value, scalar_type
 from cujit.diagnostics import Loc, UnsupportedError
-from cujit.targets import Target
+from cujit.codegen.target import Target
 from cujit.types import Scalar
 
 
@@ -41,6 +41,9 @@ class FunctionLowering:
         # Whatever a target's hooks keep per function (the CPU target's coroutine handle).
         self.target_state: dict = {}
         self._non_overflowing_adds: frozenset[int] | None = None
+        # (id(op), axis) of element accesses whose index is never negative there, so
+        # no wrap reads that axis's extent (``params.read_params``; the kernel only).
+        self.unwrapped: frozenset[tuple[int, int]] = frozenset()
 
     @property
     def non_overflowing_adds(self) -> frozenset[int]:

@@ -15,7 +15,7 @@ the GPU inline them where that pays (a function called once always is), and at
 ``-O0`` they stay real calls.  The symbol prefix keeps a device function named
 ``sin`` from capturing the C library's ``sin`` on the host.  A function that two
 callers reach is lowered once: entries are keyed by the typed function object,
-which ``DeviceFunction.typed`` shares between calls.
+which ``cujit.device_function`` shares between compilations with the same options.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from cujit import ir
 from cujit.codegen import checks
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import VOID, value_type
-from cujit.targets import Target
+from cujit.codegen.target import Target
 
 
 def callee_symbol(fn: ir.Function) -> str:

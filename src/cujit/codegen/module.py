@@ -4,11 +4,13 @@
     module = lower_to_llvm(fn, CUDA_TARGET)
     str(module)   # NVVM IR text for stage 7
 
-The kernel's parameters follow ``cujit.abi.param_kinds`` exactly: each entry
-block parameter is flattened (an array is its data pointer, then ``ndim``
-int64 extents, then for layout 'A' ``ndim`` int64 byte strides; a bool is one
-``i8``; a tuple is its items in order) and the entry block reassembles the IR's
-values from them, a contiguous array's strides worked out from its extents.
+The kernel's parameters follow ``cujit.abi.param_kinds``: each entry block
+parameter is flattened (an array is its data pointer, then ``ndim`` int64
+extents, then for layout 'A' ``ndim`` int64 byte strides; a bool is one ``i8``;
+a tuple is its items in order) and the entry block reassembles the IR's values
+from them, a contiguous array's strides worked out from its extents.  Given a
+``params.ParamUse``, the kernel declares only the parameters it marks passed;
+the others, which nothing reads, are undefined values in the reassembled ones.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from cujit.codegen import arrays, checks, control, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
+from cujit.codegen.params import ParamUse
+from cujit.codegen.target import Target
 from cujit.diagnostics import UnsupportedError
-from cujit.targets import Target
 from cujit.types import Array, Scalar, Tuple, Type
 
 
@@ -53,7 +56,7 @@ def _flat_param_types(t: Type) -> list[ll.Type]:
     raise TypeError(f"values of type {t} cannot be kernel parameters")
 
 
-def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Argument]) -> ll.Value:
+def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Value]) -> ll.Value:
     """Rebuild one argument's value from its flat parameters (consumed from the front)."""
     if isinstance(t, Scalar) and t.kind == "c":
         from cujit.codegen.complex import build
@@ -120,9 +123,11 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     lower(ctx, op)
 
 
-def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Module:
+def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
+                  params: ParamUse | None = None) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
-    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``)."""
+    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``);
+    ``params`` (``params.read_params``): the kernel takes only the parameters it reads."""
     module = ll.Module(name=fn.name)
     if debug:
         checks.enable(module, target.global_addrspace)
@@ -133,17 +138,26 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Mo
     for t in arg_types:
         param_kinds(t)  # the ABI's own check: raises for an unpassable type
     hidden = list(target.hidden_params)  # target-private state (the CPU target's thread ids)
-    flat = [ty for _, ty in hidden] + [ty for t in arg_types for ty in _flat_param_types(t)]
+    abi_types = [ty for t in arg_types for ty in _flat_param_types(t)]
+    passed = params.passed if params is not None else (True,) * len(abi_types)
+    if len(passed) != len(abi_types):
+        raise AssertionError(f"{len(passed)} parameter flags for {len(abi_types)} parameters")
+    flat = [ty for _, ty in hidden] + [ty for ty, p in zip(abi_types, passed, strict=True) if p]
     llfn = ll.Function(module, ll.FunctionType(VOID, flat), kernel_symbol(fn))
-    names = [n for n, _ in hidden] + [n for a, t in zip(fn.arg_names, arg_types)
-                                      for n in param_names(a, t)]
-    for arg, name in zip(llfn.args, names):
+    abi_names = [n for a, t in zip(fn.arg_names, arg_types, strict=True)
+                 for n in param_names(a, t)]
+    names = [n for n, _ in hidden] + [n for n, p in zip(abi_names, passed, strict=True) if p]
+    for arg, name in zip(llfn.args, names, strict=True):
         arg.name = name
 
     ctx = FunctionLowering(fn, target, module, llfn, functions)
-    params = list(llfn.args)[len(hidden):]
+    if params is not None:
+        ctx.unwrapped = params.unwrapped
+    given = iter(list(llfn.args)[len(hidden):])
+    values = [next(given) if p else ll.Constant(ty, ll.Undefined)  # never read: not passed
+              for ty, p in zip(abi_types, passed, strict=True)]
     for p in fn.args:
-        ctx.set(p, _unpack_param(ctx, p.type, params))
+        ctx.set(p, _unpack_param(ctx, p.type, values))
     lower_body(ctx, target.prologue)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from cujit import device_api as cuda
+from cujit.device_function import DeviceFunction
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.dispatcher import DeviceFunction, Kernel
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
@@ -166,7 +166,7 @@ def user_spelling(name: str) -> str:
 
 
 def _not_callable_hint(fn: object, name: str) -> str | None:
-    if isinstance(fn, Kernel):
+    if hasattr(fn, "py_func") and not isinstance(fn, DeviceFunction):  # a @cuda.jit kernel
         return hint("kernel-in-kernel", name=name)
     if isinstance(fn, pytypes.FunctionType):
         return hint("host-function", name=name)

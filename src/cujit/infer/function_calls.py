@@ -11,18 +11,23 @@ tree of functions that lowering emits into one LLVM module.
 
 ``Callees`` is the context one compilation hands to inference: it knows how to
 run stages 1-5 for a callee (the pipeline gives it that front end, so stage 4
-imports no later stage), remembers the call chain to reject recursion, and
-keeps each specialisation on the ``DeviceFunction`` so that later compilations
-(other kernels, other argument types of the same kernel) reuse it.
+imports no later stage) and the key of what that front end does (the options
+and the pass list), remembers the call chain to reject recursion, and files
+each specialisation in ``cujit.device_function``'s table under the argument
+types, the return type and that key, so that later compilations with the same
+options (other kernels, other argument types of the same kernel) reuse it and
+compilations with other options (a debug build keeps ``assert``) do not.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
+from cujit import device_function
+from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer, accepts_array
 from cujit.infer.numeric import describe
@@ -30,7 +35,6 @@ from cujit.ir import Call, CallFunction, Function, Value
 from cujit.types import Array, NoneType, Scalar, Tuple, Type, none
 
 if TYPE_CHECKING:
-    from cujit.dispatcher import DeviceFunction
     from cujit.infer.calls import CallSite
 
 # front_end(pyfunc, arg_types, return_type, callees) -> the typed IR after stages 1-5.
@@ -40,14 +44,16 @@ FrontEnd = Callable[[object, tuple[Type, ...], "Type | None", "Callees"], Functi
 class Callees:
     """The device functions one compilation calls, compiled once per argument types."""
 
-    def __init__(self, front_end: FrontEnd):
+    def __init__(self, front_end: FrontEnd, key: Hashable):
         self._front_end = front_end
+        self.key = key  # everything besides the types that decides what front_end returns
         self._chain: list[tuple[DeviceFunction, Loc]] = []  # callees being compiled now
 
     def typed(self, devfn: DeviceFunction, arg_types: tuple[Type, ...],
               return_type: Type | None, loc: Loc) -> Function:
         """``devfn``'s typed IR for ``arg_types``, compiled now or earlier."""
-        fn = devfn.typed.get(arg_types)
+        key = (arg_types, return_type, self.key)
+        fn = device_function.lookup(devfn, key)
         if fn is not None:
             return fn
         if any(d is devfn for d, _ in self._chain):
@@ -65,7 +71,7 @@ class Callees:
         finally:
             self._chain.pop()
         fn = dataclasses.replace(fn, name=symbol_for(fn.name, arg_types))
-        devfn.typed[arg_types] = fn
+        device_function.remember(devfn, key, fn)
         return fn
 
 

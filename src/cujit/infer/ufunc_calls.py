@@ -89,7 +89,7 @@ def _elementwise(np_name: str, pattern: str, ndim: int):
     ('a' array, 's' scalar) into an ``ndim``-d ``out``."""
     import numpy as np
 
-    from cujit.dispatcher import DeviceFunction
+    from cujit.device_function import DeviceFunction
 
     name = f"np_{np_name}_{pattern}_{ndim}"
     params = [f"x{k}" for k in range(len(pattern))]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 
+from cujit import startup
 from cujit.diagnostics import NoGPUError
-from cujit import warmup
 from cujit.runtime.driver import call, get_driver, is_available  # noqa: F401 (re-export)
 
 _tls = threading.local()
@@ -42,8 +42,8 @@ class Device:
 
         self.compute_capability = (attr("COMPUTE_CAPABILITY_MAJOR"),
                                    attr("COMPUTE_CAPABILITY_MINOR"))
-        # The compiler's warm-up compiles for it while the context is created (warmup.py).
-        warmup.set_arch(self.compute_capability)
+        # Hooks may use the architecture while the context is created (cujit.startup).
+        startup.run_arch_known(self.compute_capability)
         self.max_threads_per_block = attr("MAX_THREADS_PER_BLOCK")
         self.max_block_dim = (attr("MAX_BLOCK_DIM_X"), attr("MAX_BLOCK_DIM_Y"),
                               attr("MAX_BLOCK_DIM_Z"))

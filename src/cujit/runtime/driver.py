@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import threading
 
+from cujit import startup
 from cujit.diagnostics import CujitError, NoGPUError
-from cujit import warmup
 
 _drv = None  # cuda.bindings.driver, once imported and cuInit has succeeded
 _init_error: str | None = None  # the NoGPUError message, once init has failed
@@ -108,11 +108,11 @@ def _initialise():
         if _init_error is not None:  # fail the same way, fast, every later time
             raise NoGPUError(_init_error)
         drv = _import_bindings()
-        # A pending kernel's compiler loads in a thread while cuInit runs (warmup.py).
-        warmup.start()
+        # Whoever waits for the driver's start may use it (cujit.startup).
+        startup.run_before_init()
         _init_error = _start(drv)
         if _init_error is not None:
-            warmup.set_arch(None)  # no device: the warm-up compiles nothing
+            startup.run_arch_known(None)  # no device
             raise NoGPUError(_init_error)
         _drv = drv
         return drv

@@ -1,7 +1,8 @@
 """The CPU target: the typed IR of stages 1-5, lowered for the host and run in-process.
 
-    from cujit.targets.cpu import compile_cpu_kernel
+    from cujit.targets.cpu import build_cpu_kernel, compile_cpu_kernel, lower_cpu_kernel
     kernel = compile_cpu_kernel(typed_fn, options)        # typed_fn: stage 5's output
+    # = build_cpu_kernel(lower_cpu_kernel(typed_fn, options), options): stages llvm, native
     kernel.launch(grid, block, shmem_bytes, arg_types, args)
 
 Same codegen as the CUDA target (``cujit.codegen.lower_to_llvm``) with other
@@ -21,7 +22,8 @@ import functools
 
 from cujit.targets import Target
 
-__all__ = ["CPUKernel", "compile_cpu_kernel", "cpu_target"]
+__all__ = ["CPUKernel", "LoweredCPUKernel", "build_cpu_kernel", "compile_cpu_kernel",
+           "cpu_target", "lower_cpu_kernel"]
 
 
 @functools.cache
@@ -58,23 +60,36 @@ def cpu_target(barriers: bool, grid_sync: bool = False, warp: bool = False) -> T
     )
 
 
-def compile_cpu_kernel(typed_fn, options=None):
-    """Lower, optimise and JIT the typed IR function ``typed_fn`` for this host."""
+@dataclasses.dataclass(frozen=True)
+class LoweredCPUKernel:
+    """Stage 6's output on the CPU target: the kernel's LLVM module for the host, and
+    what lowering chose (the coroutine, grid-sync and warp variants) for ``native``."""
+
+    fn: object  # the typed IR, as lowered (device functions that wait inlined)
+    module: object  # llvmlite ir.Module; ``native`` adds the runner to it
+    symbol: str
+    barriers: bool
+    grid_sync: bool
+    warp: bool
+
+    def __str__(self) -> str:
+        return str(self.module)
+
+
+def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
+    """Stage 6 on the CPU target: typed IR -> the kernel's LLVM module for this host."""
     from cujit.codegen import kernel_symbol, lower_to_llvm
-    from cujit.codegen.checks import error_sites
     from cujit.ir import verify
     from cujit.ir.analysis import uses_grid_sync
     from cujit.options import Options
     from cujit.passes.inline import inline_calls
-    from cujit.targets.cpu import coro, intrinsics, runner
-    from cujit.targets.cpu.debug import HostRecord
-    from cujit.targets.cpu.engine import JitModule
-    from cujit.targets.cpu.launch import CPUKernel
+    from cujit.targets.cpu import coro
     from cujit.targets.cpu.warp import uses_warp_functions
 
     options = options or Options()
     if any(coro.suspends(c) for c in typed_fn.callees):
         # Only the kernel can suspend: device functions that wait become part of it.
+        # The pipeline does this in stage 5 already; this is for typed IR from elsewhere.
         typed_fn = inline_calls(typed_fn, coro.suspends, keep_raise=options.debug)
         if options.verify:
             verify(typed_fn)
@@ -86,14 +101,30 @@ def compile_cpu_kernel(typed_fn, options=None):
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
     module = lower_to_llvm(fn, target, debug=options.debug)
-    symbol = kernel_symbol(fn)
-    kernel = module.get_global(symbol)
+    return LoweredCPUKernel(typed_fn, module, kernel_symbol(fn), barriers, grid_sync, warp)
+
+
+def build_cpu_kernel(lowered: LoweredCPUKernel, options=None):
+    """The CPU target's last stage: add the compiled grid runner, optimise and JIT."""
+    from cujit.codegen.checks import error_sites
+    from cujit.options import Options
+    from cujit.targets.cpu import intrinsics, runner
+    from cujit.targets.cpu.debug import HostRecord
+    from cujit.targets.cpu.engine import JitModule
+    from cujit.targets.cpu.launch import CPUKernel
+
+    options = options or Options()
+    module, barriers, grid_sync, warp = (lowered.module, lowered.barriers, lowered.grid_sync,
+                                         lowered.warp)
+    target = cpu_target(barriers, grid_sync, warp)
+    kernel = module.get_global(lowered.symbol)
     flat = [a.type for a in kernel.args[len(target.hidden_params):]]  # the ABI's parameters
     size = module.globals.get(intrinsics.STATIC_SHARED_SIZE)
     static_shared = size.initializer.constant if size is not None else 0
     run = runner.build_runner(module, kernel, flat, barriers, grid_sync, static_shared, warp)
     text = str(module)
     jit = JitModule(module, options.opt)
+    typed_fn = lowered.fn
     kernel = CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
                        static_shared, barriers, text, grid_sync, warp)
     sites = error_sites(module)
@@ -101,6 +132,11 @@ def compile_cpu_kernel(typed_fn, options=None):
         kernel.debug_sites = sites
         kernel.debug_record = HostRecord(jit, sites)
     return kernel
+
+
+def compile_cpu_kernel(typed_fn, options=None):
+    """Lower, optimise and JIT the typed IR function ``typed_fn`` for this host."""
+    return build_cpu_kernel(lower_cpu_kernel(typed_fn, options), options)
 
 
 def __getattr__(name):  # CPUKernel without importing llvmlite at package import

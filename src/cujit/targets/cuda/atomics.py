@@ -39,7 +39,7 @@ _ORDER = "monotonic"  # relaxed, as CUDA's atomics (NVVM IR spec, "Memory Model"
 def _target(ctx: FunctionLowering, op: ir.Intrinsic, args) -> tuple[Scalar, ll.Value]:
     """The element type and the address ``&ary[idx]``."""
     t: Array = op.args[0].type
-    return t.dtype, element_pointer(ctx, t, args[0], index_values(ctx, op.args[1]))
+    return t.dtype, element_pointer(ctx, t, args[0], index_values(ctx, op.args[1]), op)
 
 
 def _nvvm_atomic(ctx: FunctionLowering, name: str, ptr: ll.Value, val: ll.Value) -> ll.Value:

@@ -1,0 +1,63 @@
+"""What code generation needs to know about a machine: the ``Target`` tables' shape.
+
+Stage 6 defines the interface and the targets (``cujit.targets.cuda``,
+``cujit.targets.cpu``) fill it in, so ``codegen`` imports no target and each
+target imports ``codegen``.  ``cujit.targets`` re-exports both names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MathFn:
+    """An external scalar math function: its symbol and how many float arguments it takes.
+
+    The argument and result types are the float type the entry is keyed by,
+    except for ``result`` overrides (none of the tables need one yet).
+    """
+
+    symbol: str
+    nargs: int = 1
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything target-specific that lowering consults.
+
+    ``intrinsics`` maps an ``Intrinsic.name`` to ``lower(ctx, op, args) -> value | None``
+    (``ctx`` is a :class:`cujit.codegen.context.FunctionLowering`).  ``math`` maps
+    ``(name, "float32" | "float64")`` to a :class:`MathFn`; besides the ``math.*``
+    intrinsics, codegen itself uses ``floor``, ``fmod`` and ``copysign`` for Python's
+    float ``//`` and ``%``.  ``kernel_metadata`` adds whatever marks the function a
+    kernel (``!nvvm.annotations`` for NVVM); None for a host target.
+
+    Three hooks let a target that has no hardware thread state (the CPU target)
+    pass it in and shape the function; the CUDA target leaves them empty:
+
+    - ``hidden_params``: ``(name, LLVM type)`` pairs put before the ABI parameters
+      (the intrinsic lowerings read them from ``ctx.llfn.args``);
+    - ``prologue(ctx)``: emits into the entry block after the parameters are unpacked;
+    - ``lower_return(ctx)``: emits what ends the kernel (default ``ret void``);
+    - ``callee_hidden_params``: the leading hidden parameters that device functions
+      receive too (forwarded by every call; see ``cujit.codegen.functions``).
+    """
+
+    name: str
+    triple: str
+    data_layout: str
+    intrinsics: Mapping[str, Callable]
+    math: Mapping[tuple[str, str], MathFn]
+    generic_addrspace: int = 0
+    global_addrspace: int = 0  # where module globals live (the debug-mode error record)
+    shared_addrspace: int | None = None
+    kernel_metadata: Callable | None = None
+    hidden_params: tuple = ()
+    prologue: Callable | None = None
+    lower_return: Callable | None = None
+    callee_hidden_params: tuple = ()
+
+    def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
+        return hash((self.name, self.triple))
