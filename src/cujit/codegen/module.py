@@ -24,6 +24,7 @@ from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
 from cujit.diagnostics import UnsupportedError
+from cujit.ir import intrinsics as intrinsic_table
 from cujit.targets import Target
 from cujit.types import Array, Scalar, Tuple, Type
 
@@ -78,8 +79,7 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Argument]) -> 
 def lower_intrinsic(ctx: FunctionLowering, op: ir.Intrinsic) -> None:
     lower = ctx.target.intrinsics.get(op.name)
     if lower is None:
-        raise UnsupportedError(f"'{op.name}' is not supported on target '{ctx.target.name}'",
-                               op.loc)
+        raise UnsupportedError(intrinsic_table.refusal(op.name, ctx.target.name), op.loc)
     args = [ctx.values.get(a.id) for a in op.args]
     ctx.set(op.result, lower(ctx, op, args))
 
