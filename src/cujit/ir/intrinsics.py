@@ -170,15 +170,15 @@ _COMPLEX = _rows(("complex.real", "complex.imag"), _INFER + "complex_calls:scala
                  cuda="extractvalue", cpu="extractvalue") + \
     _rows(("complex.build",), _INFER + "complex_calls:call_complex", 2, cuda="insertvalue",
           cpu="insertvalue") + \
-    _rows(("complex.conj",), _INFER + "complex_calls:conjugate", 1, cuda="negate the imaginary part",
-          cpu="negate the imaginary part") + \
+    _rows(("complex.conj",), _INFER + "complex_calls:conjugate", 1,
+          cuda="negate the imaginary part", cpu="negate the imaginary part") + \
     _rows(("complex.abs",), _INFER + "complex_calls:call_abs_complex", 1,
           cuda="hypot of the parts (libdevice)", cpu="hypot of the parts (libm)") + \
-    _rows([f"cmath.{f}" for f in CMATH], _INFER + "complex_calls:cmath_unary", 1,
+    _rows([f"cmath.{f}" for f in CMATH], _INFER + "cmath_calls:cmath_unary", 1,
           cuda="formulas on the parts with libdevice", cpu="formulas on the parts with libm") + \
-    _rows(("cmath.phase",), _INFER + "complex_calls:call_phase", 1, cuda="atan2(im, re)",
+    _rows(("cmath.phase",), _INFER + "cmath_calls:call_phase", 1, cuda="atan2(im, re)",
           cpu="atan2(im, re)") + \
-    _rows(("np.minimum", "np.maximum"), _INFER + "complex_calls:np_minmax", 2,
+    _rows(("np.minimum", "np.maximum"), _INFER + "numpy_calls:np_minmax", 2,
           cuda="compare and select, NaN wins", cpu="compare and select, NaN wins")
 
 ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
