@@ -55,6 +55,19 @@ def test_every_row_is_lowered_by_the_target_or_refused(target, table):
     assert set(lowered) - set(intrinsics.TABLE) == set()
 
 
+def test_every_name_the_typing_rules_build_has_a_row():
+    """The names ``infer`` builds from its own tables (f-strings over them) are rows."""
+    from cujit.infer import atomic_calls, calls, cmath_calls, fp16_calls, numpy_calls, warp_calls
+
+    built = set(atomic_calls.ATOMIC_INTRINSICS)
+    built |= {f"cuda.{n}" for n in (*warp_calls.SHUFFLES, *warp_calls.VOTES)}
+    built |= {f"cmath.{n}" for n in cmath_calls.CMATH_INTRINSICS}
+    maths = (*calls._MATH_UNARY, *calls._MATH_BINARY, *numpy_calls.NP_UNARY.values(),
+             *numpy_calls.NP_BINARY.values(), *fp16_calls._FP16_MATH.values())
+    built |= {f"math.{n}" for n in maths}
+    assert built - set(intrinsics.TABLE) == set()
+
+
 def test_refusal_is_the_error_the_user_sees(monkeypatch):
     """A CPU target without ``cuda.fma`` refuses it with the table's message at the
     user's line, through ``cuda.jit``'s public launch path."""
