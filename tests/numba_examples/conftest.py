@@ -17,6 +17,9 @@ _TARGET_NAMES = tuple(_CPU_NAMES)  # the names whose home depends on CUJIT_TARGE
 def target(request, monkeypatch):
     monkeypatch.setenv("CUJIT_TARGET", request.param)
     namespace = vars(cuda)
+    before = {name: namespace.pop(name) for name in _TARGET_NAMES if name in namespace}
+    yield request.param
+    # Forget what this target resolved, so later tests (in any file) resolve afresh.
     for name in _TARGET_NAMES:
-        monkeypatch.delitem(namespace, name, raising=False)
-    return request.param
+        namespace.pop(name, None)
+    namespace.update(before)
