@@ -15,13 +15,34 @@ Monte Carlo example sums on the host instead), ``cuda.vectorize``,
 ``cuda.guvectorize``, ``cuda.declare_device`` (the FFI examples), CuPy arrays (the
 documentation's examples use them; NumPy and cujit device arrays stand in here).
 
-This module holds what the suite's files share: poisoned outputs and the comparison;
-the ``target`` fixture is in this folder's conftest.py.
+This module holds what the suite's files share: the ``target`` fixture (each file
+imports ``target_fixture``), poisoned outputs and the comparison.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+from cujit import cuda
+from cujit.cuda import _CPU_NAMES
+
+# numba.cuda's host names that cujit.cuda resolves per target (its ``_CPU_NAMES``).
+_TARGET_NAMES = tuple(_CPU_NAMES)  # the names whose home depends on CUJIT_TARGET
+
+
+@pytest.fixture(name="target", params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def target_fixture(request, monkeypatch):
+    """``target``: the test runs once per target (CUDA where there is a GPU)."""
+    monkeypatch.setenv("CUJIT_TARGET", request.param)
+    namespace = vars(cuda)
+    before = {name: namespace.pop(name) for name in _TARGET_NAMES if name in namespace}
+    yield request.param
+    # Forget what this target resolved, so later tests (in any file) resolve afresh.
+    for name in _TARGET_NAMES:
+        namespace.pop(name, None)
+    namespace.update(before)
+
 
 # -- checking ----------------------------------------------------------------------
 

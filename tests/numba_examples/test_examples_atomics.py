@@ -5,7 +5,11 @@ histograms)."""
 from __future__ import annotations
 
 import numpy as np
-from examples_check import assert_matches, rng
+from examples_check import (
+    assert_matches,
+    rng,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 from cujit.types import int32

@@ -5,7 +5,10 @@ heat equation, sequential rows)."""
 from __future__ import annotations
 
 import numpy as np
-from examples_check import assert_matches
+from examples_check import (
+    assert_matches,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 from cujit.types import int32

@@ -9,7 +9,12 @@ import math
 from math import pi
 
 import numpy as np
-from examples_check import assert_matches, poisoned, rng
+from examples_check import (
+    assert_matches,
+    poisoned,
+    rng,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 

@@ -5,7 +5,12 @@ and local memory."""
 from __future__ import annotations
 
 import numpy as np
-from examples_check import assert_matches, poisoned, rng
+from examples_check import (
+    assert_matches,
+    poisoned,
+    rng,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 from cujit.types import float32

@@ -7,7 +7,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from examples_check import assert_matches, poisoned
+from examples_check import (
+    assert_matches,
+    poisoned,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 from cujit.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32

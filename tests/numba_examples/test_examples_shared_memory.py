@@ -7,7 +7,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from examples_check import assert_matches, poisoned, rng
+from examples_check import (
+    assert_matches,
+    poisoned,
+    rng,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 from cujit.types import float32, int32

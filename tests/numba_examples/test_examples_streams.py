@@ -4,7 +4,12 @@ examples_check.py for how they run on both targets): streams."""
 from __future__ import annotations
 
 import numpy as np
-from examples_check import assert_matches, poisoned, rng
+from examples_check import (
+    assert_matches,
+    poisoned,
+    rng,
+    target_fixture,  # noqa: F401 (the target fixture)
+)
 
 from cujit import cuda
 
