@@ -359,7 +359,7 @@ def test_default_passes_order():
 
 
 def _typed_kernels():
-    from test_infer import _frontend, _kernel_cases  # the shared kernel-set plumbing
+    from infer_helpers import _frontend, _kernel_cases  # the shared kernel-set plumbing
 
     return _frontend, _kernel_cases()
 
@@ -370,7 +370,7 @@ _FRONTEND, _CASES = _typed_kernels()
 @pytest.mark.parametrize("pyfunc,arg_types", _CASES)
 def test_passes_keep_the_contract_and_drop_compile_time_objects(pyfunc, arg_types):
     from cujit.infer import infer_types
-    from test_infer import check_contract
+    from infer_helpers import check_contract
 
     fn = run_passes(infer_types(_FRONTEND(pyfunc), arg_types))
     check_contract(fn)

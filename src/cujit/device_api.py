@@ -181,7 +181,7 @@ atomic = Namespace(
 )
 
 # cuda.fp16: numba's half-precision functions (numba-cuda's ``fp16.py``).  Each takes and
-# returns float16 (the comparisons return bool); ``cujit.infer.complex_calls`` types them.
+# returns float16 (the comparisons return bool); ``cujit.infer.fp16_calls`` types them.
 FP16_FUNCTIONS = (
     "hadd", "hsub", "hmul", "hdiv", "hneg", "habs", "hfma", "hmax", "hmin",
     "heq", "hne", "hlt", "hle", "hgt", "hge",

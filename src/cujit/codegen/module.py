@@ -28,6 +28,7 @@ from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type,
 from cujit.codegen.params import ParamUse
 from cujit.codegen.target import Target
 from cujit.diagnostics import UnsupportedError
+from cujit.ir import intrinsics as intrinsic_table
 from cujit.types import Array, Scalar, Tuple, Type
 
 
@@ -81,8 +82,7 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Value]) -> ll.
 def lower_intrinsic(ctx: FunctionLowering, op: ir.Intrinsic) -> None:
     lower = ctx.target.intrinsics.get(op.name)
     if lower is None:
-        raise UnsupportedError(f"'{op.name}' is not supported on target '{ctx.target.name}'",
-                               op.loc)
+        raise UnsupportedError(intrinsic_table.refusal(op.name, ctx.target.name), op.loc)
     args = [ctx.values.get(a.id) for a in op.args]
     ctx.set(op.result, lower(ctx, op, args))
 

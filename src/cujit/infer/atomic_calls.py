@@ -52,8 +52,8 @@ ATOMIC_OPS: dict[str, tuple[str, tuple[Scalar, ...]]] = {
     "dec": ("atomic.dec", UNSIGNED_TYPES),
 }
 
-# Every intrinsic name this module emits: each writes memory, so none is dead
-# code when its result goes unused.
+# Every intrinsic name this module emits (what each does to memory is its row in
+# ``cujit.ir.intrinsics``).
 ATOMIC_INTRINSICS = frozenset(name for name, _ in ATOMIC_OPS.values()) | {"atomic.cas"}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cujit.diagnostics import TypingError
+from cujit.diagnostics import TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import is_frozen_array
 from cujit.infer.numeric import describe, unify
@@ -170,4 +170,10 @@ def float_test(fname: str, int_answer: bool):
             return t.const(int_answer, site.loc, result=site.result(boolean))
         return t.emit(Intrinsic(loc=site.loc, result=site.result(boolean), name=f"math.{fname}",
                                 args=(x,)))
+    return rule
+
+
+def unsupported(what: str):
+    def rule(t: Typer, site: CallSite) -> Value:
+        raise UnsupportedError(f"{what} is not supported in kernels by cujit", site.loc)
     return rule

@@ -26,6 +26,7 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
+from cujit.infer import cmath_calls, fp16_calls, numpy_calls
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
@@ -144,9 +145,10 @@ CALLS: dict[object, Rule] = {
     math.radians: bi.math_scale("radians", math.pi / 180.0),
     **{s: bi.cast_to(s) for s in SCALARS},
     **{s.dtype.type: bi.cast_to(s) for s in SCALARS},
-    **cx.cmath_rules(),  # complex(), z.conjugate(), cmath.*
-    **cx.numpy_rules(),  # np.sin and friends on scalars
-    **cx.fp16_rules(),  # cuda.fp16.h*
+    **cx.complex_rules(),  # complex(), z.conjugate()
+    **cmath_calls.cmath_rules(),  # cmath.*
+    **numpy_calls.numpy_rules(),  # np.sin and friends on scalars
+    **fp16_calls.fp16_rules(),  # cuda.fp16.h*
 }
 
 

@@ -23,11 +23,9 @@ from cujit.ir.arith import BinOp, Cast, Compare, Const
 from cujit.ir.calls import CallFunction, Intrinsic
 from cujit.ir.control import Branch
 from cujit.ir.core import Function, operands
+from cujit.ir.intrinsics import row as intrinsic_row
 from cujit.ir.memory import SetItem, TupleGet
 from cujit.types.core import Array, Scalar
-
-# Intrinsics that store into their first argument.
-_STORING_PREFIXES = ("atomic.",)
 
 
 def written_arguments(fn: Function) -> tuple[bool, ...]:
@@ -61,15 +59,22 @@ def written_arguments(fn: Function) -> tuple[bool, ...]:
 
     written: set[int] = set()
     for op in fn.all_ops():
-        if isinstance(op, SetItem):
-            written |= of(op.obj)
-        elif isinstance(op, Intrinsic) and op.name.startswith(_STORING_PREFIXES) and op.args:
-            written |= of(op.args[0])
-        elif isinstance(op, CallFunction):  # a device function writes what its body writes
-            for arg, w in zip(op.args, written_arguments(fn.callee(op.callee))):
-                if w:
-                    written |= of(arg)
+        for v in _stored_operands(fn, op):
+            written |= of(v)
     return tuple(i in written for i in range(len(fn.args)))
+
+
+def _stored_operands(fn: Function, op) -> tuple:
+    """The operands whose memory ``op`` may store into."""
+    if isinstance(op, SetItem):
+        return (op.obj,)
+    if isinstance(op, Intrinsic):  # the intrinsic table says which operand it stores into
+        row = intrinsic_row(op.name)
+        return () if row is None or row.stores_into is None else (op.args[row.stores_into],)
+    if isinstance(op, CallFunction):  # a device function writes what its body writes
+        flags = written_arguments(fn.callee(op.callee))
+        return tuple(arg for arg, w in zip(op.args, flags, strict=True) if w)
+    return ()
 
 
 GRID_SYNC = "cuda.grid_sync"

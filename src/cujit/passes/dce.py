@@ -19,8 +19,9 @@ block parameters (with the matching argument on every incoming edge).
       return
 
 An op is kept when its result is used by a kept op, or when it has an effect:
-stores (``SetItem``), the intrinsics in ``EFFECTS`` and every device-function
-call (``CallFunction``: its body may store, print or synchronise).  Allocations
+stores (``SetItem``), the intrinsics whose row in the intrinsic table
+(``cujit.ir.intrinsics``) has a side effect, and every device-function call
+(``CallFunction``: its body may store, print or synchronise).  Allocations
 (``shared.array``, ``local.array``) are pure: unused ones go too.  Liveness
 flows backwards through block parameters, so a loop-carried value that only
 feeds itself dies with its loop parameter.  Kernel arguments always stay.
@@ -31,22 +32,29 @@ from __future__ import annotations
 import dataclasses
 
 from cujit.ir import (
-    Block, Branch, CallFunction, Function, Intrinsic, Jump, Op, SetItem, operands,
+    Block,
+    Branch,
+    CallFunction,
+    Function,
+    Intrinsic,
+    Jump,
+    Op,
+    SetItem,
+    intrinsics,
+    operands,
 )
 
 # Intrinsics that act on memory or on other threads; their results may go unused.
-EFFECTS = frozenset({
-    "cuda.syncthreads", "cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or",
-    "cuda.syncwarp", "cuda.grid_sync", "cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system",
-    "atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.nanmax", "atomic.nanmin",
-    "atomic.and", "atomic.or", "atomic.xor", "atomic.exch", "atomic.inc", "atomic.dec",
-    "atomic.cas", "print",
-})
+EFFECTS = intrinsics.names_where(lambda row: row.side_effect)
 
 
 def has_effect(op: Op) -> bool:
-    return isinstance(op, (SetItem, CallFunction)) or (isinstance(op, Intrinsic)
-                                                       and op.name in EFFECTS)
+    if isinstance(op, (SetItem, CallFunction)):
+        return True
+    if isinstance(op, Intrinsic):
+        row = intrinsics.row(op.name)
+        return row is None or row.side_effect  # a name with no row: keep it (verify refuses it)
+    return False
 
 
 def reachable_blocks(fn: Function) -> list[Block]:

@@ -46,6 +46,7 @@ from llvmlite.ir.values import FunctionAttributes
 from cujit import ir
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I1, I8, I32, I64, VOID
+from cujit.ir import intrinsics as intrinsic_table
 from cujit.targets.cpu.intrinsics import HIDDEN_PARAMS, I8P
 
 # After the thread state: where the ramp stores its handle, this thread's frame slot
@@ -169,14 +170,11 @@ def lower_grid_sync(ctx: FunctionLowering, op: ir.Intrinsic, args):
     lower_syncthreads(ctx, op, args)
 
 
-BARRIERS = ("cuda.syncthreads", "cuda.grid_sync")
-# Calls that suspend the thread on the CPU target: barriers and the warp functions
-# (``warp.py``).
-_SUSPENDING = (*BARRIERS, "cuda.syncthreads_count", "cuda.syncthreads_and",
-               "cuda.syncthreads_or", "cuda.syncwarp", "cuda.activemask", "cuda.shfl_sync",
-               "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync",
-               "cuda.all_sync", "cuda.any_sync", "cuda.eq_sync", "cuda.ballot_sync",
-               "cuda.match_any_sync", "cuda.match_all_sync")
+# The calls that suspend the thread on the CPU target, from the intrinsic table: the
+# barriers of the block and grid schedulers (``COROUTINE``) and the rendezvous of the
+# warp scheduler (``warp.py``).
+BARRIERS = intrinsic_table.names_where(lambda row: row.cpu_wait == intrinsic_table.COROUTINE)
+_SUSPENDING = intrinsic_table.names_where(lambda row: row.suspends)
 
 
 def suspends(fn: ir.Function, _seen: frozenset = frozenset()) -> bool:

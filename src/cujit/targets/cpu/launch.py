@@ -1,7 +1,7 @@
 """Launching a compiled CPU kernel: arguments, per-worker buffers, host threads.
 
 ``CPUKernel.launch`` packs the kernel's flat ABI parameters (``cujit.abi``) into
-one C struct, fills the launch descriptor the runner reads (``runner.LAUNCH``),
+one C struct, fills the launch descriptor the runner reads (``runner_abi.LAUNCH``),
 gives every worker its own shared-memory buffers, and calls the runner on one
 host thread, or on several at once when the grid is large enough to repay
 starting them.  ctypes releases the GIL around the call, so the workers run in
@@ -21,7 +21,7 @@ import numpy as np
 
 from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
-from cujit.targets.cpu.runner import block_stride, warp_slots
+from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
 from cujit.types import Array, Scalar, Tuple, Type
 
@@ -48,13 +48,13 @@ FIRST_FRAME_GUESS = 256  # bytes; most frames are smaller (the scalars live acro
 MAX_GRID_SYNC_THREADS = 132 * 2048
 
 
-class _Launch(ctypes.Structure):  # runner.LAUNCH
+class _Launch(ctypes.Structure):  # runner_abi.LAUNCH
     _fields_ = [("grid", ctypes.c_int32 * 3), ("block", ctypes.c_int32 * 3),
                 ("dynbytes", ctypes.c_int64), ("nblocks", ctypes.c_int64),
                 ("chunk", ctypes.c_int64), ("next", ctypes.c_int64)]
 
 
-class _Worker(ctypes.Structure):  # runner.WORKER
+class _Worker(ctypes.Structure):  # runner_abi.WORKER
     _fields_ = [("shared", ctypes.c_void_p), ("dynshared", ctypes.c_void_p),
                 ("handles", ctypes.c_void_p), ("frames", ctypes.c_void_p),
                 ("slot_bytes", ctypes.c_int64), ("frame_bytes", ctypes.c_int64),

@@ -43,6 +43,7 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I1, I32, I64
+from cujit.ir import intrinsics as intrinsic_table
 from cujit.targets.cpu import coro
 from cujit.targets.cpu.intrinsics import I8P, hidden
 
@@ -62,8 +63,8 @@ SHUFFLES = ("cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.
 VOTES = ("cuda.all_sync", "cuda.any_sync", "cuda.eq_sync", "cuda.ballot_sync")
 MATCHES = ("cuda.match_any_sync", "cuda.match_all_sync")
 BLOCK_VOTES = ("cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or")
-# The functions that need the warp scheduler.
-WARP_FUNCTIONS = (*SHUFFLES, *VOTES, *MATCHES, *BLOCK_VOTES, "cuda.syncwarp", "cuda.activemask")
+# The functions that need the warp scheduler: the intrinsic table's rendezvous.
+WARP_FUNCTIONS = intrinsic_table.names_where(lambda row: row.cpu_wait == intrinsic_table.RENDEZVOUS)
 
 
 def _i32(v: int) -> ll.Constant:

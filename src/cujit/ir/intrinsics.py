@@ -1,0 +1,233 @@
+"""The intrinsic table: one row per ``Intrinsic.name`` the typed IR may hold.
+
+Each row says which typing rule emits the name, what the op does besides computing
+its result (reads or writes memory, into which argument, a fence, output, a barrier,
+a collective over a warp, a suspension on the CPU target), how many operands it takes
+and what it means on each target.  The consumers read these facts from here and
+nowhere else:
+
+- ``passes.dce`` keeps an op whose row has a side effect (``Intrinsic.side_effect``);
+- ``ir.analysis.written_arguments`` marks the argument a row stores into;
+- ``targets.cpu.coro`` and ``targets.cpu.warp`` pick the CPU scheduler from
+  ``cpu_wait``: a block or grid barrier suspends a coroutine under the block or grid
+  scheduler, a rendezvous suspends it under the warp scheduler;
+- ``ir.verifier`` rejects a name with no row and an operand count that differs;
+- ``docs/typed-ir.md``'s effects section is ``markdown_table()`` (a test keeps it so).
+
+Every row is lowered by both targets' tables (``targets/cuda/intrinsics.py``,
+``targets/cpu/intrinsics.py`` and its variants); a target that cannot serve one lists
+it in ``refused`` with the message the user sees at the call's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ``cpu_wait`` values: how the CPU target waits at the op.
+COROUTINE = "coroutine"  # a block or grid barrier: the thread's coroutine suspends
+RENDEZVOUS = "rendezvous"  # the warp scheduler's exchange buffer (targets/cpu/warp.py)
+
+
+@dataclass(frozen=True)
+class IntrinsicRow:
+    """The facts about one intrinsic name (see the module docstring)."""
+
+    name: str
+    typing: str  # "module:function" of the rule in ``cujit.infer`` that emits it
+    arity: int | None  # operand count; None: any
+    reads: bool = False  # reads memory through an operand (an atomic's element)
+    stores_into: int | None = None  # the operand whose memory it writes
+    fence: bool = False  # orders this thread's memory operations
+    io: bool = False  # writes to the process's output
+    barrier: str = ""  # "block", "grid" or "warp": waits for the other threads
+    warp: bool = False  # a collective over the lanes of a warp
+    cpu_wait: str = ""  # "", COROUTINE or RENDEZVOUS (the CPU target suspends there)
+    cuda: str = ""  # what it is on the CUDA target
+    cpu: str = ""  # what it is on the CPU target
+    refused: tuple[tuple[str, str], ...] = ()  # (target, message shown to the user)
+
+    @property
+    def writes(self) -> bool:
+        return self.stores_into is not None
+
+    @property
+    def side_effect(self) -> bool:
+        """Whether the op must stay even when nothing reads its result."""
+        return self.writes or self.fence or self.io or bool(self.barrier)
+
+    @property
+    def suspends(self) -> bool:
+        """Whether a CPU thread may suspend at the op (its function must be a coroutine)."""
+        return bool(self.cpu_wait)
+
+    def refusal(self, target: str) -> str | None:
+        for name, message in self.refused:
+            if name == target:
+                return message
+        return None
+
+
+def _rows(names, typing: str, arity: int | None, **facts) -> tuple[IntrinsicRow, ...]:
+    return tuple(IntrinsicRow(name=n, typing=typing, arity=arity, **facts) for n in names)
+
+
+_INFER = "cujit.infer."
+MATH_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+              "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc", "expm1",
+              "log1p", "asinh", "acosh", "atanh", "gamma", "lgamma")
+MATH_BINARY = ("pow", "atan2", "hypot", "copysign", "fmod")
+CMATH = ("sqrt", "exp", "log", "log10", "sin", "cos")
+ATOMIC_RMW = ("add", "sub", "max", "min", "nanmax", "nanmin", "and", "or", "xor", "exch",
+              "inc", "dec")
+SHUFFLES = ("cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync")
+VOTES = ("cuda.all_sync", "cuda.any_sync", "cuda.eq_sync", "cuda.ballot_sync")
+MATCHES = ("cuda.match_any_sync", "cuda.match_all_sync")
+BLOCK_VOTES = ("cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or")
+FENCES = ("cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system")
+
+_THREAD = _rows(("cuda.sreg",), _INFER + "access:type_getattr", 0,
+                cuda="a special-register read (llvm.nvvm.read.ptx.sreg.*, with its !range)",
+                cpu="a hidden parameter of the thread state (laneid from the linear id)") + \
+    _rows(("cuda.grid", "cuda.gridsize"), _INFER + "cuda_calls:grid", 0,
+          cuda="int64 arithmetic on the special registers",
+          cpu="int64 arithmetic on the hidden thread state")
+
+_BARRIERS = _rows(("cuda.syncthreads",), _INFER + "cuda_calls:call_syncthreads", 0,
+                  barrier="block", cpu_wait=COROUTINE, cuda="llvm.nvvm.barrier0",
+                  cpu="a coroutine suspend point of the block scheduler") + \
+    _rows(("cuda.grid_sync",), _INFER + "cuda_calls:call_grid_sync", 0, barrier="grid",
+          cpu_wait=COROUTINE, cuda="a barrier on the cooperative launch's grid workspace",
+          cpu="a suspend point of the whole-grid scheduler") + \
+    _rows(BLOCK_VOTES, _INFER + "cuda_calls:barrier_reduce", 1, barrier="block",
+          cpu_wait=RENDEZVOUS, cuda="llvm.nvvm.barrier0.popc/and/or",
+          cpu="a block barrier of the warp scheduler, which reduces the predicates") + \
+    _rows(("cuda.syncwarp",), _INFER + "cuda_calls:call_syncwarp", 1, barrier="warp",
+          warp=True, cpu_wait=RENDEZVOUS, cuda="llvm.nvvm.bar.warp.sync",
+          cpu="a rendezvous of the mask's lanes under the warp scheduler") + \
+    _rows(FENCES, _INFER + "cuda_calls:fence", 0, fence=True,
+          cuda="llvm.nvvm.membar.gl/cta/sys", cpu="a seq_cst fence")
+
+_ARRAYS = _rows(("shared.array",), _INFER + "cuda_calls:array_alloc", 0,
+                cuda="an addrspace(3) global (shape (0,): the dynamic shared memory)",
+                cpu="a slice of the block's shared buffer") + \
+    _rows(("local.array",), _INFER + "cuda_calls:array_alloc", 0,
+          cuda="a stack allocation", cpu="a stack allocation") + \
+    _rows(("const.array_like",), _INFER + "cuda_calls:constant_array", 0,
+          cuda="an addrspace(4) constant global", cpu="a private constant global") + \
+    _rows(("global.array",), _INFER + "cuda_calls:global_array", 0,
+          cuda="the device array's address as a constant",
+          cpu="the host buffer's address as a constant") + \
+    _rows(("array.shape",), _INFER + "access:type_getattr", 1,
+          cuda="the array's extents", cpu="the array's extents") + \
+    _rows(("array.size",), _INFER + "access:type_getattr", 1,
+          cuda="the product of the extents", cpu="the product of the extents")
+
+_ATOMICS = _rows([f"atomic.{op}" for op in ATOMIC_RMW], _INFER + "atomic_calls:atomic_rmw", 3,
+                 reads=True, stores_into=0, cuda="atomicrmw (max/min of floats: a CAS loop)",
+                 cpu="atomicrmw (max/min of floats: a CAS loop)") + \
+    _rows(("atomic.cas",), _INFER + "atomic_calls:call_cas", 4, reads=True, stores_into=0,
+          cuda="cmpxchg", cpu="cmpxchg")
+
+_WARP = _rows(SHUFFLES, _INFER + "warp_calls:shuffle", 3, warp=True, cpu_wait=RENDEZVOUS,
+              cuda="llvm.nvvm.shfl.sync.*", cpu="a rendezvous: the source lane's snapshot") + \
+    _rows(VOTES, _INFER + "warp_calls:vote", 2, warp=True, cpu_wait=RENDEZVOUS,
+          cuda="llvm.nvvm.vote.*.sync", cpu="a rendezvous over the group's snapshots") + \
+    _rows(MATCHES, _INFER + "warp_calls:match", 2, warp=True, cpu_wait=RENDEZVOUS,
+          cuda="llvm.nvvm.match.*.sync", cpu="a rendezvous over the group's snapshots") + \
+    _rows(("cuda.activemask",), _INFER + "warp_calls:lane_mask", 0, warp=True,
+          cpu_wait=RENDEZVOUS, cuda="PTX activemask.b32",
+          cpu="a rendezvous: the lanes waiting at the same call") + \
+    _rows(("cuda.lanemask_lt",), _INFER + "warp_calls:lane_mask", 0,
+          cuda="llvm.nvvm.read.ptx.sreg.lanemask.lt", cpu="(1 << laneid) - 1")
+
+_BITS = _rows(("cuda.popc", "cuda.clz"), _INFER + "warp_calls:bit_count", 1,
+              cuda="llvm.ctpop / llvm.ctlz", cpu="llvm.ctpop / llvm.ctlz") + \
+    _rows(("cuda.ffs",), _INFER + "warp_calls:call_ffs", 1, cuda="llvm.cttz, 0 for 0",
+          cpu="llvm.cttz, 0 for 0") + \
+    _rows(("cuda.brev",), _INFER + "warp_calls:call_brev", 1, cuda="llvm.bitreverse",
+          cpu="llvm.bitreverse") + \
+    _rows(("cuda.fma",), _INFER + "warp_calls:call_fma", 3, cuda="llvm.fma", cpu="llvm.fma") + \
+    _rows(("cuda.cbrt",), _INFER + "warp_calls:call_cbrt", 1, cuda="libdevice __nv_cbrt",
+          cpu="the C library's cbrt")
+
+_BUILTINS = _rows(("print",), _INFER + "print_calls:call_print", None, io=True,
+                  cuda="vprintf", cpu="printf, then fflush(NULL)") + \
+    _rows(("abs",), _INFER + "builtin_calls:call_abs", 1, cuda="llvm.abs / llvm.fabs",
+          cpu="llvm.abs / llvm.fabs") + \
+    _rows(("min", "max"), _INFER + "builtin_calls:min_max", 2, cuda="compare and select",
+          cpu="compare and select") + \
+    _rows(("range",), _INFER + "builtin_calls:call_range", 3, cuda="a (start, stop, step) struct",
+          cpu="a (start, stop, step) struct")
+
+_MATH = _rows([f"math.{f}" for f in MATH_UNARY], _INFER + "builtin_calls:math_unary", 1,
+              cuda="libdevice (__nv_*)", cpu="the C library (libm)") + \
+    _rows([f"math.{f}" for f in MATH_BINARY], _INFER + "builtin_calls:math_binary", 2,
+          cuda="libdevice (__nv_*)", cpu="the C library (libm)") + \
+    _rows(("math.isnan", "math.isinf", "math.isfinite"), _INFER + "builtin_calls:float_test", 1,
+          cuda="float compares", cpu="float compares")
+
+_COMPLEX = _rows(("complex.real", "complex.imag"), _INFER + "complex_calls:scalar_attr", 1,
+                 cuda="extractvalue", cpu="extractvalue") + \
+    _rows(("complex.build",), _INFER + "complex_calls:call_complex", 2, cuda="insertvalue",
+          cpu="insertvalue") + \
+    _rows(("complex.conj",), _INFER + "complex_calls:conjugate", 1,
+          cuda="negate the imaginary part", cpu="negate the imaginary part") + \
+    _rows(("complex.abs",), _INFER + "complex_calls:call_abs_complex", 1,
+          cuda="hypot of the parts (libdevice)", cpu="hypot of the parts (libm)") + \
+    _rows([f"cmath.{f}" for f in CMATH], _INFER + "cmath_calls:cmath_unary", 1,
+          cuda="formulas on the parts with libdevice", cpu="formulas on the parts with libm") + \
+    _rows(("cmath.phase",), _INFER + "cmath_calls:call_phase", 1, cuda="atan2(im, re)",
+          cpu="atan2(im, re)") + \
+    _rows(("np.minimum", "np.maximum"), _INFER + "numpy_calls:np_minmax", 2,
+          cuda="compare and select, NaN wins", cpu="compare and select, NaN wins")
+
+ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
+                                  + _BUILTINS + _MATH + _COMPLEX)
+TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
+assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
+
+
+def row(name: str) -> IntrinsicRow | None:
+    """The row of intrinsic ``name``, or None if the IR has no such intrinsic."""
+    return TABLE.get(name)
+
+
+def refusal(name: str, target: str) -> str:
+    """What the user sees when ``target`` has no lowering for intrinsic ``name``."""
+    r = TABLE.get(name)
+    message = r.refusal(target) if r is not None else None
+    return message or f"'{name}' is not supported on target '{target}'"
+
+
+def names_where(predicate) -> frozenset[str]:
+    """The names whose row satisfies ``predicate`` (a function of an ``IntrinsicRow``)."""
+    return frozenset(r.name for r in TABLE.values() if predicate(r))
+
+
+def _effects(r: IntrinsicRow) -> str:
+    facts = []
+    if r.reads:
+        facts.append("reads memory")
+    if r.writes:
+        facts.append(f"writes argument {r.stores_into}")
+    facts += [word for flag, word in ((r.fence, "fence"), (r.io, "output"),
+                                      (r.warp, "warp collective")) if flag]
+    if r.barrier:
+        facts.append(f"{r.barrier} barrier")
+    if r.cpu_wait:
+        facts.append(f"CPU: suspends ({r.cpu_wait})")
+    return ", ".join(facts) or "none"
+
+
+def markdown_table() -> str:
+    """The effects section of ``docs/typed-ir.md``: rows with the same facts share a line."""
+    groups: dict[tuple, list[str]] = {}
+    for r in ROWS:
+        key = (r.typing.removeprefix(_INFER), _effects(r), r.cuda, r.cpu)
+        groups.setdefault(key, []).append(r.name)
+    lines = ["| names | typing rule (`cujit.infer.`) | effects | CUDA | CPU |",
+             "|---|---|---|---|---|"]
+    for (typing, effects, cuda, cpu), names in groups.items():
+        listed = ", ".join(f"`{n}`" for n in names)
+        lines.append(f"| {listed} | `{typing}` | {effects} | {cuda} | {cpu} |")
+    return "\n".join(lines) + "\n"
