@@ -231,13 +231,18 @@ def test_cujit_verify_turns_the_verifier_on_for_jit_kernels(monkeypatch):
     assert a.tolist() == [2.0, 4.0, 6.0, 8.0]
 
 
-def test_cujit_verify_sets_the_default_options(monkeypatch):
+def test_cujit_verify_sets_the_kernels_options(monkeypatch):
+    # The knob is read where a kernel's options are made (stages never read the
+    # environment): a plain Options() stays unverified.
+    def kernel_options():
+        return cuda.jit(target="cpu")(lambda a: None)._base_options
+
     monkeypatch.setenv("CUJIT_VERIFY", "1")
-    assert Options().verify and Options(debug=True).verify
+    assert kernel_options().verify and not Options().verify
     monkeypatch.setenv("CUJIT_VERIFY", "0")
-    assert not Options().verify
+    assert not kernel_options().verify
     monkeypatch.delenv("CUJIT_VERIFY")
-    assert not Options().verify
+    assert not kernel_options().verify
 
 
 def _arg_types(case):
@@ -258,8 +263,7 @@ def test_the_kernel_set_keeps_the_contract_under_cujit_verify(monkeypatch, targe
     monkeypatch.setattr(ir, "verify", counted)
     for case in CASES:
         before = len(calls)
-        options = dataclasses.replace(Options(), target=target)
-        assert options.verify
+        options = Options(verify=True, target=target)
         result = compile_kernel(case.kernel.py_func, _arg_types(case), options, stop_after=last)
         assert last in result.outputs
         assert len(calls) - before >= 3, case.name  # ir, typed and passes at least

@@ -5,9 +5,7 @@ Its value is part of every specialisation's identity (and so of the cache key).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from cujit import config
+from dataclasses import dataclass
 
 DEFAULT_ARCH = (9, 0)
 
@@ -18,7 +16,6 @@ class Options:
     opt: int = 3
     fastmath: bool = False
     debug: bool = False
-    # Run the IR verifier between stages; CUJIT_VERIFY=1 turns it on for every compile
-    # (the knob is read when an Options is made, so the dispatcher's options carry it).
-    verify: bool = field(default_factory=config.VERIFY.get)
+    # Run the IR verifier between stages; the dispatcher sets it from CUJIT_VERIFY.
+    verify: bool = False
     target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)
