@@ -15,6 +15,7 @@ class Options:
     arch: tuple[int, int] = DEFAULT_ARCH
     opt: int = 3
     fastmath: bool = False
-    debug: bool = False
+    debug: bool = False  # checks (codegen/checks.py) and DWARF debug info (libNVVM -g)
+    lineinfo: bool = False  # line tables only: PTX .loc/.file naming Python lines
     verify: bool = False  # run the IR verifier after every stage
     target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)

@@ -59,6 +59,7 @@ def _stage_table(arg_types, options: Options):
     from cujit.cfg import build_cfg
     from cujit.codegen import kernel_symbol, lower_to_llvm
     from cujit.codegen.checks import error_sites
+    from cujit.codegen.debuginfo import level_of, nvvm_debug_flags
     from cujit.infer import infer_types
     from cujit.infer.function_calls import Callees
     from cujit.ir.analysis import uses_grid_sync, written_arguments
@@ -82,13 +83,15 @@ def _stage_table(arg_types, options: Options):
         return fn
 
     def llvm(fn, result):
-        module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug)
+        module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug,
+                               debug_info=level_of(options.lineinfo, options.debug))
         result.symbol = kernel_symbol(fn)
         result.debug_sites = error_sites(module)
         return str(module)
 
     def ptx(text, result):
-        out = compile_ptx(text, options.arch, opt=options.opt, fastmath=options.fastmath)
+        out = compile_ptx(text, options.arch, opt=options.opt, fastmath=options.fastmath,
+                          debug=options.debug, extra=nvvm_debug_flags(options))
         if options.debug:  # debug info describes the parameters as declared: keep them all
             return out
         pruned, kept = prune_entry_params(out, result.symbol)

@@ -41,6 +41,7 @@ class FunctionLowering:
         # Whatever a target's hooks keep per function (the CPU target's coroutine handle).
         self.target_state: dict = {}
         self._non_overflowing_adds: frozenset[int] | None = None
+        self.debug_scope = None  # the function's DISubprogram (codegen/debuginfo.py)
 
     @property
     def non_overflowing_adds(self) -> frozenset[int]:

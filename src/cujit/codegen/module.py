@@ -19,7 +19,7 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.abi import param_kinds, param_names, passes_strides
-from cujit.codegen import arrays, checks, control, scalars
+from cujit.codegen import arrays, checks, control, debuginfo, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
@@ -117,13 +117,17 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     if lower is None:
         raise AssertionError(f"{type(op).__name__} must not reach lowering (see typed-ir.md)")
     ctx.loc = op.loc
+    debuginfo.at(ctx, op.loc)
     lower(ctx, op)
 
 
-def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Module:
+def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
+                  debug_info: str | None = None) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
-    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``)."""
+    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``);
+    ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``)."""
     module = ll.Module(name=fn.name)
+    debuginfo.enable(module, debug_info, fn.loc)
     if debug:
         checks.enable(module, target.global_addrspace)
     module.triple = target.triple
@@ -141,9 +145,12 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Mo
         arg.name = name
 
     ctx = FunctionLowering(fn, target, module, llfn, functions)
+    debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(arg_types))
     params = list(llfn.args)[len(hidden):]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, params))
+    debuginfo.describe_params(ctx, fn.arg_names, tuple(arg_types),
+                              [ctx.values.get(p.id) for p in fn.args])
     lower_body(ctx, target.prologue)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
@@ -170,6 +177,7 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
         for op in block.ops:
             _lower_op(ctx, op)
         ctx.loc = block.term.loc
+        debuginfo.at(ctx, ctx.loc)
         control.lower_terminator(ctx, blocks, block.term)
     blocks.fill_phis()
 
