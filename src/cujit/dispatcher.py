@@ -175,6 +175,15 @@ class Kernel:
         return self._pick(sig).result.outputs["llvm"]
 
     @api_boundary
+    def report(self, sig, path: str | None = None) -> str:
+        """Write the HTML report of this kernel compiled for ``sig`` (``cujit.report``);
+        return the file's path (default ``<kernel>.report.html``)."""
+        from cujit.report import report
+
+        sig = parse_signature(sig if isinstance(sig, (str, Signature)) else tuple(sig))
+        return report(self.py_func, tuple(sig.args), path, self._options())
+
+    @api_boundary
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0, sig=None) -> int:
         """``Specialization.max_cooperative_grid_blocks`` of the one specialisation (or
         of ``sig``): the largest grid a launch of this grid-syncing kernel may have."""
