@@ -27,9 +27,13 @@ def _is_wide(t) -> bool:
     return isinstance(t, Scalar) and t.bits == 64 and t.kind in "fi"
 
 
-def wide_types(fn: ir.Function, path: str) -> list[Finding]:
+def wide_types(fn: ir.Function, path: str,
+               ptx_lines: list[tuple[str, int | None]] = ()) -> list[Finding]:
     """Ops whose 64-bit result comes from a narrower scalar operand, when every array
-    argument holds 32-bit (or narrower) elements."""
+    argument holds 32-bit (or narrower) elements; the message says whether the PTX of
+    that line still computes in 64 bits (LLVM narrows some, such as exact products)."""
+    wide_ptx = {kind: {n for t, n in ptx_lines if n is not None and re.search(pat, t)}
+                for kind, pat in (("f", r"\.f64\b"), ("i", r"\.[su]64\b"))}
     arrays = [a.type for a in fn.args if isinstance(a.type, Array)]
     if not arrays or any(t.dtype.bits > 32 for t in arrays):
         return []
@@ -41,10 +45,13 @@ def wide_types(fn: ir.Function, path: str) -> list[Finding]:
         narrow = [v.type for v in ir.operands(op)
                   if isinstance(v.type, Scalar) and v.type.bits <= 32 and v.type.kind != "b"]
         if narrow and op.loc.line not in found:
+            kept = ("the PTX of this line computes in 64 bits"
+                    if op.loc.line in wide_ptx[res.type.kind]
+                    else "LLVM narrowed it back in the PTX")
             found[op.loc.line] = Finding(op.loc.line, "wide-type", (
                 f"{res.type} computed from {narrow[0]} although every array of this kernel "
-                f"is 32-bit: a Python float or int constant widens it (write "
-                f"np.{narrow[0]}(...) or a typed literal to stay 32-bit)"))
+                f"is 32-bit ({kept}): a Python float or int constant widens it; write "
+                f"np.{narrow[0]}(...) to stay 32-bit"))
     return list(found.values())
 
 

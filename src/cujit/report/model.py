@@ -103,7 +103,7 @@ def build_report(pyfunc, arg_types, options: Options | None = None) -> Report:
     except Exception as exc:  # noqa: BLE001 - the report still shows every stage
         res = None
         notes.append(f"resource use unavailable: the verbose link failed ({exc})")
-    found = findings.wide_types(fn, path)
+    found = findings.wide_types(fn, path, views[6].lines)
     found += findings.local_arrays(fn, path, res.stack_frame if res else None)
     found += findings.loops_not_unrolled(fn, path, views[6].lines)
     sig = ", ".join(str(t) for t in arg_types)
