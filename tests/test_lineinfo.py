@@ -153,3 +153,56 @@ def test_jit_lineinfo_option():
     assert ".loc" not in cuda.jit(scale).compile(SIG).result.ptx
     with pytest.warns(UserWarning, match="mutually exclusive"):
         cuda.jit(debug=True, lineinfo=True)(scale)
+
+
+def nested(depth1, depth2, out):
+    acc = 0
+    for i in range(depth1):
+        for j in range(depth2):
+            acc += i + j
+    out[0] = acc
+
+
+def test_debug_describes_locals_and_stores_them_at_their_lines():
+    r = compile_kernel(nested, (int32, int32, int32[::1]), Options(debug=True, verify=True))
+    llvm = r.outputs["llvm"]
+    locs = dict(re.findall(r"^!(\d+) = !DILocation\(.*?line: (\d+)", llvm, re.M))
+    for name in ("acc", "i", "j"):
+        var = re.search(rf'^!(\d+) = !DILocalVariable\((?![^)]*arg:)[^)]*name: "{name}"',
+                        llvm, re.M)
+        assert var, name
+        slot = re.search(rf'call void @"llvm\.dbg\.declare"\(metadata i64\* %"([^"]+)", '
+                         rf"metadata !{var.group(1)}\b", llvm)
+        assert slot, f"{name}: no 64-bit slot declared"  # range() counts in int64
+        stores = re.findall(rf'store i64 [^,]+, i64\* %"{re.escape(slot.group(1))}", '
+                            r"!dbg !(\d+)", llvm)
+        lines = {int(locs[s]) for s in stores}
+        assert lines, name
+        expected = {"acc": {line_of(nested, "acc = 0"), line_of(nested, "acc += i + j")},
+                    "i": {line_of(nested, "for i in")}, "j": {line_of(nested, "for j in")}}
+        # acc is also merged at the loop headers (its block parameters): those stores sit
+        # at the first line of the header's code.
+        assert expected[name] <= lines, (name, lines)
+    assert re.search(r"\.section\s+\.debug_info", r.ptx)
+    assert r.cubin[:4] == b"\x7fELF"
+
+
+@cuda.jit(
+    debug=True,
+)
+def decorated(x):
+    # a comment between the def and the body
+    x[0] = 1
+
+
+def test_subprogram_and_prologue_at_the_def_line():
+    # Python's first line of the function is its decorator's; the def is 3 lines on.
+    assert decorated.py_func.__code__.co_firstlineno == line_of(decorated, "@cuda.jit(")
+    decorated.compile((int32[::1],))
+    llvm = decorated.inspect_llvm()
+    def_line = line_of(decorated, "def decorated")
+    assert re.search(rf"distinct !DISubprogram\(.*line: {def_line},", llvm)
+    # The entry block's parameter setup carries the def line's location.
+    entry = llvm.split("entry:", 1)[1].split("\n\n", 1)[0]
+    first = re.search(r"!dbg !(\d+)", entry).group(1)
+    assert re.search(rf"^!{first} = !DILocation\(.*line: {def_line},", llvm, re.M)

@@ -41,7 +41,10 @@ class FunctionLowering:
         # Whatever a target's hooks keep per function (the CPU target's coroutine handle).
         self.target_state: dict = {}
         self._non_overflowing_adds: frozenset[int] | None = None
-        self.debug_scope = None  # the function's DISubprogram (codegen/debuginfo.py)
+        # Debug info (codegen/debuginfo.py): the function's DISubprogram and, with full
+        # debug info, its variables' slots.
+        self.debug_scope = None
+        self.debug_vars = None
 
     @property
     def non_overflowing_adds(self) -> frozenset[int]:

@@ -22,6 +22,7 @@ does nothing.
 
 from __future__ import annotations
 
+import linecache
 import os
 
 from llvmlite import ir as ll
@@ -128,13 +129,29 @@ def level_of(lineinfo: bool, debug: bool) -> str | None:
     return "full" if debug else "lines" if lineinfo else None
 
 
+def def_line(loc: Loc) -> Loc:
+    """The ``def`` line of the function whose code starts at ``loc``: Python's first
+    line is the first decorator's, and a debugger's breakpoint on the function, like
+    its subprogram, belongs on the ``def``."""
+    for line in range(loc.line, loc.line + 64):
+        text = linecache.getline(loc.file, line).lstrip()
+        if not text:
+            break
+        if text.startswith(("def ", "async def ")):
+            return Loc(loc.file, line, 0)
+    return loc
+
+
 def begin_function(ctx, name: str, loc: Loc, params: tuple[Type, ...]) -> None:
-    """Give ``ctx.llfn`` its subprogram and place the builder at its first line."""
+    """Give ``ctx.llfn`` its subprogram and place the builder at its ``def`` line."""
     info = getattr(ctx.module, "cujit_debuginfo", None)
     if info is None:
         return
+    loc = def_line(loc)
     ctx.debug_scope = info.subprogram(ctx.llfn, name, loc, params)
     ctx.builder.debug_metadata = info.location(loc, ctx.debug_scope)
+    if info.level == "full" and not ctx.kernel:  # a device function's own variables
+        ctx.debug_vars = Variables(ctx, info)
 
 
 def at(ctx, loc: Loc | None) -> None:
@@ -150,30 +167,77 @@ def enable(module: ll.Module, level: str | None, loc: Loc) -> None:
         module.cujit_debuginfo = DebugInfo(module, level, loc)
 
 
+class Variables:
+    """Full debug info for one function: the stack slot of each Python variable (its
+    parameters and locals), each described by a ``DILocalVariable`` through
+    ``llvm.dbg.declare``, as clang does at -O0.  Every SSA value a variable holds
+    (``Function.var_names``) is stored into the slot where it is defined, so a
+    debugger stopped at any line reads the variable's current value."""
+
+    def __init__(self, ctx, info: DebugInfo):
+        self.info = info
+        self.names: dict[int, list[str]] = {}
+        for vid, name in ctx.fn.var_names:
+            self.names.setdefault(vid, []).append(name)
+        self.slots: dict[tuple[str, str], ll.Value] = {}
+        md = ll.MetaDataType()
+        self.declare = ctx.declare("llvm.dbg.declare", ll.VoidType(), [md, md, md])
+
+    def slot(self, ctx, name: str, t: Type, lltype: ll.Type, argno: int = 0):
+        key = (name, str(lltype))
+        slot = self.slots.get(key)
+        if slot is None:
+            di_type = self.info.type_of(t)
+            slot = self.slots[key] = ctx.alloca(lltype, 8, name=f"{name}.addr")
+            fields = {"name": name, "scope": ctx.debug_scope, "line": def_line(ctx.fn.loc).line,
+                      "file": self.info.file(ctx.fn.loc.file), "type": di_type}
+            if argno:
+                fields["arg"] = argno
+            var = ctx.module.add_debug_info("DILocalVariable", fields)
+            expr = ctx.module.add_debug_info("DIExpression", {})
+            _in_entry(ctx, lambda: ctx.builder.call(self.declare, [slot, var, expr]))
+        return slot
+
+    def store(self, ctx, name: str, t: Type, value, argno: int = 0) -> None:
+        if value is None or self.info.type_of(t) is None:
+            return
+        if isinstance(t, Array):
+            value = ctx.builder.extract_value(value, 0)  # the data pointer
+        ctx.builder.store(value, self.slot(ctx, name, t, value.type, argno))
+
+
+def _in_entry(ctx, emit) -> None:
+    """Run ``emit`` with the builder in the entry block, before its branch if it has one."""
+    b = ctx.builder
+    saved = b.block
+    term = ctx.entry.terminator
+    if term is not None:
+        b.position_before(term)
+    else:
+        b.position_at_end(ctx.entry)
+    emit()
+    b.position_at_end(saved)
+
+
 def describe_params(ctx, names: tuple[str, ...], types: tuple[Type, ...],
                     values: list) -> None:
-    """Full debug info: each scalar or array parameter lives in a stack slot that a
-    ``DILocalVariable`` describes (``llvm.dbg.declare``), so a debugger finds it
-    wherever the code is stopped."""
+    """Full debug info: the parameters become the first variables (``arg: N``)."""
     info = getattr(ctx.module, "cujit_debuginfo", None)
     if info is None or info.level != "full":
         return
-    md = ll.MetaDataType()
-    declare = ctx.declare("llvm.dbg.declare", ll.VoidType(), [md, md, md])
-    loc = ctx.fn.loc
+    ctx.debug_vars = Variables(ctx, info)
     for argno, (name, t, value) in enumerate(zip(names, types, values), start=1):
-        di_type = info.type_of(t)
-        if di_type is None or value is None:
-            continue
-        if isinstance(t, Array):
-            value = ctx.builder.extract_value(value, 0)  # the data pointer
-        slot = ctx.alloca(value.type, 8, name=f"{name}.addr")
-        ctx.builder.store(value, slot)
-        var = ctx.module.add_debug_info("DILocalVariable", {
-            "name": name, "arg": argno, "scope": ctx.debug_scope, "file": info.file(loc.file),
-            "line": loc.line, "type": di_type})
-        expr = ctx.module.add_debug_info("DIExpression", {})
-        ctx.builder.call(declare, [slot, var, expr])
+        ctx.debug_vars.store(ctx, name, t, value, argno)
+
+
+def define(ctx, value) -> None:
+    """Full debug info: ``value`` was just lowered; store it into the slots of the
+    Python variables that hold it."""
+    variables = ctx.debug_vars
+    if variables is None:
+        return
+    for name in variables.names.get(value.id, ()):
+        variables.store(ctx, name, value.type, ctx.values.get(value.id))
 
 
 def nvvm_debug_flags(options) -> tuple[str, ...]:

@@ -119,6 +119,8 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     ctx.loc = op.loc
     debuginfo.at(ctx, op.loc)
     lower(ctx, op)
+    if result is not None:
+        debuginfo.define(ctx, result)
 
 
 def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
@@ -174,6 +176,8 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])
+        for p in block.params:  # after the block's phis
+            debuginfo.define(ctx, p)
         for op in block.ops:
             _lower_op(ctx, op)
         ctx.loc = block.term.loc
