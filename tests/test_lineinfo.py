@@ -47,7 +47,7 @@ def compile_scale(**opts):
 
 def ptx_instructions_by_line(ptx: str) -> dict[int, list[str]]:
     """Instructions grouped by the ``.loc`` line in force, for this file's index."""
-    files = dict(re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', ptx, re.M))
+    files = dict(re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', ptx, re.MULTILINE))
     mine = {k for k, v in files.items() if os.path.samefile(v, __file__)}
     assert mine, f"no .file names {__file__}: {files}"
     current, out = None, {}
@@ -98,7 +98,7 @@ def test_no_line_tables_by_default():
 def test_llvm_locations_follow_the_source_order():
     r = compile_scale(lineinfo=True)
     llvm = r.outputs["llvm"]
-    locs = dict(re.findall(r"^!(\d+) = !DILocation\(.*?line: (\d+)", llvm, re.M))
+    locs = dict(re.findall(r"^!(\d+) = !DILocation\(.*?line: (\d+)", llvm, re.MULTILINE))
     fmul = re.search(r"= fmul float .*!dbg !(\d+)", llvm)
     assert fmul and int(locs[fmul.group(1)]) == line_of(scale, "out[i] = x[i] * a")
     # One subprogram, at the function's first line, in this file.
@@ -123,7 +123,7 @@ def test_inlined_device_function_has_inlined_at():
     body_line = line_of(add_one, "x[0] += 1")
     m = re.search(r"\.loc\s+\d+\s+(\d+)\s+\d+.*inlined_at\s+\d+\s+(\d+)", inl[0])
     assert (int(m.group(1)), int(m.group(2))) == (body_line, call_line)
-    assert not re.search(r"^\.weak\s+\.func", r.ptx, re.M)
+    assert not re.search(r"^\.weak\s+\.func", r.ptx, re.MULTILINE)
 
 
 def test_debug_emits_dwarf_with_parameters():
@@ -133,8 +133,8 @@ def test_debug_emits_dwarf_with_parameters():
     assert re.search(r"\.section\s+\.debug_info", ptx)
     for argno, name in enumerate(("x", "out", "a"), start=1):
         md = re.search(rf'^!(\d+) = !DILocalVariable\([^)]*arg: {argno}[^)]*name: "{name}"',
-                       llvm, re.M) or re.search(
-            rf'^!(\d+) = !DILocalVariable\([^)]*name: "{name}"[^)]*', llvm, re.M)
+                       llvm, re.MULTILINE) or re.search(
+            rf'^!(\d+) = !DILocalVariable\([^)]*name: "{name}"[^)]*', llvm, re.MULTILINE)
         assert md, name
         assert re.search(rf'call void @"llvm\.dbg\.declare"\(.*metadata !{md.group(1)}\b',
                          llvm), name
@@ -142,8 +142,8 @@ def test_debug_emits_dwarf_with_parameters():
     var = re.search(r'!DILocalVariable\([^)]*name: "a"[^)]*type: !(\d+)', llvm) or \
         re.search(r'!DILocalVariable\([^)]*type: !(\d+)[^)]*name: "a"', llvm)
     assert re.search(rf"^!{var.group(1)} = !DIBasicType\(.*DW_ATE_float.*size: 32", llvm,
-                     re.M) or re.search(rf"^!{var.group(1)} = !DIBasicType\(.*size: 32.*"
-                                        r"DW_ATE_float", llvm, re.M)
+                     re.MULTILINE) or re.search(rf"^!{var.group(1)} = !DIBasicType\(.*size: 32.*"
+                                        r"DW_ATE_float", llvm, re.MULTILINE)
     assert r.cubin[:4] == b"\x7fELF"
 
 
@@ -166,10 +166,10 @@ def nested(depth1, depth2, out):
 def test_debug_describes_locals_and_stores_them_at_their_lines():
     r = compile_kernel(nested, (int32, int32, int32[::1]), Options(debug=True, verify=True))
     llvm = r.outputs["llvm"]
-    locs = dict(re.findall(r"^!(\d+) = !DILocation\(.*?line: (\d+)", llvm, re.M))
+    locs = dict(re.findall(r"^!(\d+) = !DILocation\(.*?line: (\d+)", llvm, re.MULTILINE))
     for name in ("acc", "i", "j"):
         var = re.search(rf'^!(\d+) = !DILocalVariable\((?![^)]*arg:)[^)]*name: "{name}"',
-                        llvm, re.M)
+                        llvm, re.MULTILINE)
         assert var, name
         slot = re.search(rf'call void @"llvm\.dbg\.declare"\(metadata i64\* %"([^"]+)", '
                          rf"metadata !{var.group(1)}\b", llvm)
@@ -205,4 +205,4 @@ def test_subprogram_and_prologue_at_the_def_line():
     # The entry block's parameter setup carries the def line's location.
     entry = llvm.split("entry:", 1)[1].split("\n\n", 1)[0]
     first = re.search(r"!dbg !(\d+)", entry).group(1)
-    assert re.search(rf"^!{first} = !DILocation\(.*line: {def_line},", llvm, re.M)
+    assert re.search(rf"^!{first} = !DILocation\(.*line: {def_line},", llvm, re.MULTILINE)

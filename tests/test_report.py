@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -149,7 +150,7 @@ def test_occupancy_from_resources():
 
 def test_html_is_self_contained_and_holds_every_stage(tmp_path):
     path = report(widen, F32, str(tmp_path / "widen.html"))
-    page = open(path, encoding="utf-8").read()
+    page = Path(path).read_text(encoding="utf-8")
     for stage in ("bytecode", "cfg", "ir", "typed", "passes", "llvm", "ptx", "sass"):
         assert f'id="stage-{stage}"' in page
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
@@ -172,4 +173,4 @@ def test_cli_and_kernel_method(tmp_path):
     assert out.exists() and 'id="stage-ptx"' in out.read_text()
     k = cuda.jit(narrow)
     path = k.report("void(float32[::1], float32[::1])", str(tmp_path / "n.html"))
-    assert 'id="stage-llvm"' in open(path).read()
+    assert 'id="stage-llvm"' in Path(path).read_text()

@@ -18,11 +18,10 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from kernels import CASES
 
 from cujit.report import report
 from cujit.types import typeof
-
-from kernels import CASES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARTIFACTS = os.path.join(ROOT, "artifacts", "report")

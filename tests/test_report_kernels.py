@@ -12,12 +12,11 @@ import re
 
 import numpy as np
 import pytest
+from kernels import CASES
 
 from cujit.report.html import render_html
 from cujit.report.model import build_report
 from cujit.types import typeof
-
-from kernels import CASES
 
 STAGES = ["bytecode", "cfg", "ir", "typed", "passes", "llvm", "ptx", "sass"]
 

@@ -59,7 +59,7 @@ def _stage_table(arg_types, options: Options):
     from cujit.cfg import build_cfg
     from cujit.codegen import kernel_symbol, lower_to_llvm
     from cujit.codegen.checks import error_sites
-    from cujit.codegen.debuginfo import level_of, nvvm_debug_flags
+    from cujit.codegen.debuginfo import level_of, link_debug_flags, nvvm_debug_flags
     from cujit.infer import infer_types
     from cujit.infer.function_calls import Callees
     from cujit.ir.analysis import uses_grid_sync, written_arguments
@@ -129,7 +129,7 @@ def _stage_table(arg_types, options: Options):
     return front + (
         ("llvm", llvm),
         ("ptx", ptx),
-        ("cubin", lambda ptx, r: link_cubin(ptx, options.arch)),
+        ("cubin", lambda ptx, r: link_cubin(ptx, options.arch, link_debug_flags(options))),
     )
 
 

@@ -243,3 +243,10 @@ def define(ctx, value) -> None:
 def nvvm_debug_flags(options) -> tuple[str, ...]:
     """libNVVM's flags for line tables; ``debug`` goes as NVVMOptions.debug (``-g``)."""
     return ("-generate-line-info",) if options.lineinfo and not options.debug else ()
+
+
+def link_debug_flags(options) -> tuple[str, ...]:
+    """nvJitLink's (ptxas') flags: keep the line table, or build the debug cubin."""
+    if options.debug:
+        return ("-g",)
+    return ("-lineinfo",) if options.lineinfo else ()
