@@ -19,7 +19,7 @@ main { display: grid; grid-template-columns: minmax(340px, 34%) 1fr; gap: 10px; 
        font: 12.5px/1.5 ui-monospace, "DejaVu Sans Mono", monospace; white-space: pre; }
 .src:hover { background: #eef3ff; }
 .src .no { color: var(--dim); min-width: 3.2em; text-align: right; }
-.src code { flex: 1; }
+.src code { flex: 1; overflow: hidden; text-overflow: ellipsis; }
 .chips { display: flex; gap: 2px; }
 .chip { font-size: 9px; padding: 0 3px; border-radius: 3px; background: #dfe7f7; color: #3a4a6b; }
 .warn { color: #c0392b; font-weight: bold; }
@@ -50,7 +50,10 @@ td, th { border-bottom: 1px solid #e3e7ef; padding: 2px 10px 2px 0; text-align: 
 .cfg svg { max-width: 100%; height: auto; }
 .cfg g.node.hl polygon, .cfg g.node.hl path { fill: var(--hl); stroke: var(--hl-edge); }
 .cfg g.node { cursor: pointer; }
-.finding { margin: 2px 0; } .finding.hl { background: var(--hl); }
+.warnings { margin: 10px 10px 0; padding: 4px 12px; background: #fff7e6;
+            border: 1px solid #f0c36d; border-radius: 6px; }
+.warnings ul { margin: 2px 0; padding-left: 18px; } .warnings h2 { margin: 2px 0; }
+.finding { margin: 2px 0; cursor: pointer; } .finding.hl { background: var(--hl); }
 pre { font-size: 11px; white-space: pre-wrap; }
 """
 
@@ -81,6 +84,11 @@ SCRIPT = r"""
       var box = s.querySelector(".code");
       if (hits.length) { box.scrollTop = hits[0].offsetTop - box.offsetTop - 30; }
     });
+    var cfg = document.querySelector(".cfg"), node = cfg && cfg.querySelector("g.node.hl");
+    if (node) {
+      var r = node.getBoundingClientRect(), c = cfg.getBoundingClientRect();
+      cfg.scrollTop += r.top - c.top - 40;
+    }
     var src = document.getElementById("src-L" + n), pane = document.querySelector(".source");
     if (src && pane) { pane.scrollTop = src.offsetTop - pane.offsetTop - 60; }
     document.body.setAttribute("data-selected", String(n));

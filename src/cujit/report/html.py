@@ -121,7 +121,7 @@ def render_html(rep: Report) -> str:
     data = {"blocks": {str(k): v for k, v in rep.graph.block_lines.items()}}
     cfg = rep.graph.svg or f'<p class="note">{escape(rep.graph.note)}</p>'
     sections = [
-        ("warnings", _findings(rep)), ("stage times", _times(rep)),
+        ("stage times", _times(rep)),
         ("control-flow graph", (f'<p class="small">{escape(rep.graph.note)}</p>'
                                f'<div class="cfg">{cfg}</div>')),
         ("parameters", _params(rep)), ("resources and occupancy", _resources(rep)),
@@ -140,6 +140,7 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <header><h1>{escape(rep.name)}</h1><p><code>{escape(rep.signature)}</code> ·
 sm_{rep.arch[0]}{rep.arch[1]} · <code>{escape(rep.path)}</code></p>
 <p class="small">Click a Python line: its code lights up in every stage.</p></header>
+<section class="warnings" id="warnings"><h2>warnings</h2>{_findings(rep)}</section>
 <main><aside class="source"><h2>Python source</h2>{_source(rep)}</aside>
 <div class="stages">{stages}</div></main>
 <div class="panels">{extra}</div>
