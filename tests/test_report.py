@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cujit import cuda, float32, float64, int32
 from cujit.report import report
@@ -174,3 +175,18 @@ def test_cli_and_kernel_method(tmp_path):
     k = cuda.jit(narrow)
     path = k.report("void(float32[::1], float32[::1])", str(tmp_path / "n.html"))
     assert 'id="stage-llvm"' in Path(path).read_text()
+
+
+def test_sass_lines_when_nvdisasm_is_present():
+    from cujit.report.stages import find_disassembler
+
+    tool = find_disassembler()
+    if tool is None or not tool.endswith("nvdisasm"):
+        pytest.skip("nvdisasm not found (pip install nvidia-cuda-nvdisasm): SASS is absent")
+    rep = build_report(widen, F32)
+    sass = rep.stages[-1]
+    store = line_of(widen, "x[i] * 0.1")
+    # The float64 multiply of x[i] * 0.1 and the 32-bit global store are the store's.
+    assert any("DMUL" in t for t, n in sass.lines if n == store), sass.lines[:40]
+    assert any("STG.E" in t for t, n in sass.lines if n == store)
+    assert not any("DMUL" in t for t, n in sass.lines if n != store)

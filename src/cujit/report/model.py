@@ -78,8 +78,10 @@ def compile_options(options: Options | None) -> Options:
                                lineinfo=not options.debug)
 
 
-def build_report(pyfunc, arg_types, options: Options | None = None) -> Report:
-    """Compile ``pyfunc`` for ``arg_types`` through every stage and gather the report."""
+def build_report(pyfunc, arg_types, options: Options | None = None,
+                 disassemble: bool = True) -> Report:
+    """Compile ``pyfunc`` for ``arg_types`` through every stage and gather the report;
+    ``disassemble=False`` skips the SASS (the disassembler is the slow part)."""
     from cujit.bytecode import format_bytecode
     from cujit.cfg import format_cfg
     from cujit.codegen import kernel_symbol
@@ -96,7 +98,9 @@ def build_report(pyfunc, arg_types, options: Options | None = None) -> Report:
              stages.listing_view("cfg", format_cfg(out["cfg"])),
              stages.ir_view("ir", out["ir"], path), stages.ir_view("typed", out["typed"], path),
              stages.ir_view("passes", fn, path), stages.llvm_view(out["llvm"], path),
-             stages.ptx_view(out["ptx"], path), stages.sass_view(out.get("cubin"), path)]
+             stages.ptx_view(out["ptx"], path),
+             stages.sass_view(out.get("cubin"), path) if disassemble
+             else stages.StageView("sass", note="not disassembled")]
     notes = []
     try:
         res = resources.link_resources(out["ptx"], options.arch, symbol)

@@ -145,15 +145,32 @@ def _ptx_loc_line(m: re.Match, kernel_files: set[str]) -> int | None:
 _SASS_LINE = re.compile(r'//## File "([^"]*)", line (\d+)')
 
 
+def find_disassembler() -> str | None:
+    """nvdisasm (it prints line comments), else cuobjdump: from NVIDIA's wheels or the
+    CUDA toolkit (``cuda.pathfinder``), else on PATH."""
+    for name in ("nvdisasm", "cuobjdump"):
+        try:
+            from cuda.pathfinder import find_nvidia_binary_utility
+
+            found = find_nvidia_binary_utility(name)
+        except Exception:  # noqa: BLE001 - an old pathfinder: PATH still works
+            found = None
+        found = found or shutil.which(name)
+        if found:
+            return found
+    return None
+
+
 def sass_view(cubin: bytes | None, path: str, timeout: float = 30.0) -> StageView:
     """SASS from ``nvdisasm -g`` (with its line comments), else ``cuobjdump -sass``;
     an empty view saying why when neither tool is on PATH."""
     if cubin is None:
         return StageView("sass", note="no cubin: the compile stopped before linking")
-    tool = shutil.which("nvdisasm") or shutil.which("cuobjdump")
+    tool = find_disassembler()
     if tool is None:
-        return StageView("sass", note="SASS is absent: neither nvdisasm nor cuobjdump is on "
-                                      "PATH (both come with the CUDA toolkit)")
+        return StageView("sass", note="SASS is absent: neither nvdisasm nor cuobjdump was "
+                                      "found (the nvidia-cuda-nvdisasm wheel or the CUDA "
+                                      "toolkit provides them)")
     with tempfile.TemporaryDirectory() as tmp:
         f = os.path.join(tmp, "kernel.cubin")
         with open(f, "wb") as out:
