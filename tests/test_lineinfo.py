@@ -206,3 +206,28 @@ def test_subprogram_and_prologue_at_the_def_line():
     entry = llvm.split("entry:", 1)[1].split("\n\n", 1)[0]
     first = re.search(r"!dbg !(\d+)", entry).group(1)
     assert re.search(rf"^!{first} = !DILocation\(.*line: {def_line},", llvm, re.MULTILINE)
+
+
+def cabs(r, a):
+    r[0] = abs(a)
+
+
+def test_debug_describes_complex_as_real_and_imag():
+    from cujit.types import complex64
+
+    r = compile_kernel(cabs, (float32[::1], complex64), Options(debug=True, verify=True))
+    llvm = r.outputs["llvm"]
+    var = re.search(r'!DILocalVariable\(arg: 2,[^)]*name: "a"[^)]*type: !(\d+)', llvm)
+    struct = re.search(rf"^!{var.group(1)} = distinct !DICompositeType\(.*elements: !(\d+)"
+                       r".*size: 64.*tag: DW_TAG_structure_type", llvm, re.MULTILINE)
+    assert struct, llvm[-3000:]
+    members = re.search(rf"^!{struct.group(1)} = !{{(.*)}}", llvm, re.MULTILINE).group(1)
+    ids = re.findall(r"!(\d+)", members)
+    got = []
+    for i in ids:
+        m = re.search(rf'^!{i} = !DIDerivedType\(.*name: "(\w+)", offset: (\d+), size: 32',
+                      llvm, re.MULTILINE)
+        got.append((m.group(1), int(m.group(2))))
+    # complex64 is two float32 in memory: real at bit 0, imag at bit 32.
+    assert got == [("real", 0), ("imag", 32)]
+    assert r.cubin[:4] == b"\x7fELF"

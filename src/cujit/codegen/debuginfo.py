@@ -37,7 +37,7 @@ DEBUG_INFO_VERSION = 3
 
 # Scalar kind -> DWARF base type encoding.
 _ENCODING = {"b": "DW_ATE_boolean", "i": "DW_ATE_signed", "u": "DW_ATE_unsigned",
-             "f": "DW_ATE_float", "c": "DW_ATE_complex_float"}
+             "f": "DW_ATE_float"}
 
 
 class DebugInfo:
@@ -112,7 +112,9 @@ class DebugInfo:
         if t in self._types:
             return self._types[t]
         di = None
-        if isinstance(t, Scalar) and t.kind in _ENCODING:
+        if isinstance(t, Scalar) and t.kind == "c":
+            di = self._complex(t)
+        elif isinstance(t, Scalar) and t.kind in _ENCODING:
             di = self.module.add_debug_info("DIBasicType", {
                 "name": t.name, "size": 8 if t.kind == "b" else t.bits,
                 "encoding": ll.DIToken(_ENCODING[t.kind])})
@@ -122,6 +124,19 @@ class DebugInfo:
                 "baseType": self.type_of(t.dtype), "size": 64})
         self._types[t] = di
         return di
+
+
+    def _complex(self, t: Scalar) -> ll.DIValue:
+        """A complex number as the struct it is in registers and memory: real, imag."""
+        part = self.type_of(t.part_type)
+        bits = t.bits // 2
+        members = [self.module.add_debug_info("DIDerivedType", {
+            "tag": ll.DIToken("DW_TAG_member"), "name": name, "baseType": part,
+            "size": bits, "offset": k * bits}) for k, name in enumerate(("real", "imag"))]
+        return self.module.add_debug_info("DICompositeType", {
+            "tag": ll.DIToken("DW_TAG_structure_type"), "name": t.name, "size": t.bits,
+            "elements": self.module.add_metadata(members), "identifier": t.name},
+            is_distinct=True)
 
 
 def level_of(lineinfo: bool, debug: bool) -> str | None:
