@@ -40,16 +40,19 @@ fi
 echo "=== cuda-gdb: break at $break_line, print the locals"
 if command -v cuda-gdb >/dev/null; then
     timeout 600 cuda-gdb -batch -nx \
-        -ex "set pagination off" -ex "set breakpoint pending on" \
+        -ex "set pagination off" -ex "set width 0" -ex "set breakpoint pending on" \
         -ex "set cuda break_on_launch none" \
         -ex "break $break_short" -ex "run" \
         -ex "info cuda kernels" -ex "bt 1" -ex "info locals" -ex "print acc" -ex "print k" \
-        -ex "continue" -ex "print acc" -ex "print k" -ex "print x" \
+        -ex "continue" -ex "print acc" -ex "print k" -ex "print x" -ex "print x[1]" \
         -ex "delete" -ex "continue" \
         --args "$PY" $S debug >"$LOGS/cuda-gdb.log" 2>&1
     grep -E "Breakpoint|hit|$break_short|^\\\$[0-9]+ =|acc =|k =|debug kernel" \
         "$LOGS/cuda-gdb.log" | head -30
-    if grep -qE "$break_short" "$LOGS/cuda-gdb.log" && grep -qE '^\$[0-9]+ = ' "$LOGS/cuda-gdb.log"; then
+    # The stop itself ("hit Breakpoint N, accumulate ... at .../gpu_lineinfo.py:L"), not
+    # the pending breakpoint's echo, and at least one printed value.
+    if grep -qE "hit Breakpoint [0-9]+, .*$break_short" "$LOGS/cuda-gdb.log" \
+            && grep -qE '^\$[0-9]+ = ' "$LOGS/cuda-gdb.log"; then
         gdb="stopped at $break_short and printed locals: YES"
     else
         gdb="did not stop at $break_short with locals: NO (see $LOGS/cuda-gdb.log)"; status=1
