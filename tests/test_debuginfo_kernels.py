@@ -11,14 +11,13 @@ import re
 
 import numpy as np
 import pytest
+from kernels import CASES
+from kernels_device import DEVICE_CASES
+from kernels_types import TYPE_CASES
 
 from cujit.options import Options
 from cujit.pipeline import compile_kernel
 from cujit.types import typeof
-
-from kernels import CASES
-from kernels_device import DEVICE_CASES
-from kernels_types import TYPE_CASES
 
 ALL = CASES + DEVICE_CASES + TYPE_CASES
 
