@@ -45,6 +45,18 @@ def narrow(x, out):
         out[i] = x[i] * np.float32(0.1)
 
 
+def iwiden(x, out):
+    i = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    if i < x.size:
+        out[i] = x[i] * 3
+
+
+def inarrow(x, out):
+    i = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    if i < x.size:
+        out[i] = x[i] * np.int32(3)
+
+
 def local_scratch(x, idx, out):
     i = cuda.grid(1)
     tmp = cuda.local.array(16, np.float32)
@@ -75,6 +87,15 @@ def test_float64_in_a_32_bit_kernel_is_flagged_at_its_line():
     # A float64 kernel is not a 32-bit kernel: nothing to flag.
     assert not [f for f in build_report(widen, (float64[::1], float64[::1])).findings
                 if f.kind == "wide-type"]
+
+
+def test_int64_from_a_python_int_is_flagged_at_its_line():
+    i32 = (int32[::1], int32[::1])
+    # 3 is a Python int, an int64: the product is int64.  np.int32(3) is not, and the
+    # index compare against x.size (an int64 extent) is no arithmetic.
+    assert [(f.kind, f.line) for f in build_report(iwiden, i32).findings] == \
+        [("wide-type", line_of(iwiden, "x[i] * 3"))]
+    assert build_report(inarrow, i32).findings == []
 
 
 def test_local_array_in_local_memory():

@@ -1,7 +1,8 @@
 """Warnings the report shows at their Python lines.
 
-- a float64 or int64 value made from 32-bit operands in a kernel whose arrays are
-  all 32-bit (a Python float literal or an int constant widening the arithmetic);
+- float64 or int64 arithmetic widened from a 32-bit value in a kernel whose arrays
+  are all 32-bit (a Python float, or a Python int constant, joining it); read off the
+  typed IR, before constant folding blurs np.int32(3) into an int64 constant;
 - a local array the linker placed in local memory (a stack frame remains);
 - a loop that is still a loop in the PTX (a backward branch whose body holds the
   loop's header line), so it was not unrolled.
@@ -27,9 +28,36 @@ def _is_wide(t) -> bool:
     return isinstance(t, Scalar) and t.bits == 64 and t.kind in "fi"
 
 
+def _narrow(t) -> bool:
+    return isinstance(t, Scalar) and t.bits <= 32 and t.kind in "fiu"
+
+
+def _widening(op: ir.Op, defs: dict[int, ir.Op]):
+    """The narrow type a 64-bit arithmetic result of ``op`` was widened from, or None.
+
+    Floats: any operand that is, or was cast from, a 32-bit value (float32 arithmetic
+    stays float32, so a float64 result means a float64 operand joined it).  Ints: a
+    32-bit operand meeting a Python int constant (an int64), since numba's rules make
+    even int32 * int32 an int64 and that is no one line's doing."""
+    if not isinstance(op, ir.BinOp) or not _is_wide(op.result.type):
+        return None
+    sources = []
+    for v in (op.lhs, op.rhs):
+        d = defs.get(v.id)
+        src = d.operand if isinstance(d, ir.Cast) else v
+        # A 64-bit constant: a Python int (or float) literal, not np.int32(3).
+        sources.append((src.type, isinstance(defs.get(src.id), ir.Const) and _is_wide(src.type)))
+    narrow = [t for t, _ in sources if _narrow(t)]
+    if not narrow:
+        return None
+    if op.result.type.kind == "f" or any(const for _, const in sources):
+        return narrow[0]
+    return None
+
+
 def wide_types(fn: ir.Function, path: str,
                ptx_lines: list[tuple[str, int | None]] = ()) -> list[Finding]:
-    """Ops whose 64-bit result comes from a narrower scalar operand, when every array
+    """64-bit arithmetic widened from a 32-bit operand (``_widening``), when every array
     argument holds 32-bit (or narrower) elements; the message says whether the PTX of
     that line still computes in 64 bits (LLVM narrows some, such as exact products)."""
     wide_ptx = {kind: {n for t, n in ptx_lines if n is not None and re.search(pat, t)}
@@ -37,21 +65,19 @@ def wide_types(fn: ir.Function, path: str,
     arrays = [a.type for a in fn.args if isinstance(a.type, Array)]
     if not arrays or any(t.dtype.bits > 32 for t in arrays):
         return []
+    defs = {op.result.id: op for op in fn.all_ops() if op.result is not None}
     found: dict[int, Finding] = {}
     for op in fn.all_ops():
-        res = op.result
-        if res is None or not _is_wide(res.type) or op.loc.file != path:
+        narrow = _widening(op, defs) if op.loc.file == path else None
+        if narrow is None or op.loc.line in found:
             continue
-        narrow = [v.type for v in ir.operands(op)
-                  if isinstance(v.type, Scalar) and v.type.bits <= 32 and v.type.kind != "b"]
-        if narrow and op.loc.line not in found:
-            kept = ("the PTX of this line computes in 64 bits"
-                    if op.loc.line in wide_ptx[res.type.kind]
-                    else "LLVM narrowed it back in the PTX")
-            found[op.loc.line] = Finding(op.loc.line, "wide-type", (
-                f"{res.type} computed from {narrow[0]} although every array of this kernel "
-                f"is 32-bit ({kept}): a Python float or int constant widens it; write "
-                f"np.{narrow[0]}(...) to stay 32-bit"))
+        res = op.result.type
+        kept = ("the PTX of this line computes in 64 bits"
+                if op.loc.line in wide_ptx[res.kind] else "LLVM narrowed it back in the PTX")
+        found[op.loc.line] = Finding(op.loc.line, "wide-type", (
+            f"{res} arithmetic on a {narrow} value although every array of this kernel is "
+            f"32-bit ({kept}): a Python float or int constant widens it; write "
+            f"np.{narrow}(...) to stay 32-bit"))
     return list(found.values())
 
 

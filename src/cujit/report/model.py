@@ -107,7 +107,9 @@ def build_report(pyfunc, arg_types, options: Options | None = None,
     except Exception as exc:  # noqa: BLE001 - the report still shows every stage
         res = None
         notes.append(f"resource use unavailable: the verbose link failed ({exc})")
-    found = findings.wide_types(fn, path, views[6].lines)
+    # Widening is read off the typed IR: constant folding turns np.int32(3), cast to
+    # int64, into an int64 constant that would look like a Python literal.
+    found = findings.wide_types(out["typed"], path, views[6].lines)
     found += findings.local_arrays(fn, path, res.stack_frame if res else None)
     found += findings.loops_not_unrolled(fn, path, views[6].lines)
     sig = ", ".join(str(t) for t in arg_types)
