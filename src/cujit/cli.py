@@ -4,6 +4,7 @@
     python -m cujit explain FILE.py:KERNEL --sig SIG       every stage of a kernel, with times
     python -m cujit explain FILE.py:KERNEL --sig SIG --emit ptx
     python -m cujit cache list|clear                       the on-disk kernel cache
+    python -m cujit report FILE.py:KERNEL --sig SIG [-o out.html]   the HTML report
 """
 
 from __future__ import annotations
@@ -213,5 +214,8 @@ def main(argv=None) -> int:
     ca = sub.add_parser("cache", help="list or clear the on-disk kernel cache")
     ca.add_argument("action", choices=("list", "clear"))
     ca.set_defaults(func=cmd_cache)
+    from cujit.report.cli import add_report_command
+
+    add_report_command(sub)
     args = parser.parse_args(argv)
     return args.func(args)

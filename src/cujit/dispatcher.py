@@ -9,6 +9,7 @@ current device once, and hands the flat parameters to the runtime.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 
 from cujit import abi, config, hints, warmup
@@ -102,6 +103,7 @@ class Kernel:
         self._base_options = options or Options(debug=bool(flags.get("debug")) or
                                                 config.DEBUG.get(),
                                                 fastmath=bool(flags.get("fastmath")),
+                                                lineinfo=bool(flags.get("lineinfo")),
                                                 verify=config.VERIFY.get(), target=target)
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
@@ -174,6 +176,15 @@ class Kernel:
     @api_boundary
     def inspect_llvm(self, sig=None) -> str:
         return self._pick(sig).result.outputs["llvm"]
+
+    @api_boundary
+    def report(self, sig, path: str | None = None) -> str:
+        """Write the HTML report of this kernel compiled for ``sig`` (``cujit.report``);
+        return the file's path (default ``<kernel>.report.html``)."""
+        from cujit.report import report
+
+        sig = parse_signature(sig if isinstance(sig, (str, Signature)) else tuple(sig))
+        return report(self.py_func, tuple(sig.args), path, self._options())
 
     @api_boundary
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0, sig=None) -> int:
@@ -474,6 +485,11 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
     ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
     ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
     flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target)
+    if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
+        flags["lineinfo"] = True
+        if debug:
+            warnings.warn("debug and lineinfo are mutually exclusive: debug=True already "
+                          "emits line tables; lineinfo is ignored", stacklevel=2)
     make = DeviceFunction if device else Kernel
     if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
         return make(func_or_sig, (), **flags)
@@ -495,7 +511,7 @@ def compile_ptx(pyfunc, sig, device: bool = False, debug: bool = False, fastmath
 
     sig = parse_signature(sig)
     options = Options(arch=tuple(cc) if cc else Options().arch, opt=3 if opt else 0,
-                      fastmath=fastmath, debug=debug)
+                      fastmath=fastmath, debug=debug, lineinfo=bool(kwargs.get("lineinfo")))
     result = compile_kernel(pyfunc, sig.args, options, stop_after="ptx")
     return result.ptx, sig.return_type
 

@@ -15,7 +15,8 @@ class Options:
     arch: tuple[int, int] = DEFAULT_ARCH
     opt: int = 3
     fastmath: bool = False
-    debug: bool = False
+    debug: bool = False  # checks (codegen/checks.py) and DWARF debug info (libNVVM -g)
+    lineinfo: bool = False  # line tables only: PTX .loc/.file naming Python lines
     # Run the IR verifier between stages; the dispatcher sets it from CUJIT_VERIFY.
     verify: bool = False
     target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)

@@ -167,6 +167,7 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin."""
     from cujit.codegen import kernel_symbol
     from cujit.codegen.checks import error_sites
+    from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
     from cujit.ir.analysis import uses_grid_sync, written_arguments
     from cujit.ptx import compile_ptx, link_cubin
 
@@ -175,8 +176,9 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     run.record = LaunchRecord(kernel_symbol(fn), params.passed, written_arguments(fn),
                               uses_grid_sync(fn), error_sites(module))
     ptx = run.stage("ptx", compile_ptx, text, options.arch, opt=options.opt,
-                    fastmath=options.fastmath)
-    run.stage("cubin", link_cubin, ptx, options.arch)
+                    fastmath=options.fastmath, debug=options.debug,
+                    extra=nvvm_debug_flags(options))
+    run.stage("cubin", link_cubin, ptx, options.arch, link_debug_flags(options))
 
 
 def lower_kernel(fn, options: Options):
@@ -184,11 +186,14 @@ def lower_kernel(fn, options: Options):
     declares only the parameters its code reads (``codegen.params``), so a launch
     passes only those (``LaunchRecord.passed``)."""
     from cujit.codegen import lower_to_llvm
+    from cujit.codegen.debuginfo import level_of
     from cujit.codegen.params import read_params
     from cujit.targets.cuda import CUDA_TARGET
 
-    params = read_params(fn, debug=options.debug)
-    return lower_to_llvm(fn, CUDA_TARGET, debug=options.debug, params=params), params
+    params = read_params(fn, debug=options.debug)  # debug info describes every parameter
+    module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug, params=params,
+                           debug_info=level_of(options.lineinfo, options.debug))
+    return module, params
 
 
 def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:

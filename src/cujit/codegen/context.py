@@ -44,6 +44,10 @@ class FunctionLowering:
         # (id(op), axis) of element accesses whose index is never negative there, so
         # no wrap reads that axis's extent (``params.read_params``; the kernel only).
         self.unwrapped: frozenset[tuple[int, int]] = frozenset()
+        # Debug info (codegen/debuginfo.py): the function's DISubprogram and, with full
+        # debug info, its variables' slots.
+        self.debug_scope = None
+        self.debug_vars = None
 
     @property
     def non_overflowing_adds(self) -> frozenset[int]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import checks
+from cujit.codegen import checks, debuginfo
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import VOID, value_type
 from cujit.codegen.target import Target
@@ -70,6 +70,7 @@ class DeviceFunctions:
         for arg, (n, _) in zip(llfn.args, hidden):
             arg.name = n
         ctx = FunctionLowering(fn, self.target, self.module, llfn, self, kernel=False)
+        debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(p.type for p in fn.args))
         for p, arg, n in zip(fn.args, llfn.args[len(hidden):], fn.arg_names):
             arg.name = n
             ctx.set(p, arg)

@@ -21,7 +21,7 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.abi import param_kinds, param_names, passes_strides
-from cujit.codegen import arrays, checks, control, scalars
+from cujit.codegen import arrays, checks, control, debuginfo, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
@@ -120,15 +120,20 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     if lower is None:
         raise AssertionError(f"{type(op).__name__} must not reach lowering (see typed-ir.md)")
     ctx.loc = op.loc
+    debuginfo.at(ctx, op.loc)
     lower(ctx, op)
+    if result is not None:
+        debuginfo.define(ctx, result)
 
 
 def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
-                  params: ParamUse | None = None) -> ll.Module:
+                  params: ParamUse | None = None, debug_info: str | None = None) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
     ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``);
-    ``params`` (``params.read_params``): the kernel takes only the parameters it reads."""
+    ``params`` (``params.read_params``): the kernel takes only the parameters it reads;
+    ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``)."""
     module = ll.Module(name=fn.name)
+    debuginfo.enable(module, debug_info, fn.loc)
     if debug:
         checks.enable(module, target.global_addrspace)
     module.triple = target.triple
@@ -153,11 +158,14 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
     ctx = FunctionLowering(fn, target, module, llfn, functions)
     if params is not None:
         ctx.unwrapped = params.unwrapped
+    debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(arg_types))
     given = iter(list(llfn.args)[len(hidden):])
     values = [next(given) if p else ll.Constant(ty, ll.Undefined)  # never read: not passed
               for ty, p in zip(abi_types, passed, strict=True)]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, values))
+    debuginfo.describe_params(ctx, fn.arg_names, tuple(arg_types),
+                              [ctx.values.get(p.id) for p in fn.args])
     lower_body(ctx, target.prologue)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
@@ -181,9 +189,12 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])
+        for p in block.params:  # after the block's phis
+            debuginfo.define(ctx, p)
         for op in block.ops:
             _lower_op(ctx, op)
         ctx.loc = block.term.loc
+        debuginfo.at(ctx, ctx.loc)
         control.lower_terminator(ctx, blocks, block.term)
     blocks.fill_phis()
 

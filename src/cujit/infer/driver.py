@@ -85,7 +85,8 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
         raise RuntimeError(f"type inference of '{fn.name}' did not converge")
     blocks = _sweep(fn, order, state, final=True)
     return Function(name=fn.name, arg_names=fn.arg_names, blocks=tuple(blocks), loc=fn.loc,
-                    return_type=state.return_type or void, callees=state.callees_used)
+                    return_type=state.return_type or void, callees=state.callees_used,
+                    var_names=fn.var_names)
 
 
 @dataclasses.dataclass

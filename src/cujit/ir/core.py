@@ -157,6 +157,9 @@ class Function:
     # symbol its ``CallFunction`` ops use; they travel with the function through
     # the passes to lowering, which emits them into the kernel's module.
     callees: tuple[Function, ...] = ()
+    # (value id, Python variable name) for each SSA value a local variable holds
+    # (assignments and the block parameters that merge it): debug info names them.
+    var_names: tuple[tuple[int, str], ...] = ()
 
     @property
     def args(self) -> tuple[Value, ...]:

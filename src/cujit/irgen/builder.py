@@ -66,6 +66,7 @@ class IRBuilder:
         self._entry_state: dict[int, State] = {}
         self._entry_ops: dict[int, list[Op]] = {}
         self._undefs: dict[tuple[int, str], Value] = {}
+        self.var_names: dict[tuple[int, str], None] = {}  # (value id, name): Function.var_names
         self._next_block = len(cfg.blocks) + self.shift
         self.cur: BlockBuf | None = None
 
@@ -137,6 +138,7 @@ class IRBuilder:
         ps = self.params(cfg_id)
         locs: dict[str, Value | None] = dict.fromkeys(self.bc.local_names)
         locs.update(zip(names, ps))
+        self.var_names.update(((p.id, n), None) for n, p in zip(names, ps))
         return State(locs, list(ps[len(names):]))
 
     def _rpo(self) -> list[int]:
@@ -184,5 +186,6 @@ class IRBuilder:
             translate_block(self, self.cfg.blocks[cfg_id], state)
         blocks = tuple(Block(b.id, tuple(b.params), tuple(b.ops), b.term)
                        for _, b in sorted(self.bufs.items()))
-        blocks = clean_up(blocks)
-        return Function(name=bc.name, arg_names=bc.arg_names, blocks=blocks, loc=bc.loc)
+        blocks, var_names = clean_up(blocks, tuple(self.var_names))
+        return Function(name=bc.name, arg_names=bc.arg_names, blocks=blocks, loc=bc.loc,
+                        var_names=var_names)

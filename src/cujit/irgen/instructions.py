@@ -24,7 +24,8 @@ def _load_fast(b: IRBuilder, st: State, ins: Instr) -> None:
 
 
 def _store_fast(b: IRBuilder, st: State, ins: Instr) -> None:
-    st.locals[ins.arg] = st.pop()
+    st.locals[ins.arg] = v = st.pop()
+    b.var_names[(v.id, ins.arg)] = None
 
 
 def _load_global(b: IRBuilder, st: State, ins: Instr) -> None:

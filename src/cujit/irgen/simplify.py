@@ -65,8 +65,10 @@ def _trivial_params(blocks: tuple[Block, ...]):
     return resolve, drop
 
 
-def clean_up(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
-    """``remove_trivial_params`` then ``renumber``, rewriting every op once."""
+def clean_up(blocks: tuple[Block, ...],
+             var_names: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[Block, ...], tuple]:
+    """``remove_trivial_params`` then ``renumber``, rewriting every op once; returns the
+    blocks and ``var_names`` (value id, variable name) in the new numbering."""
     resolve, drop = _trivial_params(blocks)
     kept = {b.id: tuple(p for i, p in enumerate(b.params) if i not in drop.get(b.id, ()))
             for b in blocks}
@@ -87,8 +89,12 @@ def clean_up(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     def rename(v: Value) -> Value:
         return new(resolve(v))
 
-    return tuple(
+    out = tuple(
         Block(b.id, tuple(new(p) for p in kept[b.id]),
               tuple(map_values(op, rename) for op in b.ops),
               map_operands(_filter_edges(b.term, drop), rename))
         for b in blocks)
+    live = (resolve(Value(vid)) for vid, _ in var_names)
+    names = tuple(dict.fromkeys((ids[v.id].id, name) for v, (_, name) in zip(live, var_names)
+                                if v.id in ids))
+    return out, names

@@ -72,7 +72,7 @@ def inline_calls(fn: ir.Function, wanted: Callable[[ir.Function], bool],
     if not inlined:
         return fn
     return ir.Function(fn.name, fn.arg_names, tuple(blocks), fn.loc, fn.return_type,
-                       tuple(callees.values()))
+                       tuple(callees.values()), fn.var_names)
 
 
 def _copy_body(callee: ir.Function, call: ir.CallFunction, after: int, ids, block_ids,
