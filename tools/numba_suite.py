@@ -107,6 +107,16 @@ def select_files(root: str, excluded: dict[str, str], keys: list[str]) -> list[s
     return files
 
 
+def _ending(stderr: str, args) -> str:
+    """Why a worker ended early: faulthandler's timeout with the innermost frame, or the
+    last lines it wrote."""
+    if "Timeout (" in stderr:
+        frames = [ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("File ")]
+        where = frames[0] if frames else ""
+        return f"Timeout: no result within {args.test_timeout:g} s; innermost frame: {where}"
+    return stderr[-400:].strip()
+
+
 def run_chunk(root: str, chunk: list[str], args, env: dict, results: dict, lock) -> None:
     """Run some files in worker processes until every test in them has an outcome."""
     done: set[str] = set()
@@ -118,9 +128,9 @@ def run_chunk(root: str, chunk: list[str], args, env: dict, results: dict, lock)
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                                   check=False, timeout=args.test_timeout * 4 + 60 * len(chunk))
-            code, tail = proc.returncode, (proc.stderr or proc.stdout)[-400:]
+            code, tail = proc.returncode, _ending(proc.stderr or proc.stdout, args)
         except subprocess.TimeoutExpired:
-            code, tail = -9, "the worker ran past its own bound"
+            code, tail = -9, "Timeout: the worker ran past its own bound"
         running, recorded = None, {}
         with open(events) as f:
             for line in f:
@@ -137,7 +147,7 @@ def run_chunk(root: str, chunk: list[str], args, env: dict, results: dict, lock)
                     running = None if running == rec["id"] else running
         os.unlink(events)
         if running is not None and running not in recorded:
-            kind = "timeout" if code in (1, -9) and "Timeout" in tail else "crashed"
+            kind = "timeout" if code in (1, -9) and tail.startswith("Timeout") else "crashed"
             recorded[running] = {"id": running, "outcome": kind, "message": tail.strip()}
         with lock:
             results.update(recorded)

@@ -26,6 +26,10 @@ Harness shims (for the test harness only, never for API a kernel uses):
 ``initialize_from_pytest_config``, the fixture numba-cuda's CUDATestCase names, lives in
 numba-cuda's source tree but not in its wheel: a fixture that does nothing stands in.
 
+Where the ``filecheck`` package is not installed (a machine without the ``conformance``
+extra's dependencies), stand-in modules let ``numba.cuda.testing`` import; the
+FileCheck assertions then fail, naming the missing package.
+
 Counting: ``cujit.events`` tells the worker of every compile and launch; a test that
 passes with no cujit compile or launch is 'no-kernel', and one during which numba-cuda
 compiled or simulated a kernel is 'numba-compiled'.  A test running past TIMEOUT_S
@@ -39,6 +43,7 @@ import builtins
 import faulthandler
 import importlib
 import importlib.abc
+import importlib.util
 import json
 import os
 import sys
@@ -52,6 +57,9 @@ API_MODULES = frozenset({"types", "random", "cg", "libdevice", "fp16", "bf16", "
                          "vector_types"})
 HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
 _real_import = builtins.__import__
+# The worker's own stderr, which pytest's capturing of fd 2 leaves alone: a timeout's
+# report must reach the parent.
+_STDERR = os.fdopen(os.dup(2), "w")
 
 
 class Counts:
@@ -126,13 +134,15 @@ def _resolve_cuda(name: str):
 def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
     if level != 0 or not (name == "numba" or name.startswith("numba.")):
         return _real_import(name, globals, locals, fromlist, level)
-    if name.startswith("numba.cuda.") and name.split(".")[2] not in API_MODULES:
-        _real_import(name)  # a harness module: numba-cuda's
-    elif name.startswith("numba.") and not name.startswith("numba.cuda"):
-        return _real_import(name, globals, locals, fromlist, level)  # numba.core...
-    if not fromlist:
-        return _NUMBA
-    if name == "numba":
+    parts = name.split(".")
+    to_cujit = name in ("numba", "numba.cuda") or (
+        len(parts) > 2 and parts[1] == "cuda" and parts[2] in API_MODULES)
+    if not to_cujit:  # numba's own modules (numba.core...) and numba-cuda's harness
+        module = _real_import(name, globals, locals, fromlist, level)
+        return module if fromlist else _NUMBA
+    if not fromlist or name == "numba":
+        if name != "numba":
+            _resolve_cuda(name)  # a module cujit lacks is an ImportError here too
         return _NUMBA
     return _resolve_cuda(name)
 
@@ -167,6 +177,26 @@ class TestModuleRouter(importlib.abc.MetaPathFinder):
                     spec.loader = _RoutedLoader(spec.loader)
                 return spec
         return None
+
+
+def _stand_in_for_filecheck() -> None:
+    """Harness shim: ``numba.cuda.testing`` imports filecheck at its top."""
+    if importlib.util.find_spec("filecheck") is not None:
+        return
+
+    class Missing:
+        def __init__(self, *args, **kwargs) -> None:
+            raise RuntimeError("the filecheck package is not installed "
+                               "(pip install -e '.[conformance]')")
+
+    names = {"matcher": ("Matcher",), "options": ("Options",),
+             "parser": ("Parser", "pattern_for_opts"), "finput": ("FInput",)}
+    sys.modules["filecheck"] = pytypes.ModuleType("filecheck")
+    for sub, attrs in names.items():
+        module = pytypes.ModuleType("filecheck." + sub)
+        for attr in attrs:
+            setattr(module, attr, Missing)
+        sys.modules["filecheck." + sub] = module
 
 
 def _count_numba_cuda() -> None:
@@ -241,7 +271,7 @@ class Plugin:
         self.write({"start": test_id(nodeid)})
         # A test that hangs, in Python or in native code, ends this process: the parent
         # records it as a timeout and starts another worker for the rest.
-        faulthandler.dump_traceback_later(self.timeout, exit=True)
+        faulthandler.dump_traceback_later(self.timeout, exit=True, file=_STDERR)
         self.reports = []
         Counts.reset()
         self.started = time.perf_counter()
@@ -305,12 +335,15 @@ def main(argv: list[str]) -> int:
     from cujit import events
 
     events.subscribe(Counts.cujit_event)
+    _stand_in_for_filecheck()
     _count_numba_cuda()
-    faulthandler.dump_traceback_later(timeout * 4, exit=True)  # collection's own bound
+    faulthandler.dump_traceback_later(timeout * 4, exit=True, file=_STDERR)  # collection
     with open(events_path, "a") as out:
         plugin = Plugin(out, skip, timeout)
         args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--assert=plain",
-                "-o", "python_files=test_*.py", "--rootdir", os.path.dirname(os.path.dirname(files[0])),
+                "--continue-on-collection-errors",
+                "-o", "python_files=test_*.py",
+                "--rootdir", os.path.dirname(os.path.dirname(files[0])),
                 "--noconftest", "-W", "ignore::DeprecationWarning", *files]
         pytest.main(args, plugins=[plugin, sys.modules[__name__]])
     return 0
