@@ -98,3 +98,17 @@ def test_a_test_past_its_timeout_is_recorded_and_the_rest_still_run(needs_numba_
     assert len(tests) == 3
     for t in tests:
         assert t["outcome"] == "timeout" and "no result within 0.2 s" in t["message"], t
+
+
+def test_a_kernel_numba_cuda_runs_is_counted_as_numba_cudas(needs_numba_cuda):
+    # Without the routing, numba-cuda's simulator runs the kernel: the worker's counter
+    # of numba-cuda's work must see it (that is what makes such a test no pass).
+    code = ("import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
+            "import numba_suite_worker as w; w._count_numba_cuda(); from numba import cuda\n"
+            "@cuda.jit\ndef k(a):\n    a[0] = 7\n"
+            "a = np.zeros(1); k[1, 1](a); print(w.Counts.numba_compiles, a[0])")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.path.join(ROOT, "src"))
+    proc = subprocess.run([sys.executable, "-c", code, os.path.join(ROOT, "tools")],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1", "7.0"]

@@ -42,23 +42,3 @@ def notify(kind: str, name: str, target: str) -> None:
         except Exception:  # an observer must not change what the program does
             pass
 
-
-class Counter:
-    """Counts compiles and launches while subscribed: ``with Counter() as c: ...``."""
-
-    def __init__(self) -> None:
-        self.compiles = 0
-        self.launches = 0
-
-    def __call__(self, kind: str, name: str, target: str) -> None:
-        if kind == COMPILE:
-            self.compiles += 1
-        elif kind == LAUNCH:
-            self.launches += 1
-
-    def __enter__(self) -> Counter:
-        subscribe(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        unsubscribe(self)
