@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cujit import startup
+from cujit import events, startup
 from cujit.abi import LaunchRecord
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc
 from cujit.options import Options
@@ -233,6 +233,7 @@ def compile_kernel(pyfunc, arg_types, options: Options = Options(),
         raise ValueError(f"unknown stage {stop_after!r}; stages of target {options.target!r} "
                          f"are {', '.join(stages)}")
     run = _Run(pyfunc, options, stop_after)
+    events.notify(events.COMPILE, run.name, options.target)
     try:
         _compile(run, pyfunc, arg_types, options)
     except _Stop:
