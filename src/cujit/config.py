@@ -44,11 +44,15 @@ CACHE = Knob("CUJIT_CACHE", bool, False,
 CACHE_DIR = Knob("CUJIT_CACHE_DIR", str, None,
                  "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
                  "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)")
+BOUNDSCHECK = Knob("CUJIT_BOUNDSCHECK", bool, None,
+                   "check array bounds in every kernel (1) or in none (0); unset: the "
+                   "target's default, on for the CPU target and off on the GPU outside "
+                   "debug mode (jit(boundscheck=...) overrides it per kernel)")
 WARMUP = Knob("CUJIT_WARMUP", bool, True,
               "load and warm the compiler up in a thread while the CUDA driver starts, "
               "when a kernel is waiting for its first compile (cujit/warmup.py)")
 
-KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, WARMUP)
+KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, BOUNDSCHECK, WARMUP)
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads
 # (cuda.pathfinder and ptx/libs.py read them): part of the kernel cache's toolchain stamp.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from cujit import abi, config, warmup
+from cujit import abi, config, guards, warmup
 from cujit.argtypes import fast_typeof
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
@@ -86,6 +86,7 @@ class Kernel:
 
     @api_boundary
     def __init__(self, pyfunc, signatures=(), options: Options | None = None, **flags):
+        guards.check_parameters(pyfunc)  # *args, keyword-only: refused at the def line
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
         self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
@@ -98,7 +99,8 @@ class Kernel:
         self._base_options = options or Options(debug=bool(flags.get("debug")) or
                                                 config.DEBUG.get(),
                                                 fastmath=bool(flags.get("fastmath")),
-                                                target=target)
+                                                target=target, boundscheck=guards.boundscheck_flag(
+                                                    flags, config.BOUNDSCHECK.get()))
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
@@ -107,6 +109,8 @@ class Kernel:
         self._nargs = code.co_argcount
         self._argnames = code.co_varnames[:code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
+        if target == "cpu" and (self.cache or config.CACHE.get()):
+            guards.note_cpu_cache(self.__name__)
         self.eager = bool(signatures)
         self._signatures = tuple(signatures)
         self._flags = dict(flags)
@@ -216,6 +220,7 @@ class Kernel:
         grid, block, *rest = config_
         stream = rest[0] if rest else 0
         shmem = rest[1] if len(rest) > 1 else 0
+        guards.check_stream(stream)
         return LaunchConfig(self, normalize_dim(grid, "grid"), normalize_dim(block, "block"),
                             stream, int(shmem))
 
@@ -439,8 +444,10 @@ class LaunchConfig:
         return (f"<launch of {self.kernel.__name__}: grid {self.grid}, block {self.block}, "
                 f"stream {self.stream!r}, {self.shmem} bytes of dynamic shared memory>")
 
-    def __call__(self, *args) -> None:
+    def __call__(self, *args, **kwargs) -> None:
         try:  # an API boundary, inline: see api_boundary
+            if kwargs:
+                raise guards.kwargs_error(self.kernel.__name__, self.kernel._argnames, kwargs)
             for launcher in self.launchers:
                 if launcher(args):
                     return
@@ -468,17 +475,21 @@ class LaunchConfig:
 
 @api_boundary
 def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: bool = False,
-        cache: bool = False, target: str | None = None, **kwargs):
+        cache: bool = False, target: str | None = None, boundscheck: bool | None = None,
+        **kwargs):
     """``@cuda.jit``, ``@cuda.jit("void(float32[:])")``, ``@cuda.jit(debug=True)``;
     ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
     ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
     ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
-    flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target)
+    flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target,
+                 boundscheck=boundscheck)
     make = DeviceFunction if device else Kernel
     if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
         return make(func_or_sig, (), **flags)
     sigs = () if func_or_sig is None else (
         func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
+    for sig in sigs:  # a bad signature is reported now, at the decorator's line
+        parse_signature(sig)
 
     @api_boundary
     def decorate(pyfunc):
@@ -512,6 +523,8 @@ class DeviceFunction:
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
+
+    __getitem__ = api_boundary(guards.launch_device_function)  # refused: say what to do
 
     def __reduce__(self):  # as Kernel.__reduce__
         if _is_importable(self):

@@ -18,3 +18,6 @@ class Options:
     debug: bool = False
     verify: bool = False  # run the IR verifier after every stage
     target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)
+    # Array bounds checks outside debug mode: None is the target's default (on for the
+    # CPU target, where a stray store corrupts the Python process; off on the GPU).
+    boundscheck: bool | None = None

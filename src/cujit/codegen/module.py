@@ -120,12 +120,14 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     lower(ctx, op)
 
 
-def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False) -> ll.Module:
+def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
+                  bounds: bool = False) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
-    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``)."""
+    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
+    ``bounds`` only its array bounds checks."""
     module = ll.Module(name=fn.name)
-    if debug:
-        checks.enable(module, target.global_addrspace)
+    if debug or bounds:
+        checks.enable(module, target.global_addrspace, bounds_only=not debug)
     module.triple = target.triple
     module.data_layout = target.data_layout
     functions = DeviceFunctions(module, target, lower_body)
