@@ -7,19 +7,16 @@ options ask for 0: the coroutine passes that split barrier kernels run only in
 the optimising pipelines.  Each kernel keeps its own engine alive for as long as
 its :class:`~cujit.targets.cpu.launch.CPUKernel` lives.
 
-Compiling a kernel leaves nothing behind once its CPUKernel is gone
-(``tests/test_memory_growth.py``).  Two things would otherwise stay for good:
-the pass pipeline, which llvmlite (0.44-0.50) never frees because
-``ModulePassManager``'s bases put ``ObjectRef``'s empty ``_dispose`` ahead of the
-one that deletes it (about 55 KB per kernel: ``_free_pipeline`` calls the right
-one), and the types and constants LLVM interns in its process-wide context (each
-module gets a context of its own, disposed after its engine).
+Compiling a kernel leaves next to nothing behind once its CPUKernel is gone
+(``tests/test_memory_growth.py``).  The pass pipeline would stay for good:
+llvmlite (0.50 here) never frees it, because ``ModulePassManager``'s bases put
+``ObjectRef``'s empty ``_dispose`` ahead of the one that deletes it (about 55 KB
+per kernel); ``_free_pipeline`` calls the right one.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 
 from llvmlite import binding as llvm
 from llvmlite import ir as ll
@@ -61,8 +58,7 @@ class JitModule:
 
     def __init__(self, module: ll.Module, opt: int):
         tm = host_machine()
-        self.context = llvm.create_context()
-        mod = llvm.parse_assembly(str(module), context=self.context)
+        mod = llvm.parse_assembly(str(module))
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=min(max(opt, 1), 3))
         pto.loop_vectorization = True
@@ -74,16 +70,6 @@ class JitModule:
         self.llvm_ir = str(mod)
         self.engine = llvm.create_mcjit_compiler(mod, tm)
         self.engine.finalize_object()
-
-    def __del__(self) -> None:
-        # The engine owns the module, whose types live in the context: engine first.
-        if sys.is_finalizing():  # llvmlite may be gone already; the OS takes it all back
-            return
-        engine, context = getattr(self, "engine", None), getattr(self, "context", None)
-        if engine is not None:
-            engine.close()
-        if context is not None:
-            context.close()
 
     def address(self, symbol: str) -> int:
         addr = self.engine.get_function_address(symbol)
