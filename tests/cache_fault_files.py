@@ -5,8 +5,8 @@ each, every kind a kernel can reach: a module global, a module attribute, an
 attribute through a submodule, a class attribute (own and inherited), a closure
 value, a device function's global and its body, a NumPy array, a tuple, a NumPy
 scalar, an object's attribute (a namespace and a frozen dataclass), a flag that
-picks a branch, a device function's default argument.  Version "A" freezes 1234.5 everywhere, version "B" 4321.5; each
-kernel's LLVM IR shows which it was compiled with.
+picks a branch, a device function's default argument.  Version "A" freezes 1234.5
+everywhere, version "B" 4321.5; each kernel's LLVM IR shows which it was compiled with.
 """
 
 from __future__ import annotations

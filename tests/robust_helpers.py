@@ -11,9 +11,9 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+from internal_paths import internal_paths
 
 from cujit import cuda
-from internal_paths import internal_paths
 
 MARK = "# <-"
 

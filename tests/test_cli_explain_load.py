@@ -47,7 +47,7 @@ def script(tmp_path, monkeypatch):
 def test_explain_runs_definitions_only(script):
     proc = subprocess.run([sys.executable, "-m", "cujit", "explain", "script.py:scale", "--sig",
                            "void(float64[:])", "--emit", "typed"], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
     out, err = proc.stdout, proc.stderr
     assert proc.returncode == 0, err
     assert "const 3.25" in out  # SCALE, with the sibling module's value, reached the code
@@ -74,7 +74,7 @@ def test_explain_errors_are_one_line(script, capsys, argv, words):
 def test_real_command_prints_no_traceback(script):
     for argv in (["missing.py:k", "--sig", "void()"], ["script.py:scale", "--sig", "bad sig"]):
         proc = subprocess.run([sys.executable, "-m", "cujit", "explain", *argv],
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode != 0
         assert "Traceback" not in proc.stderr and proc.stderr.startswith("cujit explain:"), \
             proc.stderr

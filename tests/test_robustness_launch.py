@@ -10,11 +10,11 @@ import mmap
 
 import numpy as np
 import pytest
+from robust_helpers import expect_failure, marked_line, still_works
+from robust_kernels import d_assert_in_if, d_assert_message
 
 from cujit import cuda
 from cujit.diagnostics import LaunchError
-from robust_helpers import expect_failure, marked_line, still_works
-from robust_kernels import d_assert_in_if, d_assert_message
 
 
 @cuda.jit(target="cpu")

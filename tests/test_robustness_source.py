@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from robust_helpers import expect_failure, marked_line, still_works
 
 from cujit import cuda
 from cujit.diagnostics import CompileError, SignatureError, TypingError, UnsupportedError
-from robust_helpers import expect_failure, marked_line, still_works
 
 X = np.arange(1.0, 9.0)
 
@@ -36,7 +36,7 @@ def k_with(x):
 
 
 def k_lambda(x):
-    f = lambda v: v  # noqa: E731  # <-
+    f = lambda v: v  # <-
     x[0] = f(1)
 
 
@@ -216,7 +216,7 @@ def t_index_scalar(x, n):
 
 
 def t_undefined(x):
-    x[0] = not_defined_anywhere  # noqa: F821  # <-
+    x[0] = not_defined_anywhere  # <-
 
 
 def t_string_arith(x):
