@@ -352,3 +352,15 @@ def test_cpu_cache_true_says_once_that_it_does_not_cache(monkeypatch):
     x = data()
     k[1, 16](x)
     np.testing.assert_array_equal(x, np.arange(16) + 0.5)
+
+
+def test_forall_and_launch_refuse_bad_streams_and_keywords():
+    expect_failure(lambda: fill.forall(16)(x=data()), LaunchError, None, "keyword arguments")
+    expect_failure(lambda: fill.forall(16, stream="s")(data()), LaunchError, None,
+                   "must be a stream")
+    expect_failure(lambda: fill.launch((data(),), (1, 1, 1), (16, 1, 1), object()),
+                   LaunchError, None, "must be a stream")
+    expect_failure(lambda: fill(x=data()), LaunchError, None, "needs a launch configuration")
+    x = data()
+    fill.forall(16)(x)
+    np.testing.assert_array_equal(x, np.arange(16) + 0.5)

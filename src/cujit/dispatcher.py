@@ -225,7 +225,7 @@ class Kernel:
                             stream, int(shmem))
 
     @api_boundary
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         raise LaunchError(f"kernel {self.__name__!r} needs a launch configuration: "
                           f"{self.__name__}[blocks, threads_per_block](...)")
 
@@ -255,6 +255,7 @@ class Kernel:
 
     @api_boundary
     def launch(self, args, grid, block, stream=0, shmem=0) -> None:
+        guards.check_stream(stream)
         self._launch(args, grid, block, stream, shmem)
 
     def _launch(self, args, grid, block, stream, shmem):
@@ -415,7 +416,9 @@ class ForAll:
     sharedmem: int = 0
 
     @api_boundary
-    def __call__(self, *args) -> None:
+    def __call__(self, *args, **kwargs) -> None:
+        if kwargs:
+            raise guards.kwargs_error(self.kernel.__name__, self.kernel._argnames, kwargs)
         if self.ntasks == 0:
             return
         tpb = self.tpb or self.kernel._forall_block_size(args, self.stream, self.sharedmem)

@@ -9,6 +9,7 @@ dispatcher calls them; they import nothing heavy (no llvmlite, no CUDA).
 
 from __future__ import annotations
 
+import inspect
 import sys
 import warnings
 
@@ -24,14 +25,33 @@ _warned: set[str] = set()
 def check_parameters(pyfunc) -> None:
     """A kernel's parameters must all be positional: refuse ``*args``, ``**kwargs``
     and keyword-only parameters at the ``def`` line, before any launch counts them."""
-    from cujit.bytecode.unsupported import parameters_message
-
     code = getattr(pyfunc, "__code__", None)
     if code is None:
         return
     message = parameters_message(code)
     if message is not None:
         raise UnsupportedError(message, Loc(code.co_filename, code.co_firstlineno, 0))
+
+
+def parameters_message(code) -> str | None:
+    """What is wrong with a kernel's parameter list (``*args``, ``**kwargs``,
+    keyword-only parameters), or None: every parameter must be positional."""
+    at = code.co_argcount + code.co_kwonlyargcount  # *args, then **kwargs, come next
+    star = []
+    if code.co_flags & inspect.CO_VARARGS:
+        star.append(f"*{code.co_varnames[at]}")
+        at += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        star.append(f"**{code.co_varnames[at]}")
+    if star:
+        what = " and ".join(f"'{s}'" for s in star)
+        return (f"{what}: *args and **kwargs parameters are not supported in kernels; "
+                "declare each parameter by name")
+    if code.co_kwonlyargcount:
+        names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+        return (f"keyword-only parameters ({', '.join(names)}) are not supported in "
+                "kernels; declare them before the '*'")
+    return None
 
 
 def boundscheck_flag(flags: dict, default) -> bool | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import inspect
 
+from cujit.guards import parameters_message
+
 _TRY = "'try' statements are not supported in kernels"
 _WITH = "'with' statements are not supported in kernels"
 _GEN = "generators ('yield') are not supported in kernels"
@@ -68,27 +70,6 @@ def nested_function_message(code_name: str | None, code=None) -> str:
             not code.co_flags & inspect.CO_NEWLOCALS:
         return CLASS_MESSAGE
     return _NESTED_NAMES.get(code_name, "nested functions are not supported in kernels")
-
-
-def parameters_message(code) -> str | None:
-    """What is wrong with a kernel's parameter list (``*args``, ``**kwargs``,
-    keyword-only parameters), or None: every parameter must be positional."""
-    at = code.co_argcount + code.co_kwonlyargcount  # *args, then **kwargs, come next
-    star = []
-    if code.co_flags & inspect.CO_VARARGS:
-        star.append(f"*{code.co_varnames[at]}")
-        at += 1
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        star.append(f"**{code.co_varnames[at]}")
-    if star:
-        what = " and ".join(f"'{s}'" for s in star)
-        return (f"{what}: *args and **kwargs parameters are not supported in kernels; "
-                "declare each parameter by name")
-    if code.co_kwonlyargcount:
-        names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
-        return (f"keyword-only parameters ({', '.join(names)}) are not supported in "
-                "kernels; declare them before the '*'")
-    return None
 
 
 def flags_message(co_flags: int, code=None) -> str | None:
