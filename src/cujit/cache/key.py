@@ -220,8 +220,8 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:
     else:
         text = repr(v)
         if " at 0x" in text or " object at " in text:
-            raise Uncacheable(f"a global {type(v).__qualname__} object has no stable "
-                              "fingerprint (its repr is its address)")
+            raise Uncacheable(f"a global value of type {type(v).__qualname__} has no "
+                              "stable fingerprint (its repr is its address)")
         h.update(f"repr {type(v).__module__}.{type(v).__qualname__} {text}\n".encode())
         _attributes(v, getattr(v, "__dict__", {}), h, debug, seen, names)
 
