@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from robust_helpers import marked_line
 
 from cujit import cuda, float64, int64
 from cujit.diagnostics import LaunchError
-from robust_helpers import marked_line
 
 
 def divide(x, d):

@@ -3,6 +3,9 @@ compile, and signatures it cannot parse.  Each must give one of cujit's errors a
 the user's ``file:line`` (the line marked ``# <-``), name no cujit file, and leave
 the process able to compile and run a correct kernel (``robust_helpers``)."""
 
+# The kernels below are wrong on purpose (that is what is tested):
+# ruff: noqa: F821, F841, E731, PLE0704, SIM115, RUF100
+
 from __future__ import annotations
 
 import math

@@ -76,7 +76,7 @@ def _binds(stmt: ast.stmt) -> bool:
 def _run(stmt: ast.stmt, path: str, module: types.ModuleType) -> None:
     code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
     try:
-        exec(code, module.__dict__)
+        exec(code, module.__dict__)  # noqa: S102 - the user's own definitions
     except Exception as exc:  # noqa: BLE001 - the file's own failure: note it, go on
         print(f"cujit explain: skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}",
               file=sys.stderr)
