@@ -382,6 +382,8 @@ def test_compile_with_bad_types_tuple():
     kernel = cuda.jit(_noop, target="cpu")
     expect_failure(lambda: kernel.compile(("float32[:]", object())), SignatureError, None,
                    "cannot use")
+    expect_failure(lambda: kernel.compile(42), SignatureError, None, "not int 42")
+    expect_failure(lambda: kernel.compile("void(float32[:]"), SignatureError, None, "syntax")
 
 
 def test_non_void_kernel_signature():

@@ -144,7 +144,7 @@ class Kernel:
     @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
-        sig = parse_signature(sig if isinstance(sig, (str, Signature)) else tuple(sig))
+        sig = parse_signature(sig)  # a string, a Signature, a tuple or list of types
         if not isinstance(sig.return_type, NoneType):
             raise TypingError(f"kernel {self.__name__!r} must return void, not "
                               f"{sig.return_type}",
