@@ -1,6 +1,10 @@
 """The CPU target beside numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1), one run.
 
-    PYTHONPATH=src python3 bench/cpu_target_bench.py [--scale S]
+    PYTHONPATH=src python3 bench/cpu_target_bench.py [--scale S] [--no-simulator]
+
+The CPU target checks array bounds by default; every kernel also runs compiled with
+``boundscheck=False``, and the table gives what the checks cost (checked / unchecked
+time per launch).  ``--no-simulator`` measures that alone.
 
 Each kernel runs on the same inputs, the same grid, under both; the simulator runs in a
 subprocess (its switch must be set before numba is imported).  Prints seconds per launch
@@ -167,13 +171,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--simulator-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-simulator", action="store_true",
+                    help="skip numba's simulator; measure the bounds checks' cost only")
     args = ap.parse_args()
     if args.simulator_only:
         from numba import cuda
 
         print(json.dumps(run_all(cuda, args.scale, repeats=0)))
         return
-    ours = run_all(_cpu_namespace(), args.scale, repeats=5)
+    ours = run_all(_cpu_namespace(), args.scale, repeats=7)
+    unchecked = run_all(_cpu_namespace(boundscheck=False), args.scale, repeats=7)
+    checks = _check_cost(ours, unchecked)
+    if args.no_simulator:
+        _save({"scale": args.scale, "bounds_checks": checks}, "cpu-boundscheck")
+        return
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, __file__, "--simulator-only", "--scale",
                            str(args.scale)], capture_output=True, text=True, env=env)
@@ -195,25 +206,44 @@ def main() -> None:
         print(f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {mine['first_launch_s']:10.3f} s "
               f"{s:10.3f} s {ratio:10.0f} {ratio_c:20.1f}  numpy={mine['ok']} "
               f"sim={sim[name]['ok']} agree={agree}")
+    _save({"scale": args.scale, "kernels": rows, "bounds_checks": checks}, "cpu-target")
+
+
+def _check_cost(checked: dict, unchecked: dict) -> dict:
+    """Per kernel: launch time with the default bounds checks and without, and the ratio."""
+    print(f"{'kernel':14} {'checked':>12} {'unchecked':>12} {'cost':>8}  results equal")
+    rows = {}
+    for name, mine in checked.items():
+        off = unchecked[name]
+        cost = mine["launch_s"] / off["launch_s"]
+        same = mine["checksum"] == off["checksum"]
+        rows[name] = {"checked_s": mine["launch_s"], "unchecked_s": off["launch_s"],
+                      "checked_over_unchecked": cost, "results_equal": same}
+        print(f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {off['launch_s'] * 1e3:9.3f} ms "
+              f"{cost:7.2f}x  {same}")
+    return rows
+
+
+def _save(fields: dict, prefix: str) -> None:
     result = {"date": datetime.now(timezone.utc).isoformat(), "machine": platform.node(),
-              "cpus": os.cpu_count(), "python": platform.python_version(),
-              "scale": args.scale, "kernels": rows}
+              "cpus": os.cpu_count(), "python": platform.python_version(), **fields}
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    path = os.path.join(HERE, "results", f"cpu-target-{stamp}.json")
+    path = os.path.join(HERE, "results", f"{prefix}-{stamp}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as fh:
         json.dump(result, fh, indent=1)
     print("saved", path)
 
 
-def _cpu_namespace():
-    """A ``cuda`` stand-in whose ``jit`` compiles for the CPU target."""
+def _cpu_namespace(boundscheck: bool | None = None):
+    """A ``cuda`` stand-in whose ``jit`` compiles for the CPU target (with the target's
+    default bounds checks, or ``boundscheck=False``)."""
     import types
 
     from cujit import cuda
 
     ns = types.SimpleNamespace(**{k: getattr(cuda, k) for k in dir(cuda) if not k.startswith("__")})
-    ns.jit = lambda fn=None, **kw: cuda.jit(fn, target="cpu", **kw)
+    ns.jit = lambda fn=None, **kw: cuda.jit(fn, target="cpu", boundscheck=boundscheck, **kw)
     return ns
 
 

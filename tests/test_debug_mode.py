@@ -217,13 +217,20 @@ def test_cujit_debug_environment_variable(monkeypatch):
 # -- without debug mode --------------------------------------------------------------
 
 def test_assert_compiles_to_nothing_without_debug():
-    k = jit(checks_input, "cpu", debug=False)
+    k = cuda.jit(checks_input, target="cpu", boundscheck=False)
     x = np.array([1, -2], np.float32)
     k[1, 2](x)  # no exception: nothing is checked or reported
     assert x[0] == 2.0
     native = k.overloads[next(iter(k.overloads))].result.outputs["native"]
     assert "cujit_debug_error" not in native.llvm_ir and "cmpxchg" not in native.llvm_ir
     assert k.overloads[next(iter(k.overloads))].result.debug_sites == {}
+    # The CPU target's default bounds checks report bounds only: the assert stays silent.
+    default = jit(checks_input, "cpu", debug=False)
+    y = np.array([1, -2], np.float32)
+    default[1, 2](y)
+    assert y[0] == 2.0
+    sites = next(iter(default.overloads.values())).result.debug_sites
+    assert {s.exc for s in sites.values()} == {IndexError}
     debug = jit(checks_input, "cpu")
     debug.compile("void(float32[:])")
     sites = next(iter(debug.overloads.values())).result.debug_sites

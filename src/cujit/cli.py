@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 
@@ -75,18 +74,9 @@ def print_parameters(result, arg_names, arg_types, out=sys.stdout) -> None:
 
 
 def _load_kernel(target: str):
-    path, sep, name = target.rpartition(":")
-    if not sep:
-        raise SystemExit("explain takes FILE.py:KERNEL")
-    spec = importlib.util.spec_from_file_location("_cujit_explain_target", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    obj = getattr(module, name, None)
-    if obj is None:
-        raise SystemExit(f"{path} has no function {name!r}")
-    return getattr(obj, "py_func", obj)
+    from cujit.explain_load import load_kernel  # the file's definitions only, no launches
+
+    return load_kernel(target)
 
 
 def cmd_explain(args) -> int:
@@ -96,7 +86,11 @@ def cmd_explain(args) -> int:
     from cujit.types import parse_signature
 
     pyfunc = _load_kernel(args.target)
-    sig = parse_signature(args.sig)
+    try:
+        sig = parse_signature(args.sig)
+    except CujitError as exc:
+        hint = f" ({exc.hint})" if getattr(exc, "hint", None) else ""
+        raise SystemExit(f"cujit explain: --sig {args.sig!r}: {exc.message}{hint}") from None
     arch = tuple(int(x) for x in args.arch.split(".")) if args.arch else Options().arch
     try:
         result = compile_kernel(pyfunc, sig.args, Options(arch=arch, verify=True),
@@ -109,6 +103,13 @@ def cmd_explain(args) -> int:
         code = pyfunc.__code__
         print_parameters(result, code.co_varnames[:code.co_argcount], sig.args)
     return 0
+
+
+EXPLAIN_HELP = """Print every stage of a kernel's compilation.  The file is not run as a
+script: only its top-level definitions are (imports, def, class, assignments, if
+blocks other than `if __name__ == "__main__"`), with kernel launches disabled and
+their output sent to stderr, so that the kernel's globals have their values while
+the script's own work (launches, prints, loops) does not happen."""
 
 
 DEMO_SOURCE = '''\
@@ -229,7 +230,8 @@ def main(argv=None) -> int:
     demo = sub.add_parser("demo", help="compile and run an embedded saxpy kernel")
     demo.add_argument("--lines", type=int, default=12, help="lines shown per stage")
     demo.set_defaults(func=cmd_demo)
-    ex = sub.add_parser("explain", help="print every stage of a kernel's compilation")
+    ex = sub.add_parser("explain", help="print every stage of a kernel's compilation",
+                        description=EXPLAIN_HELP)
     ex.add_argument("target", help="FILE.py:KERNEL")
     ex.add_argument("--sig", required=True, help='a signature such as "void(float32[:])"')
     ex.add_argument("--emit", choices=STAGES, help="print only this stage's output")

@@ -52,6 +52,10 @@ CACHE = Knob("CUJIT_CACHE", bool, False,
 CACHE_DIR = Knob("CUJIT_CACHE_DIR", str, None,
                  "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
                  "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)")
+BOUNDSCHECK = Knob("CUJIT_BOUNDSCHECK", bool, None,
+                   "check array bounds in every kernel (1) or in none (0); unset: the "
+                   "target's default, on for the CPU target and off on the GPU outside "
+                   "debug mode (jit(boundscheck=...) overrides it per kernel)")
 WARMUP = Knob("CUJIT_WARMUP", bool, True,
               "load and warm the compiler up in a thread while the CUDA driver starts, "
               "when a kernel is waiting for its first compile (cujit/warmup.py)")
@@ -64,8 +68,8 @@ NUMBA_CUDASIM = Knob("NUMBA_ENABLE_CUDASIM", bool, False,
                      "under the numba drop-in: run kernels on cujit's CPU target (numba's "
                      "simulator switch), unless CUJIT_TARGET is set")
 
-KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, WARMUP, NUMBA,
-         NUMBA_CUDASIM)
+KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, BOUNDSCHECK, WARMUP,
+         NUMBA, NUMBA_CUDASIM)
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads
 # (cuda.pathfinder and ptx/libs.py read them): part of the kernel cache's toolchain stamp.

@@ -18,6 +18,7 @@ import sys
 import weakref
 from collections.abc import Hashable
 
+from cujit import guards
 from cujit.diagnostics import CujitError, api_boundary
 from cujit.types import Signature, parse_signature
 
@@ -48,6 +49,8 @@ class DeviceFunction:
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
+
+    __getitem__ = api_boundary(guards.launch_device_function)  # refused: say what to do
 
     def __reduce__(self):  # as Kernel.__reduce__
         if is_importable(self):

@@ -90,6 +90,29 @@ class TypingError(CompileError):
     kind = "type error"
 
 
+class SignatureError(CompileError, TypeError):
+    """A type signature that does not parse, reported at the user's line that gave it
+    (a TypeError too, as numba raises for one)."""
+
+    kind = "bad signature"
+
+
+def caller_loc() -> Loc | None:
+    """The innermost frame of the call stack outside cujit's own files: the user's
+    line that called into cujit (None when there is none)."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(root) and not frame.f_code.co_filename.startswith("<frozen"):
+            return Loc(frame.f_code.co_filename, frame.f_lineno, 0)
+        frame = frame.f_back
+    return None
+
+
 class InternalCompilerError(CujitError):
     """An unexpected failure inside cujit itself: always a bug."""
 

@@ -12,7 +12,7 @@ import dataclasses
 import warnings
 from dataclasses import dataclass
 
-from cujit import abi, config, events, hints, warmup
+from cujit import abi, config, events, guards, hints, warmup
 from cujit.argtypes import fast_typeof
 from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
@@ -91,6 +91,7 @@ class Kernel:
 
     @api_boundary
     def __init__(self, pyfunc, signatures=(), options: Options | None = None, **flags):
+        guards.check_parameters(pyfunc)  # *args, keyword-only: refused at the def line
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
         self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
@@ -104,7 +105,9 @@ class Kernel:
                                                 config.DEBUG.get(),
                                                 fastmath=bool(flags.get("fastmath")),
                                                 lineinfo=bool(flags.get("lineinfo")),
-                                                verify=config.VERIFY.get(), target=target)
+                                                verify=config.VERIFY.get(), target=target,
+                                                boundscheck=guards.boundscheck_flag(
+                                                    flags, config.BOUNDSCHECK.get()))
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
@@ -113,6 +116,8 @@ class Kernel:
         self._nargs = code.co_argcount
         self._argnames = code.co_varnames[:code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
+        if target == "cpu" and (self.cache or config.CACHE.get()):
+            guards.note_cpu_cache(self.__name__)
         self.eager = bool(signatures)
         self._signatures = tuple(signatures)
         self._flags = dict(flags)
@@ -146,7 +151,7 @@ class Kernel:
     @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
-        sig = parse_signature(sig)
+        sig = parse_signature(sig)  # a string, a Signature, a tuple or list of types
         if not isinstance(sig.return_type, NoneType):
             raise TypingError(f"kernel {self.__name__!r} must return void, not "
                               f"{sig.return_type}",
@@ -230,11 +235,12 @@ class Kernel:
         grid, block, *rest = config_
         stream = rest[0] if rest else 0
         shmem = rest[1] if len(rest) > 1 else 0
+        guards.check_stream(stream)
         return LaunchConfig(self, normalize_dim(grid, "grid"), normalize_dim(block, "block"),
                             stream, int(shmem))
 
     @api_boundary
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         raise LaunchError(f"kernel {self.__name__!r} needs a launch configuration: "
                           f"{self.__name__}[blocks, threads_per_block](...)\nhint: "
                           + hints.launch_form(self.__name__, self._argnames, args))
@@ -269,6 +275,7 @@ class Kernel:
 
     @api_boundary
     def launch(self, args, grid, block, stream=0, shmem=0) -> None:
+        guards.check_stream(stream)
         self._launch(args, grid, block, stream, shmem)
 
     def _launch(self, args, grid, block, stream, shmem):
@@ -422,7 +429,9 @@ class ForAll:
     sharedmem: int = 0
 
     @api_boundary
-    def __call__(self, *args) -> None:
+    def __call__(self, *args, **kwargs) -> None:
+        if kwargs:
+            raise guards.kwargs_error(self.kernel.__name__, self.kernel._argnames, kwargs)
         if self.ntasks == 0:
             return
         tpb = self.tpb or self.kernel._forall_block_size(args, self.stream, self.sharedmem)
@@ -451,8 +460,10 @@ class LaunchConfig:
         return (f"<launch of {self.kernel.__name__}: grid {self.grid}, block {self.block}, "
                 f"stream {self.stream!r}, {self.shmem} bytes of dynamic shared memory>")
 
-    def __call__(self, *args) -> None:
+    def __call__(self, *args, **kwargs) -> None:
         try:  # an API boundary, inline: see api_boundary
+            if kwargs:
+                raise guards.kwargs_error(self.kernel.__name__, self.kernel._argnames, kwargs)
             for launcher in self.launchers:
                 if launcher(args):
                     return
@@ -480,12 +491,14 @@ class LaunchConfig:
 
 @api_boundary
 def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: bool = False,
-        cache: bool = False, target: str | None = None, **kwargs):
+        cache: bool = False, target: str | None = None, boundscheck: bool | None = None,
+        **kwargs):
     """``@cuda.jit``, ``@cuda.jit("void(float32[:])")``, ``@cuda.jit(debug=True)``;
     ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
     ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
     ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
-    flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target)
+    flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target,
+                 boundscheck=boundscheck)
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:
@@ -496,6 +509,8 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
         return make(func_or_sig, (), **flags)
     sigs = () if func_or_sig is None else (
         func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
+    for sig in sigs:  # a bad signature is reported now, at the decorator's line
+        parse_signature(sig)
 
     @api_boundary
     def decorate(pyfunc):

@@ -20,3 +20,6 @@ class Options:
     # Run the IR verifier between stages; the dispatcher sets it from CUJIT_VERIFY.
     verify: bool = False
     target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)
+    # Array bounds checks outside debug mode: None is the target's default (on for the
+    # CPU target, where a stray store corrupts the Python process; off on the GPU).
+    boundscheck: bool | None = None

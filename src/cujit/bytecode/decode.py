@@ -56,6 +56,13 @@ def _locs(raw: list[dis.Instruction], filename: str, default: Loc) -> list[Loc]:
     return out
 
 
+def _within(inner: Loc, stmt: Loc) -> bool:
+    """Whether ``inner`` starts inside the statement that starts at ``stmt``: the jump
+    before an ``assert`` is its own condition's only then (``assert False`` has no
+    test, and the jump before it is an enclosing ``if``'s)."""
+    return (inner.line, inner.col) >= (stmt.line, stmt.col)
+
+
 def _protected_offsets(code) -> set[int]:
     """Offsets covered by the exception table: the body of a try or with."""
     parse = getattr(dis, "_parse_exception_table", None)
@@ -66,7 +73,7 @@ def _protected_offsets(code) -> set[int]:
 
 def _raise_early(raw, locs, code, def_loc: Loc) -> None:
     """Errors about the function as a whole, reported before any other."""
-    msg = flags_message(code.co_flags)
+    msg = flags_message(code.co_flags, code)
     if msg is not None:
         at = next((locs[i] for i, x in enumerate(raw) if x.opname == "YIELD_VALUE"), def_loc)
         raise UnsupportedError(msg, at if "yield" in msg else def_loc)
@@ -75,7 +82,7 @@ def _raise_early(raw, locs, code, def_loc: Loc) -> None:
             raise UnsupportedError(MESSAGES["CALL_FUNCTION_EX"], locs[i])
         if ins.opname == "MAKE_FUNCTION":
             prev = raw[i - 1].argval if i else None
-            raise UnsupportedError(nested_function_message(getattr(prev, "co_name", None)),
+            raise UnsupportedError(nested_function_message(getattr(prev, "co_name", None), prev),
                                    locs[i])
 
 
@@ -118,7 +125,8 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
                 # 3.11 places the RAISE at the condition, 3.12 at the whole statement
                 # and 3.13 at the condition again; the jump that tests the condition
                 # is at the condition on all three.
-                if i and raw[i - 1].opname.startswith("POP_JUMP_"):
+                if i and raw[i - 1].opname.startswith("POP_JUMP_") and \
+                        _within(locs[i - 1], loc):
                     assert_loc = locs[i - 1]
         elif name == "RETURN_CONST":
             emit("LOAD_CONST", ins.argval)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import inspect
 
+from cujit.guards import parameters_message
+
 _TRY = "'try' statements are not supported in kernels"
 _WITH = "'with' statements are not supported in kernels"
 _GEN = "generators ('yield') are not supported in kernels"
@@ -21,6 +23,7 @@ _SLICE = "slicing is not supported in kernels"
 _STARCALL = "calls with *args or **kwargs are not supported in kernels"
 _STAR = "star-unpacking is not supported in kernels"
 _IMPORT = "'import' statements are not supported in kernels"
+CLASS_MESSAGE = "class definitions are not supported in kernels"
 
 MESSAGES: dict[str, str] = {
     "PUSH_EXC_INFO": _TRY, "POP_EXCEPT": _TRY, "CHECK_EXC_MATCH": _TRY, "RERAISE": _TRY,
@@ -44,7 +47,7 @@ MESSAGES: dict[str, str] = {
     "UNPACK_EX": _STAR,
     "IMPORT_NAME": _IMPORT, "IMPORT_FROM": _IMPORT, "IMPORT_STAR": _IMPORT,
     "CONTAINS_OP": "the 'in' operator is not supported in kernels",
-    "LOAD_BUILD_CLASS": "class definitions are not supported in kernels",
+    "LOAD_BUILD_CLASS": CLASS_MESSAGE,
     "LOAD_SUPER_ATTR": "super() is not supported in kernels",
     "MATCH_CLASS": "'match' statements are not supported in kernels",
     "MATCH_MAPPING": "'match' statements are not supported in kernels",
@@ -60,18 +63,24 @@ _NESTED_NAMES = {
 }
 
 
-def nested_function_message(code_name: str | None) -> str:
-    """The message for MAKE_FUNCTION, by the nested code object's name."""
+def nested_function_message(code_name: str | None, code=None) -> str:
+    """The message for MAKE_FUNCTION, by the nested code object (or its name).  A
+    class body's code is the one kind without fresh locals (CO_NEWLOCALS)."""
+    if code is not None and hasattr(code, "co_flags") and \
+            not code.co_flags & inspect.CO_NEWLOCALS:
+        return CLASS_MESSAGE
     return _NESTED_NAMES.get(code_name, "nested functions are not supported in kernels")
 
 
-def flags_message(co_flags: int) -> str | None:
+def flags_message(co_flags: int, code=None) -> str | None:
     """A message when the function itself cannot be a kernel, else None."""
     if co_flags & (inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
                    | inspect.CO_ASYNC_GENERATOR):
         return "async functions are not supported in kernels"
     if co_flags & inspect.CO_GENERATOR:
         return _GEN
+    if code is not None:
+        return parameters_message(code)
     if co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return "*args and **kwargs parameters are not supported in kernels"
     return None

@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from cujit import config
-from cujit.cache import store
+from cujit.cache import entry_check, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
 
@@ -50,6 +50,8 @@ def compile_cached(pyfunc, arg_types, options: Options):
         return compile_kernel(pyfunc, arg_types, options)
     path = store.entry_path(cache_dir(), name, key)
     entry = store.load(path, key)
+    if entry is not None and not entry_check.usable(entry, arg_types):
+        entry = entry_check.discard(entry)  # whole, but not what a launch needs: recompile
     if entry is not None:
         outputs = {"llvm": entry.sections["llvm"].decode(),
                    "ptx": entry.sections["ptx"].decode(),

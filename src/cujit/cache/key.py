@@ -9,15 +9,19 @@ changes the code.
   arrays by dtype, shape and bytes, types and functions by qualified name
   (namedtuple classes and values with their fields),
   modules by name plus the values of the attributes the code names in them,
+  submodules reached that way included (``pkg.sub.FACTOR``), classes by name
+  plus the class attributes the code names (``K.SCALE``, through the MRO), other
+  objects by ``repr`` plus the instance attributes the code names,
   Python functions (device functions to come) transitively by their own key;
 - the argument types, the ``Options`` (``verify`` aside: it checks, never
   changes, the code);
 - the environment: cujit's version and sources, the toolchain (see
   ``toolchain.py``) and the Python implementation and minor version.
 
-A value with no stable fingerprint (an object whose ``repr`` is its address)
-makes the kernel uncacheable: ``kernel_key`` returns None and the caller
-compiles without the cache, rather than risk a stale hit.
+A value with no stable fingerprint (an object whose ``repr`` is its address, a
+property, an attribute a ``__getattr__`` computes) makes the kernel uncacheable:
+``kernel_key`` warns once per kernel with the reason, returns None, and the
+caller compiles without the cache, rather than risk a stale hit.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def kernel_key(pyfunc, arg_types, options: Options) -> str | None:
     h.update(environment_digest().encode())
     try:
         _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, set())
-    except Uncacheable:
+    except Uncacheable as why:
+        _warn_uncacheable(pyfunc, str(why))
         return None
     for t in arg_types:
         h.update(f"arg {type(t).__name__}:{t}\n".encode())
@@ -60,6 +65,28 @@ def kernel_key(pyfunc, arg_types, options: Options) -> str | None:
 
 
 _env: str | None = None
+_warned: set[str] = set()
+
+
+def _warn_uncacheable(pyfunc, why: str) -> None:
+    import warnings
+
+    name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+    code = getattr(getattr(pyfunc, "py_func", pyfunc), "__code__", None)
+    where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else name
+    if where in _warned:
+        return
+    _warned.add(where)
+    warnings.warn(f"kernel {name!r} ({where}) is compiled without the disk cache: {why}, so "
+                  "no key can tell when it changes", RuntimeWarning, stacklevel=_user_level())
+
+
+def _user_level() -> int:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def environment_digest() -> str:
@@ -172,22 +199,17 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:
     elif isinstance(v, Type):
         h.update(f"type {type(v).__name__}:{v}\n".encode())
     elif isinstance(v, pytypes.ModuleType):
-        # The module by name, and the values of the attributes the code names
-        # in it (``consts.TILE``), since a changed value changes the code.
-        h.update(f"module {v.__name__}\n".encode())
-        attrs = vars(v)
-        for name in sorted(names):
-            if name in attrs and not isinstance(attrs[name], pytypes.ModuleType):
-                h.update(f"  attr {name}=".encode())
-                _value(attrs[name], h, debug, seen, names)
+        _module(v, h, debug, seen, names)
     elif is_namedtuple_class(v):  # its fields and defaults shape the code that uses it
         h.update(f"namedtuple {v.__module__}.{v.__qualname__} {v._fields}\n".encode())
         _value(tuple(v._field_defaults.items()), h, debug, seen, names)
     elif isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func"):
         _function(getattr(v, "py_func", v), h, debug, seen)
+    elif isinstance(v, type) and not _library(v):
+        _class(v, h, debug, seen, names)
     elif isinstance(v, (type, pytypes.BuiltinFunctionType)) or isinstance(
             getattr(v, "__qualname__", None), str):
-        # Classes, builtins, numpy ufuncs, cujit's device placeholders: by name.
+        # Library classes, builtins, numpy ufuncs, cujit's device placeholders: by name.
         h.update(f"named {getattr(v, '__module__', None)}.{v.__qualname__}\n".encode())
     elif type(v).__module__ == "numpy" and hasattr(v, "tobytes"):
         # numpy scalars and arrays: the dtype and the bytes (a scalar's repr
@@ -198,5 +220,53 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:
     else:
         text = repr(v)
         if " at 0x" in text or " object at " in text:
-            raise Uncacheable(f"no stable fingerprint for {type(v).__qualname__}")
+            raise Uncacheable(f"a global value of type {type(v).__qualname__} has no "
+                              "stable fingerprint (its repr is its address)")
         h.update(f"repr {type(v).__module__}.{type(v).__qualname__} {text}\n".encode())
+        _attributes(v, getattr(v, "__dict__", {}), h, debug, seen, names)
+
+
+# Packages whose classes a kernel uses by name only (dtypes, numpy scalar types, cujit's
+# own placeholders): their attributes are the library's, not the user's.
+_LIBRARIES = ("builtins", "numpy", "cujit", "math", "cmath", "operator")
+
+
+def _library(cls: type) -> bool:
+    return (cls.__module__ or "").split(".")[0] in _LIBRARIES
+
+
+def _module(mod, h, debug: bool, seen: set, names: set) -> None:
+    """A module by name, and the values of the attributes the code names in it
+    (``consts.TILE``), submodules followed (``pkg.sub.FACTOR``), since a changed
+    value changes the code.  Library modules (numpy, math) are keyed by name."""
+    h.update(f"module {mod.__name__}\n".encode())
+    if id(mod) in seen or mod.__name__.split(".")[0] in _LIBRARIES:
+        return
+    seen.add(id(mod))
+    _attributes(mod, vars(mod), h, debug, seen, names)
+
+
+def _class(cls: type, h, debug: bool, seen: set, names: set) -> None:
+    """A user's class: its name, and the class attributes the code names (``K.SCALE``),
+    looked up as Python does, through the MRO."""
+    h.update(f"class {cls.__module__}.{cls.__qualname__}\n".encode())
+    if id(cls) in seen:
+        return
+    seen.add(id(cls))
+    for name in sorted(names):
+        for klass in cls.__mro__:
+            if klass is not object and name in vars(klass):
+                h.update(f"  class attr {klass.__qualname__}.{name}=".encode())
+                _value(vars(klass)[name], h, debug, seen, names)
+                break
+    if "__getattr__" in vars(type(cls)):  # a metaclass that computes class attributes
+        raise Uncacheable(f"class {cls.__qualname__}'s attributes are computed (its "
+                          "metaclass defines __getattr__)")
+
+
+def _attributes(owner, attrs: dict, h, debug: bool, seen: set, names: set) -> None:
+    """The values in ``attrs`` (an object's own) of the names the code uses."""
+    for name in sorted(names):
+        if name in attrs:
+            h.update(f"  attr {name}=".encode())
+            _value(attrs[name], h, debug, seen, names)

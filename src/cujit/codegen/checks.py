@@ -40,6 +40,7 @@ _ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module obje
 @dataclass
 class _ModuleChecks:
     addrspace: int
+    bounds_only: bool = False  # the CPU target's default: bounds checks, nothing else
     record: ll.GlobalVariable | None = None  # made with the first check
     sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
     codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
@@ -51,10 +52,12 @@ class _ModuleChecks:
         return self.codes[site]
 
 
-def enable(module: ll.Module, addrspace: int) -> None:
+def enable(module: ll.Module, addrspace: int, bounds_only: bool = False) -> None:
     """Turn debug checks on for everything lowered into ``module``; the record global
-    lives in ``addrspace`` (the target's global memory)."""
-    setattr(module, _ATTR, _ModuleChecks(addrspace))
+    lives in ``addrspace`` (the target's global memory).  ``bounds_only``: array
+    bounds only (``raise``, ``assert`` and division by zero keep their release
+    meaning)."""
+    setattr(module, _ATTR, _ModuleChecks(addrspace, bounds_only))
 
 
 def error_sites(module: ll.Module) -> dict[int, abi.ErrorSite]:
@@ -155,7 +158,7 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
     """Debug mode: report ``raise`` / a failed ``assert`` before the thread ends.  The
     caller emits the ending itself, so this only claims the record."""
     state = _state(ctx)
-    if state is None:
+    if state is None or state.bounds_only:
         return
     exc = term.exc.type.value if term.exc is not None and isinstance(term.exc.type, PyObject) \
         else None
@@ -165,6 +168,25 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
     if message is None:
         message = "assertion failed" if exc is AssertionError else f"{exc.__name__} raised"
     _claim(ctx, state, abi.ErrorSite(ctx.loc, exc, message))
+
+
+ZERO_DIVISION_MESSAGE = "integer division or modulo by zero"
+
+
+def check_divisor(ctx: FunctionLowering, by_zero: ll.Value) -> None:
+    """Debug mode: an integer ``//`` or ``%`` whose divisor is zero (``by_zero`` is
+    true) reports ZeroDivisionError at ``ctx.loc``, as Python raises it."""
+    state = _state(ctx)
+    if state is None or state.bounds_only:
+        return
+    b = ctx.builder
+    good = ctx.llfn.append_basic_block("divisor.ok")
+    bad = ctx.llfn.append_basic_block("divisor.zero")
+    b.cbranch(by_zero, bad, good)
+    b.position_at_end(bad)
+    _claim(ctx, state, abi.ErrorSite(ctx.loc, ZeroDivisionError, ZERO_DIVISION_MESSAGE))
+    _leave(ctx)
+    b.position_at_end(good)
 
 
 def after_call(ctx: FunctionLowering) -> None:

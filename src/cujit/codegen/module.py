@@ -127,15 +127,17 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
 
 
 def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
-                  params: ParamUse | None = None, debug_info: str | None = None) -> ll.Module:
+                  params: ParamUse | None = None, debug_info: str | None = None,
+                  bounds: bool = False) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
-    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``);
+    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
+    ``bounds`` only its array bounds checks;
     ``params`` (``params.read_params``): the kernel takes only the parameters it reads;
     ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``)."""
     module = ll.Module(name=fn.name)
     debuginfo.enable(module, debug_info, fn.loc)
-    if debug:
-        checks.enable(module, target.global_addrspace)
+    if debug or bounds:
+        checks.enable(module, target.global_addrspace, bounds_only=not debug)
     module.triple = target.triple
     module.data_layout = target.data_layout
     functions = DeviceFunctions(module, target, lower_body)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from cujit.codegen import checks
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int
 from cujit.types import Scalar
@@ -33,6 +34,7 @@ def _int_divmod(ctx: FunctionLowering, t: Scalar, a, b):
     bld = ctx.builder
     zero, one = const_int(a.type, 0), const_int(a.type, 1)
     by_zero = bld.icmp_unsigned("==", b, zero)
+    checks.check_divisor(ctx, by_zero)  # debug mode: ZeroDivisionError, as Python
     if t.kind == "u":
         safe = bld.select(by_zero, one, b)
         q, r = bld.udiv(a, safe), bld.urem(a, safe)

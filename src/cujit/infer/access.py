@@ -164,6 +164,12 @@ def type_getitem(t: Typer, op: GetItem) -> None:
                 f"a global or closure {type(obj.type.value).__name__} cannot be used in a "
                 "kernel yet: only NumPy arrays are (read as constants)", op.loc,
                 hint="pass the array as a kernel argument")
+        if isinstance(obj.type, PyObject) and hasattr(obj.type.value, "py_func"):
+            raise UnsupportedError(
+                f"{obj.type.value!r} cannot be launched from a kernel: launching kernels from "
+                "kernels (dynamic parallelism) is not supported", op.loc,
+                hint="launch it from the host after this kernel, or make it a device function "
+                     "(@cuda.jit(device=True)) and call it")
         raise TypingError(f"cannot index a value of type {describe(obj.type)}", op.loc)
 
 

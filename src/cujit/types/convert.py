@@ -112,6 +112,10 @@ def typeof(value) -> Type:
         return NamedTuple(items, cls) if is_namedtuple_class(cls) else Tuple(items)
     if value is None:
         raise TypeError("cannot pass None to a kernel")
+    if hasattr(value, "py_func"):  # a cujit kernel or device function
+        raise TypeError(f"cannot pass {value!r} to a kernel: kernels and device functions are "
+                        "not values; call a device function by its global name inside the "
+                        "kernel instead")
     raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")
 
 
@@ -131,11 +135,18 @@ def _eval_signature(text: str):
 
     with warnings.catch_warnings():  # odd text may draw SyntaxWarnings from the parser
         warnings.simplefilter("ignore")
-        tree = ast.parse(text.strip(), mode="eval")
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError as exc:
+            at = max((exc.offset or 1) - 1, 0)
+            near = text.strip()[at:at + 12] or "the end"
+            raise _BadToken(f"syntax error at {near!r} (column {at + 1})") from None
 
     def ev(node):
         if isinstance(node, ast.Name) and node.id in _SIG_NAMES:
             return _SIG_NAMES[node.id]
+        if isinstance(node, ast.Name):
+            raise _name_error(node.id)
         if isinstance(node, ast.Call) and not node.keywords:
             return ev(node.func)(*map(ev, node.args))
         if isinstance(node, ast.Subscript):
@@ -147,7 +158,7 @@ def _eval_signature(text: str):
             return tuple(map(ev, node.elts))
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
-        raise ValueError(f"unexpected {ast.unparse(node)!r}")
+        raise _BadToken(f"unexpected {ast.unparse(node)!r}")
 
     return ev(tree.body)
 
@@ -159,17 +170,44 @@ def parse_signature(sig) -> Signature:
     if is_numba_signature(sig):  # numba.void(numba.float32[:])
         return from_numba_signature(sig)
     if isinstance(sig, (tuple, list)):
-        return Signature(_core.void, tuple(to_type(a) for a in sig))
+        try:
+            return Signature(_core.void, tuple(to_type(a) for a in sig))
+        except TypeError as exc:
+            raise _sig_error(f"cannot use {sig!r} as argument types: {exc}") from None
     if not isinstance(sig, str):
-        raise TypeError(f"a signature is a string like 'void(float32[:])', not {sig!r}")
+        raise _sig_error(f"a signature is a string like 'void(float32[:])', a Signature or "
+                         f"a tuple of types, not {type(sig).__name__} {sig!r}")
     try:
         result = _eval_signature(sig)
-    except Exception as exc:
-        raise TypeError(f"cannot parse signature {sig!r}: {exc}") from None
+    except _BadToken as exc:
+        raise _sig_error(f"cannot parse signature {sig!r}: {exc.args[0]}", exc.hint) from None
+    except Exception as exc:  # noqa: BLE001 - e.g. float32[:](...) with a wrong arity
+        raise _sig_error(f"cannot parse signature {sig!r}: {exc}") from None
     if isinstance(result, Signature):
         return result
     if isinstance(result, Type):  # "(float32[:], int64)" style without return
         return Signature(_core.void, (result,))
-    if isinstance(result, tuple):
-        return Signature(_core.void, tuple(to_type(a) for a in result))
-    raise TypeError(f"cannot parse signature {sig!r}")
+    if isinstance(result, tuple) and all(isinstance(a, Type) for a in result):
+        return Signature(_core.void, result)
+    raise _sig_error(f"cannot parse signature {sig!r}: it is not a list of types")
+
+
+class _BadToken(ValueError):
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+def _sig_error(message: str, hint: str | None = None):
+    from cujit.diagnostics import SignatureError, caller_loc
+
+    return SignatureError(message, caller_loc(),
+                          hint or "a signature reads like 'void(float32[:], int64)'")
+
+
+def _name_error(name: str) -> _BadToken:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(_SIG_NAMES), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else None
+    return _BadToken(f"{name!r} is not a type name", hint)

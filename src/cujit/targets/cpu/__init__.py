@@ -80,7 +80,7 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     """Stage 6 on the CPU target: typed IR -> the kernel's LLVM module for this host."""
     from cujit.codegen import kernel_symbol, lower_to_llvm
     from cujit.ir import verify
-    from cujit.ir.analysis import uses_grid_sync
+    from cujit.ir.analysis import uses_grid_sync, written_arguments
     from cujit.options import Options
     from cujit.passes.inline import inline_calls
     from cujit.targets.cpu import coro
@@ -100,7 +100,8 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
-    module = lower_to_llvm(fn, target, debug=options.debug)
+    module = lower_to_llvm(fn, target, debug=options.debug,
+                           bounds=options.boundscheck is not False)
     return LoweredCPUKernel(typed_fn, module, kernel_symbol(fn), barriers, grid_sync, warp)
 
 
@@ -127,8 +128,11 @@ def build_cpu_kernel(lowered: LoweredCPUKernel, options=None):
     typed_fn = lowered.fn
     kernel = CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
                        static_shared, barriers, text, grid_sync, warp)
+    # Read-only arrays are refused where the kernel may store (as the GPU launch does).
+    kernel.written = written_arguments(typed_fn)
+    kernel.arg_names = tuple(typed_fn.arg_names)
     sites = error_sites(module)
-    if sites:  # debug mode, with something to check: read the record after each launch
+    if sites:  # checks that may fail (bounds, debug mode): read the record after each launch
         kernel.debug_sites = sites
         kernel.debug_record = HostRecord(jit, sites)
     return kernel

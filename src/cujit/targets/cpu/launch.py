@@ -95,6 +95,10 @@ class CPUKernel:
     # Debug mode (``debug.py``): code -> ErrorSite, and the record read after a launch.
     debug_sites: dict = {}
     debug_record = None
+    # Per argument: may the kernel store into it (ir.analysis.written_arguments); and
+    # the parameters' names, for the errors that refuse a read-only array.
+    written: tuple[bool, ...] = ()
+    arg_names: tuple[str, ...] = ()
 
     def __init__(self, name: str, jit, symbol: str, arg_types: tuple[Type, ...],
                  static_shared: int, barriers: bool, llvm_ir: str, grid_sync: bool = False,
@@ -136,8 +140,10 @@ class CPUKernel:
             raise LaunchError(f"kernel {self.name!r} was compiled for different argument types")
         flat: list = []
         keep: list = []  # arrays whose memory the kernel uses: alive until it returns
-        for t, a in zip(self.arg_types, args):
+        for k, (t, a) in enumerate(zip(self.arg_types, args)):
             _flatten(self.name, t, a, flat, keep)
+            if k < len(self.written) and self.written[k]:
+                _check_writeable(self, k, keep, len(keep) - _count_arrays(t))
         packed = self._args_struct(*flat)
 
         nblocks = grid[0] * grid[1] * grid[2]
@@ -270,6 +276,24 @@ def _check_dims(dims, limits, what: str) -> tuple[int, int, int]:
         if d > lim:
             raise LaunchError(f"{what}.{axis} = {d} exceeds CUDA's limit of {lim}")
     return dims
+
+
+def _count_arrays(t: Type) -> int:
+    if isinstance(t, Array):
+        return 1
+    return sum(map(_count_arrays, t.items)) if isinstance(t, Tuple) else 0
+
+
+def _check_writeable(kernel: CPUKernel, k: int, keep: list, first: int) -> None:
+    """Argument ``k`` (its arrays are ``keep[first:]``) is stored into by the kernel:
+    refuse a read-only array (``writeable=False``, a view of ``bytes``, a memmap opened
+    with mode "r"), whose memory may be shared or not even writable."""
+    for a in keep[first:]:
+        if not a.flags.writeable:
+            name = kernel.arg_names[k] if k < len(kernel.arg_names) else str(k)
+            raise LaunchError(f"kernel {kernel.name!r}: argument {k} ({name!r}) is a read-only "
+                              "array, but the kernel writes to it: pass a writeable array "
+                              "(for instance a copy: np.array(a))")
 
 
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:

@@ -1,0 +1,98 @@
+"""Loading a kernel for ``python -m cujit explain FILE.py:KERNEL`` without running the script.
+
+A kernel's globals (imported modules, constants, the device functions it calls)
+must exist, with their values, for it to compile, so the file's top level cannot
+be skipped altogether.  Nor may it run as a script would: its launches would run
+(or fail with NoGPUError where there is no GPU) and its output would mix into the
+listing.  So explain runs the *definitions* only:
+
+- the top-level statements that bind names run, one by one: ``import``, ``def``,
+  ``class``, assignments, and ``if`` blocks (often version or platform switches);
+- the statements that only act are skipped: bare expressions (calls, prints,
+  launches), loops, ``with``, ``try``, ``del`` and ``if __name__ == "__main__"``;
+- while they run, kernel launches are disabled (one reached anyway, say inside an
+  assignment, fails that statement alone), and their printed output goes to stderr;
+- a statement that fails is skipped with a one-line note on stderr; the kernel is
+  looked up afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import sys
+import types
+
+_BINDING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+            ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If)
+
+
+class LaunchDisabled(RuntimeError):
+    """A launch reached while explain loads the file's definitions."""
+
+
+def load_kernel(target: str):
+    """The Python function of ``FILE.py:KERNEL`` (a kernel's ``py_func``); exits with a
+    one-line message (no traceback) when the file or the kernel cannot be found."""
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise SystemExit(f"cujit explain: expected FILE.py:KERNEL, got {target!r}")
+    if not os.path.isfile(path):
+        raise SystemExit(f"cujit explain: no such file: {path}")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        tree = ast.parse(source, filename=path)
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        raise SystemExit(f"cujit explain: cannot read {path}: {exc}") from None
+    module = types.ModuleType("_cujit_explain_target")
+    module.__file__ = os.path.abspath(path)
+    sys.modules[module.__name__] = module  # dataclasses and pickling look modules up
+    sys.path.insert(0, os.path.dirname(module.__file__))  # its sibling imports
+    with _launches_disabled(), contextlib.redirect_stdout(sys.stderr):
+        for stmt in tree.body:
+            if _binds(stmt):
+                _run(stmt, path, module)
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise SystemExit(f"cujit explain: {path} defines no function {name!r} at its top level")
+    fn = getattr(obj, "py_func", obj)
+    if not isinstance(fn, types.FunctionType):
+        raise SystemExit(f"cujit explain: {path}:{name} is a {type(obj).__name__}, not a kernel")
+    return fn
+
+
+def _binds(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, _BINDING):
+        return False
+    if isinstance(stmt, ast.If):  # `if __name__ == "__main__":` is the script's work
+        test = stmt.test
+        return not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+                    and test.left.id == "__name__")
+    return True
+
+
+def _run(stmt: ast.stmt, path: str, module: types.ModuleType) -> None:
+    code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - the user's own definitions
+    except Exception as exc:  # noqa: BLE001 - the file's own failure: note it, go on
+        print(f"cujit explain: skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _launches_disabled():
+    from cujit.dispatcher import Kernel
+
+    def refuse(self, *args, **kwargs):
+        raise LaunchDisabled(f"kernel {self.__name__!r} is not launched while explain loads "
+                             "the file's definitions")
+
+    saved = Kernel._launch
+    Kernel._launch = refuse
+    try:
+        yield
+    finally:
+        Kernel._launch = saved
