@@ -77,6 +77,18 @@ def _set(name, value):
     return change
 
 
+def _drop_record(name):  # a field of the launch record (abi.LaunchRecord.to_json)
+    def change(header, sections):
+        header["record"].pop(name)
+    return change
+
+
+def _set_record(name, value):
+    def change(header, sections):
+        header["record"][name] = value
+    return change
+
+
 def _bad_utf8(header, sections):
     sections["ptx"] = b"\xff\xfe" + sections["ptx"]
 
@@ -96,11 +108,17 @@ DAMAGES = {
     "older magic": lambda d: b"CUJITC01" + d[8:],
     "checksum zeroed": lambda d: d[:8] + bytes(32) + d[40:],
     "another key": lambda d: _reencode(d, _set("key", "0" * 64)),
-    "no symbol": lambda d: _reencode(d, _drop("symbol")),
+    "no record": lambda d: _reencode(d, _drop("record")),
+    "record is a list": lambda d: _reencode(d, _set("record", [1])),
+    "no symbol": lambda d: _reencode(d, _drop_record("symbol")),
+    "empty symbol": lambda d: _reencode(d, _set_record("symbol", "")),
+    "cooperative is not a bool": lambda d: _reencode(d, _set_record("cooperative", "no")),
     "no cubin section": lambda d: _reencode(d, _drop("cubin")),
     "no ptx section": lambda d: _reencode(d, _drop("ptx")),
-    "written is not a list": lambda d: _reencode(d, _set("written", 5)),
-    "kept of the wrong length": lambda d: _reencode(d, _set("kept", [True])),
+    "written is not a list": lambda d: _reencode(d, _set_record("written", 5)),
+    "written of the wrong length": lambda d: _reencode(d, _set_record("written", [True])),
+    "passed of the wrong length": lambda d: _reencode(d, _set_record("passed", [True])),
+    "no passed mask": lambda d: _reencode(d, _drop_record("passed")),
     "ptx not utf-8": lambda d: _reencode(d, _bad_utf8),
     "header is a list": lambda d: _raw_body(b"[1, 2]"),
     "header is not json": lambda d: _raw_body(b"{not json"),

@@ -676,15 +676,15 @@ LAUNCH_CASES = [
     ("eager signature, dtype", lambda: fill_eager[1, 4](np.zeros(3), 3), LaunchError,
      ("kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and cannot take "
      "arguments of types (array(float64, 1d, C), int64)\nhint: argument 0 ('x') is "
-     "float64[:] where the signature has float32[:]; the signature 'void(float64[:], int64)' "
+     "float64[::1] where the signature has float32[:]; the signature 'void(float64[::1], int64)' "
      "would take these arguments, or convert the argument (x.astype(np.float32)), or drop "
      "the signature so that cujit compiles for the types each launch passes"
      "\nguide: docs/guide/first-kernel.md#signatures")),
     ("eager signature, ndim", lambda: fill_eager[1, 4](np.zeros((3, 3), np.float32), 3),
      LaunchError, ("kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and "
      "cannot take arguments of types (array(float32, 2d, C), int64)\nhint: argument 0 ('x') "
-     "is float32[:, :] where the signature has float32[:]; the signature "
-     "'void(float32[:, :], int64)' would take these arguments, or convert the argument "
+     "is float32[:, ::1] where the signature has float32[:]; the signature "
+     "'void(float32[:, ::1], int64)' would take these arguments, or convert the argument "
      "(x.reshape(...) to 1 dimension(s)), or drop the signature so that cujit compiles for "
      "the types each launch passes\nguide: docs/guide/first-kernel.md#signatures")),
     ("grid zero", lambda: fill[0, 4](X, 3), LaunchError,

@@ -53,8 +53,8 @@ LAUNCHES = [
     ("eager signature, dtype", lambda: fill_f32[1, 8](np.arange(8.0), X),
      ("kernel 'fill_f32' was compiled for (array(float32, 1d, A), array(float32, 1d, A)) and "
      "cannot take arguments of types (array(float64, 1d, C), array(float32, 1d, C))\n"
-     "hint: argument 0 ('x') is float64[:] where the signature has float32[:]; the signature "
-     "'void(float64[:], float32[:])' would take these arguments, or convert the argument "
+     "hint: argument 0 ('x') is float64[::1] where the signature has float32[:]; the signature "
+     "'void(float64[::1], float32[::1])' would take these arguments, or convert the argument "
      "(x.astype(np.float32)), or drop the signature so that cujit compiles for the types "
      f"each launch passes{G}first-kernel.md#signatures")),
     ("no launch configuration", lambda: fill(X, X),
@@ -167,8 +167,8 @@ def test_eager_hint_for_a_dimension_mismatch():
     with pytest.raises(LaunchError) as info:
         fill_f32[1, 8](np.zeros((2, 4), np.float32), X)
     assert str(info.value).split("\nhint: ")[1] == (
-        "argument 0 ('x') is float32[:, :] where the signature has float32[:]; the signature "
-        "'void(float32[:, :], float32[:])' would take these arguments, or convert the argument "
+        "argument 0 ('x') is float32[:, ::1] where the signature has float32[:]; the signature "
+        "'void(float32[:, ::1], float32[::1])' would take these arguments, or convert the argument "
         "(x.reshape(...) to 1 dimension(s)), or drop the signature so that cujit compiles for "
         f"the types each launch passes{G}first-kernel.md#signatures")
 
@@ -178,5 +178,5 @@ def test_signature_text_spells_numba_syntax():
 
     sig = parse_signature("void(float32[:, :], int64, boolean, complex128[::1])")
     text = hints.signature_text(sig.args)
-    assert text == "void(float32[:, :], int64, boolean, complex128[:])"
-    assert parse_signature(text).args[:3] == sig.args[:3]  # it parses back
+    assert text == "void(float32[:, :], int64, boolean, complex128[::1])"
+    assert parse_signature(text).args == sig.args  # it parses back, layouts included

@@ -259,7 +259,7 @@ class Kernel:
         raise LaunchError(f"kernel {self.__name__!r} was compiled for {sigs} and cannot "
                           "take arguments of types (" + ", ".join(map(str, types)) + ")\nhint: "
                           + hints.eager_mismatch(self.__name__, self._argnames,
-                                                 next(iter(self.overloads)), types))
+                                                 next(iter(self.overloads)), types, _accepts))
 
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""

@@ -96,18 +96,23 @@ def signature_text(types) -> str:
 
 def _spell(t) -> str:
     dtype, ndim = getattr(t, "dtype", None), getattr(t, "ndim", None)
-    if dtype is not None and ndim is not None:  # an array: layout 'A' takes any layout
-        return f"{_spell(dtype)}[{', '.join([':'] * ndim)}]"
+    if dtype is not None and ndim is not None:  # an array, in numba's slice spelling
+        dims = [":"] * ndim
+        layout = getattr(t, "layout", "A")
+        if ndim and layout in "CF":  # 'A' takes any layout
+            dims[-1 if layout == "C" else 0] = "::1"
+        return f"{_spell(dtype)}[{', '.join(dims)}]"
     text = str(t)
     return "boolean" if text == "bool" else text
 
 
-def eager_mismatch(kernel: str, argnames, declared, given) -> str:
+def eager_mismatch(kernel: str, argnames, declared, given, accepts=None) -> str:
     """The hint for arguments no eager signature of ``kernel`` takes: the first argument
-    that differs from the first signature, the signature that would take them all."""
+    the first signature does not take (``accepts(want, got)``; by default, the first that
+    differs), the signature that would take them all."""
     which, conversion = "the argument types differ from the signature", "x.astype(...)"
     for k, (want, got) in enumerate(zip(declared, given)):
-        if _spell(want) != _spell(got):
+        if not (accepts(want, got) if accepts else _spell(want) == _spell(got)):
             name = argnames[k] if k < len(argnames) else f"#{k}"
             which = (f"argument {k} ({name!r}) is {_spell(got)} where the signature has "
                      f"{_spell(want)}")
@@ -119,12 +124,13 @@ def eager_mismatch(kernel: str, argnames, declared, given) -> str:
 
 def _conversion(name: str, want, got) -> str:
     """How the user's argument ``name`` becomes of the declared type ``want``."""
-    want_dtype = getattr(want, "dtype", None)
-    if want_dtype is None:
+    if getattr(want, "ndim", None) is None:  # a scalar
         return f"np.{_spell(want)}({name})"
     if getattr(got, "ndim", want.ndim) != want.ndim:
         return f"{name}.reshape(...) to {want.ndim} dimension(s)"
-    return f"{name}.astype(np.{want_dtype})"
+    if getattr(got, "dtype", want.dtype) != want.dtype:
+        return f"{name}.astype(np.{want.dtype})"
+    return f"np.{'asfortranarray' if want.layout == 'F' else 'ascontiguousarray'}({name})"
 
 
 def launch_form(kernel: str, argnames, args) -> str:

@@ -3,7 +3,7 @@
 ``store.decode`` proves an entry is the bytes some process wrote (its checksum);
 it does not prove the header says what this cujit needs.  An entry written by a
 damaged or different writer could name no symbol, lack a section, or carry a
-parameter mask of the wrong length, which would make the launch pass the wrong
+parameter mask (``LaunchRecord.passed``) of the wrong length, which would make the launch pass the wrong
 parameters.  ``usable`` checks every field a hit reads; an entry that fails is
 treated as damaged: removed, and the kernel compiled again.
 """
@@ -28,12 +28,16 @@ def usable(entry, arg_types) -> bool:
         sections["llvm"].decode()
     except UnicodeDecodeError:
         return False
-    if not isinstance(header.get("symbol"), str) or not header["symbol"]:
+    record = header.get("record")  # abi.LaunchRecord.to_json
+    if not isinstance(record, dict):
         return False
-    if not _bools(header.get("written"), len(arg_types)):
+    if not isinstance(record.get("symbol"), str) or not record["symbol"]:
         return False
-    kept = header.get("kept")
-    return kept is None or _bools(kept, len(flat_param_kinds(arg_types)))
+    if not isinstance(record.get("cooperative"), bool):
+        return False
+    if not _bools(record.get("written"), len(arg_types)):
+        return False
+    return _bools(record.get("passed"), len(flat_param_kinds(arg_types)))
 
 
 def _bools(value, n: int) -> bool:

@@ -80,7 +80,7 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     """Stage 6 on the CPU target: typed IR -> the kernel's LLVM module for this host."""
     from cujit.codegen import kernel_symbol, lower_to_llvm
     from cujit.ir import verify
-    from cujit.ir.analysis import uses_grid_sync, written_arguments
+    from cujit.ir.analysis import uses_grid_sync
     from cujit.options import Options
     from cujit.passes.inline import inline_calls
     from cujit.targets.cpu import coro
@@ -108,6 +108,7 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
 def build_cpu_kernel(lowered: LoweredCPUKernel, options=None):
     """The CPU target's last stage: add the compiled grid runner, optimise and JIT."""
     from cujit.codegen.checks import error_sites
+    from cujit.ir.analysis import written_arguments
     from cujit.options import Options
     from cujit.targets.cpu import intrinsics, runner
     from cujit.targets.cpu.debug import HostRecord
