@@ -143,7 +143,6 @@ class NotSupportedError(AttributeError):
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
     "declare_device": "calls to external device functions",
-    "libdevice": "direct libdevice calls (math.* and NumPy's functions reach libdevice)",
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
     "vectorize": "GPU ufuncs (cuda.vectorize)",
@@ -167,10 +166,10 @@ def __getattr__(name: str):
     if name in NOT_SUPPORTED:
         raise NotSupportedError(f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
                                 "supported by cujit yet; see docs/numba-api.md")
-    if name == "random":  # cuda.random: the xoroshiro128+ generators, imported on first use
+    if name in ("random", "libdevice"):  # submodules, imported on first use
         import importlib
 
-        value = importlib.import_module("cujit.cuda.random")
+        value = importlib.import_module(f"cujit.cuda.{name}")
         globals()[name] = value
         return value
     from cujit import config

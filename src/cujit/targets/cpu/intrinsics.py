@@ -33,6 +33,8 @@ from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.libdevice import libdevice_lowerings
+from cujit.targets.cpu.libdevice import lower_host
 from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type
 from cujit.targets.cpu.constmem import lower_const_array_like
 from cujit.types import Array
@@ -210,4 +212,5 @@ INTRINSICS = {
     "atomic.cas": lower_atomic_cas,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **libdevice_lowerings(lower_host),  # cuda.libdevice.*
 }

@@ -32,6 +32,7 @@ from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
@@ -176,4 +177,5 @@ INTRINSICS = {
     **ATOMIC_INTRINSICS,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
 }
