@@ -116,6 +116,9 @@ _RUNTIME_NAMES = {
     "list_devices": "cujit.runtime.devices",
     "get_current_device": "cujit.runtime.devices",
     "select_device": "cujit.runtime.context",
+    "current_context": "cujit.runtime.context",
+    "close": "cujit.runtime.context",
+    "detect": "cujit.runtime.devices",
 }
 
 
@@ -133,6 +136,9 @@ _CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
 _CPU_NAMES.update({name: "cujit.targets.cpu.streams" for name in (
     "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
     "event", "event_elapsed_time", "pinned_array", "pinned_array_like", "pinned")})
+_CPU_NAMES.update({name: "cujit.targets.cpu.device" for name in (
+    "gpus", "list_devices", "get_current_device", "current_context", "select_device",
+    "detect", "close")})
 
 
 class NotSupportedError(AttributeError):
@@ -153,8 +159,6 @@ NOT_SUPPORTED = {
     "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
     "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "
                                       "cuda.compile_ptx with cc=)",
-    "detect": "cuda.detect (use cuda.gpus and cuda.is_available)",
-    "close": "cuda.close",
     "defer_cleanup": "cuda.defer_cleanup",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",
