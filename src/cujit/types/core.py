@@ -151,6 +151,13 @@ class Tuple(Type):
 
     __hash__ = Type._cached_hash
 
+    def __post_init__(self):
+        if not isinstance(self.items, tuple):  # numba's Tuple([a, b]) takes any iterable
+            object.__setattr__(self, "items", tuple(self.items))
+
+    def __call__(self, *args: Type) -> "Signature":
+        return Signature(self, tuple(args))
+
     def __str__(self) -> str:
         return "tuple(" + ", ".join(map(str, self.items)) + ")"
 
