@@ -167,6 +167,10 @@ NOT_SUPPORTED = {
 
 
 def __getattr__(name: str):
+    from cujit import vector_types
+
+    if name in vector_types.NAMES:  # cuda.float4, cuda.int32x2...
+        return vector_types.NAMES[name]
     if name in NOT_SUPPORTED:
         raise NotSupportedError(f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
                                 "supported by cujit yet; see docs/numba-api.md")

@@ -32,6 +32,7 @@ from cujit.infer.access import namedtuple_constructor
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import call_device_function
 from cujit.infer.libdevice_calls import libdevice_rules
+from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
@@ -148,6 +149,7 @@ CALLS: dict[object, Rule] = {
     **cx.numpy_rules(),  # np.sin and friends on scalars
     **cx.fp16_rules(),  # cuda.fp16.h*
     **libdevice_rules(),  # cuda.libdevice.*
+    **vector_rules(),  # cuda.float4(...) and the other vector types
 }
 
 
