@@ -31,6 +31,7 @@ from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import call_device_function
+from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.libdevice_calls import libdevice_rules
 from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
@@ -150,6 +151,7 @@ CALLS: dict[object, Rule] = {
     **cx.fp16_rules(),  # cuda.fp16.h*
     **libdevice_rules(),  # cuda.libdevice.*
     **vector_rules(),  # cuda.float4(...) and the other vector types
+    **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 
 

@@ -27,7 +27,7 @@ from cujit.ir.memory import SetItem, TupleGet
 from cujit.types.core import Array, Scalar
 
 # Intrinsics that store into their first argument.
-_STORING_PREFIXES = ("atomic.",)
+_STORING_PREFIXES = ("atomic.", "cache.st")
 
 
 def written_arguments(fn: Function) -> tuple[bool, ...]:

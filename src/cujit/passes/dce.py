@@ -40,7 +40,7 @@ EFFECTS = frozenset({
     "cuda.syncwarp", "cuda.grid_sync", "cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system",
     "atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.nanmax", "atomic.nanmin",
     "atomic.and", "atomic.or", "atomic.xor", "atomic.exch", "atomic.inc", "atomic.dec",
-    "atomic.cas", "print",
+    "atomic.cas", "print", "cache.stcg", "cache.stcs", "cache.stwb", "cache.stwt",
 })
 
 
