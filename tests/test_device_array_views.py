@@ -33,7 +33,7 @@ def test_flags_by_key_and_attribute():
     f = ArrayFlags(C_CONTIGUOUS=True, F_CONTIGUOUS=False)
     assert f["C_CONTIGUOUS"] and f.c_contiguous and not f.f_contiguous
     with pytest.raises(AttributeError):
-        f.writeable
+        _ = f.writeable
 
 
 @pytest.mark.parametrize("target", TARGETS)
