@@ -255,3 +255,21 @@ def test_arguments_convert_to_the_table_types():
     (r,) = run("sin", np.arange(1, 6))
     np.testing.assert_allclose(r, np.sin(np.arange(1, 6)), rtol=1e-15)
     assert r.dtype == NP[FUNCTIONS["sin"].result.name]
+
+
+def test_libdevicefuncs_in_numbas_shape():
+    from cujit import cuda
+    from cujit.cuda.libdevicefuncs import create_signature, functions
+    from cujit.types import void
+
+    assert len(functions) == 317
+    retty, args = functions["__nv_sincos"]
+    assert retty == void and [a.is_ptr for a in args] == [False, True, True]
+    sig = create_signature(retty, args)
+    assert isinstance(sig.return_type, cuda.types.UniTuple) and len(sig.return_type) == 2
+    assert [t[::1] for t in sig.return_type] == [cuda.float64[::1]] * 2
+    sig = create_signature(*functions["__nv_frexp"])
+    assert isinstance(sig.return_type, cuda.types.Tuple)
+    assert not isinstance(sig.return_type, cuda.types.UniTuple)
+    assert sig.args == (cuda.float64,)
+    assert create_signature(*functions["__nv_sad"]).return_type == cuda.int32

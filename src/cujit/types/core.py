@@ -158,6 +158,30 @@ class Tuple(Type):
     def __call__(self, *args: Type) -> "Signature":
         return Signature(self, tuple(args))
 
+    # numba's tuple types are sequences of their item types.
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:  # a type is never false, even the empty tuple's
+        return True
+
+    def __getitem__(self, k):
+        return self.items[k]
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    @property
+    def dtype(self) -> Type:
+        """The item type of a homogeneous tuple (numba's ``UniTuple.dtype``)."""
+        if not self.items or any(t != self.items[0] for t in self.items):
+            raise AttributeError(f"{self} is not a homogeneous tuple: it has no dtype")
+        return self.items[0]
+
     def __str__(self) -> str:
         return "tuple(" + ", ".join(map(str, self.items)) + ")"
 

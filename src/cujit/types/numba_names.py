@@ -47,11 +47,19 @@ complex_domain = _names("complex64", "complex128")
 number_domain = integer_domain | real_domain | complex_domain
 
 
-def UniTuple(dtype: Type, count: int) -> Tuple:  # noqa: N802  (numba's name)
-    """numba's homogeneous tuple type: ``count`` items of ``dtype``."""
-    if not isinstance(count, int) or count < 0:
-        raise TypeError(f"UniTuple's count must be a non-negative int, not {count!r}")
-    return Tuple((dtype,) * count)
+class _UniTupleMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tuple) and all(t == obj.items[0] for t in obj.items)
+
+
+class UniTuple(metaclass=_UniTupleMeta):
+    """numba's homogeneous tuple type: ``UniTuple(dtype, count)`` is the Tuple of
+    ``count`` items of ``dtype``, and ``isinstance(t, UniTuple)`` holds for such tuples."""
+
+    def __new__(cls, dtype: Type, count: int) -> Tuple:
+        if not isinstance(count, int) or count < 0:
+            raise TypeError(f"UniTuple's count must be a non-negative int, not {count!r}")
+        return Tuple((dtype,) * count)
 
 
 class _KindMeta(type):
