@@ -61,11 +61,23 @@ def test_wrong_arguments_are_typing_errors():
     def bad_dtype(x):
         x[0] = cuda.ldcg(x, 0).real
 
-    with pytest.raises(TypingError, match="integers or floats of 8 to 64 bits"):
+    with pytest.raises(TypingError, match="ldcg requires array of integer or float type"):
         cuda.jit(target="cpu")(bad_dtype)[1, 1](np.zeros(1, np.complex64))
 
     def bad_index(x):
         cuda.stcg(x, 0, 1.0)
 
-    with pytest.raises(TypingError, match="indexed with 1 index"):
+    with pytest.raises(TypingError, match="Expected 2 indices, got a scalar"):
         cuda.jit(target="cpu")(bad_index)[1, 1](np.zeros((2, 2)))
+
+    def float_index(x):
+        cuda.stcg(x, 1.0, 1.0)
+
+    with pytest.raises(TypingError, match="float64 is not a valid index"):
+        cuda.jit(target="cpu")(float_index)[1, 1](np.zeros(2))
+
+    def long_index(x):
+        x[0] = cuda.ldcv(x, (0, 1))
+
+    with pytest.raises(TypingError, match="Expected 1 indices, got 2"):
+        cuda.jit(target="cpu")(long_index)[1, 1](np.zeros(2))

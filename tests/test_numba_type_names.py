@@ -71,3 +71,26 @@ def test_numba_spellings_in_signatures_compile_and_run():
     out = np.full(8, 99, np.uint64)
     k[1, 8](out, 8, (5, 1.0))
     assert np.array_equal(out, [3 * (1 + i) + 5 for i in range(8)])
+
+
+def test_cpointer_is_a_type_that_kernels_refuse_clearly():
+    from cujit.diagnostics import TypingError
+
+    p = types.CPointer(types.int32)
+    assert p == types.CPointer(types.int32) and p.dtype is types.int32 and str(p) == "pointer(int32)"
+    sig = types.void(p)
+    assert sig.args == (p,)
+
+    def k(ptr):
+        ptr[0] = 1
+
+    with pytest.raises(TypingError, match="pointer\\(int32\\) cannot be passed to a kernel"):
+        cuda.jit(sig, target="cpu")(k)
+
+
+def test_underlying_float_of_complex_types():
+    assert types.complex64.underlying_float is types.float32
+    assert types.complex128.underlying_float is types.float64
+    assert types.float32(types.complex64).args == (types.complex64,)
+    with pytest.raises(AttributeError):
+        _ = types.float32.underlying_float

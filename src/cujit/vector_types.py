@@ -28,6 +28,8 @@ def _make(base: str, n: int) -> type:
     cls.base_type = SCALAR_BY_NAME[base]
     cls.num_elements = n
     cls.aliases = tuple(f"{stem}{n}" for stem in _FAMILIES[base])
+    cls.name = cls.__name__  # numba's VectorType fields, for code that inspects them
+    cls.user_facing_object = cls
     return cls
 
 

@@ -20,7 +20,7 @@ from cujit.infer.access import array_index
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.types import Array, none
+from cujit.types import Array, Scalar, Tuple, none
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -34,16 +34,29 @@ def _array(t: Typer, site: CallSite, name: str) -> Value:
                           site.loc)
     dt = ary.type.dtype
     if dt.kind not in "iuf" or dt.bits not in (8, 16, 32, 64):
-        raise TypingError(f"cuda.{name} needs an array of integers or floats of 8 to 64 "
-                          f"bits, not of {dt}", site.loc)
+        raise TypingError(f"{name} requires array of integer or float type (8 to 64 bits), "
+                          f"got {dt}", site.loc)
     return ary
+
+
+def _index(t: Typer, site: CallSite, name: str, ary: Value) -> Value:
+    """The index, checked with numba's messages, as ``array[i]`` takes it."""
+    idx, ndim = site.arg(1, "i"), ary.type.ndim
+    items = idx.type.items if isinstance(idx.type, Tuple) else (idx.type,)
+    if not all(isinstance(it, Scalar) and it.kind in "iu" for it in items):
+        raise TypingError(f"{describe(idx.type)} is not a valid index for {name}", site.loc)
+    if isinstance(idx.type, Scalar) and ndim != 1:
+        raise TypingError(f"{name}: Expected {ndim} indices, got a scalar", site.loc)
+    if isinstance(idx.type, Tuple) and len(items) != ndim:
+        raise TypingError(f"{name}: Expected {ndim} indices, got {len(items)}", site.loc)
+    return array_index(t, ary.type, idx, site.loc)
 
 
 def cache_load(name: str):
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(2, 2, keywords=("array", "i"))
         ary = _array(t, site, name)
-        index = array_index(t, ary.type, site.arg(1, "i"), site.loc)
+        index = _index(t, site, name, ary)
         return t.emit(Intrinsic(loc=site.loc, result=site.result(ary.type.dtype),
                                 name=f"cache.{name}", args=(ary, index)))
     return rule
@@ -54,7 +67,7 @@ def cache_store(name: str):
         site.expect(3, 3, keywords=("array", "i", "value"))
         ary = _array(t, site, name)
         t.check_writable(ary, site.loc, f"cuda.{name} cannot store into")
-        index = array_index(t, ary.type, site.arg(1, "i"), site.loc)
+        index = _index(t, site, name, ary)
         value = site.arg(2, "value")
         t.scalar(value, site.loc, f"cuda.{name}'s value")
         value = t.cast(value, ary.type.dtype, site.loc)

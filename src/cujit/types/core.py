@@ -80,6 +80,13 @@ class Scalar(Type):
         return float32 if self.bits == 64 else float64
 
     @property
+    def underlying_float(self) -> Scalar:
+        """numba's name for a complex type's ``part_type``."""
+        if self.kind != "c":
+            raise AttributeError(f"{self} is not complex: it has no underlying_float")
+        return self.part_type
+
+    @property
     def signed(self) -> bool:
         return self.kind in "ifc"
 

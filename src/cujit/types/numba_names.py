@@ -7,7 +7,8 @@
 - the kinds ``Integer``, ``Float``, ``Complex``, ``Boolean``, ``Number``: classes that
   ``isinstance`` matches against scalars of that kind;
 - ``IntegerLiteral(value)`` and ``Omitted(value)``: numba's literal and omitted-argument
-  types, which stand for int64 and for an argument left out.
+  types, which stand for int64 and for an argument left out;
+- ``CPointer(dtype)``: the type object only (kernels taking pointers do not compile yet).
 """
 
 from __future__ import annotations
@@ -90,6 +91,25 @@ class Boolean(metaclass=_KindMeta):
 
 
 @dataclass(frozen=True, repr=False)
+class CPointer(Type):
+    """numba's pointer type ``CPointer(dtype)``.  cujit builds the type (signatures and
+    type checks name it) but does not compile kernels taking pointers yet."""
+
+    dtype: Type
+    addrspace: int | None = None
+
+    __hash__ = Type._cached_hash
+
+    def __call__(self, *args: Type):
+        from cujit.types.core import Signature
+
+        return Signature(self, tuple(args))
+
+    def __str__(self) -> str:
+        return f"pointer({self.dtype})"
+
+
+@dataclass(frozen=True, repr=False)
 class IntegerLiteral(Type):
     """numba's type of an integer constant; stands for int64 (``literal_type``)."""
 
@@ -117,6 +137,6 @@ class Omitted(Type):
         return f"omitted(default={self.value!r})"
 
 
-__all__ = ["ALIASES", "Boolean", "Complex", "Float", "Integer", "IntegerLiteral", "Number",
+__all__ = ["ALIASES", "Boolean", "CPointer", "Complex", "Float", "Integer", "IntegerLiteral", "Number",
            "Omitted", "UniTuple", "complex_domain", "integer_domain", "number_domain",
            "real_domain", "signed_domain", "unsigned_domain"]
