@@ -169,6 +169,9 @@ NOT_SUPPORTED = {
     "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "
                                       "cuda.compile_ptx with cc=)",
     "defer_cleanup": "cuda.defer_cleanup",
+    "bf16": "bfloat16 (cuda.bf16)",
+    "fp8": "the fp8 types (cuda.fp8)",
+    "is_bfloat16_supported": "bfloat16 (cuda.bf16), so is_bfloat16_supported",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",
     "profiling": "profiler control",

@@ -2,6 +2,6 @@
 (each with numba's ``name``, ``base_type``, ``num_elements``, ``user_facing_object``,
 ``aliases``)."""
 
-from cujit.vector_types import VECTOR_TYPES as vector_types  # noqa: F401
+from cujit.vector_types import VECTOR_TYPES as vector_types
 
 __all__ = ["vector_types"]
