@@ -4,7 +4,7 @@
 or store is the plain one.  ``lower_ptx`` (the CUDA target) emits PTX's
 ``ld.global.<op>.b<bits>``/``st.global.<op>.b<bits>`` as inline assembly on the
 element's global address, the value moved as an integer of its width (PTX has no
-8-bit registers: bytes travel in 16-bit ones).
+8-bit registers: bytes travel in 32-bit ones, as CUDA's headers move them).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def lower_ptx(ctx: FunctionLowering, op: ir.Intrinsic, args):
     dtype = op.args[0].type.dtype
     b = ctx.builder
     bits = dtype.bits
-    reg = ll.IntType(max(bits, 16))
+    reg = ll.IntType(32 if bits == 8 else bits)  # a byte in a 32-bit register, as CUDA's own
     ptr = b.ptrtoint(_pointer(ctx, op), ll.IntType(64))
     kind, hint = op.name[len("cache."):][:2], op.name[len("cache."):][2:]
     if kind == "ld":
