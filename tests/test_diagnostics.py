@@ -434,7 +434,7 @@ KERNEL_CASES = [
      "\nguide: docs/guide/first-kernel.md#results-go-into-arrays")),
     (float_index, V1, T, "an array index must be an integer, not float64", "x[1.5]", None),
     (unknown_array_attribute, V1, T, ("arrays have no attribute 'foo' in kernels (supported: "
-     "shape, size, ndim, dtype)"), "x.foo", None),
+     "shape, size, ndim, dtype, ctypes.data)"), "x.foo", None),
     (stores_tuple, V1, T, ("storing into an array of float32 needs a number, not "
      "tuple(int64, int64)"), "x[0]", None),
     (calls_numpy, V1, U, "call to unsupported function 'numpy.sum'", "np.sum",

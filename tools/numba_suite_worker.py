@@ -53,8 +53,8 @@ import types as pytypes
 import pytest
 
 ROUTED_PACKAGES = ("numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples")
-API_MODULES = frozenset({"types", "random", "cg", "libdevice", "fp16", "bf16", "fp8",
-                         "vector_types"})
+API_MODULES = frozenset({"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16",
+                         "bf16", "fp8", "vector_types"})
 HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
 _real_import = builtins.__import__
 # The worker's own stderr, which pytest's capturing of fd 2 leaves alone: a timeout's

@@ -119,6 +119,13 @@ brev = DeviceOnly("brev", "brev(x): the bits of x reversed")
 clz = DeviceOnly("clz", "clz(x): the number of leading zero bits")
 ffs = DeviceOnly("ffs", "ffs(x): 1 + the position of the lowest set bit, 0 if none")
 fma = DeviceOnly("fma", "fma(a, b, c): a * b + c rounded once")
+# Loads and stores with a PTX cache operator (PTX ISA, "Cache Operators").
+CACHE_LOADS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv")
+CACHE_STORES = ("stcg", "stcs", "stwb", "stwt")
+ldca, ldcg, ldcs, ldlu, ldcv = (DeviceOnly(n, f"{n}(array, i): array[i], loaded ld.global."
+                                           f"{n[2:]}") for n in CACHE_LOADS)
+stcg, stcs, stwb, stwt = (DeviceOnly(n, f"{n}(array, i, value): array[i] = value, stored "
+                                     f"st.global.{n[2:]}") for n in CACHE_STORES)
 cbrt = DeviceOnly("cbrt", "cbrt(x): the cube root")
 
 shared = Namespace("shared", array=DeviceOnly(
@@ -196,7 +203,8 @@ for _obj in (grid, gridsize, syncthreads, syncthreads_count, syncthreads_and, sy
              syncwarp, threadfence, threadfence_block, threadfence_system, shfl_sync,
              shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
              ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync, popc, brev,
-             clz, ffs, fma, cbrt, shared.array, local.array, const.array_like, laneid, warpsize,
+             clz, ffs, fma, cbrt, ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt,
+             shared.array, local.array, const.array_like, laneid, warpsize,
              cg.this_grid, grid_group.sync,
              *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly))):
     ALL[_obj.key] = _obj

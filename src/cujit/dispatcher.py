@@ -18,6 +18,7 @@ from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
 )
+from cujit.inspection import KernelInspection
 from cujit.options import Options
 from cujit.types import Array, Scalar, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
@@ -86,7 +87,7 @@ class Specialization:
         return max_cooperative_blocks(fn, bx * by * bz, int(dynsmemsize))
 
 
-class Kernel:
+class Kernel(KernelInspection):
     """A Python function compiled on demand into CUDA kernels (``@cuda.jit``)."""
 
     @api_boundary
@@ -177,10 +178,6 @@ class Kernel:
     @api_boundary
     def inspect_ptx(self, sig=None) -> str:
         return self._pick(sig).result.ptx
-
-    @api_boundary
-    def inspect_llvm(self, sig=None) -> str:
-        return self._pick(sig).result.outputs["llvm"]
 
     @api_boundary
     def report(self, sig, path: str | None = None) -> str:

@@ -15,7 +15,7 @@ from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, ma
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import (
-    ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
+    ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
 )
 from cujit.codegen.scalars import compare
 from cujit.types import Array, Scalar
@@ -70,6 +70,12 @@ def lower_array_size(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return i64(1) if size is None else size
 
 
+def lower_array_address(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``a.ctypes.data``: the address of the array's first element, as a uint64."""
+    (arr,) = args
+    return ctx.builder.ptrtoint(ctx.builder.extract_value(arr, ARRAY_DATA), I64)
+
+
 def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     """``cuda.local.array``: a per-thread array, an alloca in the entry block.
 
@@ -83,8 +89,8 @@ def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     for n in shape:
         count *= n
     elem = memory_type(t.dtype)
-    slot = ctx.alloca(ll.ArrayType(elem, count), align=max(16, t.dtype.itemsize),
-                      name=f"local{op.result.id}")
+    align = op.attr("alignment") or max(16, t.dtype.itemsize)
+    slot = ctx.alloca(ll.ArrayType(elem, count), align=align, name=f"local{op.result.id}")
     data = ctx.builder.bitcast(slot, ll.PointerType(elem))
     return make_array(ctx, t, data, [i64(n) for n in shape], c_strides(t, shape))
 
@@ -170,6 +176,7 @@ COMMON_INTRINSICS = {
     "global.array": lower_global_array,
     "array.shape": lower_array_shape,
     "array.size": lower_array_size,
+    "array.address": lower_array_address,
     "abs": lower_abs,
     "min": lower_min,
     "max": lower_max,

@@ -30,6 +30,11 @@ from cujit.device_api import (  # noqa: F401
     gridsize,
     laneid,
     lanemask_lt,
+    ldca,
+    ldcg,
+    ldcs,
+    ldcv,
+    ldlu,
     local,
     match_all_sync,
     match_any_sync,
@@ -39,6 +44,10 @@ from cujit.device_api import (  # noqa: F401
     shfl_sync,
     shfl_up_sync,
     shfl_xor_sync,
+    stcg,
+    stcs,
+    stwb,
+    stwt,
     syncthreads,
     syncthreads_and,
     syncthreads_count,
@@ -116,6 +125,9 @@ _RUNTIME_NAMES = {
     "list_devices": "cujit.runtime.devices",
     "get_current_device": "cujit.runtime.devices",
     "select_device": "cujit.runtime.context",
+    "current_context": "cujit.runtime.context",
+    "close": "cujit.runtime.context",
+    "detect": "cujit.runtime.devices",
 }
 
 
@@ -133,6 +145,9 @@ _CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
 _CPU_NAMES.update({name: "cujit.targets.cpu.streams" for name in (
     "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
     "event", "event_elapsed_time", "pinned_array", "pinned_array_like", "pinned")})
+_CPU_NAMES.update({name: "cujit.targets.cpu.device" for name in (
+    "gpus", "list_devices", "get_current_device", "current_context", "select_device",
+    "detect", "close")})
 
 
 class NotSupportedError(AttributeError):
@@ -143,7 +158,6 @@ class NotSupportedError(AttributeError):
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
     "declare_device": "calls to external device functions",
-    "libdevice": "direct libdevice calls (math.* and NumPy's functions reach libdevice)",
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
     "vectorize": "GPU ufuncs (cuda.vectorize)",
@@ -154,9 +168,10 @@ NOT_SUPPORTED = {
     "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
     "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "
                                       "cuda.compile_ptx with cc=)",
-    "detect": "cuda.detect (use cuda.gpus and cuda.is_available)",
-    "close": "cuda.close",
     "defer_cleanup": "cuda.defer_cleanup",
+    "bf16": "bfloat16 (cuda.bf16)",
+    "fp8": "the fp8 types (cuda.fp8)",
+    "is_bfloat16_supported": "bfloat16 (cuda.bf16), so is_bfloat16_supported",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",
     "profiling": "profiler control",
@@ -164,13 +179,17 @@ NOT_SUPPORTED = {
 
 
 def __getattr__(name: str):
+    from cujit import vector_types
+
+    if name in vector_types.NAMES:  # cuda.float4, cuda.int32x2...
+        return vector_types.NAMES[name]
     if name in NOT_SUPPORTED:
         raise NotSupportedError(f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
                                 "supported by cujit yet; see docs/numba-api.md")
-    if name == "random":  # cuda.random: the xoroshiro128+ generators, imported on first use
+    if name in ("random", "libdevice"):  # submodules, imported on first use
         import importlib
 
-        value = importlib.import_module("cujit.cuda.random")
+        value = importlib.import_module(f"cujit.cuda.{name}")
         globals()[name] = value
         return value
     from cujit import config

@@ -17,6 +17,7 @@ is a constant); array indices are cast to int64 and counted against ``ndim``.
 
 from __future__ import annotations
 
+import collections
 from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
@@ -31,7 +32,7 @@ from cujit.ir import (
 )
 from cujit.types import (
     Array, NamedTuple, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
-    int32, int64,
+    int32, int64, uint64,
 )
 
 if TYPE_CHECKING:
@@ -73,9 +74,13 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
             t.const(arr.ndim, op.loc, result=op.result)
         elif op.name == "dtype":
             t.const(arr.dtype, op.loc, result=op.result)
+        elif op.name == "ctypes":  # a.ctypes.data: the address of the first element
+            addr = t.emit(Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address",
+                                    args=(obj,)))
+            _build(t, op.loc, Value(op.result.id, NamedTuple((uint64,), ArrayCtypes)), (addr,))
         else:
             raise TypingError(f"arrays have no attribute '{op.name}' in kernels "
-                              "(supported: shape, size, ndim, dtype)", op.loc)
+                              "(supported: shape, size, ndim, dtype, ctypes.data)", op.loc)
         return
     if isinstance(obj.type, Scalar):  # z.real, z.imag, z.conjugate
         scalar_attr(t, op, obj)
@@ -90,6 +95,10 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
         return
     t.check_defined(obj, op.loc)
     raise TypingError(f"'{describe(obj.type)}' has no attribute '{op.name}'", op.loc)
+
+
+ArrayCtypes = collections.namedtuple("ArrayCtypes", ["data"])
+"""What ``a.ctypes`` is in a kernel: its ``data`` is the array's address (uint64)."""
 
 
 def _plural(n: int, one: str, many: str) -> str:

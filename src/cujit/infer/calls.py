@@ -33,6 +33,9 @@ from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import call_device_function
+from cujit.infer.cache_hint_calls import cache_hint_rules
+from cujit.infer.libdevice_calls import libdevice_rules
+from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
@@ -149,6 +152,9 @@ CALLS: dict[object, Rule] = {
     **cmath_calls.cmath_rules(),  # cmath.*
     **numpy_calls.numpy_rules(),  # np.sin and friends on scalars
     **fp16_calls.fp16_rules(),  # cuda.fp16.h*
+    **libdevice_rules(),  # cuda.libdevice.*
+    **vector_rules(),  # cuda.float4(...) and the other vector types
+    **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 
 

@@ -126,13 +126,34 @@ def _dtype(t: Typer, site: CallSite, name: str) -> Scalar:
 
 
 def array_alloc(name: str):
-    """``cuda.shared.array(shape, dtype)`` and ``cuda.local.array(shape, dtype)``."""
+    """``cuda.shared.array(shape, dtype, alignment=None)`` and ``cuda.local.array(...)``;
+    an alignment (bytes) rides in the op's attributes."""
     def rule(t: Typer, site: CallSite) -> Value:
-        site.expect(2, 2, keywords=("shape", "dtype"))
+        site.expect(2, 3, keywords=("shape", "dtype", "alignment"))
         shape, dtype = _shape(t, site, name), _dtype(t, site, name)
+        attrs = (("shape", shape), ("dtype", dtype))
+        align = _alignment(t, site, name)
+        if align is not None:
+            attrs += (("alignment", align),)
         return t.emit(Intrinsic(loc=site.loc, result=site.result(Array(dtype, len(shape), "C")),
-                                name=name, args=(), attrs=(("shape", shape), ("dtype", dtype))))
+                                name=name, args=(), attrs=attrs))
     return rule
+
+
+def _alignment(t: Typer, site: CallSite, name: str) -> int | None:
+    """numba's rule: a constant positive power of two, a multiple of a pointer's 8 bytes."""
+    arg = site.arg(2, "alignment", None)
+    if arg is None:
+        return None
+    value = t.const_value(arg, default=arg)
+    if value is None:
+        return None
+    if value is arg or isinstance(value, bool) or not isinstance(value, int):
+        raise TypingError(f"cuda.{name}'s alignment must be a constant integer", site.loc)
+    if value <= 0 or value & (value - 1) or value % 8:
+        raise TypingError(f"cuda.{name}'s alignment must be a positive power of 2 and a "
+                          f"multiple of 8, not {value}", site.loc)
+    return value
 
 
 class ConstData(bytes):

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cujit.libdevice import FUNCTIONS as LIBDEVICE_FUNCTIONS
+
 # ``cpu_wait`` values: how the CPU target waits at the op.
 COROUTINE = "coroutine"  # a block or grid barrier: the thread's coroutine suspends
 RENDEZVOUS = "rendezvous"  # the warp scheduler's exchange buffer (targets/cpu/warp.py)
@@ -181,8 +183,25 @@ _COMPLEX = _rows(("complex.real", "complex.imag"), _INFER + "complex_calls:scala
     _rows(("np.minimum", "np.maximum"), _INFER + "numpy_calls:np_minmax", 2,
           cuda="compare and select, NaN wins", cpu="compare and select, NaN wins")
 
+CACHE_LOADS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv")
+CACHE_STORES = ("stcg", "stcs", "stwb", "stwt")
+_MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hint_calls:cache_load",
+                      2, reads=True, cuda="ld.global with the cache operator (PTX ISA, ld)",
+                      cpu="a plain load") + \
+    _rows([f"cache.{op}" for op in CACHE_STORES], _INFER + "cache_hint_calls:cache_store", 3,
+          stores_into=0, cuda="st.global with the cache operator (PTX ISA, st)",
+          cpu="a plain store") + \
+    _rows(("array.address",), _INFER + "access:type_getattr", 1,
+          cuda="the data pointer as uint64", cpu="the data pointer as uint64")
+# cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
+_LIBDEVICE = tuple(
+    IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
+                 arity=len(f.args), cuda=f"libdevice __nv_{f.name}",
+                 cpu="the C library, or its formula (targets/cpu/libdevice)")
+    for f in LIBDEVICE_FUNCTIONS.values())
+
 ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
-                                  + _BUILTINS + _MATH + _COMPLEX)
+                                  + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _LIBDEVICE)
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
 

@@ -55,6 +55,32 @@ class Device:
         self.multiprocessor_count = attr("MULTIPROCESSOR_COUNT")
         self.warp_size = attr("WARP_SIZE")
 
+    def __getattr__(self, name: str) -> int:
+        # numba's spelling of the driver's attributes: dev.MAX_THREADS_PER_BLOCK, WARP_SIZE...
+        which = getattr(get_driver().CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name, None)
+        if not name.isupper() or which is None:
+            raise AttributeError(f"CUDA devices have no attribute {name!r}")
+        value = call("cuDeviceGetAttribute", which, self.handle)
+        setattr(self, name, value)  # attributes never change while a process runs
+        return value
+
+    @property
+    def supports_float16(self) -> bool:
+        return self.compute_capability >= (5, 3)
+
+    @property
+    def supports_bfloat16(self) -> bool:
+        return self.compute_capability >= (8, 0)
+
+    @property
+    def uuid(self) -> str:
+        """``GPU-xxxxxxxx-xxxx-...``, as nvidia-smi prints it."""
+        raw = bytes(call("cuDeviceGetUuid", self.handle).bytes)[:16].hex()
+        return f"GPU-{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"
+
+    def get_primary_context(self) -> Context:
+        return _bind(self.id)
+
     def __repr__(self) -> str:
         major, minor = self.compute_capability
         return f"<CUDA device {self.id} '{self.name}' cc {major}.{minor}>"
@@ -75,8 +101,44 @@ class Context:
         """Wait for all work in this context; launch errors surface here."""
         call("cuCtxSynchronize")
 
+    def get_memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of the device's memory."""
+        self.make_current()
+        free, total = call("cuMemGetInfo")
+        return int(free), int(total)
+
+    def reset(self) -> None:
+        """Wait for the context's work.  cujit frees each allocation when its array goes
+        (no deferred frees), and keeps the primary context for the process's life."""
+        self.synchronize()
+
+    @property
+    def deallocations(self) -> _Deallocations:
+        return _Deallocations()
+
+    def push(self) -> None:
+        self.make_current()
+
+    def pop(self) -> None:
+        return None
+
     def __repr__(self) -> str:
         return f"<Context of {self.device!r}>"
+
+
+class _Deallocations:
+    """numba's pending-deallocation list: empty, since cujit frees at once."""
+
+    def clear(self) -> None:
+        return None
+
+    def __len__(self) -> int:
+        return 0
+
+    def disable(self):
+        import contextlib
+
+        return contextlib.nullcontext()
 
 
 def get_context() -> Context:
@@ -139,6 +201,21 @@ def compute_capability_or(default: tuple[int, int]) -> tuple[int, int]:
         return get_context().device.compute_capability
     except NoGPUError:
         return tuple(default)
+
+
+def current_context(devnum: int | None = None) -> Context:
+    """``cuda.current_context()``: the calling thread's context (or device ``devnum``'s,
+    made current)."""
+    return get_context() if devnum is None else _bind(devnum)
+
+
+def close() -> None:
+    """``cuda.close()``: finish the work and unbind the calling thread's context; the next
+    use binds the selected device's again (primary contexts stay for the process)."""
+    ctx = getattr(_tls, "ctx", None)
+    if ctx is not None:
+        ctx.synchronize()
+        del _tls.ctx
 
 
 def device_count() -> int:

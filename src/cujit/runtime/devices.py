@@ -97,6 +97,25 @@ def get_current_device():
     return context.get_device()
 
 
+def detect() -> bool:
+    """``cuda.detect()``: print each GPU as numba does; True if there is a supported one."""
+    try:
+        devices = list_devices()
+    except NoGPUError as e:
+        print(f"CUDA is not available: {e}")
+        return False
+    print(f"Found {len(devices)} CUDA devices")
+    for gpu in devices:
+        major, minor = gpu.compute_capability
+        print(f"id {gpu.id}    {gpu.name!r:>40}                              [SUPPORTED]")
+        print(f"{'Compute Capability':>40}: {major}.{minor}")
+        print(f"{'PCI Device ID':>40}: {gpu.PCI_DEVICE_ID}")
+        print(f"{'PCI Bus ID':>40}: {gpu.PCI_BUS_ID}")
+        print(f"{'UUID':>40}: {gpu.uuid}")
+    print(f"Summary:\n\t{len(devices)}/{len(devices)} devices are supported")
+    return bool(devices)
+
+
 def arg_name(index: int, names=None) -> str:
     """How launch errors name an argument: ``argument 1 ('out')``."""
     if names is not None and index < len(names):

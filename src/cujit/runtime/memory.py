@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from cujit.runtime.array_views import DeviceArrayViews
 from cujit.runtime.context import get_context
 from cujit.runtime.driver import CudaDriverError, call, get_driver
 from cujit.runtime.layout import byte_span, contiguous_strides, index_view, is_contiguous
@@ -86,7 +87,7 @@ def _dtoh(dst: int, src: int, n: int, stream) -> None:
         call("cuMemcpyDtoHAsync", dst, src, n, cu)
 
 
-class DeviceArray:
+class DeviceArray(DeviceArrayViews):
     """An n-dimensional array in device memory (numba's ``DeviceNDArray``)."""
 
     __slots__ = (

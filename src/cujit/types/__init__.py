@@ -8,3 +8,9 @@ from cujit.types.core import (  # noqa: F401
     uintp, void,
 )
 from cujit.types.convert import from_dtype, parse_signature, to_type, typeof  # noqa: F401
+from cujit.types.numba_names import (  # noqa: F401
+    ALIASES, Boolean, CPointer, Complex, Float, Integer, IntegerLiteral, Number, Omitted, UniTuple,
+    complex_domain, integer_domain, number_domain, real_domain, signed_domain, unsigned_domain,
+)
+
+globals().update(ALIASES)  # ulonglong, intc, np_float32... (numba's spellings)

@@ -80,6 +80,13 @@ class Scalar(Type):
         return float32 if self.bits == 64 else float64
 
     @property
+    def underlying_float(self) -> Scalar:
+        """numba's name for a complex type's ``part_type``."""
+        if self.kind != "c":
+            raise AttributeError(f"{self} is not complex: it has no underlying_float")
+        return self.part_type
+
+    @property
     def signed(self) -> bool:
         return self.kind in "ifc"
 
@@ -150,6 +157,37 @@ class Tuple(Type):
     items: tuple[Type, ...]
 
     __hash__ = Type._cached_hash
+
+    def __post_init__(self):
+        if not isinstance(self.items, tuple):  # numba's Tuple([a, b]) takes any iterable
+            object.__setattr__(self, "items", tuple(self.items))
+
+    def __call__(self, *args: Type) -> "Signature":
+        return Signature(self, tuple(args))
+
+    # numba's tuple types are sequences of their item types.
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:  # a type is never false, even the empty tuple's
+        return True
+
+    def __getitem__(self, k):
+        return self.items[k]
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    @property
+    def dtype(self) -> Type:
+        """The item type of a homogeneous tuple (numba's ``UniTuple.dtype``)."""
+        if not self.items or any(t != self.items[0] for t in self.items):
+            raise AttributeError(f"{self} is not a homogeneous tuple: it has no dtype")
+        return self.items[0]
 
     def __str__(self) -> str:
         return "tuple(" + ", ".join(map(str, self.items)) + ")"

@@ -32,7 +32,10 @@ from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
+from cujit.codegen.cache_hints import cache_hint_lowerings, lower_plain
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.libdevice import libdevice_lowerings
+from cujit.targets.cpu.libdevice import lower_host
 from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type
 from cujit.targets.cpu.constmem import lower_const_array_like
 from cujit.types import Array
@@ -114,11 +117,37 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
         count = 1
         for n in shape:
             count *= n
-        offset = _static_shared_offset(ctx.module, count * t.dtype.itemsize)
+        align = op.attr("alignment") or SHARED_ALIGN
+        pad = align - SHARED_ALIGN if align > SHARED_ALIGN else 0
+        offset = _static_shared_offset(ctx.module, count * t.dtype.itemsize + pad)
         base = b.gep(hidden(ctx, "shared"), [i64(offset)], inbounds=True)
+        if pad:  # round the address up: the block's buffer is only SHARED_ALIGN-aligned
+            addr = b.ptrtoint(base, I64)
+            addr = b.and_(b.add(addr, i64(align - 1)), i64(-align))
+            base = b.inttoptr(addr, I8P)
         extents = [i64(n) for n in shape]
     data = b.bitcast(base, ll.PointerType(elem))
     return make_array(ctx, t, data, extents, c_strides(t, shape))
+
+
+def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.local.array``; one aligned past 16 bytes is placed in a larger slot at an
+    address rounded up, since a coroutine's frame (where a waiting kernel's locals live)
+    is only 16-byte aligned."""
+    align = op.attr("alignment")
+    if not align or align <= SHARED_ALIGN:
+        return builtins.lower_local_array(ctx, op, args)
+    t: Array = op.result.type
+    shape = tuple(op.attr("shape"))
+    count = 1
+    for n in shape:
+        count *= n
+    b = ctx.builder
+    slot = ctx.alloca(ll.ArrayType(I8, count * t.dtype.itemsize + align), align=SHARED_ALIGN,
+                      name=f"local{op.result.id}")
+    addr = b.and_(b.add(b.ptrtoint(slot, I64), i64(align - 1)), i64(-align))
+    data = b.inttoptr(addr, ll.PointerType(memory_type(t.dtype)))
+    return make_array(ctx, t, data, [i64(n) for n in shape], c_strides(t, shape))
 
 
 _RMW = {"atomic.add": ("add", "fadd"), "atomic.sub": ("sub", "fsub"),
@@ -209,5 +238,8 @@ INTRINSICS = {
     **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},
     "atomic.cas": lower_atomic_cas,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
+    "local.array": lower_local_array,  # over-aligned ones: see there
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **cache_hint_lowerings(lower_plain),  # cuda.ldcg, cuda.stcs...
+    **libdevice_lowerings(lower_host),  # cuda.libdevice.*
 }

@@ -50,6 +50,20 @@ class HostDeviceArray(np.ndarray):
     def is_f_contiguous(self) -> bool:
         return bool(self.flags.f_contiguous)
 
+    def getitemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def split(self, section: int, stream=0) -> list:
+        """Views of consecutive ``section``-element parts of a 1-D array (numba's)."""
+        from cujit.runtime.array_views import split_bounds
+
+        if self.ndim != 1:
+            raise ValueError("only 1-D device arrays can be split")
+        return [self[lo:hi] for lo, hi in split_bounds(self.size, section)]
+
+    def bind(self, stream=0) -> HostDeviceArray:
+        return self.view()
+
     def __repr__(self) -> str:
         return f"<HostDeviceArray shape={self.shape} dtype={self.dtype}>"
 

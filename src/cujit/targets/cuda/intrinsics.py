@@ -31,7 +31,9 @@ from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.complex import COMPLEX_INTRINSICS
+from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
@@ -152,7 +154,7 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
                                ctx.unique_name("__cujit_shared_"), addrspace=space)
         gv.linkage = "internal"
         gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
-        gv.align = SHARED_ALIGN
+        gv.align = op.attr("alignment") or SHARED_ALIGN
         extents = [i64(n) for n in shape]
     local = b.bitcast(gv, ll.PointerType(elem, space))
     data = b.addrspacecast(local, ll.PointerType(elem, ctx.target.generic_addrspace))
@@ -176,4 +178,6 @@ INTRINSICS = {
     **ATOMIC_INTRINSICS,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **cache_hint_lowerings(lower_ptx),  # cuda.ldcg, cuda.stcs...
+    **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
 }

@@ -1,0 +1,59 @@
+"""Typing of the vector-type constructors (``cuda.float4(...)``, ``cuda.int2(...)``).
+
+The arguments are scalars or vectors of the same family; their elements, in order,
+must number the vector's, and each converts to the base type (numba's overloads:
+every split of the count into scalars and smaller vectors).
+
+    %9 = call %8(%2, %3)         # cuda.float2(x, i), x: float64, i: int64
+  becomes
+    %10: float32 = cast %2
+    %11: float32 = cast %3
+    %9: float32x2 = build_tuple (%10, %11)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cujit.diagnostics import TypingError
+from cujit.infer.access import _build
+from cujit.infer.context import Typer
+from cujit.infer.numeric import describe
+from cujit.ir import TupleGet, Value
+from cujit.types import NamedTuple, Scalar
+from cujit.vector_types import VECTOR_TYPES, is_vector_type, vector_type
+
+if TYPE_CHECKING:
+    from cujit.infer.calls import CallSite
+
+
+def _elements(t: Typer, site: CallSite, cls: type, arg: Value) -> list[Value]:
+    if isinstance(arg.type, NamedTuple) and is_vector_type(arg.type.cls) \
+            and arg.type.cls.base_type == cls.base_type:
+        return [t.emit(TupleGet(loc=site.loc, result=t.fresh(item), tuple=arg, index=k))
+                for k, item in enumerate(arg.type.items)]
+    if isinstance(arg.type, Scalar) and not arg.type.is_complex:
+        return [arg]
+    raise TypingError(f"{cls.__name__}() takes {cls.base_type} scalars and "
+                      f"{cls.base_type} vectors, not {describe(arg.type)}", site.loc)
+
+
+def _rule(cls: type):
+    def rule(t: Typer, site: CallSite) -> Value:
+        if site.kwargs:
+            raise TypingError(f"{cls.__name__}() takes its elements by position", site.loc)
+        items = [e for a in site.args for e in _elements(t, site, cls, a)]
+        if len(items) != cls.num_elements:
+            raise TypingError(f"{cls.__name__}() needs {cls.num_elements} elements, "
+                              f"got {len(items)}", site.loc)
+        items = tuple(t.cast(v, cls.base_type, site.loc) for v in items)
+        return _build(t, site.loc, site.result(vector_type(cls)), items)
+    return rule
+
+
+def vector_rules() -> dict:
+    """The call table's entries: each vector class -> its constructor's rule."""
+    return {cls: _rule(cls) for cls in VECTOR_TYPES.values()}
+
+
+__all__ = ["vector_rules"]

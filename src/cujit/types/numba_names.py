@@ -1,0 +1,142 @@
+"""numba's names in ``cuda.types`` for the types cujit has.
+
+- the C and NumPy spellings of the scalars (``ulonglong``, ``intc``, ``np_float32``...),
+  each the cujit scalar of its width and signedness (numba's: ``long_`` is int64);
+- the domains (``integer_domain``, ``real_domain``...) as frozensets of scalars;
+- ``UniTuple(dtype, count)`` and ``Tuple(items)`` (a list works too);
+- the kinds ``Integer``, ``Float``, ``Complex``, ``Boolean``, ``Number``: classes that
+  ``isinstance`` matches against scalars of that kind;
+- ``IntegerLiteral(value)`` and ``Omitted(value)``: numba's literal and omitted-argument
+  types, which stand for int64 and for an argument left out;
+- ``CPointer(dtype)``: the type object only (kernels taking pointers do not compile yet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cujit.types.core import SCALAR_BY_NAME, Scalar, Tuple, Type
+
+# name -> cujit scalar name, as numba's cuda.types defines them.
+_ALIASES = """
+char=int8 uchar=uint8 short=int16 ushort=uint16 intc=int32 uintc=uint32 int_=int64
+uint=uint64 long_=int64 ulong=uint64 longlong=int64 ulonglong=uint64 size_t=uint64
+ssize_t=int64 bool=bool py_bool=bool py_int=int64 py_float=float64 py_complex=complex128
+c_bool=bool c_int8=int8 c_int16=int16 c_int32=int32 c_int64=int64 c_intp=int64
+c_uint8=uint8 c_uint16=uint16 c_uint32=uint32 c_uint64=uint64 c_uintp=uint64
+c_float16=float16 c_float32=float32 c_float64=float64
+np_bool_=bool np_char=int8 np_uchar=uint8 np_short=int16 np_ushort=uint16 np_intc=int32
+np_uintc=uint32 np_int_=int64 np_uint=uint64 np_long=int64 np_ulong=uint64
+np_longlong=int64 np_ulonglong=uint64 np_intp=int64 np_uintp=uint64 np_int8=int8
+np_int16=int16 np_int32=int32 np_int64=int64 np_uint8=uint8 np_uint16=uint16
+np_uint32=uint32 np_uint64=uint64 np_float16=float16 np_float32=float32 np_float64=float64
+np_float_=float32 np_double=float64 np_complex64=complex64 np_complex128=complex128
+"""
+ALIASES: dict[str, Scalar] = {
+    k: SCALAR_BY_NAME[v] for k, v in (item.split("=") for item in _ALIASES.split())}
+
+
+def _names(*names: str) -> frozenset[Scalar]:
+    return frozenset(SCALAR_BY_NAME[n] for n in names)
+
+
+signed_domain = _names("int8", "int16", "int32", "int64")
+unsigned_domain = _names("uint8", "uint16", "uint32", "uint64")
+integer_domain = signed_domain | unsigned_domain
+real_domain = _names("float32", "float64")
+complex_domain = _names("complex64", "complex128")
+number_domain = integer_domain | real_domain | complex_domain
+
+
+class _UniTupleMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tuple) and all(t == obj.items[0] for t in obj.items)
+
+
+class UniTuple(metaclass=_UniTupleMeta):
+    """numba's homogeneous tuple type: ``UniTuple(dtype, count)`` is the Tuple of
+    ``count`` items of ``dtype``, and ``isinstance(t, UniTuple)`` holds for such tuples."""
+
+    def __new__(cls, dtype: Type, count: int) -> Tuple:
+        if not isinstance(count, int) or count < 0:
+            raise TypeError(f"UniTuple's count must be a non-negative int, not {count!r}")
+        return Tuple((dtype,) * count)
+
+
+class _KindMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Scalar) and obj.kind in cls.kinds
+
+
+class Number(metaclass=_KindMeta):
+    """numba's abstract scalar kinds: ``isinstance(t, types.Integer)`` and so on."""
+
+    kinds = "iufc"
+
+
+class Integer(Number):
+    kinds = "iu"
+
+
+class Float(Number):
+    kinds = "f"
+
+
+class Complex(Number):
+    kinds = "c"
+
+
+class Boolean(metaclass=_KindMeta):
+    kinds = "b"
+
+
+@dataclass(frozen=True, repr=False)
+class CPointer(Type):
+    """numba's pointer type ``CPointer(dtype)``.  cujit builds the type (signatures and
+    type checks name it) but does not compile kernels taking pointers yet."""
+
+    dtype: Type
+    addrspace: int | None = None
+
+    __hash__ = Type._cached_hash
+
+    def __call__(self, *args: Type):
+        from cujit.types.core import Signature
+
+        return Signature(self, tuple(args))
+
+    def __str__(self) -> str:
+        return f"pointer({self.dtype})"
+
+
+@dataclass(frozen=True, repr=False)
+class IntegerLiteral(Type):
+    """numba's type of an integer constant; stands for int64 (``literal_type``)."""
+
+    literal_value: int
+
+    __hash__ = Type._cached_hash
+
+    @property
+    def literal_type(self) -> Scalar:
+        return SCALAR_BY_NAME["int64"]
+
+    def __str__(self) -> str:
+        return f"Literal[int]({self.literal_value})"
+
+
+@dataclass(frozen=True, repr=False)
+class Omitted(Type):
+    """numba's type of an argument left out of a call: its default ``value`` is used."""
+
+    value: object
+
+    __hash__ = Type._cached_hash
+
+    def __str__(self) -> str:
+        return f"omitted(default={self.value!r})"
+
+
+__all__ = ["ALIASES", "Boolean", "CPointer", "Complex", "Float", "Integer", "IntegerLiteral", "Number",
+           "Omitted", "UniTuple", "complex_domain", "integer_domain", "number_domain",
+           "real_domain", "signed_domain", "unsigned_domain"]
