@@ -16,6 +16,7 @@ from cujit import cuda, float32, float64, ir
 from cujit.diagnostics import UnsupportedError
 from cujit.ir import intrinsics
 from cujit.ir.analysis import written_arguments
+from cujit.libdevice import FUNCTIONS as LIBDEVICE_FUNCTIONS
 from cujit.options import Options
 from cujit.passes import eliminate_dead_code
 from cujit.pipeline import compile_kernel
@@ -225,10 +226,14 @@ def _documented_names(text: str) -> set[str]:
         if not line.startswith("| `"):
             continue
         cell = line.split(" | ")[0].lstrip("| ")
-        for token in re.findall(r"`([^`]+)`", cell):
+        cell_names = re.sub(r"of `cujit\.libdevice\.FUNCTIONS`", "of the libdevice table", cell)
+        for token in re.findall(r"`([^`]+)`", cell_names):
             pattern = re.fullmatch(r"(.*)<(\w+)>(.*)", token)
             if pattern is None:
                 names.add(token)
+                continue
+            if re.search(rf"for {pattern[2]} of the libdevice table", cell_names):
+                names |= {pattern[1] + w + pattern[3] for w in LIBDEVICE_FUNCTIONS}
                 continue
             words = re.search(rf"for {pattern[2]} in ([\w ]+)", cell)
             if words is not None:  # "`math.<f>` on float16" names no new function

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cujit import device_api
 from cujit.types import Scalar, Tuple, Type, float32, float64, int16, int32, int64
 
 _SPEC = """
@@ -131,3 +132,17 @@ def _parse(spec: str) -> dict[str, LibdeviceFunction]:
 
 
 FUNCTIONS: dict[str, LibdeviceFunction] = _parse(_SPEC)
+
+
+def _placeholder(fn: LibdeviceFunction) -> device_api.DeviceOnly:
+    params = ", ".join(str(a) for a in fn.args)
+    stub = device_api.DeviceOnly(f"libdevice.{fn.name}",
+                                 f"libdevice's {fn.symbol}({params}) -> {fn.returns}")
+    device_api.ALL[stub.key] = stub  # pickles by name like the other placeholders
+    return stub
+
+
+# The objects kernels call (``cuda.libdevice.<name>``; on the host they raise): made here,
+# beside the table, so that stage 4 finds them without importing the user API.
+PLACEHOLDERS: dict[str, device_api.DeviceOnly] = {
+    name: _placeholder(fn) for name, fn in FUNCTIONS.items()}

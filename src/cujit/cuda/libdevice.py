@@ -7,18 +7,7 @@ the names here are the placeholders kernels call (on the host they raise).
 
 from __future__ import annotations
 
-from cujit import device_api
-from cujit.libdevice import FUNCTIONS
+from cujit.libdevice import FUNCTIONS, PLACEHOLDERS
 
-
-def _make(name: str) -> device_api.DeviceOnly:
-    fn = FUNCTIONS[name]
-    params = ", ".join(str(a) for a in fn.args)
-    stub = device_api.DeviceOnly(f"libdevice.{name}",
-                                 f"libdevice's {fn.symbol}({params}) -> {fn.returns}")
-    device_api.ALL[stub.key] = stub  # pickles by name like the other placeholders
-    return stub
-
-
-globals().update({name: _make(name) for name in FUNCTIONS})
+globals().update(PLACEHOLDERS)
 __all__ = list(FUNCTIONS)

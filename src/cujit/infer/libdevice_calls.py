@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.ir import Intrinsic, Value
-from cujit.libdevice import FUNCTIONS, LibdeviceFunction
+from cujit.libdevice import FUNCTIONS, PLACEHOLDERS, LibdeviceFunction
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -41,9 +41,7 @@ def _rule(fn: LibdeviceFunction):
 
 def libdevice_rules() -> dict:
     """The call table's entries: each ``cuda.libdevice`` placeholder -> its rule."""
-    from cujit.cuda import libdevice as stubs
-
-    return {getattr(stubs, name): _rule(fn) for name, fn in FUNCTIONS.items()}
+    return {PLACEHOLDERS[name]: _rule(fn) for name, fn in FUNCTIONS.items()}
 
 
 __all__ = ["libdevice_rules"]

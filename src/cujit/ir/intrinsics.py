@@ -196,7 +196,7 @@ _MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hin
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
-                 arity=len(f.args), cuda=f"libdevice __nv_{f.name}",
+                 arity=len(f.args), cuda="the libdevice function `__nv_<name>`",
                  cpu="the C library, or its formula (targets/cpu/libdevice)")
     for f in LIBDEVICE_FUNCTIONS.values())
 
@@ -247,6 +247,10 @@ def markdown_table() -> str:
     lines = ["| names | typing rule (`cujit.infer.`) | effects | CUDA | CPU |",
              "|---|---|---|---|---|"]
     for (typing, effects, cuda, cpu), names in groups.items():
-        listed = ", ".join(f"`{n}`" for n in names)
+        families = {n.split(".")[0] for n in names}
+        if len(names) > 20 and len(families) == 1:  # a whole table's worth: cuda.libdevice
+            listed = f"`{families.pop()}.*` ({len(names)} names)"
+        else:
+            listed = ", ".join(f"`{n}`" for n in names)
         lines.append(f"| {listed} | `{typing}` | {effects} | {cuda} | {cpu} |")
     return "\n".join(lines) + "\n"
