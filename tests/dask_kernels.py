@@ -34,3 +34,21 @@ def offset(x, out):
     i = cuda.grid(1)
     if i < out.shape[0]:
         out[i] = x[i] + 0.5
+
+
+def host_backed(values):
+    """A cujit device array whose "device" memory is a host array (no GPU needed):
+    what a task returns to test how device arrays cross to the client."""
+    import cujit.dask  # noqa: F401  (as a worker preload would: registers the serialiser)
+    from cujit.runtime.memory import DeviceArray
+
+    class HostBacked(DeviceArray):
+        __slots__ = ("host",)
+
+        def __init__(self, host):
+            self.host, self.readonly = host, False
+
+        def copy_to_host(self, ary=None, stream=0):
+            return self.host.copy()
+
+    return HostBacked(values)

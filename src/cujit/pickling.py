@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import types
-from typing import Callable
+from collections.abc import Callable
 
 LIMIT = 256
 _BY_TOKEN: dict[str, object] = {}  # token -> kernel, least recently used first
