@@ -8,6 +8,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -211,6 +212,33 @@ def test_the_second_worker_hits_the_first_workers_cache_entry(client, cache_dir)
     kernels = [line for line in listing.splitlines() if "cached_axpy(float32, " in line]
     assert len(kernels) == 1 and "sm_" in kernels[0]
     assert listing.splitlines()[-1].startswith("1 entries")
+
+
+def _compile_when_told(event: str):
+    distributed.Event(event).wait(timeout=TIMEOUT)
+    spec = __import__("dask_kernels").cached_axpy.compile(
+        "void(float64, float64[:], float64[:], float64[:])")
+    return os.getpid(), sorted(spec.result.times)
+
+
+def test_workers_missing_the_cache_at_once_compile_once_between_them(client, cache_dir):
+    from cujit.cache import store
+
+    workers = _workers(client)
+    futures = [client.submit(_compile_when_told, "cujit-go", workers=[w], pure=False)
+               for w in workers]
+    deadline = time.monotonic() + TIMEOUT
+    while sum(bool(v) for v in client.processing().values()) < 2:  # both tasks waiting
+        assert time.monotonic() < deadline, "the tasks did not start"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    distributed.Event("cujit-go", client=client).set()  # both miss at the same moment
+    results = client.gather(futures)
+    assert len({pid for pid, _ in results}) == 2
+    assert sorted(times == ["cache"] for _, times in results) == [False, True]
+    names = [e.header["arg_types"][0] for e in store.entries(cache_dir)
+             if not isinstance(e, os.PathLike) and e.header["name"] == "cached_axpy"]
+    assert names.count("float64") == 1
 
 
 def _make_bad():

@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from cujit import config
-from cujit.cache import store
+from cujit.cache import lock, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
 
@@ -48,14 +48,23 @@ def compile_cached(pyfunc, arg_types, options: Options):
         return compile_kernel(pyfunc, arg_types, options)
     path = store.entry_path(cache_dir(), name, key)
     entry = store.load(path, key)
-    if entry is not None:
-        outputs = {"llvm": entry.sections["llvm"].decode(),
-                   "ptx": entry.sections["ptx"].decode(),
-                   "cubin": entry.sections["cubin"]}
-        return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
-                             entry.header["symbol"], tuple(entry.header["written"]),
-                             cooperative=bool(entry.header.get("cooperative")),
-                             kept=_kept(entry.header.get("kept")))
+    if entry is None:  # the first process to miss compiles; the others wait, then load
+        with lock.held(path):
+            entry = store.load(path, key)
+            if entry is None:
+                return _compile_and_save(pyfunc, arg_types, options, name, key, path)
+    outputs = {"llvm": entry.sections["llvm"].decode(),
+               "ptx": entry.sections["ptx"].decode(),
+               "cubin": entry.sections["cubin"]}
+    return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
+                         entry.header["symbol"], tuple(entry.header["written"]),
+                         cooperative=bool(entry.header.get("cooperative")),
+                         kept=_kept(entry.header.get("kept")))
+
+
+def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, path: Path):
+    from cujit.pipeline import compile_kernel
+
     result = compile_kernel(pyfunc, arg_types, options)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
