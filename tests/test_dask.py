@@ -102,6 +102,19 @@ def _laplace_ref(padded):
             - 4.0 * c)
 
 
+def test_launch_configurations_cover_the_chunk():
+    # One thread per element: blocks of the table's size, enough of them per axis.
+    assert cd.launch_config((1000,)) == ((4,), (256,))
+    assert cd.launch_config((33, 17)) == ((3, 2), (16, 16))
+    assert cd.launch_config((9, 8, 5)) == ((2, 1, 2), (8, 8, 4))
+    assert cd.launch_config((0, 5)) == ((1, 1), (16, 16))  # an empty chunk: one block
+    assert cd.launch_config((100, 3), block=(32, 4)) == ((4, 1), (32, 4))
+    with pytest.raises(ValueError, match="4 dimensions"):
+        cd.launch_config((2, 2, 2, 2))
+    with pytest.raises(ValueError, match="block"):
+        cd.launch_config((8, 8), block=(64,))
+
+
 def test_map_blocks_with_a_module_level_kernel(client):
     x = np.random.default_rng(1).uniform(-2, 2, 10_000)
     out = _compute(client, cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000),

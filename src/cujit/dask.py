@@ -41,7 +41,8 @@ __all__ = ["dask_setup", "launch_config", "map_blocks", "map_overlap", "run_bloc
 BLOCKS = {1: (256,), 2: (16, 16), 3: (8, 8, 4)}
 
 
-def launch_config(shape: tuple[int, ...], block: tuple[int, ...] | None = None):
+def launch_config(shape: tuple[int, ...], block: tuple[int, ...] | None = None
+                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(grid, block)`` covering an array of ``shape`` (1 to 3 dimensions) one thread
     per element: ``block`` (default ``BLOCKS``) and enough blocks in each dimension."""
     if not 1 <= len(shape) <= 3:
@@ -94,7 +95,7 @@ def _meta(first, dtype):
     return meta_from_array(first, ndim=first.ndim, dtype=dtype)
 
 
-def map_blocks(kernel, *arrays, dtype=None, args=(), block=None, **kwargs):
+def map_blocks(kernel, *arrays, dtype=None, args=(), block=None, **kwargs) -> da.Array:
     """``dask.array.map_blocks`` launching ``kernel`` over each block (``run_block``).
 
     ``arrays`` are Dask arrays (or anything ``da.asarray`` takes); blocks of several
@@ -108,7 +109,7 @@ def map_blocks(kernel, *arrays, dtype=None, args=(), block=None, **kwargs):
 
 
 def map_overlap(kernel, *arrays, depth, boundary="reflect", dtype=None, args=(),
-                block=None, **kwargs):
+                block=None, **kwargs) -> da.Array:
     """``dask.array.map_overlap`` launching ``kernel`` over each block grown by
     ``depth`` on every side (neighbours' values, or ``boundary`` at the array's
     edges); Dask trims the grown part of each output block off again, so a stencil
@@ -120,7 +121,7 @@ def map_overlap(kernel, *arrays, depth, boundary="reflect", dtype=None, args=(),
                           meta=_meta(arrays[0], dtype), **kwargs)
 
 
-def to_host(x):
+def to_host(x) -> np.ndarray:
     """``x`` as a NumPy array: a device array's values copied to the host."""
     if hasattr(x, "copy_to_host"):
         return np.asarray(x.copy_to_host())
