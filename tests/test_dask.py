@@ -120,6 +120,13 @@ def test_map_blocks_with_a_module_level_kernel(client):
     out = _compute(client, cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000),
                                          args=(3.0,)))
     np.testing.assert_allclose(out, 3.0 * x + 1.0, rtol=1e-15)
+    # Another output dtype: the kernel stores float64 values into float32 chunks.
+    narrow = cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000), args=(3.0,),
+                           dtype=np.float32)
+    assert narrow.dtype == np.float32
+    got = _compute(client, narrow)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, (3.0 * x + 1.0).astype(np.float32))
 
 
 def test_map_blocks_with_a_closure_kernel_of_two_arrays(client):

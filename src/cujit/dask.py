@@ -60,7 +60,7 @@ def run_block(kernel, *chunks, dtype=None, args=(), block=None):
     (of ``dtype``, default its dtype) and return ``out``: what one task of
     ``map_blocks``/``map_overlap`` runs on a worker."""
     first = chunks[0]
-    dtype = np.dtype(dtype or first.dtype)
+    dtype = np.dtype(first.dtype if dtype is None else dtype)
     grid, blk = launch_config(first.shape, block)
     if kernel.target == "cuda" and not hasattr(first, "__cuda_array_interface__"):
         return _through_device(kernel, chunks, dtype, args, grid, blk)
@@ -103,7 +103,7 @@ def map_blocks(kernel, *arrays, dtype=None, args=(), block=None, **kwargs) -> da
     keyword arguments go to ``dask.array.map_blocks`` (``name``, ``token``...).
     """
     arrays = [da.asarray(a) for a in arrays]
-    dtype = np.dtype(dtype or arrays[0].dtype)
+    dtype = np.dtype(arrays[0].dtype if dtype is None else dtype)
     return da.map_blocks(_partial(kernel, dtype, args, block), *arrays, dtype=dtype,
                          meta=_meta(arrays[0], dtype), **kwargs)
 
@@ -115,7 +115,7 @@ def map_overlap(kernel, *arrays, depth, boundary="reflect", dtype=None, args=(),
     edges); Dask trims the grown part of each output block off again, so a stencil
     kernel may leave its outermost ``depth`` elements unwritten."""
     arrays = [da.asarray(a) for a in arrays]
-    dtype = np.dtype(dtype or arrays[0].dtype)
+    dtype = np.dtype(arrays[0].dtype if dtype is None else dtype)
     return da.map_overlap(_partial(kernel, dtype, args, block), *arrays, depth=depth,
                           boundary=boundary, trim=True, dtype=dtype,
                           meta=_meta(arrays[0], dtype), **kwargs)
