@@ -37,24 +37,35 @@ from test_dask import (
 import cujit.dask as cd
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    env = {"CUJIT_TARGET": "cuda", "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES",
-                                                                           "0"),
-           "CUJIT_CACHE_DIR": str(tmp_path_factory.mktemp("dask-gpu-cache")),
+def _gpu_cluster(n: int, cache: str):
+    """A client of ``n`` worker processes on this machine's first GPU; closed after."""
+    env = {"CUJIT_TARGET": "cuda",
+           "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0],
+           "CUJIT_CACHE_DIR": cache,
            "PYTHONPATH": os.pathsep.join([SRC, HERE, os.environ.get("PYTHONPATH", "")])}
     with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
         with _environ(env):
             cluster = distributed.LocalCluster(
-                n_workers=1, processes=True, threads_per_worker=1, host="127.0.0.1",
+                n_workers=n, processes=True, threads_per_worker=1, host="127.0.0.1",
                 dashboard_address=None, env=env, death_timeout=60, silence_logs=50,
                 preload=["cujit.dask"])
         try:
             with distributed.Client(cluster, timeout=60) as c:
-                c.wait_for_workers(1, timeout=TIMEOUT)
+                c.wait_for_workers(n, timeout=TIMEOUT)
                 yield c
         finally:
             cluster.close(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    yield from _gpu_cluster(1, str(tmp_path_factory.mktemp("dask-gpu-cache")))
+
+
+@pytest.fixture()
+def two_workers(tmp_path):
+    # Two workers sharing the one GPU: enough to send a device array between them.
+    yield from _gpu_cluster(2, str(tmp_path))
 
 
 def _device_of_worker():
@@ -142,3 +153,20 @@ def test_a_debug_index_error_on_the_gpu_comes_back(client):
     failure = info.value.kernel_failure
     assert failure.kernel == "oob" and failure.loc.line == _line_of("# OOB LINE")
     assert failure.loc.file.endswith("test_dask.py")
+
+
+def _received(d):
+    from cujit.runtime.memory import DeviceArray
+
+    return type(d) is DeviceArray, os.getpid(), d.copy_to_host()
+
+
+def test_a_device_array_sent_to_another_worker_lands_on_its_gpu(two_workers):
+    first, second = sorted(two_workers.scheduler_info()["workers"])
+    x = np.random.default_rng(17).uniform(1, 2, (100, 7))
+    fut = two_workers.submit(_to_device, x, workers=[first], pure=False)
+    here = two_workers.submit(os.getpid, workers=[first], pure=False).result(timeout=TIMEOUT)
+    is_device, pid, values = two_workers.submit(_received, fut, workers=[second],
+                                                pure=False).result(timeout=TIMEOUT)
+    assert is_device and pid != here  # received by the other worker, as a device array
+    np.testing.assert_array_equal(values, x)
