@@ -129,6 +129,18 @@ class InternalCompilerError(CujitError):
             "(set CUJIT_SHOW_INTERNALS=1 for the internal traceback)."
         )
 
+    def __reduce__(self):
+        # Its constructor's arguments are not its args: rebuild it from the message and
+        # the attributes, so that it crosses processes (Dask workers, multiprocessing).
+        return (_restore_error, (type(self), self.args, self.__dict__))
+
+
+def _restore_error(cls, args: tuple, state: dict) -> Exception:
+    error = Exception.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class LaunchError(CujitError):
     """A kernel launch that cannot be made as written (bad grid, bad arguments)."""

@@ -131,12 +131,10 @@ class Kernel(KernelInspection):
         return f"<cujit kernel {self.__name__}>"
 
     def __reduce__(self):
-        # A module-level kernel travels by name, like a function; any other as its
-        # Python function and decorator arguments (cloudpickle, which Dask and Ray
-        # use, carries such functions by value).  The receiver compiles for its GPU.
-        if is_importable(self):
-            return self.__qualname__
-        return (_rebuild_kernel, (self.py_func, self._signatures, self._flags))
+        # By name or by value, compiled once per receiving process: cujit.pickling.
+        from cujit import pickling
+
+        return pickling.reduce_kernel(self, is_importable(self))
 
     # -- compiling ---------------------------------------------------------
     def _options(self) -> Options:

@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from cujit import config
-from cujit.cache import entry_check, store
+from cujit.cache import entry_check, lock, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
 
@@ -50,14 +50,31 @@ def compile_cached(pyfunc, arg_types, options: Options):
         return compile_kernel(pyfunc, arg_types, options)
     path = store.entry_path(cache_dir(), name, key)
     entry = store.load(path, key)
+    entry = _usable(store.load(path, key), arg_types)
+    if entry is None:  # the first process to miss compiles; the others wait, then load
+        with lock.held(path):
+            entry = _usable(store.load(path, key), arg_types)
+            if entry is None:
+                return _compile_and_save(pyfunc, arg_types, options, name, key, path)
+    outputs = {"llvm": entry.sections["llvm"].decode(),
+               "ptx": entry.sections["ptx"].decode(),
+               "cubin": entry.sections["cubin"]}
+    return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
+                         LaunchRecord.from_json(entry.header["record"]))
+
+
+def _usable(entry, arg_types):
+    """``entry``, or None where it is missing or whole but not what a launch needs (then
+    it is removed, and the kernel compiled again)."""
     if entry is not None and not entry_check.usable(entry, arg_types):
-        entry = entry_check.discard(entry)  # whole, but not what a launch needs: recompile
-    if entry is not None:
-        outputs = {"llvm": entry.sections["llvm"].decode(),
-                   "ptx": entry.sections["ptx"].decode(),
-                   "cubin": entry.sections["cubin"]}
-        return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
-                             LaunchRecord.from_json(entry.header["record"]))
+        entry_check.discard(entry)
+        return None
+    return entry
+
+
+def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, path: Path):
+    from cujit.pipeline import compile_kernel
+
     result = compile_kernel(pyfunc, arg_types, options)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
