@@ -12,7 +12,7 @@ import dataclasses
 import warnings
 from dataclasses import dataclass
 
-from cujit import abi, config, events, guards, hints, warmup
+from cujit import abi, config, events, guards, hints, pickling, warmup
 from cujit.argtypes import fast_typeof
 from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
@@ -132,9 +132,7 @@ class Kernel(KernelInspection):
 
     def __reduce__(self):
         # By name or by value, compiled once per receiving process: cujit.pickling.
-        from cujit import pickling
-
-        return pickling.reduce_kernel(self, is_importable(self))
+        return pickling.reduce_kernel(self, is_importable(self), _rebuild_kernel)
 
     # -- compiling ---------------------------------------------------------
     def _options(self) -> Options:
@@ -391,8 +389,10 @@ class Kernel(KernelInspection):
                      for a in args)
 
 
-def _rebuild_kernel(pyfunc, signatures, flags) -> Kernel:
-    return Kernel(pyfunc, signatures, **flags)
+def _rebuild_kernel(pyfunc, signatures, flags, token: str | None, filename: str) -> Kernel:
+    """The receiving end of ``pickling.reduce_kernel``: this process's kernel for ``token``."""
+    return pickling.rebuilt(token, lambda: Kernel(pickling.restored(pyfunc, filename),
+                                                  signatures, **flags))
 
 
 def _accepts(declared: Type, given: Type) -> bool:

@@ -25,29 +25,23 @@ LIMIT = 256
 _BY_TOKEN: dict[str, object] = {}  # token -> kernel, least recently used first
 
 
-def reduce_kernel(kernel, importable: bool):
+def reduce_kernel(kernel, importable: bool, rebuild: Callable):
     """``kernel.__reduce__()``: its name when ``importable``, else how to rebuild it."""
     func = kernel.py_func
     if importable and (kernel.__module__ != "__main__" or _cloudpickle() is None):
         return kernel.__qualname__
     if kernel.__module__ == "__main__":
         func = _ByValue(func)
-    return (rebuild_kernel, (func, kernel._signatures, kernel._flags, token_of(kernel),
+    return (rebuild, (func, kernel._signatures, kernel._flags, token_of(kernel),
                              kernel.py_func.__code__.co_filename))
 
 
-def rebuild_kernel(func, signatures, flags, token: str | None, filename: str):
-    """The receiving end of ``reduce_kernel``: this process's kernel for ``token``."""
-    from cujit.dispatcher import Kernel
-
-    def make():
-        # cloudpickle sends code without its file name (it writes "<dynamic-code>"):
-        # put it back, so that errors name the kernel's file:line as at home.
-        if func.__code__.co_filename != filename:
-            func.__code__ = _relocated(func.__code__, filename)
-        return Kernel(func, signatures, **flags)
-
-    return rebuilt(token, make)
+def restored(func, filename: str):
+    """``func`` with the file name its code had at home: cloudpickle sends code without
+    it (it writes "<dynamic-code>"), and errors must name the kernel's file:line."""
+    if func.__code__.co_filename != filename:
+        func.__code__ = _relocated(func.__code__, filename)
+    return func
 
 
 def token_of(kernel) -> str:
