@@ -199,7 +199,7 @@ def test_subprogram_and_prologue_at_the_def_line():
     # Python's first line of the function is its decorator's; the def is 3 lines on.
     assert decorated.py_func.__code__.co_firstlineno == line_of(decorated, "@cuda.jit(")
     decorated.compile((int32[::1],))
-    llvm = decorated.inspect_llvm()
+    llvm = decorated.inspect_llvm((int32[::1],))
     def_line = line_of(decorated, "def decorated")
     assert re.search(rf"distinct !DISubprogram\(.*line: {def_line},", llvm)
     # The entry block's parameter setup carries the def line's location.
