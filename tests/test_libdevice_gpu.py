@@ -33,9 +33,15 @@ SAMPLE = {
 def test_gpu_matches_cpu_target(name):
     gpu = run(name, *SAMPLE[name], target="cuda")
     cpu = run(name, *SAMPLE[name], target="cpu")
-    for g, c in zip(gpu, cpu):
+    for k, (g, c) in enumerate(zip(gpu, cpu, strict=True)):
         if g.dtype.kind == "f":
             np.testing.assert_allclose(g, c, rtol=2e-6 if g.dtype == np.float32 else 1e-13)
+        elif name.startswith("remquo") and k == 1:
+            # The quotient: C (and CUDA) promise its sign and at least its 3 low bits;
+            # libdevice gives exactly those, the host's C library more.
+            assert np.array_equal(np.abs(g) & 7, np.abs(c) & 7)
+            low = (np.abs(g) & 7) != 0
+            assert np.array_equal(np.sign(g[low]), np.sign(c[low]))
         else:
             assert np.array_equal(g, c)
 

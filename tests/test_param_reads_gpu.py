@@ -26,7 +26,7 @@ def run(fn, grid, block, *args):
     """Launch ``fn`` on device copies of ``args``; return the arrays copied back and
     the kernel's record (whose mask must drop something for the test to mean much)."""
     kernel = cuda.jit(fn)
-    dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]  # or views
     kernel[grid, block](*dev)
     (spec,) = kernel.overloads.values()
     return [d.copy_to_host() if hasattr(d, "copy_to_host") else d for d in dev], spec.record
@@ -51,11 +51,15 @@ def test_negative_index_wraps():
 
 def test_strided_and_contiguous_2d():
     base = np.arange(1.0, 1 + 40 * 30).reshape(40, 30)
-    a = base[::2, ::3]  # layout 'A': strides passed, extents not
+    a = base[::2, ::3]
+    # A strided view of a device array (to_device itself copies into a contiguous one):
+    # layout 'A', so its strides are passed and its extents not.
+    view = cuda.to_device(base)[::2, ::3]
     out = np.full((20, 10), np.nan)
-    (_, got, _), record = run(strided_2d, (3, 2), (8, 8), a, out, np.int32(7))
+    (got_a, got, _), record = run(strided_2d, (3, 2), (8, 8), view, out, np.int32(7))
     assert record.passed[1:3] == (False, False)
     np.testing.assert_array_equal(got, a)
+    np.testing.assert_array_equal(got_a, a)
 
 
 def test_shape_only_and_loop_and_column_major():
