@@ -389,3 +389,12 @@ def test_compile_with_bad_types_tuple():
 def test_non_void_kernel_signature():
     expect_failure(lambda: cuda.jit("int32(float64[:])", target="cpu")(_noop), TypingError,
                    None, "must return void")
+
+
+def test_decorating_an_unsupported_kernel_raises_nothing_until_it_compiles():
+    # As in numba, a module that defines such a kernel still imports (its other kernels
+    # run); the error comes at the kernel's first compile or launch, at its def line.
+    kernel = cuda.jit(k_varargs, target="cpu")
+    with pytest.raises(UnsupportedError):
+        kernel[1, 1](X.copy())
+    still_works(fresh=True)

@@ -92,7 +92,6 @@ class Kernel(KernelInspection):
 
     @api_boundary
     def __init__(self, pyfunc, signatures=(), options: Options | None = None, **flags):
-        guards.check_parameters(pyfunc)  # *args, keyword-only: refused at the def line
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
         self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
@@ -275,6 +274,7 @@ class Kernel(KernelInspection):
         """Launch: the general path, for any arguments.  Returns what a launcher for
         these kinds of arguments would be made from, or None where none can be."""
         if len(args) != self._nargs:
+            guards.check_parameters(self.py_func)  # *args, keyword-only: said at the def
             raise LaunchError(hints.with_hint(
                 f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
                 "argument-count", kernel=self.__name__, args=", ".join(self._argnames)))
