@@ -116,6 +116,10 @@ _RUNTIME_NAMES = {
     "list_devices": "cujit.runtime.devices",
     "get_current_device": "cujit.runtime.devices",
     "select_device": "cujit.runtime.context",
+    "vectorize": "cujit.ufunc",
+    "guvectorize": "cujit.ufunc",
+    "reduce": "cujit.ufunc",
+    "Reduce": "cujit.ufunc",
 }
 
 
@@ -146,10 +150,6 @@ NOT_SUPPORTED = {
     "libdevice": "direct libdevice calls (math.* and NumPy's functions reach libdevice)",
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
-    "vectorize": "GPU ufuncs (cuda.vectorize)",
-    "guvectorize": "GPU generalized ufuncs (cuda.guvectorize)",
-    "reduce": "GPU reductions (cuda.reduce)",
-    "Reduce": "GPU reductions (cuda.Reduce)",
     "compile": "cuda.compile (use cuda.compile_ptx)",
     "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
     "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "

@@ -64,3 +64,47 @@ def launch_shape(n: int, tpb: int) -> tuple[int, int]:
 def block_size(kernel, args, stream) -> int:
     """The occupancy calculator's block size for ``kernel`` at ``args`` (as forall)."""
     return kernel._forall_block_size(args, stream, 0)
+
+
+def gufunc_kernel(devfn, loop: tuple, kinds: str, nin: int, nloop_dims: int,
+                  cores: list[tuple[int, ...]], target: str):
+    """A gufunc kernel ``k(nloop, v0, v1, ...)``: views of shape loop + core (the first
+    loop axis has extent 1), scalars for kinds 's'; one loop iteration per grid-stride
+    step, its core blocks in local arrays of the sizes in ``cores``."""
+    from cujit.types import Array
+
+    loop_idx = ["0"] + [f"l{d}" for d in range(1, nloop_dims)]
+    body, after, call, env = [], [], [], {"fn": devfn}
+    for k, (t, kind, core) in enumerate(zip(loop, kinds, cores)):
+        env[f"T{k}"] = t.dtype if isinstance(t, Array) else t
+        if not isinstance(t, Array):
+            if core or k >= nin:
+                raise TypeError(f"gufunc operand {k} has core dimensions {core} or is an "
+                                f"output, so its signature type must be an array, not {t}")
+            call.append(f"x{k}" if kind == "s" else f"T{k}(x{k}[{', '.join(loop_idx)}])")
+            continue
+        shape = core or (1,)
+        body.insert(0, f"    a{k} = cuda.local.array({shape!r}, T{k})")
+        call.append(f"a{k}")
+        if kind == "s":
+            body.append(f"        a{k}[0] = x{k}")
+            continue
+        cidx = [f"c{k}_{j}" for j in range(len(core))]
+        local = ", ".join(cidx) if core else "0"
+        whole = ", ".join(loop_idx + cidx)
+        nest = [f"for {c} in range({n}):" for c, n in zip(cidx, core)]
+        target_list = body if k < nin else after
+        stmt = (f"a{k}[{local}] = x{k}[{whole}]" if k < nin else
+                f"x{k}[{whole}] = a{k}[{local}]")
+        for depth, line in enumerate(nest + [stmt]):
+            target_list.append("        " + "    " * depth + line)
+    params = ", ".join(f"x{k}" for k in range(len(loop)))
+    lines = [f"def _gufunc(nloop, {params}):", *[b for b in body if b.startswith("    a")],
+             "    b = cuda.grid(1)", "    step = cuda.gridsize(1)"]
+    lines += [f"    d{d} = x{nin}.shape[{d}]" for d in range(1, nloop_dims)]
+    lines += ["    while b < nloop:", "        r = b"]
+    for d in range(nloop_dims - 1, 0, -1):
+        lines += [f"        l{d} = r % d{d}", f"        r = r // d{d}"]
+    lines += [b for b in body if not b.startswith("    a")]
+    lines += [f"        fn({', '.join(call)})", *after, "        b += step"]
+    return _compile_source("\n".join(lines) + "\n", "_gufunc", env, target)
