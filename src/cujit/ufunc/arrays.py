@@ -33,7 +33,7 @@ class Arrays:
         return self._memory.as_device_array(value)
 
     def to_device(self, host: np.ndarray, stream=0):
-        return self._memory.to_device(np.ascontiguousarray(host), stream=stream)
+        return self._memory.to_device(np.require(host, requirements="C"), stream=stream)
 
     def empty(self, shape: tuple[int, ...], dtype, stream=0):
         return self._memory.device_array(shape, dtype, stream=stream)
