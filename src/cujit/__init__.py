@@ -2,6 +2,8 @@
 
 ``from cujit import cuda`` gives numba.cuda's API; the type objects
 (``float32``, ``int64``...) are importable from here as from numba.
+``install_numba_drop_in()`` (or ``CUJIT_NUMBA=1``, or ``python -m cujit run script.py``)
+makes unchanged ``import numba.cuda`` programs use cujit.
 """
 
 from cujit.types.core import (  # noqa: F401
@@ -11,6 +13,24 @@ from cujit.types.core import (  # noqa: F401
 )
 
 __version__ = "0.1.0"
+
+
+def install_numba_drop_in() -> None:
+    """Make ``import numba.cuda`` and ``from numba import cuda`` give cujit in this
+    process, whether numba is installed or not (``cujit.numba_drop_in``)."""
+    from cujit.numba_drop_in import install_numba_drop_in as install
+
+    install()
+
+
+def _startup() -> None:
+    from cujit import config
+
+    if config.NUMBA.get():  # CUJIT_NUMBA=1
+        install_numba_drop_in()
+
+
+_startup()
 
 
 def __getattr__(name):

@@ -4,6 +4,8 @@
     python -m cujit explain FILE.py:KERNEL --sig SIG       every stage of a kernel, with times
     python -m cujit explain FILE.py:KERNEL --sig SIG --emit ptx
     python -m cujit cache list|clear                       the on-disk kernel cache
+    python -m cujit run SCRIPT.py [ARGS...]                run a numba.cuda program on cujit
+    python -m cujit run -m MODULE [ARGS...]                (``import numba.cuda`` gives cujit)
 """
 
 from __future__ import annotations
@@ -185,6 +187,28 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def cmd_run(args) -> int:
+    """Run a program with the numba drop-in installed (cujit.numba_drop_in)."""
+    import os
+    import runpy
+
+    from cujit import install_numba_drop_in
+
+    install_numba_drop_in()
+    if args.module:
+        sys.argv = [args.target, *args.args]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(args.target, run_name="__main__", alter_sys=True)
+        return 0
+    path = os.path.abspath(args.target)
+    if not os.path.exists(path):
+        raise SystemExit(f"cujit run: no such file {args.target!r}")
+    sys.argv = [args.target, *args.args]
+    sys.path.insert(0, os.path.dirname(path))  # as `python script.py` would
+    runpy.run_path(path, run_name="__main__")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="cujit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -201,5 +225,11 @@ def main(argv=None) -> int:
     ca = sub.add_parser("cache", help="list or clear the on-disk kernel cache")
     ca.add_argument("action", choices=("list", "clear"))
     ca.set_defaults(func=cmd_cache)
+    run = sub.add_parser("run", help="run a numba.cuda program with numba.cuda served by cujit")
+    run.add_argument("-m", dest="module", action="store_true",
+                     help="TARGET is a module name, as with python -m")
+    run.add_argument("target", help="the script (or, with -m, the module) to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    run.set_defaults(func=cmd_run)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -30,6 +30,14 @@ class Knob:
             return (int(text[:-1]), int(text[-1]))
         return self.kind(raw)
 
+    def is_set(self) -> bool:
+        """Whether the variable is set (to anything but the empty string)."""
+        return bool(os.environ.get(self.name))
+
+    def set(self, value: str) -> None:
+        """Set the variable for this process and the processes it starts."""
+        os.environ[self.name] = value
+
 
 SHOW_INTERNALS = Knob("CUJIT_SHOW_INTERNALS", bool, False,
                       "show cujit's internal traceback behind compile errors (for bug reports)")
@@ -48,7 +56,16 @@ WARMUP = Knob("CUJIT_WARMUP", bool, True,
               "load and warm the compiler up in a thread while the CUDA driver starts, "
               "when a kernel is waiting for its first compile (cujit/warmup.py)")
 
-KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, WARMUP)
+NUMBA = Knob("CUJIT_NUMBA", bool, False,
+             "serve `import numba.cuda` / `from numba import cuda` from cujit in a process "
+             "that imports cujit (cujit/numba_drop_in.py; `python -m cujit run` does it too)")
+# numba's own variable, read only under the numba drop-in.
+NUMBA_CUDASIM = Knob("NUMBA_ENABLE_CUDASIM", bool, False,
+                     "under the numba drop-in: run kernels on cujit's CPU target (numba's "
+                     "simulator switch), unless CUJIT_TARGET is set")
+
+KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, WARMUP, NUMBA,
+         NUMBA_CUDASIM)
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads
 # (cuda.pathfinder and ptx/libs.py read them): part of the kernel cache's toolchain stamp.

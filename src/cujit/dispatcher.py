@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from cujit import abi, config, warmup
+from cujit import abi, config, events, warmup
 from cujit.argtypes import fast_typeof
 from cujit.diagnostics import (
     CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
@@ -140,7 +140,7 @@ class Kernel:
     @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
-        sig = parse_signature(sig if isinstance(sig, (str, Signature)) else tuple(sig))
+        sig = parse_signature(sig)
         if not isinstance(sig.return_type, NoneType):
             raise TypingError(f"kernel {self.__name__!r} must return void, not "
                               f"{sig.return_type}",
@@ -265,6 +265,7 @@ class Kernel:
         if spec is None:
             args, spec = self._specialize(args, stream)
         types = spec.arg_types
+        events.notify(events.LAUNCH, self.__name__, self.target)
         if self.target == "cpu":
             spec.result.outputs["native"].launch(grid, block, shmem, types, args)
             return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from cujit import warmup
+from cujit import events, warmup
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc
 from cujit.options import Options
 
@@ -144,6 +144,7 @@ def compile_kernel(pyfunc, arg_types, options: Options = Options(),
         raise ValueError(f"unknown stage {stop_after!r}; stages of target {options.target!r} "
                          f"are {', '.join(stages)}")
     result = CompileResult(getattr(pyfunc, "__qualname__", repr(pyfunc)))
+    events.notify(events.COMPILE, result.name, options.target)
     value: object = pyfunc
     for name, run in _stage_table(arg_types, options):
         start = time.perf_counter()

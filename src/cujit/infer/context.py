@@ -23,6 +23,7 @@ from cujit.types import (
     Array, NamedTuple, NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64,
     from_dtype, int64, is_namedtuple_class, none, uint64,
 )
+from cujit.types.foreign import from_numba_type, is_numba_type
 
 STRING_ERROR = "strings are not supported in kernels"
 
@@ -59,6 +60,8 @@ def const_type(value: object) -> tuple[Type, object] | None:
             t = NamedTuple(types, type(value)) if is_namedtuple_class(type(value)) \
                 else Tuple(types)
             return t, tuple(it[1] for it in items)
+    if is_numba_type(value):  # numba.int32(x), cuda.local.array(n, numba.float32)
+        value = from_numba_type(value)
     return PyObject(value), value
 
 

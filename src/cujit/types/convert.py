@@ -7,6 +7,9 @@ from cujit.types.core import (
     complex128, float64, int64, is_namedtuple_class,
 )
 from cujit.types import core as _core
+from cujit.types.foreign import (
+    from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
+)
 
 _np = None  # numpy, imported on first use so that ``import cujit`` does not load it
 
@@ -42,9 +45,12 @@ _DTYPE_NOTES = {
 
 
 def to_type(spec) -> Type:
-    """A cujit type from a cujit type, a NumPy type/dtype, or Python's int/float/bool."""
+    """A cujit type from a cujit type, one of numba's type objects, a NumPy type/dtype,
+    or Python's int/float/bool."""
     if isinstance(spec, Type):
         return spec
+    if is_numba_type(spec):  # numba.float32, numba.types.float32[:, ::1]...
+        return from_numba_type(spec)
     if spec is bool:
         return boolean
     if spec is int:
@@ -150,6 +156,8 @@ def parse_signature(sig) -> Signature:
     """numba's signature syntax: ``"void(float32[:], int64)"`` or a Signature, or a tuple of args."""
     if isinstance(sig, Signature):
         return sig
+    if is_numba_signature(sig):  # numba.void(numba.float32[:])
+        return from_numba_signature(sig)
     if isinstance(sig, (tuple, list)):
         return Signature(_core.void, tuple(to_type(a) for a in sig))
     if not isinstance(sig, str):

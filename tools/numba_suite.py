@@ -1,0 +1,289 @@
+"""numba-cuda's own test suite (tests/cudapy and tests/doc_examples of the installed
+numba-cuda, 0.30.4: ``pip install -e '.[conformance]'``) run with ``numba.cuda`` served
+by cujit.
+
+    python tools/numba_suite.py                      CPU target, check conformance/expected_pass.txt
+    python tools/numba_suite.py --target cuda        on a GPU
+    python tools/numba_suite.py --update             rewrite the expected list from this run
+    python tools/numba_suite.py -k test_laplace -k test_idiv     only these files
+
+The routing, the counting of cujit's compilations and the harness shims are described
+in tools/numba_suite_worker.py.  Test files run in parallel worker processes
+(``--jobs``); each test has a timeout (``--test-timeout``) after which its worker ends
+and a new one carries on with the tests left, so a hang costs one test.  Files and tests
+left out, each with its reason, are listed in conformance/excluded.txt.
+
+Outcomes: passed (cujit compiled or launched a kernel), no-kernel (passed, but cujit
+neither compiled nor launched anything: counted apart, not as passes), numba-compiled
+(passed, but numba-cuda compiled or simulated a kernel: no pass), failed, error
+(setup, teardown or the file's import), skipped, timeout, crashed.  On the CPU target
+the harness runs in numba's simulator mode (``NUMBA_ENABLE_CUDASIM=1``), as the
+drop-in does, so tests the harness marks as needing a real GPU are skipped.
+
+Per-test outcomes go to ``--json`` (default conformance/results-TARGET.json); totals
+and the most common failure messages are printed.  With the expected list (the default
+unless ``--no-check``), the exit status is 1 when a test on the list did not pass; new
+passes are printed so that the list can grow (``--update``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFORMANCE = os.path.join(ROOT, "conformance")
+WORKER = os.path.join(ROOT, "tools", "numba_suite_worker.py")
+FOLDERS = ("cudapy", "doc_examples")
+PASS = "passed"
+OUTCOMES = ("passed", "no-kernel", "numba-compiled", "failed", "error", "skipped",
+            "timeout", "crashed")
+
+
+def tests_dir() -> str:
+    spec = importlib.util.find_spec("numba_cuda")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("numba-cuda is not installed: pip install -e '.[conformance]'")
+    return os.path.join(spec.submodule_search_locations[0], "numba", "cuda", "tests")
+
+
+def read_excluded(path: str) -> dict[str, str]:
+    """conformance/excluded.txt: ``FILE-OR-TEST-ID: reason`` lines, # comments."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip() if line.lstrip().startswith("#") else line
+            line = line.strip()
+            if line:
+                key, _, reason = line.partition(": ")
+                out[key.strip()] = reason.strip()
+    return out
+
+
+def read_ids(path: str) -> set[str]:
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {ln.strip() for ln in f if ln.strip() and not ln.startswith("#")}
+
+
+def tests_in_file(path: str, rel: str) -> list[str]:
+    """The test ids a file defines (for files that fail to import): TestCase methods."""
+    try:
+        with open(path) as f:
+            tree = ast.parse(f.read())
+    except SyntaxError:
+        return [rel]
+    ids = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            ids += [f"{rel}::{node.name}::{f.name}" for f in node.body
+                    if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            ids.append(f"{rel}::{node.name}")
+    return ids or [rel]
+
+
+def select_files(root: str, excluded: dict[str, str], keys: list[str]) -> list[str]:
+    files = []
+    for folder in FOLDERS:
+        for name in sorted(os.listdir(os.path.join(root, folder))):
+            rel = f"{folder}/{name}"
+            if not (name.startswith("test_") and name.endswith(".py")) or rel in excluded:
+                continue
+            if keys and not any(k in rel for k in keys):
+                continue
+            files.append(rel)
+    return files
+
+
+def _ending(stderr: str, args) -> str:
+    """Why a worker ended early: faulthandler's timeout with the innermost frame, or the
+    last lines it wrote."""
+    if "Timeout (" in stderr:
+        frames = [ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("File ")]
+        where = frames[0] if frames else ""
+        return f"Timeout: no result within {args.test_timeout:g} s; innermost frame: {where}"
+    return stderr[-400:].strip()
+
+
+def run_chunk(root: str, chunk: list[str], args, env: dict, results: dict, lock) -> None:
+    """Run some files in worker processes until every test in them has an outcome."""
+    done: set[str] = set()
+    for _ in range(200):  # each pass records one test at least: this bounds the loop
+        with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as ev:
+            events = ev.name
+        cmd = [sys.executable, WORKER, events, str(args.test_timeout),
+               *[os.path.join(root, f) for f in chunk], "--skip", *sorted(done)]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                  check=False, timeout=args.test_timeout * 4 + 60 * len(chunk))
+            code, tail = proc.returncode, _ending(proc.stderr or proc.stdout, args)
+        except subprocess.TimeoutExpired:
+            code, tail = -9, "Timeout: the worker ran past its own bound"
+        running, recorded = None, {}
+        with open(events) as f:
+            for line in f:
+                rec = json.loads(line)
+                if "start" in rec:
+                    running = rec["start"]
+                elif "collect_error" in rec:
+                    rel = rec["collect_error"].split("::")[0]
+                    for tid in tests_in_file(os.path.join(root, rel), rel):
+                        recorded[tid] = {"id": tid, "outcome": "error",
+                                         "message": "import: " + rec["message"]}
+                else:
+                    recorded[rec["id"]] = rec
+                    running = None if running == rec["id"] else running
+        os.unlink(events)
+        if running is not None and running not in recorded:
+            kind = "timeout" if code in (1, -9) and tail.startswith("Timeout") else "crashed"
+            recorded[running] = {"id": running, "outcome": kind, "message": tail.strip()}
+        with lock:
+            results.update(recorded)
+        done |= set(recorded)
+        if code == 0 or not recorded:
+            return
+
+
+def run_suite(root: str, files: list[str], args, env: dict) -> dict:
+    chunks = [files[i::args.chunks] for i in range(args.chunks) if files[i::args.chunks]]
+    results: dict = {}
+    lock = threading.Lock()
+    queue = list(chunks)
+
+    def worker():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                chunk = queue.pop(0)
+            run_chunk(root, chunk, args, env, results, lock)
+
+    threads = [threading.Thread(target=worker) for _ in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def cause(message: str) -> str:
+    """A failure message with its specifics (numbers, names in quotes) blanked, so that
+    messages of one cause group together."""
+    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
+    first = re.sub(r"/\S+?\.py:\d+:\d+:", "FILE:", first)
+    first = re.sub(r"0x[0-9a-f]+", "0x_", first)
+    first = re.sub(r"\b\d+\b", "N", first)
+    return first[:110]
+
+
+def summarize(results: dict, excluded_tests: int) -> str:
+    counts = collections.Counter(r["outcome"] for r in results.values())
+    total = len(results)
+    ran = total - counts["skipped"]
+    share = (f"  passed {counts[PASS]} of {total} ({100 * counts[PASS] / max(total, 1):.1f}%), "
+             f"of the {ran} not skipped {100 * counts[PASS] / max(ran, 1):.1f}%")
+    lines = [f"{total} tests ({excluded_tests} more left out: conformance/excluded.txt)",
+             "  " + "  ".join(f"{o} {counts[o]}" for o in OUTCOMES), share,
+             "largest causes (failed, error, timeout, crashed):"]
+    causes = collections.Counter(cause(r["message"]) for r in results.values()
+                                 if r["outcome"] in ("failed", "error", "timeout", "crashed"))
+    lines += [f"  {n:5d}  {c}" for c, n in causes.most_common(25)]
+    return "\n".join(lines)
+
+
+def check(results: dict, expected: set[str], files: list[str]) -> tuple[list, list]:
+    """Expected passes that did not pass (in the files run), and new passes."""
+    ran = tuple(f + "::" for f in files)
+    lost = sorted(t for t in expected if t.startswith(ran)
+                  and results.get(t, {}).get("outcome") != PASS)
+    new = sorted(t for t, r in results.items() if r["outcome"] == PASS and t not in expected)
+    return lost, new
+
+
+def write_expected(path: str, results: dict, expected: set[str], files: list[str]) -> None:
+    ran = tuple(f + "::" for f in files)
+    keep = {t for t in expected if not t.startswith(ran)}  # files this run left alone
+    ids = sorted(keep | {t for t, r in results.items() if r["outcome"] == PASS})
+    with open(path, "w") as f:
+        f.write("# numba-cuda tests that pass under cujit on the CPU target: CI fails when "
+                "one stops passing.\n# Written by python tools/numba_suite.py --update\n")
+        f.write("".join(t + "\n" for t in ids))
+
+
+def environment(target: str) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(ROOT, "src")] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["CUJIT_TARGET"] = target
+    if target == "cpu":
+        env["NUMBA_ENABLE_CUDASIM"] = "1"  # the harness's device queries: numba's simulator
+    else:
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.setdefault("CUJIT_WARMUP", "0")
+    return env
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("-k", dest="keys", action="append", default=[],
+                   help="run only the files whose path contains this (repeatable)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes at once")
+    p.add_argument("--chunks", type=int, default=16, help="groups of files, one worker each")
+    p.add_argument("--test-timeout", type=float, default=60.0, help="seconds per test")
+    p.add_argument("--json", help="per-test outcomes (default conformance/results-TARGET.json)")
+    p.add_argument("--expected", default=os.path.join(CONFORMANCE, "expected_pass.txt"))
+    p.add_argument("--no-check", action="store_true", help="do not compare with --expected")
+    p.add_argument("--update", action="store_true", help="rewrite --expected from this run")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    root = tests_dir()
+    excluded = read_excluded(os.path.join(CONFORMANCE, "excluded.txt"))
+    files = select_files(root, excluded, args.keys)
+    excluded_tests = sum(len(tests_in_file(os.path.join(root, f), f)) for f in excluded
+                         if "::" not in f and os.path.exists(os.path.join(root, f)))
+    start = time.perf_counter()
+    results = run_suite(root, files, args, environment(args.target))
+    for tid in excluded:  # single tests left out of files that ran
+        if "::" in tid and results.pop(tid, None) is not None:
+            excluded_tests += 1
+    took = time.perf_counter() - start
+    out = args.json or os.path.join(CONFORMANCE, f"results-{args.target}.json")
+    with open(out, "w") as f:
+        json.dump({"target": args.target, "seconds": round(took, 1), "files": files,
+                   "tests": [results[t] for t in sorted(results)]}, f, indent=1)
+    print(summarize(results, excluded_tests))
+    print(f"{len(files)} files in {took:.0f} s; per-test outcomes in {os.path.relpath(out)}")
+    expected = read_ids(args.expected)
+    if args.update:
+        write_expected(args.expected, results, expected, files)
+        print(f"wrote {os.path.relpath(args.expected)}")
+        return 0
+    if args.no_check:
+        return 0
+    lost, new = check(results, expected, files)
+    for t in new:
+        print(f"new pass (add it: --update): {t}")
+    for t in lost:
+        print(f"EXPECTED PASS NOT PASSING: {t}: {results.get(t, {}).get('outcome', 'not run')}")
+    return 1 if lost else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
