@@ -87,3 +87,11 @@ def test_reduce_refuses_2d_and_complex():
         red(np.ones((2, 2)))
     with pytest.raises(TypeError, match="complex"):
         red(np.ones(4, np.complex128))
+
+
+def test_gufunc_device_operand_of_another_dtype_is_not_cast():
+    from cujit.targets.cpu import memory
+
+    with pytest.raises(TypeError, match=r"gufunc '_matmul': input operand 0 is a device array "
+                                        r"of float32.*does not support \.astype\(\)"):
+        MATMUL(memory.to_device(np.ones((2, 2), np.float32)), np.ones((2, 2)))

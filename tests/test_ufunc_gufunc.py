@@ -94,3 +94,19 @@ def test_scalar_parameter_and_scalar_output(target):
     _close(got, x.sum(axis=1) * 3.0)
     s = RNG.random(7) + 1
     _close(f(x, s), x.sum(axis=1) * s)  # the () operand broadcasts over the loop
+
+
+def test_same_kind_inputs_and_an_output_without_its_unit_loop_axis(target):
+    f = guvectorize(["void(int32[:], int32[:], int32[:])"], "(n),()->(n)",
+                    target=target)(_add_first)
+    x = np.array([1, 2, 3, 4], np.int32)
+    res = np.zeros(4, np.int32)  # the loop shape is (1,) (from y); numba allows (4,)
+    f(x, np.array([5], np.int32), out=res)
+    assert np.array_equal(res, x + 5)
+    got = f(x.astype(np.int64), np.array([7], np.int64))  # int64 -> int32: same kind
+    assert got.dtype == np.int32 and np.array_equal(got.reshape(4), x + 7)
+
+
+def _add_first(x, y, res):
+    for i in range(x.shape[0]):
+        res[i] = x[i] + y[0]

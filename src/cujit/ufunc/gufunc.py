@@ -15,7 +15,7 @@ import numpy as np
 
 from cujit import config
 from cujit.diagnostics import api_boundary
-from cujit.types import Array, Scalar, parse_signature
+from cujit.types import Array, NoneType, Scalar, Signature, parse_signature
 from cujit.ufunc import kernels, resolve
 from cujit.ufunc.arrays import arrays_for
 from cujit.ufunc.vectorize import _is_scalar, device_function
@@ -56,7 +56,11 @@ class GUFunc:
         return f"<cujit gufunc {self.__name__} {self.layout}>"
 
     def _loop_types(self, sig) -> tuple:
-        args = parse_signature(sig).args
+        parsed = parse_signature(sig)
+        if not isinstance(parsed.return_type, NoneType):
+            raise TypeError(f"guvectorized functions cannot return values: signature "
+                            f"{sig} specifies {parsed.return_type} return type")
+        args = parsed.args
         if len(args) != self.nin + self.nout:
             raise TypeError(f"gufunc '{self.__name__}': signature {sig!r} has {len(args)} "
                             f"arguments, the layout {self.layout!r} {self.nin + self.nout}")
@@ -65,34 +69,48 @@ class GUFunc:
     def _select(self, operands) -> tuple:
         loops = [resolve.Loop(tuple(_elem(t) for t in lp[:self.nin]), _elem(lp[-1]))
                  for lp in self.loops]
-        chosen = resolve.select_loop(self.__name__, loops, operands)
+        # numba's gufuncs cast inputs of the same kind (an int64 scalar to int32)
+        chosen = resolve.select_loop(self.__name__, loops, operands, fallback="same_kind")
         return self.loops[loops.index(chosen)]
 
     @api_boundary
     def __call__(self, *args, out=None, stream=0):
+        if len(args) not in (self.nin, self.nin + self.nout):
+            raise TypeError(f"gufunc '{self.__name__}': gufunc accepts "
+                            f"{_count(self.nin)} (for inputs) or "
+                            f"{_count(self.nin + self.nout)} (for inputs and outputs). "
+                            f"Got {_count(len(args))}.")
+        if len(args) > self.nin and out is not None:
+            raise ValueError("cannot specify argument 'out' as both positional and keyword")
         outs = list(args[self.nin:]) or ([] if out is None else
                                          list(out if isinstance(out, tuple) else (out,)))
         args = args[:self.nin]
-        if len(args) != self.nin or len(outs) not in (0, self.nout):
-            raise TypeError(f"gufunc '{self.__name__}' takes {self.nin} input(s) and "
-                            f"{self.nout} output(s)")
+        if len(outs) not in (0, self.nout):
+            raise TypeError(f"gufunc '{self.__name__}' has {self.nout} output(s), "
+                            f"{len(outs)} given")
         mem = arrays_for(self.target)
         operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
         loop = self._select(operands)
+        for k, (v, t) in enumerate(zip(operands, loop)):
+            if mem.is_device(v) and np.dtype(v.dtype) != _elem(t).dtype:
+                raise TypeError(f"gufunc '{self.__name__}': input operand {k} is a device "
+                                f"array of {np.dtype(v.dtype)}, the loop takes "
+                                f"{_elem(t)}; a device array does not support .astype()")
         sizes, loop_shape = self._bind(operands, outs)
         on_device = any(mem.is_device(v) for v in (*operands, *outs))
         shapes = [loop_shape + tuple(sizes[d] for d in core) for core in self.outs]
         dev_outs, host_outs = [], []
         for k, t in enumerate(loop[self.nin:]):
             given = outs[k] if outs else None
-            if given is not None and tuple(given.shape) != shapes[k]:
+            if given is not None and _squeeze(given.shape) != _squeeze(shapes[k]):
                 raise ValueError(f"gufunc '{self.__name__}': output operand {k} has shape "
                                  f"{tuple(given.shape)}, expected {shapes[k]}")
             if given is not None and mem.is_device(given):
                 dev_outs.append(mem.as_device(given))
                 host_outs.append(None)
             else:
-                dev_outs.append(mem.empty(shapes[k], _elem(t).dtype, stream))
+                shape = shapes[k] if given is None else tuple(given.shape)
+                dev_outs.append(mem.empty(shape, _elem(t).dtype, stream))
                 host_outs.append(given)
         dev_ins = [v if _is_scalar(v) else (mem.as_device(v) if mem.is_device(v)
                                             else mem.to_device(v, stream)) for v in operands]
@@ -165,14 +183,40 @@ class GUFunc:
         kern[blocks, tpb, stream](*args)
 
 
+def _squeeze(shape) -> tuple[int, ...]:
+    # An output may leave out leading loop axes of extent 1 (numba accepts that).
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _count(n: int) -> str:
+    return f"{n} positional argument{'s' * (n != 1)}"
+
+
 def _elem(t) -> Scalar:
     return t.dtype if isinstance(t, Array) else t
 
 
-def guvectorize(signatures, layout: str, target: str | None = None, **options):
+def check_gufunc_options(options: dict) -> None:
+    """numba's rules: ``nopython`` must be True; no other target option exists."""
+    if not options.pop("nopython", True):
+        raise TypeError("nopython flag must be True")
+    if options:
+        raise TypeError("The following target options are not supported: "
+                        + ", ".join(repr(k) for k in options))
+
+
+def guvectorize(signatures, layout: str, target: str | None = None, identity=None,
+                **options):
     """``@cuda.guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'],
     '(m,n),(n,p)->(m,p)')``: a GUFunc of the decorated function."""
-    sigs = [signatures] if isinstance(signatures, str) else list(signatures)
+    if options.pop("cache", False):
+        raise TypeError("caching is not supported")
+    options.pop("writable_args", None)  # every cujit kernel argument is writable
+    check_gufunc_options(options)
+    sigs = [signatures] if isinstance(signatures, (str, Signature)) else list(signatures)
     chosen = config.TARGET.get() if target in (None, "cuda", "gpu") else target
     if chosen not in ("cuda", "cpu"):
         raise ValueError(f"unknown guvectorize target {target!r}: use 'cuda' or 'cpu'")

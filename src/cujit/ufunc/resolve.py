@@ -83,12 +83,17 @@ def _fits(value, target: np.dtype, weak: bool) -> bool:
     return target.kind == "c"
 
 
-def select_loop(name: str, loops: list[Loop], operands) -> Loop:
-    """The first loop every operand casts to safely; a TypeError naming ``name`` if none."""
+def select_loop(name: str, loops: list[Loop], operands, fallback: str | None = None) -> Loop:
+    """The first loop every operand casts to safely, else (with ``fallback``, numba's
+    gufunc rule) the first one they cast to by that rule; a TypeError naming ``name``."""
     # Python scalars are weak only beside a typed operand; alone they are int64/float64.
     weak = not all(is_weak(v) for v in operands)
     for loop in loops:
         if all(_fits(v, t.dtype, weak) for v, t in zip(operands, loop.inputs)):
+            return loop
+    for loop in loops if fallback else ():
+        if all(np.can_cast(operand_dtype(v), t.dtype, fallback)
+               for v, t in zip(operands, loop.inputs)):
             return loop
     given = "".join(operand_dtype(v).char for v in operands)
     have = ", ".join(str(lp) for lp in loops) or "none"

@@ -8,11 +8,13 @@ to the device and the result back, and leaves device operands where they are.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from cujit import config
 from cujit.diagnostics import api_boundary
-from cujit.types import Scalar, from_dtype
+from cujit.types import Scalar, Signature, from_dtype
 from cujit.ufunc import kernels, resolve
 from cujit.ufunc.arrays import arrays_for
 
@@ -173,16 +175,31 @@ def _device_operand(mem, value, loop_type: Scalar, stream):
     return mem.to_device(value, stream)
 
 
-def vectorize(signatures=None, target: str | None = None, identity=None, nopython=True,
+def check_vectorize_options(options: dict) -> None:
+    """numba's rules: ``nopython`` is redundant (a warning), anything else unknown."""
+    for name in options:
+        if name == "nopython":
+            warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
+                          stacklevel=3)
+        else:
+            raise KeyError(f"Unrecognized options. cuda vectorize target does not support "
+                           f"option: '{name}'")
+
+
+def vectorize(signatures=None, target: str | None = None, identity=None,
               device: bool = False, **options):
     """``@cuda.vectorize(['float32(float32, float32)'])`` or ``@cuda.vectorize`` (lazy).
 
     ``target`` 'cuda' (numba's spelling) or 'cpu'; ``device=True`` gives a device
-    function with those signatures, callable from kernels, instead of a ufunc."""
+    function with those signatures, callable from kernels, instead of a ufunc;
+    ``identity`` is kept as the ufunc's; ``nopython`` is accepted (and redundant)."""
+    if options.pop("cache", False):
+        raise TypeError("caching is not supported")
+    check_vectorize_options(options)
     if callable(signatures) and not isinstance(signatures, (str, list, tuple)):
-        return UFunc(signatures, (), _target(target))
+        return UFunc(signatures, (), _target(target), identity)
     sigs = [] if signatures is None else (
-        [signatures] if not isinstance(signatures, (list, tuple)) else list(signatures))
+        [signatures] if isinstance(signatures, (str, Signature)) else list(signatures))
 
     def decorate(pyfunc):
         if device:
