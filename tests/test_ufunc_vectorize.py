@@ -164,3 +164,18 @@ def test_device_true_gives_a_device_function(target):
 def test_cuda_namespace_serves_the_decorators():
     assert cuda.vectorize is vectorize
     assert callable(cuda.guvectorize) and callable(cuda.reduce) and callable(cuda.Reduce)
+
+
+def test_repeated_device_calls_reuse_the_launch_and_stay_right(hyp, target):
+    mem = arrays_for(target)
+    out = mem.to_device(np.full(300, np.nan, np.float32))
+    for seed in range(3):  # the same kinds of operands: the cached launch, new data
+        x = np.random.default_rng(seed).random(300).astype(np.float32) + 0.5
+        assert hyp(mem.to_device(x), np.float32(seed), out=out) is out
+        _close(mem.to_host(out), _ref_hyp(x.astype(np.float64), float(seed)), np.float32)
+    x64 = RNG.random(300) + 0.5  # float64 operands: another loop, its own launch
+    out64 = mem.to_device(np.full(300, np.nan))
+    hyp(mem.to_device(x64), 1.5, out=out64)
+    _close(mem.to_host(out64), _ref_hyp(x64, 1.5), np.float64)
+    with pytest.raises(TypeError, match="could not be coerced"):  # checks still run
+        hyp(mem.to_device(x64), 1.5, out=mem.to_device(np.zeros(300, np.int32)))

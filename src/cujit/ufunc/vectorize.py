@@ -66,6 +66,9 @@ class UFunc:
         self.loops = [resolve.parse_loop(s, self.nin) for s in signatures]
         self.dynamic = not self.loops
         self._kernels: dict[tuple, object] = {}
+        # Calls on device operands seen before: their launch, keyed by the operands'
+        # classes, dtypes, shapes and strides (see _fast_key).
+        self._fast: dict[tuple, tuple] = {}
 
     def __repr__(self) -> str:
         return f"<cujit ufunc {self.__name__}>"
@@ -102,6 +105,12 @@ class UFunc:
     def __call__(self, *args, out=None, stream=0):
         if len(args) == self.nin + 1 and out is None:
             *args, out = args
+        key = _fast_key(args, out, stream)
+        hit = self._fast.get(key) if key is not None else None
+        if hit is not None:  # the same kinds of device operands as an earlier call
+            launch, casts = hit
+            launch(out, *[v if c is None else c(v) for v, c in zip(args, casts)])
+            return out
         if len(args) != self.nin:
             raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} input(s), "
                             f"got {len(args)}")
@@ -123,7 +132,10 @@ class UFunc:
         else:
             out = mem.as_device(out)
         dev = [_device_operand(mem, v, t, stream) for v, t in zip(operands, loop.inputs)]
-        self._run(mem, loop, dev, out, shape, stream)
+        launch = self._run(mem, loop, dev, out, shape, stream)
+        if key is not None and launch is not None and on_device and host_out is None:
+            self._fast[key] = (launch, [t.dtype.type if _is_scalar(v) else None
+                                        for v, t in zip(operands, loop.inputs)])
         if on_device:
             return out
         if host_out is not None:
@@ -132,9 +144,11 @@ class UFunc:
         host = mem.to_host(out, stream)
         return host[()] if shape == () else host
 
-    def _run(self, mem, loop, dev, out, shape, stream) -> None:
+    def _run(self, mem, loop, dev, out, shape, stream):
+        """Launch the loop's kernel; return the launch when later calls with operands
+        like these may reuse it as it is (1-D contiguous operands)."""
         if out.size == 0:
-            return
+            return None
         kinds = "".join("s" if _is_scalar(v) else "a" for v in dev)
         flat = out.is_c_contiguous() and all(
             tuple(v.shape) == shape and v.is_c_contiguous() for v in dev if not _is_scalar(v))
@@ -149,7 +163,10 @@ class UFunc:
             ndim = len(shape)
         kern = self._kernel(loop, kinds, ndim, from_dtype(out.dtype))
         blocks, tpb = kernels.launch_shape(out.size, kernels.block_size(kern, args, stream))
-        kern[blocks, tpb, stream](*args)
+        launch = kern[blocks, tpb, stream]
+        launch(*args)
+        reusable = flat and all(a is v for a, v in zip(args[1:], dev) if not _is_scalar(v))
+        return launch if reusable and args[0] is out else None
 
     def reduce(self, array, axis=0, stream=0):
         """``ufunc.reduce`` of a binary ufunc over a 1-D array (numba's CUDA form)."""
@@ -161,6 +178,24 @@ class UFunc:
         if axis not in (0, None) or np.ndim(array) != 1:
             raise NotImplementedError("ufunc.reduce of a 1-D array over axis 0 only")
         return Reduce(self.device_function, target=self.target)(array, stream=stream)
+
+
+def _fast_key(args, out, stream):
+    """What decides a call's loop and launch, for calls whose operands are all arrays
+    or typed scalars (a Python int's value matters to the loop, so it has no key)."""
+    if out is None:
+        return None
+    key = [id(stream), type(out), out.dtype, out.shape, out.strides]
+    for a in args:
+        cls = type(a)
+        if cls is int:
+            return None
+        if cls is float or cls is bool or cls is complex:
+            key.append(cls)
+        else:
+            key += (cls, getattr(a, "dtype", None), getattr(a, "shape", None),
+                    getattr(a, "strides", None))
+    return tuple(key)
 
 
 def _is_scalar(value) -> bool:
