@@ -34,7 +34,7 @@ def total(target):
 
 
 @pytest.mark.parametrize("n", [1, 7, 31, 32, 33, BLOCK - 1, BLOCK, BLOCK + 1, 5000,
-                               BLOCK * MAX_BLOCKS + 77])
+                               BLOCK * MAX_BLOCKS + 77, 5 * BLOCK * MAX_BLOCKS + 3])
 def test_sum_of_any_length(total, n):
     x = RNG.integers(1, 9, n).astype(np.float64)  # integers: the sum is exact
     assert total(x) == x.sum()

@@ -31,6 +31,11 @@ def _reduce(x, part, n, init, use_init):
     if i < n:
         acc = x[i]
         i += step
+        # Four independent loads per step keep enough bytes in flight to fill the
+        # memory bus with one block per multiprocessor's worth of warps.
+        while i + 3 * step < n:
+            acc = op(acc, op(op(x[i], x[i + step]), op(x[i + 2 * step], x[i + 3 * step])))
+            i += 4 * step
         while i < n:
             acc = op(acc, x[i])
             i += step
