@@ -162,7 +162,7 @@ class GUFunc:
             return
         full = (1,) + loop_shape  # at least one loop axis: 0-d operands need no special case
         views, cores, kinds = [], [], ""
-        for v, core in zip((*dev_ins, *dev_outs), (*self.ins, *self.outs)):
+        for k, (v, core) in enumerate(zip((*dev_ins, *dev_outs), (*self.ins, *self.outs))):
             core_shape = tuple(sizes[d] for d in core)
             cores.append(core_shape)
             if _is_scalar(v):
@@ -170,8 +170,8 @@ class GUFunc:
                 kinds += "s"
                 continue
             shape = full + core_shape
-            views.append(mem.view(v, shape, resolve.broadcast_strides(v.shape, v.strides,
-                                                                      shape)))
+            strides = resolve.broadcast_strides(v.shape, v.strides, shape)
+            views.append(mem.view(v, shape, strides, writeable=k >= self.nin))
             kinds += "a"
         key = (loop, kinds, len(full), tuple(cores))
         kern = self._kernels.get(key)
