@@ -179,3 +179,12 @@ def test_repeated_device_calls_reuse_the_launch_and_stay_right(hyp, target):
     _close(mem.to_host(out64), _ref_hyp(x64, 1.5), np.float64)
     with pytest.raises(TypeError, match="could not be coerced"):  # checks still run
         hyp(mem.to_device(x64), 1.5, out=mem.to_device(np.zeros(300, np.int32)))
+
+
+def test_in_place_output_aliasing_an_input(hyp, target):
+    mem = arrays_for(target)
+    x = RNG.random(5000) + 0.5  # several unrolled steps per thread and a tail
+    y = RNG.random(5000)
+    dx = mem.to_device(x)
+    assert hyp(dx, mem.to_device(y), out=dx) is dx
+    _close(mem.to_host(dx), _ref_hyp(x, y), np.float64)

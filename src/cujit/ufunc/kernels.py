@@ -12,6 +12,8 @@ from cujit.types import Scalar
 
 # Blocks a grid-stride launch uses at most: enough to fill any GPU several times over.
 MAX_BLOCKS = 65536
+# Elements per step of a flat element-wise kernel's grid-stride loop.
+UNROLL = 4
 
 
 def _compile_source(src: str, name: str, env: dict, target: str):
@@ -37,11 +39,27 @@ def map_kernel(devfn, inputs: tuple[Scalar, ...], kinds: str, ndim: int, out: Sc
              "    step = cuda.gridsize(1)",
              "    n = out.size"]
     lines += [f"    d{d} = out.shape[{d}]" for d in range(1, ndim)]
+    if ndim == 0:
+        lines += _unrolled(kinds)
     lines.append("    while i < n:")
     lines += _unravel(ndim)
     lines += [f"        out[{idx}] = co(fn({args}))", "        i += step"]
     env = {"fn": devfn, "co": out, **{f"c{k}": t for k, t in enumerate(inputs)}}
     return _compile_source("\n".join(lines) + "\n", "_ufunc_map", env, target)
+
+
+def _unrolled(kinds: str) -> list[str]:
+    # The flat form's main loop: UNROLL elements per step, every load before any store
+    # (an output may alias an input), so that each thread has UNROLL loads in flight.
+    lines = [f"    while i + {UNROLL - 1} * step < n:"]
+    for u in range(UNROLL):
+        at = "i" if u == 0 else f"i + {u} * step"
+        args = ", ".join(f"c{k}(x{k}[{at}])" if kind == "a" else f"x{k}"
+                         for k, kind in enumerate(kinds))
+        lines.append(f"        r{u} = co(fn({args}))")
+    for u in range(UNROLL):
+        lines.append(f"        out[{'i' if u == 0 else f'i + {u} * step'}] = r{u}")
+    return lines + [f"        i += {UNROLL} * step"]
 
 
 def _unravel(ndim: int) -> list[str]:
@@ -55,9 +73,10 @@ def _unravel(ndim: int) -> list[str]:
     return lines
 
 
-def launch_shape(n: int, tpb: int) -> tuple[int, int]:
-    """(blocks, threads per block) of a grid-stride launch over ``n`` items."""
-    blocks = max(1, min((n + tpb - 1) // tpb, MAX_BLOCKS))
+def launch_shape(n: int, tpb: int, per_thread: int = 1) -> tuple[int, int]:
+    """(blocks, threads per block) of a grid-stride launch over ``n`` items, each
+    thread taking ``per_thread`` of them per step."""
+    blocks = max(1, min((n + tpb * per_thread - 1) // (tpb * per_thread), MAX_BLOCKS))
     return blocks, tpb
 
 

@@ -162,7 +162,8 @@ class UFunc:
                 v, shape, resolve.broadcast_strides(v.shape, v.strides, shape)) for v in dev]
             ndim = len(shape)
         kern = self._kernel(loop, kinds, ndim, from_dtype(out.dtype))
-        blocks, tpb = kernels.launch_shape(out.size, kernels.block_size(kern, args, stream))
+        blocks, tpb = kernels.launch_shape(out.size, kernels.block_size(kern, args, stream),
+                                           kernels.UNROLL if ndim == 0 else 1)
         launch = kern[blocks, tpb, stream]
         launch(*args)
         reusable = flat and all(a is v for a, v in zip(args[1:], dev) if not _is_scalar(v))
