@@ -188,3 +188,20 @@ def test_in_place_output_aliasing_an_input(hyp, target):
     dx = mem.to_device(x)
     assert hyp(dx, mem.to_device(y), out=dx) is dx
     _close(mem.to_host(dx), _ref_hyp(x, y), np.float64)
+
+
+def test_cuda_target_takes_cai_and_cuda_dlpack_operands_as_device_arrays():
+    mem = arrays_for("cuda")  # classification only: nothing here touches a GPU
+
+    class DLPack:
+        def __init__(self, kind):
+            self.kind = kind
+
+        def __dlpack_device__(self):
+            return (self.kind, 0)
+
+    class CAI:
+        __cuda_array_interface__ = {}
+
+    assert mem.is_device(CAI()) and mem.is_device(DLPack(2)) and mem.is_device(DLPack(13))
+    assert not mem.is_device(DLPack(1)) and not mem.is_device(np.ones(3))

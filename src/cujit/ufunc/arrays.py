@@ -1,7 +1,7 @@
 """The array operations cujit's ufuncs need, on the CUDA target or the CPU target.
 
-On the CUDA target a device array is anything with the CUDA Array Interface (viewed as a
-``DeviceArray``, no copy); on the CPU target it is the CPU target's host-memory device
+On the CUDA target a device array is anything with the CUDA Array Interface or a DLPack
+producer on a CUDA device (viewed as a ``DeviceArray``, no copy); on the CPU target it is the CPU target's host-memory device
 array.  Broadcast operands become strided views (stride 0 along broadcast axes).
 """
 
@@ -24,13 +24,20 @@ class Arrays:
     def is_device(self, value) -> bool:
         if self.target == "cpu":
             return isinstance(value, self._memory.HostDeviceArray)
-        return hasattr(value, "__cuda_array_interface__")
+        if hasattr(value, "__cuda_array_interface__"):
+            return True
+        dl_device = getattr(value, "__dlpack_device__", None)
+        return dl_device is not None and dl_device()[0] in _DLPACK_CUDA
 
-    def as_device(self, value):
+    def as_device(self, value, stream=0):
         """A device operand as this target's device array, without a copy."""
         if self.target == "cpu":
             return value
-        return self._memory.as_device_array(value)
+        if hasattr(value, "__cuda_array_interface__"):
+            return self._memory.as_device_array(value)
+        from cujit.runtime import interop
+
+        return interop.from_dlpack(value, stream=stream)
 
     def to_device(self, host: np.ndarray, stream=0):
         return self._memory.to_device(np.require(host, requirements="C"), stream=stream)
@@ -76,6 +83,9 @@ class Arrays:
 
             context.synchronize()
 
+
+# DLPack device types of GPU memory: CUDA, CUDA host (pinned), CUDA managed.
+_DLPACK_CUDA = (2, 3, 13)
 
 _BY_TARGET: dict[str, Arrays] = {}
 

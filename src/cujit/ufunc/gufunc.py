@@ -106,13 +106,13 @@ class GUFunc:
                 raise ValueError(f"gufunc '{self.__name__}': output operand {k} has shape "
                                  f"{tuple(given.shape)}, expected {shapes[k]}")
             if given is not None and mem.is_device(given):
-                dev_outs.append(mem.as_device(given))
+                dev_outs.append(mem.as_device(given, stream))
                 host_outs.append(None)
             else:
                 shape = shapes[k] if given is None else tuple(given.shape)
                 dev_outs.append(mem.empty(shape, _elem(t).dtype, stream))
                 host_outs.append(given)
-        dev_ins = [v if _is_scalar(v) else (mem.as_device(v) if mem.is_device(v)
+        dev_ins = [v if _is_scalar(v) else (mem.as_device(v, stream) if mem.is_device(v)
                                             else mem.to_device(v, stream)) for v in operands]
         self._run(mem, loop, dev_ins, dev_outs, sizes, loop_shape, stream)
         results = [self._result(mem, d, h, on_device, stream)

@@ -129,9 +129,9 @@ class Reduce:
         init = dtype.type(init)
         if n < 1:
             return init if res is None else _fill(mem, res, init, stream)
-        x = mem.as_device(arr) if mem.is_device(arr) else mem.to_device(arr[:n], stream)
+        x = mem.as_device(arr, stream) if mem.is_device(arr) else mem.to_device(arr[:n], stream)
         kern = self._kernel(dtype)
-        out = mem.empty((1,), dtype, stream) if res is None else mem.as_device(res)
+        out = mem.empty((1,), dtype, stream) if res is None else mem.as_device(res, stream)
         blocks = min((n + BLOCK - 1) // BLOCK, MAX_BLOCKS)
         if blocks == 1:
             kern[1, BLOCK, stream](x, out, np.int64(n), init, True)
@@ -145,7 +145,7 @@ class Reduce:
 
 
 def _fill(mem, res, value, stream) -> None:
-    res = mem.as_device(res)
+    res = mem.as_device(res, stream)
     if mem.target == "cpu":
         res[0] = value
     else:

@@ -130,7 +130,7 @@ class UFunc:
             dtype = loop.output.dtype if host_out is None else host_out.dtype
             out = mem.empty(shape, dtype, stream)
         else:
-            out = mem.as_device(out)
+            out = mem.as_device(out, stream)
         dev = [_device_operand(mem, v, t, stream) for v, t in zip(operands, loop.inputs)]
         launch = self._run(mem, loop, dev, out, shape, stream)
         if key is not None and launch is not None and on_device and host_out is None:
@@ -207,7 +207,7 @@ def _device_operand(mem, value, loop_type: Scalar, stream):
     if _is_scalar(value):
         return loop_type.dtype.type(value)
     if mem.is_device(value):
-        return mem.as_device(value)
+        return mem.as_device(value, stream)
     return mem.to_device(value, stream)
 
 
