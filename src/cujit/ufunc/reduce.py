@@ -106,6 +106,9 @@ class Reduce:
         self.__name__ = getattr(self._op, "__name__", "reduce")
         self.target = target if target in ("cpu", "cuda") else config.TARGET.get()
         self._kernels: dict[np.dtype, object] = {}
+        # The first launch's partials, kept per dtype, stream and device: an allocation
+        # (and its free) per call would cost more than the reduction of a short array.
+        self._scratch: dict[tuple, tuple] = {}
 
     def __repr__(self) -> str:
         return f"<cujit Reduce {self.__name__}>"
@@ -115,6 +118,18 @@ class Reduce:
         if kern is None:
             kern = self._kernels[dtype] = _compile(self._op, dtype, self.target)
         return kern
+
+    def _partials(self, mem, dtype: np.dtype, stream):
+        device = None
+        if mem.target == "cuda":
+            from cujit.runtime import context
+
+            device = context.current_device_id()
+        key = (dtype, id(stream), device)
+        found = self._scratch.get(key)
+        if found is None:  # the stream is kept too, so that its id is not reused
+            found = self._scratch[key] = (mem.empty((MAX_BLOCKS,), dtype, stream), stream)
+        return found[0]
 
     @api_boundary
     def __call__(self, arr, size=None, res=None, init=0, stream=0):
@@ -136,7 +151,7 @@ class Reduce:
         if blocks == 1:
             kern[1, BLOCK, stream](x, out, np.int64(n), init, True)
         else:
-            part = mem.empty((blocks,), dtype, stream)
+            part = self._partials(mem, dtype, stream)
             kern[blocks, BLOCK, stream](x, part, np.int64(n), init, False)
             kern[1, BLOCK, stream](part, out, np.int64(blocks), init, True)
         if res is not None:
