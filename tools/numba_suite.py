@@ -117,43 +117,75 @@ def _ending(stderr: str, args) -> str:
     return stderr[-400:].strip()
 
 
+def _run_worker(root: str, chunk: list[str], done: set[str], args, env: dict):
+    """One worker process over ``chunk`` (less the tests ``done``): its exit status, why
+    it ended, and the events it wrote."""
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as ev:
+        events = ev.name
+    cmd = [sys.executable, WORKER, events, str(args.test_timeout),
+           *[os.path.join(root, f) for f in chunk], "--skip", *sorted(done)]
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
+                              timeout=max(args.test_timeout * 4, 300) + 60 * len(chunk))
+        code, tail = proc.returncode, _ending(proc.stderr or proc.stdout, args)
+    except subprocess.TimeoutExpired:
+        code, tail = -9, "Timeout: the worker ran past its own bound"
+    with open(events) as f:
+        records = [json.loads(line) for line in f]
+    os.unlink(events)
+    return code, tail, records
+
+
+def _outcomes(root: str, records: list[dict], code: int, tail: str) -> dict:
+    """Each test's record; a test started but not finished gets the worker's end."""
+    running, recorded = None, {}
+    for rec in records:
+        if "start" in rec:
+            running = rec["start"]
+        elif "collect_error" in rec:
+            rel = rec["collect_error"].split("::")[0]
+            for tid in tests_in_file(os.path.join(root, rel), rel):
+                recorded[tid] = {"id": tid, "outcome": "error",
+                                 "message": "import: " + rec["message"]}
+        else:
+            recorded[rec["id"]] = rec
+    if running is not None and running not in recorded:
+        kind = "timeout" if code in (1, -9) and tail.startswith("Timeout") else "crashed"
+        recorded[running] = {"id": running, "outcome": kind, "message": tail.strip()}
+    return recorded
+
+
 def run_chunk(root: str, chunk: list[str], args, env: dict, results: dict, lock) -> None:
     """Run some files in worker processes until every test in them has an outcome."""
     done: set[str] = set()
     for _ in range(200):  # each pass records one test at least: this bounds the loop
-        with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as ev:
-            events = ev.name
-        cmd = [sys.executable, WORKER, events, str(args.test_timeout),
-               *[os.path.join(root, f) for f in chunk], "--skip", *sorted(done)]
-        try:
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                                  check=False, timeout=args.test_timeout * 4 + 60 * len(chunk))
-            code, tail = proc.returncode, _ending(proc.stderr or proc.stdout, args)
-        except subprocess.TimeoutExpired:
-            code, tail = -9, "Timeout: the worker ran past its own bound"
-        running, recorded = None, {}
-        with open(events) as f:
-            for line in f:
-                rec = json.loads(line)
-                if "start" in rec:
-                    running = rec["start"]
-                elif "collect_error" in rec:
-                    rel = rec["collect_error"].split("::")[0]
-                    for tid in tests_in_file(os.path.join(root, rel), rel):
-                        recorded[tid] = {"id": tid, "outcome": "error",
-                                         "message": "import: " + rec["message"]}
-                else:
-                    recorded[rec["id"]] = rec
-                    running = None if running == rec["id"] else running
-        os.unlink(events)
-        if running is not None and running not in recorded:
-            kind = "timeout" if code in (1, -9) and tail.startswith("Timeout") else "crashed"
-            recorded[running] = {"id": running, "outcome": kind, "message": tail.strip()}
+        code, tail, records = _run_worker(root, chunk, done, args, env)
+        recorded = _outcomes(root, records, code, tail)
         with lock:
             results.update(recorded)
         done |= set(recorded)
-        if code == 0 or not recorded:
+        if code == 0:
             return
+        if not recorded:  # it ended before any test: one file at a time, to find which
+            if len(chunk) > 1 and not done:
+                for rel in chunk:
+                    run_chunk(root, [rel], args, env, results, lock)
+                return
+            _record_unrun(root, chunk, done, code, tail, results, lock)
+            return
+
+
+def _record_unrun(root, chunk, done, code, tail, results, lock) -> None:
+    kind = "timeout" if tail.startswith("Timeout") else "crashed"
+    left = {}
+    for rel in chunk:
+        for tid in tests_in_file(os.path.join(root, rel), rel):
+            if tid not in done:
+                left[tid] = {"id": tid, "outcome": kind,
+                             "message": f"the worker ended (status {code}) before this "
+                                        f"test: {tail}"}
+    with lock:
+        results.update(left)
 
 
 def run_suite(root: str, files: list[str], args, env: dict) -> dict:

@@ -353,7 +353,8 @@ def main(argv: list[str]) -> int:
     _stand_in_for_filecheck()
     _count_numba_cuda()
     _route_numba_ufunc_builders()
-    faulthandler.dump_traceback_later(timeout * 4, exit=True, file=_STDERR)  # collection
+    # Collection (importing the files) has a bound of its own, apart from the tests'.
+    faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_STDERR)
     with open(events_path, "a") as out:
         plugin = Plugin(out, skip, timeout)
         args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--assert=plain",
