@@ -110,3 +110,10 @@ def test_same_kind_inputs_and_an_output_without_its_unit_loop_axis(target):
 def _add_first(x, y, res):
     for i in range(x.shape[0]):
         res[i] = x[i] + y[0]
+
+
+def test_host_out_of_another_dtype_receives_the_cast_result(matmul):
+    a = RNG.random((3, 2, 2)).astype(np.float32)
+    out = np.full((3, 2, 2), np.nan)  # float64 out for the float32 loop
+    assert matmul(a, a, out=out) is out
+    _close(out, a.astype(np.float64) @ a.astype(np.float64))

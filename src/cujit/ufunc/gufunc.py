@@ -109,8 +109,10 @@ class GUFunc:
                 dev_outs.append(mem.as_device(given, stream))
                 host_outs.append(None)
             else:
-                shape = shapes[k] if given is None else tuple(given.shape)
-                dev_outs.append(mem.empty(shape, _elem(t).dtype, stream))
+                # a host out= comes back in its own shape and dtype (the kernel casts)
+                shape, dtype = ((shapes[k], _elem(t).dtype) if given is None else
+                                (tuple(given.shape), given.dtype))
+                dev_outs.append(mem.empty(shape, dtype, stream))
                 host_outs.append(given)
         dev_ins = [v if _is_scalar(v) else (mem.as_device(v, stream) if mem.is_device(v)
                                             else mem.to_device(v, stream)) for v in operands]
