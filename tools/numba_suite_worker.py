@@ -221,6 +221,21 @@ def _count_numba_cuda() -> None:
             setattr(holder, attr, counting(getattr(holder, attr)))
 
 
+def _route_numba_ufunc_builders() -> None:
+    """``numba.vectorize(target='cuda')`` imports numba.cuda.vectorizers from numba's own
+    module, which no routing reaches: point numba's builder registries at cujit's."""
+    try:
+        from numba.np.ufunc.decorators import GUVectorize, Vectorize
+    except ImportError:  # no numba: nothing to route
+        return
+    from cujit.cuda import vectorizers
+
+    for registry, builder in ((Vectorize.target_registry, vectorizers.CUDAVectorize),
+                              (GUVectorize.target_registry, vectorizers.CUDAGUFuncVectorize)):
+        registry.ondemand.pop("cuda", None)  # a UniqueDict: a key is set only once
+        registry.ondemand["cuda"] = lambda builder=builder: builder
+
+
 def _dotted_name(path: str) -> str:
     """numba.cuda.tests.cudapy.test_x for .../numba_cuda/numba/cuda/tests/cudapy/test_x.py"""
     parts = os.path.splitext(os.path.abspath(path))[0].split(os.sep)
@@ -337,6 +352,7 @@ def main(argv: list[str]) -> int:
     events.subscribe(Counts.cujit_event)
     _stand_in_for_filecheck()
     _count_numba_cuda()
+    _route_numba_ufunc_builders()
     # Collection (importing the files) has a bound of its own, apart from the tests'.
     faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_STDERR)
     with open(events_path, "a") as out:

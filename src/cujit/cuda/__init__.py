@@ -128,6 +128,10 @@ _RUNTIME_NAMES = {
     "current_context": "cujit.runtime.context",
     "close": "cujit.runtime.context",
     "detect": "cujit.runtime.devices",
+    "vectorize": "cujit.ufunc",
+    "guvectorize": "cujit.ufunc",
+    "reduce": "cujit.ufunc",
+    "Reduce": "cujit.ufunc",
 }
 
 
@@ -160,10 +164,6 @@ NOT_SUPPORTED = {
     "declare_device": "calls to external device functions",
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
-    "vectorize": "GPU ufuncs (cuda.vectorize)",
-    "guvectorize": "GPU generalized ufuncs (cuda.guvectorize)",
-    "reduce": "GPU reductions (cuda.reduce)",
-    "Reduce": "GPU reductions (cuda.Reduce)",
     "compile": "cuda.compile (use cuda.compile_ptx)",
     "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
     "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "

@@ -1,0 +1,255 @@
+"""``cuda.vectorize``: NumPy-style ufuncs whose loops are cujit kernels.
+
+The user's scalar function becomes a device function; each loop (input types -> output
+type) and operand layout gets a generated grid-stride kernel calling it (``kernels.py``).
+A call resolves its loop as NumPy does (``resolve.py``), broadcasts, copies host arrays
+to the device and the result back, and leaves device operands where they are.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from cujit import config
+from cujit.diagnostics import api_boundary
+from cujit.types import Scalar, Signature, from_dtype
+from cujit.ufunc import kernels, resolve
+from cujit.ufunc.arrays import arrays_for
+
+
+def device_function(pyfunc, signatures=()):
+    """``pyfunc`` as a cujit device function (kept as is when it already is one)."""
+    from cujit.dispatcher import DeviceFunction
+
+    if isinstance(pyfunc, DeviceFunction):
+        return pyfunc
+    return DeviceFunction(pyfunc, signatures)
+
+
+def return_type(devfn, arg_types: tuple[Scalar, ...]) -> Scalar:
+    """The type ``devfn`` returns for ``arg_types`` (stages 1-5 of the device function)."""
+    from cujit.bytecode import decode
+    from cujit.cfg import build_cfg
+    from cujit.infer import infer_types
+    from cujit.infer.function_calls import Callees
+    from cujit.irgen import build_ir
+    from cujit.passes import RELEASE_PASSES, run_passes
+    from cujit.pipeline import function_loc
+
+    def front_end(pyfunc, types, declared, callees):
+        fn = infer_types(build_ir(build_cfg(decode(pyfunc))), types, callees, device=True,
+                         return_type=declared)
+        return run_passes(fn, RELEASE_PASSES)
+
+    fn = Callees(front_end).typed(devfn, arg_types, None, function_loc(devfn.py_func))
+    if not isinstance(fn.return_type, Scalar):
+        raise TypeError(f"vectorized function {devfn.__name__!r} must return a scalar, "
+                        f"not {fn.return_type}")
+    return fn.return_type
+
+
+class UFunc:
+    """A GPU ufunc: ``ufunc(*inputs, out=None, stream=0)`` as NumPy's, on the device."""
+
+    def __init__(self, pyfunc, signatures=(), target: str | None = None,
+                 identity=None, **options):
+        self.py_func = getattr(pyfunc, "py_func", pyfunc)
+        self.__name__ = getattr(self.py_func, "__name__", "ufunc")
+        self.__doc__ = getattr(self.py_func, "__doc__", None)
+        self.target = target or config.TARGET.get()
+        self.nin = self.py_func.__code__.co_argcount
+        self.nout = 1
+        self.identity = identity
+        self.device_function = device_function(pyfunc)
+        self.loops = [resolve.parse_loop(s, self.nin) for s in signatures]
+        self.dynamic = not self.loops
+        self._kernels: dict[tuple, object] = {}
+        # Calls on device operands seen before: their launch, keyed by the operands'
+        # classes, dtypes, shapes and strides (see _fast_key).
+        self._fast: dict[tuple, tuple] = {}
+
+    def __repr__(self) -> str:
+        return f"<cujit ufunc {self.__name__}>"
+
+    @property
+    def types(self) -> list[str]:
+        return [str(loop) for loop in self.loops]
+
+    @property
+    def ntypes(self) -> int:
+        return len(self.loops)
+
+    def _loop(self, operands) -> resolve.Loop:
+        if self.dynamic:
+            wanted = resolve.dynamic_types(operands)
+            for loop in self.loops:
+                if loop.inputs == wanted:
+                    return loop
+            loop = resolve.Loop(wanted, return_type(self.device_function, wanted))
+            self.loops.append(loop)
+            return loop
+        return resolve.select_loop(self.__name__, self.loops, operands)
+
+    def _kernel(self, loop, kinds: str, ndim: int, out: Scalar):
+        key = (loop, kinds, ndim, out)
+        kern = self._kernels.get(key)
+        if kern is None:
+            kern = kernels.map_kernel(self.device_function, loop.inputs, kinds, ndim, out,
+                                      self.target)
+            self._kernels[key] = kern
+        return kern
+
+    @api_boundary
+    def __call__(self, *args, out=None, stream=0):
+        if len(args) == self.nin + 1 and out is None:
+            *args, out = args
+        key = _fast_key(args, out, stream)
+        hit = self._fast.get(key) if key is not None else None
+        if hit is not None:  # the same kinds of device operands as an earlier call
+            launch, casts = hit
+            launch(out, *[v if c is None else c(v) for v, c in zip(args, casts)])
+            return out
+        if len(args) != self.nin:
+            raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} input(s), "
+                            f"got {len(args)}")
+        mem = arrays_for(self.target)
+        operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
+        loop = self._loop(operands)
+        arrays = [k for k, v in enumerate(operands) if not _is_scalar(v)]
+        shape = resolve.broadcast_shape(self.__name__, [tuple(operands[k].shape)
+                                                        for k in arrays])
+        on_device = any(mem.is_device(v) for v in operands) or mem.is_device(out)
+        host_out = None
+        if out is not None:
+            resolve.check_output(self.__name__, out, loop, shape)
+            if not mem.is_device(out):
+                host_out, out = out, None
+        if out is None:
+            dtype = loop.output.dtype if host_out is None else host_out.dtype
+            out = mem.empty(shape, dtype, stream)
+        else:
+            out = mem.as_device(out, stream)
+        dev = [_device_operand(mem, v, t, stream) for v, t in zip(operands, loop.inputs)]
+        launch = self._run(mem, loop, dev, out, shape, stream)
+        if key is not None and launch is not None and on_device and host_out is None:
+            self._fast[key] = (launch, [t.dtype.type if _is_scalar(v) else None
+                                        for v, t in zip(operands, loop.inputs)])
+        if on_device:
+            return out
+        if host_out is not None:
+            mem.copy_into_host(out, host_out, stream)
+            return host_out
+        host = mem.to_host(out, stream)
+        return host[()] if shape == () else host
+
+    def _run(self, mem, loop, dev, out, shape, stream):
+        """Launch the loop's kernel; return the launch when later calls with operands
+        like these may reuse it as it is (1-D contiguous operands)."""
+        if out.size == 0:
+            return None
+        kinds = "".join("s" if _is_scalar(v) else "a" for v in dev)
+        flat = out.is_c_contiguous() and all(
+            tuple(v.shape) == shape and v.is_c_contiguous() for v in dev if not _is_scalar(v))
+        if flat:
+            args = [mem.flat(out) if shape else out.reshape(1)]
+            args += [v if _is_scalar(v) else (mem.flat(v) if shape else v.reshape(1))
+                     for v in dev]
+            ndim = 0
+        else:
+            args = [out] + [v if _is_scalar(v) else mem.view(
+                v, shape, resolve.broadcast_strides(v.shape, v.strides, shape)) for v in dev]
+            ndim = len(shape)
+        kern = self._kernel(loop, kinds, ndim, from_dtype(out.dtype))
+        blocks, tpb = kernels.launch_shape(out.size, kernels.block_size(kern, args, stream),
+                                           kernels.UNROLL if ndim == 0 else 1)
+        launch = kern[blocks, tpb, stream]
+        launch(*args)
+        reusable = flat and all(a is v for a, v in zip(args[1:], dev) if not _is_scalar(v))
+        return launch if reusable and args[0] is out else None
+
+    def reduce(self, array, axis=0, stream=0):
+        """``ufunc.reduce`` of a binary ufunc over a 1-D array (numba's CUDA form)."""
+        from cujit.ufunc.reduce import Reduce
+
+        if self.nin != 2:
+            raise ValueError(f"reduce only supported for binary functions, not "
+                             f"'{self.__name__}' with {self.nin} inputs")
+        if axis not in (0, None) or np.ndim(array) != 1:
+            raise NotImplementedError("ufunc.reduce of a 1-D array over axis 0 only")
+        return Reduce(self.device_function, target=self.target)(array, stream=stream)
+
+
+def _fast_key(args, out, stream):
+    """What decides a call's loop and launch, for calls whose operands are all arrays
+    or typed scalars (a Python int's value matters to the loop, so it has no key)."""
+    if out is None:
+        return None
+    key = [id(stream), type(out), out.dtype, out.shape, out.strides]
+    for a in args:
+        cls = type(a)
+        if cls is int:
+            return None
+        if cls is float or cls is bool or cls is complex:
+            key.append(cls)
+        else:
+            key += (cls, getattr(a, "dtype", None), getattr(a, "shape", None),
+                    getattr(a, "strides", None))
+    return tuple(key)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (bool, int, float, complex, np.generic))
+
+
+def _device_operand(mem, value, loop_type: Scalar, stream):
+    if _is_scalar(value):
+        return loop_type.dtype.type(value)
+    if mem.is_device(value):
+        return mem.as_device(value, stream)
+    return mem.to_device(value, stream)
+
+
+def check_vectorize_options(options: dict) -> None:
+    """numba's rules: ``nopython`` is redundant (a warning), anything else unknown."""
+    for name in options:
+        if name == "nopython":
+            warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
+                          stacklevel=3)
+        else:
+            raise KeyError(f"Unrecognized options. cuda vectorize target does not support "
+                           f"option: '{name}'")
+
+
+def vectorize(signatures=None, target: str | None = None, identity=None,
+              device: bool = False, **options):
+    """``@cuda.vectorize(['float32(float32, float32)'])`` or ``@cuda.vectorize`` (lazy).
+
+    ``target`` 'cuda' (numba's spelling) or 'cpu'; ``device=True`` gives a device
+    function with those signatures, callable from kernels, instead of a ufunc;
+    ``identity`` is kept as the ufunc's; ``nopython`` is accepted (and redundant)."""
+    if options.pop("cache", False):
+        raise TypeError("caching is not supported")
+    check_vectorize_options(options)
+    if callable(signatures) and not isinstance(signatures, (str, list, tuple)):
+        return UFunc(signatures, (), _target(target), identity)
+    sigs = [] if signatures is None else (
+        [signatures] if isinstance(signatures, (str, Signature)) else list(signatures))
+
+    def decorate(pyfunc):
+        if device:
+            return device_function(pyfunc, sigs)
+        return UFunc(pyfunc, sigs, _target(target), identity)
+
+    return decorate
+
+
+def _target(target: str | None) -> str:
+    # 'cuda' is numba's name for a GPU ufunc: it runs on the configured target
+    # (CUJIT_TARGET=cpu runs it on the host, as every other kernel).
+    if target in (None, "cuda", "gpu"):
+        return config.TARGET.get()
+    if target == "cpu":
+        return "cpu"
+    raise ValueError(f"unknown vectorize target {target!r}: use 'cuda' or 'cpu'")
