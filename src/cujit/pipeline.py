@@ -154,6 +154,14 @@ def _callees(run: _Run, passes):
     return Callees(compile_callee, (run.options, passes))
 
 
+def type_device_function(devfn, arg_types, options: Options = Options()):
+    """Stages 1-5 of device function ``devfn`` for ``arg_types``, with ``options``' pass
+    list: its typed IR (kept, as every callee's, by ``device_function``'s table)."""
+    run = _Run(devfn.py_func, options, None)
+    callees = _callees(run, pass_list(options))
+    return callees.typed(devfn, tuple(arg_types), None, function_loc(devfn.py_func))
+
+
 def _cpu_passes(options: Options, passes) -> tuple:
     """The CPU target's kernel also inlines the device functions that wait: only the
     kernel itself can be a coroutine that suspends (``passes/inline.py``)."""

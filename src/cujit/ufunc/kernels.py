@@ -17,7 +17,7 @@ UNROLL = 4
 
 
 def _compile_source(src: str, name: str, env: dict, target: str):
-    from cujit import cuda
+    from cujit import device_api as cuda  # the names kernels call
     from cujit.dispatcher import Kernel
 
     namespace = {"cuda": cuda, **env}

@@ -58,7 +58,7 @@ def _reduce(x, part, n, init, use_init):
             part[cuda.blockIdx.x] = acc
 
 
-@cuda.jit(device=True)
+@jit(device=True)
 def _warp_fold(acc, count, lane):
     off = 16
     while off > 0:
@@ -82,12 +82,13 @@ def _shuffle(dtype: np.dtype) -> str:
 
 
 def _compile(op, dtype: np.dtype, target: str):
-    from cujit import cuda, types
-    from cujit.dispatcher import Kernel
+    from cujit import device_api as cuda  # the names kernels call
+    from cujit import types
+    from cujit.dispatcher import Kernel, jit
 
     if dtype.kind == "c":
         raise TypeError(f"cuda.reduce of complex arrays ({dtype}) is not supported")
-    env = {"cuda": cuda, "op": op, "T": from_dtype(dtype), "NWARPS": BLOCK // 32,
+    env = {"cuda": cuda, "jit": jit, "op": op, "T": from_dtype(dtype), "NWARPS": BLOCK // 32,
            "int32": types.int32, "float32": types.float32}
     src = _TEMPLATE.replace("SHUFFLE", _shuffle(dtype))
     exec(compile(src, "<cujit reduce>", "exec"), env)  # noqa: S102

@@ -30,20 +30,9 @@ def device_function(pyfunc, signatures=()):
 
 def return_type(devfn, arg_types: tuple[Scalar, ...]) -> Scalar:
     """The type ``devfn`` returns for ``arg_types`` (stages 1-5 of the device function)."""
-    from cujit.bytecode import decode
-    from cujit.cfg import build_cfg
-    from cujit.infer import infer_types
-    from cujit.infer.function_calls import Callees
-    from cujit.irgen import build_ir
-    from cujit.passes import RELEASE_PASSES, run_passes
-    from cujit.pipeline import function_loc
+    from cujit.pipeline import type_device_function
 
-    def front_end(pyfunc, types, declared, callees):
-        fn = infer_types(build_ir(build_cfg(decode(pyfunc))), types, callees, device=True,
-                         return_type=declared)
-        return run_passes(fn, RELEASE_PASSES)
-
-    fn = Callees(front_end).typed(devfn, arg_types, None, function_loc(devfn.py_func))
+    fn = type_device_function(devfn, arg_types)
     if not isinstance(fn.return_type, Scalar):
         raise TypeError(f"vectorized function {devfn.__name__!r} must return a scalar, "
                         f"not {fn.return_type}")
