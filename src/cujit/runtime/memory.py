@@ -40,9 +40,10 @@ class DeviceBuffer:
         self.nbytes = nbytes
         self.ptr = _alloc(nbytes) if nbytes else 0
         if self.ptr:
-            # atexit=False: at interpreter exit the driver may already be torn
-            # down, and process exit returns device memory anyway.
-            weakref.finalize(self, _free, self.ptr, ctx).atexit = False
+            # Freed at interpreter exit too (a finalizer's default), so that every
+            # allocation is returned before the context goes (compute-sanitizer's
+            # leak check); a driver already torn down makes _free a no-op.
+            weakref.finalize(self, _free, self.ptr, ctx)
 
 
 def _device_id(ctx) -> int | None:
@@ -72,6 +73,7 @@ def _free(ptr: int, ctx) -> None:
 
 
 def _htod(dst: int, src: int, n: int, stream) -> None:
+    get_context()  # a thread's first driver call (a Dask worker's I/O thread) binds one
     cu = as_cu_stream(stream)
     if cu is _default():
         call("cuMemcpyHtoD", dst, src, n)
@@ -80,6 +82,7 @@ def _htod(dst: int, src: int, n: int, stream) -> None:
 
 
 def _dtoh(dst: int, src: int, n: int, stream) -> None:
+    get_context()  # as in _htod: copies need a current context, whatever the thread
     cu = as_cu_stream(stream)
     if cu is _default():
         call("cuMemcpyDtoH", dst, src, n)
