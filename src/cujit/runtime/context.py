@@ -113,8 +113,8 @@ class Context:
         self.synchronize()
 
     @property
-    def deallocations(self) -> _Deallocations:
-        return _Deallocations()
+    def deallocations(self) -> Deallocations:
+        return Deallocations()
 
     def push(self) -> None:
         self.make_current()
@@ -126,8 +126,8 @@ class Context:
         return f"<Context of {self.device!r}>"
 
 
-class _Deallocations:
-    """numba's pending-deallocation list: empty, since cujit frees at once."""
+class Deallocations:
+    """numba's pending-deallocation list: empty, since cujit frees at once (both targets)."""
 
     def clear(self) -> None:
         return None

@@ -15,6 +15,8 @@ import platform
 import uuid
 from typing import Self
 
+from cujit.runtime.context import Deallocations
+
 COMPUTE_CAPABILITY = (9, 0)
 
 
@@ -81,27 +83,12 @@ class CPUDevice:
                f"{COMPUTE_CAPABILITY[1]})>"
 
 
-class _Deallocations:
-    """numba's pending-deallocation list; the CPU target frees nothing late."""
-
-    def clear(self) -> None:
-        return None
-
-    def __len__(self) -> int:
-        return 0
-
-    def disable(self):
-        import contextlib
-
-        return contextlib.nullcontext()
-
-
 class CPUContext:
     """The CPU target's context: ``ctx.device``, ``get_memory_info()``, ``reset()``..."""
 
     def __init__(self):
         self.device = _DEVICE
-        self.deallocations = _Deallocations()
+        self.deallocations = Deallocations()
         self.handle = None
 
     def get_memory_info(self) -> tuple[int, int]:
