@@ -512,18 +512,3 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
         return make(pyfunc, sigs, **flags)
 
     return decorate
-
-
-@api_boundary
-def compile_ptx(pyfunc, sig, device: bool = False, debug: bool = False, fastmath: bool = False,
-                cc=None, opt: bool = True, **kwargs):
-    """numba's ``cuda.compile_ptx``: ``(ptx, return_type)`` for ``pyfunc`` at ``sig``."""
-    from cujit.pipeline import compile_kernel
-
-    sig = parse_signature(sig)
-    options = Options(arch=tuple(cc) if cc else Options().arch, opt=3 if opt else 0,
-                      fastmath=fastmath, debug=debug, lineinfo=bool(kwargs.get("lineinfo")))
-    result = compile_kernel(pyfunc, sig.args, options, stop_after="ptx")
-    return result.ptx, sig.return_type
-
-

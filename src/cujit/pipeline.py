@@ -241,6 +241,55 @@ def compile_kernel(pyfunc, arg_types, options: Options = Options(),
     return CompileResult(run.name, run.outputs, run.times, run.record)
 
 
+def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | None,
+                  symbol: str = "", output: str = "ptx", forceinline: bool = False
+                  ) -> tuple[CompileResult, object]:
+    """One function on its own (``cuda.compile``): a kernel (``abi`` None), or a device
+    function behind one visible entry ``symbol`` in ``abi`` ("numba" or "c",
+    ``codegen.entry``); then ``output``: "ptx", "ltoir" (libNVVM's LTO mode) or "cubin".
+    Returns the result, whose ``outputs`` hold the front end's stages, "llvm", then "ptx"
+    or "ltoir", then "cubin", and the function's return type (declared, or inferred)."""
+    from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
+    from cujit.ptx import compile_ptx, link_cubin
+    from cujit.ptx.nvvm import compile_ltoir
+
+    startup.run_before_compile()
+    run = _Run(pyfunc, options, output)
+    events.notify(events.COMPILE, run.name, "cuda")
+    passes = pass_list(options)
+    device = abi is not None
+    fn = front_end(run, pyfunc, arg_types, _callees(run, passes), passes, device, return_type)
+    module = run.stage("llvm", _entry_module, fn, options, abi, symbol, output == "ltoir",
+                       forceinline, shown=str)
+    flags = {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug,
+             "extra": nvvm_debug_flags(options)}
+    if output == "ltoir":
+        run.stage("ltoir", compile_ltoir, str(module), options.arch, **flags)
+    else:
+        ptx = run.stage("ptx", compile_ptx, str(module), options.arch, **flags)
+        if output == "cubin":
+            run.stage("cubin", link_cubin, ptx, options.arch, link_debug_flags(options))
+    return CompileResult(run.name, run.outputs, run.times), fn.return_type
+
+
+def _entry_module(fn, options: Options, abi: str | None, symbol: str, lto: bool,
+                  forceinline: bool):
+    from cujit.codegen.debuginfo import level_of
+    from cujit.codegen.entry import keep_function, lower_device_entry
+    from cujit.targets.cuda import CUDA_TARGET, NVVM_IR_VERSION
+
+    if abi is not None:
+        return lower_device_entry(fn, CUDA_TARGET, abi, symbol, NVVM_IR_VERSION,
+                                  options.debug, level_of(options.lineinfo, options.debug),
+                                  forceinline)
+    module, _ = lower_kernel(fn, options)
+    if lto:
+        from cujit.codegen import kernel_symbol
+
+        keep_function(module, module.get_global(kernel_symbol(fn)))
+    return module
+
+
 def function_loc(pyfunc) -> Loc | None:
     code = getattr(pyfunc, "__code__", None)
     if code is None:

@@ -8,6 +8,12 @@ first use; importing this module loads nothing heavy.
 from __future__ import annotations
 
 from cujit import types  # noqa: F401  (cuda.types.int32, as in numba)
+from cujit.compile_api import (  # noqa: F401
+    compile,
+    compile_for_current_device,
+    compile_ptx,
+    compile_ptx_for_current_device,
+)
 from cujit.device_api import (  # noqa: F401
     activemask,
     all_sync,
@@ -59,7 +65,7 @@ from cujit.device_api import (  # noqa: F401
     threadIdx,
     warpsize,
 )
-from cujit.dispatcher import compile_ptx, jit  # noqa: F401
+from cujit.dispatcher import jit  # noqa: F401
 from cujit.types.core import (  # noqa: F401
     b1,
     bool_,
@@ -164,10 +170,6 @@ NOT_SUPPORTED = {
     "guvectorize": "GPU generalized ufuncs (cuda.guvectorize)",
     "reduce": "GPU reductions (cuda.reduce)",
     "Reduce": "GPU reductions (cuda.Reduce)",
-    "compile": "cuda.compile (use cuda.compile_ptx)",
-    "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
-    "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "
-                                      "cuda.compile_ptx with cc=)",
     "defer_cleanup": "cuda.defer_cleanup",
     "bf16": "bfloat16 (cuda.bf16)",
     "fp8": "the fp8 types (cuda.fp8)",
