@@ -174,3 +174,18 @@ def test_kernel_ltoir_keeps_its_entry_through_lto():
     assert int.from_bytes(lto[:4], "little") == LTOIR_MAGIC
     cubin = link_cubin(None, (9, 0), inputs=(("ltoir", lto, "k.ltoir"),))
     assert b"\x00k\x00" in cubin  # the kernel's symbol survived link-time optimisation
+
+
+def test_compile_all_adds_the_declared_functions_code():
+    src = 'extern "C" __device__ int twice(int x) { return 2 * x; }'
+    twice = cuda.declare_device("twice", "int32(int32)", link=[cuda.CUSource(src, name="t.cu")])
+
+    def f(x):
+        return twice(x) + 1
+
+    codes, rtype = cuda.compile_all(f, (int32,), output="ptx")
+    assert rtype == int64 and len(codes) == 2  # int32 + int literal, as in numba
+    assert "call" in codes[0] and "twice" in codes[0]
+    assert re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+twice", codes[1])
+    codes, _ = cuda.compile_all(f, (int32,))  # LTO-IR by default
+    assert all(int.from_bytes(c[:4], "little") == LTOIR_MAGIC for c in codes)

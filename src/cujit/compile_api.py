@@ -15,12 +15,12 @@ type; with one, the result converts to it.
 
 from __future__ import annotations
 
-from cujit.codegen.entry import ABIS, entry_symbol
 from cujit.diagnostics import api_boundary
 from cujit.options import Options
 from cujit.types import Signature, parse_signature, void
 
 OUTPUTS = ("ptx", "ltoir", "cubin")
+ABIS = ("numba", "c")  # codegen/entry.py lowers both
 
 
 def _check(device: bool, abi: str, output: str, forceinline: bool) -> None:
@@ -53,34 +53,66 @@ def _split(sig) -> tuple[tuple, object]:
     return tuple(parsed.args), parsed.return_type
 
 
-@api_boundary
-def compile(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = True,
-            fastmath: bool = False, cc=None, opt=None, abi: str = "c", abi_info=None,
-            output: str = "ptx", forceinline: bool = False, launch_bounds=None):
-    """``(code, return type)`` of ``pyfunc`` compiled for ``sig`` (module docstring)."""
+def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
+             forceinline, launch_bounds):
+    """(the pipeline's CompileResult, the return type) of one ``compile`` call."""
+    from cujit.codegen.entry import entry_symbol
+    from cujit.pipeline import compile_entry
+
     _check(device, abi, output, forceinline)
     if launch_bounds is not None:
         raise NotImplementedError("cuda.compile: launch_bounds is not supported by cujit")
-    from cujit.pipeline import compile_entry
-
     options = _options(cc, debug, lineinfo, fastmath, opt)
     args, declared = _split(sig)
     if not device:
         if declared is not None and declared != void:
             raise TypeError("CUDA kernel must have void return type.")
         result, _ = compile_entry(pyfunc, args, None, options, None, output=output)
-        return result.outputs[output], void
+        return result, void
     name = (abi_info or {}).get("abi_name") if abi == "c" else None
     symbol = name or entry_symbol(getattr(pyfunc, "__name__", "function"))
-    result, rtype = compile_entry(pyfunc, args, declared, options, abi, symbol, output,
-                                  forceinline)
+    return compile_entry(pyfunc, args, declared, options, abi, symbol, output, forceinline)
+
+
+@api_boundary
+def compile(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = True,
+            fastmath: bool = False, cc=None, opt=None, abi: str = "c", abi_info=None,
+            output: str = "ptx", forceinline: bool = False, launch_bounds=None):
+    """``(code, return type)`` of ``pyfunc`` compiled for ``sig`` (module docstring)."""
+    result, rtype = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
+                             abi_info, output, forceinline, launch_bounds)
     return result.outputs[output], rtype
 
 
-def _current_cc() -> tuple[int, int]:
-    from cujit import cuda
+@api_boundary
+def compile_all(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = True,
+                fastmath: bool = False, cc=None, opt=None, abi: str = "c", abi_info=None,
+                output: str = "ltoir", forceinline: bool = False, launch_bounds=None):
+    """``compile``, as a list: the function's code, then the code of the foreign files its
+    ``declare_device`` functions link (CUDA sources compiled with NVRTC to ``output``,
+    other files as ``LinkableCode`` objects)."""
+    from cujit import linking
+    from cujit.ptx.nvrtc import compile_cuda
 
-    return tuple(cuda.get_current_device().compute_capability)
+    if output not in ("ptx", "ltoir"):
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    result, rtype = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
+                             abi_info, output, forceinline, launch_bounds)
+    arch = tuple(cc) if cc else Options().arch
+    codes = [result.outputs[output]]
+    for f in linking.foreign_files(linking.foreign_calls(result.outputs["passes"])):
+        if f.kind == "cu":
+            out = compile_cuda(f.data, f.name, arch, ltoir=output == "ltoir")
+            codes.append(out if output == "ltoir" else out.decode())
+        else:
+            codes.append(linking.KINDS[f.kind](f.data, name=f.name))
+    return codes, rtype
+
+
+def _current_cc() -> tuple[int, int]:
+    from cujit.runtime import get_current_device
+
+    return tuple(get_current_device().compute_capability)
 
 
 @api_boundary

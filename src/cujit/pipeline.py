@@ -169,7 +169,8 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     from cujit.codegen.checks import error_sites
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
     from cujit.ir.analysis import uses_grid_sync, written_arguments
-    from cujit.ptx import compile_ptx, link_cubin
+    from cujit.linking import foreign_calls, foreign_files
+    from cujit.ptx import compile_ptx
 
     module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: str(r[0]))
     text = run.outputs.get("llvm") or str(module)
@@ -178,7 +179,27 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     ptx = run.stage("ptx", compile_ptx, text, options.arch, opt=options.opt,
                     fastmath=options.fastmath, debug=options.debug,
                     extra=nvvm_debug_flags(options))
-    run.stage("cubin", link_cubin, ptx, options.arch, link_debug_flags(options))
+    calls = foreign_calls(fn)
+    files = options.link + tuple(f for f in foreign_files(calls) if f not in options.link)
+    run.stage("cubin", _link, ptx, options.arch, link_debug_flags(options), files, calls,
+              f"{run.record.symbol}.ptx")
+
+
+def _link(ptx: str, arch, flags, files, calls: dict, name: str):
+    """Stage 7's link: the kernel's PTX with its foreign code (``cujit.linking``); a
+    declared function the files do not define, or define otherwise, is the user's error."""
+    from cujit import linking
+    from cujit.ptx import LinkError, link_cubin
+
+    inputs = linking.link_inputs(files, arch)
+    linking.check_prototypes(ptx, inputs, calls)
+    try:
+        return link_cubin(ptx, arch, flags, name=name, inputs=inputs)
+    except LinkError as exc:
+        error = linking.undefined_symbol(exc.log, calls, files)
+        if error is None:
+            raise
+        raise error from None
 
 
 def lower_kernel(fn, options: Options):

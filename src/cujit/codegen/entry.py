@@ -35,20 +35,21 @@ def entry_symbol(name: str) -> str:
     return "_" + sym if sym[0].isdigit() else sym
 
 
-def _abi_type(t: Type, where: str, loc) -> ll.Type | None:
+def abi_type(t: Type, where: str, loc) -> ll.Type | None:
+    """How a value of type ``t`` crosses either ABI (None: it has no machine form)."""
     if isinstance(t, Array):
-        raise UnsupportedError(f"{where} is an array ({t}): cuda.compile's device functions "
+        raise UnsupportedError(f"{where} is an array ({t}): functions called across an ABI "
                                "take and return scalars, complex numbers and tuples", loc)
     if isinstance(t, Scalar) and t.kind == "b":
         return I8
     return value_type(t)
 
 
-def _to_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
+def to_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
     return b.zext(value, I8) if isinstance(t, Scalar) and t.kind == "b" else value
 
 
-def _from_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
+def from_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
     if isinstance(t, Scalar) and t.kind == "b":
         return b.icmp_unsigned("!=", value, ll.Constant(I8, 0))
     return value
@@ -69,8 +70,8 @@ def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
 
     inner = DeviceFunctions(module, target, lower_body).get(fn)
     arg_types = [p.type for p in fn.args]
-    params = [_abi_type(t, f"argument {n!r}", fn.loc) for n, t in zip(fn.arg_names, arg_types)]
-    ret = _abi_type(fn.return_type, "the return value", fn.loc)
+    params = [abi_type(t, f"argument {n!r}", fn.loc) for n, t in zip(fn.arg_names, arg_types)]
+    ret = abi_type(fn.return_type, "the return value", fn.loc)
     if abi == "c":
         fnty = ll.FunctionType(ret or VOID, params)
     else:
@@ -88,16 +89,16 @@ def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
         loc = debuginfo.def_line(fn.loc)
         scope = info.subprogram(entry, fn.name, loc, tuple(arg_types))
         b.debug_metadata = info.location(loc, scope)
-    result = b.call(inner, [_from_abi(b, a, t) for a, t in zip(given, arg_types)])
+    result = b.call(inner, [from_abi(b, a, t) for a, t in zip(given, arg_types)])
     if abi == "c":
         if ret is None:
             b.ret_void()
         else:
-            b.ret(_to_abi(b, result, fn.return_type))
+            b.ret(to_abi(b, result, fn.return_type))
     else:
         entry.args[0].name = "retptr"
         if ret is not None:
-            b.store(_to_abi(b, result, fn.return_type), entry.args[0])
+            b.store(to_abi(b, result, fn.return_type), entry.args[0])
         b.ret(ll.Constant(I32, 0))
     module.add_named_metadata("nvvmir.version", [ll.Constant(I32, v) for v in version])
     return module

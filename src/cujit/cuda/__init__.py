@@ -10,6 +10,7 @@ from __future__ import annotations
 from cujit import types  # noqa: F401  (cuda.types.int32, as in numba)
 from cujit.compile_api import (  # noqa: F401
     compile,
+    compile_all,
     compile_for_current_device,
     compile_ptx,
     compile_ptx_for_current_device,
@@ -66,6 +67,17 @@ from cujit.device_api import (  # noqa: F401
     warpsize,
 )
 from cujit.dispatcher import jit  # noqa: F401
+from cujit.foreign import declare_device  # noqa: F401
+from cujit.linking import (  # noqa: F401
+    LTOIR,
+    Archive,
+    Cubin,
+    CUSource,
+    Fatbin,
+    LinkableCode,
+    Object,
+    PTXSource,
+)
 from cujit.types.core import (  # noqa: F401
     b1,
     bool_,
@@ -163,7 +175,6 @@ class NotSupportedError(AttributeError):
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
-    "declare_device": "calls to external device functions",
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
     "vectorize": "GPU ufuncs (cuda.vectorize)",
