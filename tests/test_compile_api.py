@@ -178,7 +178,8 @@ def test_kernel_ltoir_keeps_its_entry_through_lto():
 
 def test_compile_all_adds_the_declared_functions_code():
     src = 'extern "C" __device__ int twice(int x) { return 2 * x; }'
-    twice = cuda.declare_device("twice", "int32(int32)", link=[cuda.CUSource(src, name="t.cu")])
+    twice = cuda.declare_device("twice", "int32(int32)", abi="c",
+                                link=[cuda.CUSource(src, name="t.cu")])
 
     def f(x):
         return twice(x) + 1
@@ -189,3 +190,25 @@ def test_compile_all_adds_the_declared_functions_code():
     assert re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+twice", codes[1])
     codes, _ = cuda.compile_all(f, (int32,))  # LTO-IR by default
     assert all(int.from_bytes(c[:4], "little") == LTOIR_MAGIC for c in codes)
+
+
+@pytest.mark.parametrize("bounds, directives", [
+    (128, [r"\.maxntid\s+128"]),
+    ((256, 2), [r"\.maxntid\s+256", r"\.minnctapersm\s+2"]),
+    ((128, 2, 4), [r"\.maxntid\s+128", r"\.minnctapersm\s+2", r"\.maxclusterrank\s+4"])])
+def test_launch_bounds_become_ptx_directives(bounds, directives):
+    def f():
+        pass
+
+    ptx, _ = cuda.compile_ptx(f, "void()", launch_bounds=bounds, cc=(9, 0))
+    for d in directives:
+        assert re.search(d, ptx), d
+    if not isinstance(bounds, tuple) or len(bounds) < 3:
+        assert ".maxclusterrank" not in ptx
+    with pytest.raises(ValueError, match="Got 4 launch bounds"):
+        cuda.compile_ptx(f, "void()", launch_bounds=(1, 2, 3, 4))
+
+
+def test_arch_specific_target():
+    ptx, _ = cuda.compile_ptx(lambda: None, (), cc=(9, 0, "a"))
+    assert ".target sm_90a" in ptx

@@ -23,7 +23,7 @@ ARGS = (float32[:], float32[:], float32[:])
 
 
 def _axpy_kernel(link):
-    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)")
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c")
 
     def k(out, x, y):
         i = cuda.grid(1)
@@ -75,7 +75,7 @@ def test_cu_and_ptx_files_by_path(tmp_path):
 
 
 def test_declaration_link_travels_with_the_function():
-    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)",
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c",
                                link=[cuda.CUSource(SHIM, name="shim.cu")])
 
     @cuda.jit
@@ -92,7 +92,7 @@ def _udf(x, y):
 def test_ltoir_from_cuda_compile_links_into_a_kernel():
     lto, _ = cuda.compile(_udf, float32(float32, float32), output="ltoir",
                           abi_info={"abi_name": "udf"})
-    udf = cuda.declare_device("udf", "float32(float32, float32)",
+    udf = cuda.declare_device("udf", "float32(float32, float32)", abi="c",
                               link=[cuda.LTOIR(lto, name="udf.ltoir")])
 
     @cuda.jit
@@ -105,7 +105,7 @@ def test_ltoir_from_cuda_compile_links_into_a_kernel():
 
 
 def test_missing_symbol_names_the_declaration_and_the_call():
-    nothere = cuda.declare_device("nothere", "float32(float32)")
+    nothere = cuda.declare_device("nothere", "float32(float32)", abi="c")
 
     @cuda.jit(link=[cuda.CUSource(SHIM, name="shim.cu")])
     def k(out, x, y):
@@ -126,7 +126,7 @@ def test_broken_cu_names_the_file():
 
 @pytest.mark.parametrize("sig", ["float32(float32, float32)", "float64(float64, float64, float64)"])
 def test_signature_that_differs_from_the_definition(sig):
-    wrong = cuda.declare_device("axpy", sig)
+    wrong = cuda.declare_device("axpy", sig, abi="c")
 
     def two(out, x, y):
         out[0] = wrong(x[0], y[0])
@@ -140,6 +140,15 @@ def test_signature_that_differs_from_the_definition(sig):
         k.compile(ARGS)
 
 
+def test_declaration_needs_a_return_type():
+    with pytest.raises(TypeError, match="Return type must be provided"):
+        cuda.declare_device("f", (float32,))
+    with pytest.raises(TypeError, match="Return type must be provided"):
+        cuda.declare_device("f", "(float32,)")
+    f = cuda.declare_device("f", "int32(float32)")  # numba's default ABI
+    assert f.abi == "numba" and f.sig.args == (float32,) and f.sig.return_type == int32
+
+
 def test_bad_link_items(tmp_path):
     with pytest.raises(CujitError, match=r"cannot link '.*nofile\.cu'"):
         _axpy_kernel([str(tmp_path / "nofile.cu")])
@@ -150,7 +159,7 @@ def test_bad_link_items(tmp_path):
 
 
 def test_wrong_arguments_are_a_typing_error_at_the_call():
-    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)")
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c")
 
     @cuda.jit(link=[cuda.CUSource(SHIM)])
     def k(out, x, y):
@@ -171,7 +180,7 @@ def test_linked_code_is_part_of_the_cache_key():
 def test_cpu_target_refuses_linked_code():
     with pytest.raises(CujitError, match=r"'shim\.cu'.*CPU target"):
         cuda.jit(link=[cuda.CUSource(SHIM, name="shim.cu")], target="cpu")(lambda a: None)
-    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)")
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c")
 
     @cuda.jit(target="cpu")
     def k(out, x, y):
@@ -196,7 +205,8 @@ def test_gpu_numba_abi_and_ltoir_linked_function():
     cc = tuple(cuda.get_current_device().compute_capability)
     lto, _ = cuda.compile(_udf, float32(float32, float32), output="ltoir",
                           abi_info={"abi_name": "udf"}, cc=cc)
-    udf = cuda.declare_device("udf", "float32(float32, float32)", link=[cuda.LTOIR(lto)])
+    udf = cuda.declare_device("udf", "float32(float32, float32)", abi="c",
+                              link=[cuda.LTOIR(lto)])
 
     @cuda.jit(link=[cuda.CUSource(SHIM)])
     def k(out, prod, x, y, a):

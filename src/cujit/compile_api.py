@@ -37,8 +37,27 @@ def _check(device: bool, abi: str, output: str, forceinline: bool) -> None:
         raise ValueError("Cannot force-inline kernels")
 
 
+def _launch_bounds(value) -> tuple[int, ...]:
+    """numba's ``launch_bounds``: an int or up to three (max threads per block, min blocks
+    per multiprocessor, max blocks per cluster); device functions ignore them, as in numba."""
+    if value is None:
+        return ()
+    bounds = (value,) if isinstance(value, int) else tuple(value)
+    if len(bounds) > 3:
+        raise ValueError(f"Got {len(bounds)} launch bounds: {value}. A maximum of three are "
+                         "supported: (max_threads_per_block, min_blocks_per_sm, "
+                         "max_blocks_per_cluster)")
+    return tuple(int(b) for b in bounds)
+
+
+def _arch(cc) -> tuple:
+    """``cc`` as (major, minor), or (major, minor, variant) for ``(9, 0, "a")``: sm_90a."""
+    major, minor, *variant = cc
+    return (int(major), int(minor), *(str(v) for v in variant))
+
+
 def _options(cc, debug, lineinfo, fastmath, opt) -> Options:
-    arch = tuple(int(v) for v in cc) if cc else Options().arch
+    arch = _arch(cc) if cc else Options().arch
     debug = bool(debug)
     opt = (not debug) if opt is None else bool(opt)
     return Options(arch=arch, opt=3 if opt else 0, fastmath=fastmath, debug=debug,
@@ -60,14 +79,14 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_i
     from cujit.pipeline import compile_entry
 
     _check(device, abi, output, forceinline)
-    if launch_bounds is not None:
-        raise NotImplementedError("cuda.compile: launch_bounds is not supported by cujit")
+    bounds = _launch_bounds(launch_bounds)
     options = _options(cc, debug, lineinfo, fastmath, opt)
     args, declared = _split(sig)
     if not device:
         if declared is not None and declared != void:
             raise TypeError("CUDA kernel must have void return type.")
-        result, _ = compile_entry(pyfunc, args, None, options, None, output=output)
+        result, _ = compile_entry(pyfunc, args, None, options, None, output=output,
+                                  launch_bounds=bounds)
         return result, void
     name = (abi_info or {}).get("abi_name") if abi == "c" else None
     symbol = name or entry_symbol(getattr(pyfunc, "__name__", "function"))
@@ -98,7 +117,7 @@ def compile_all(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = 
         raise NotImplementedError(f"Unsupported output type: {output}")
     result, rtype = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
                              abi_info, output, forceinline, launch_bounds)
-    arch = tuple(cc) if cc else Options().arch
+    arch = _arch(cc) if cc else Options().arch
     codes = [result.outputs[output]]
     for f in linking.foreign_files(linking.foreign_calls(result.outputs["passes"])):
         if f.kind == "cu":

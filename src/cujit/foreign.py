@@ -1,11 +1,12 @@
 """``cuda.declare_device``: a device function defined in foreign code, called from kernels.
 
-    mul = cuda.declare_device("mul_f32", "float32(float32, float32)", link=["mul.cu"])
+    mul = cuda.declare_device("mul_f32", "float32(float32, float32)", link=["mul.cu"],
+                              abi="c")
 
 The declaration is the function's name (its linker symbol), its signature, the files
-that define it (``cujit.linking``) and its ABI: "c" (``extern "C"``: arguments in, the
-result returned, a bool as one byte) or "numba" (``int f(T *result, args...)``, the
-status ignored).  A call types as the signature says, its arguments converted to the
+that define it (``cujit.linking``) and its ABI: "numba", numba's default
+(``int f(T *result, args...)``, the status ignored), or "c" (``extern "C"``: arguments
+in, the result returned, a bool as one byte).  A call types as the signature says, its arguments converted to the
 declared types; stage 6 declares the symbol in the kernel's module, and the kernel links
 the declaration's files.  Like ``device_function``, this module imports nothing of the
 compiler, so stage 4 can name ``DeclaredFunction``.
@@ -52,13 +53,15 @@ def _caller_loc() -> Loc | None:
 
 @api_boundary
 def declare_device(name: str, sig, link=None, use_cooperative: bool = False,
-                   abi: str = "c") -> DeclaredFunction:
+                   abi: str = "numba") -> DeclaredFunction:
     """numba's ``cuda.declare_device``: ``name`` defined in ``link`` (or in a file the
     calling kernel links), with signature ``sig`` and ABI ``abi``."""
     if abi not in ABIS:
         raise NotImplementedError(f"Unsupported ABI: {abi}")
     if not isinstance(name, str) or not name.isidentifier():
         raise CujitError(f"declare_device: {name!r} is not a symbol name")
+    if isinstance(sig, (tuple, list)) or (isinstance(sig, str) and sig.lstrip().startswith("(")):
+        raise TypeError("Return type must be provided for device declarations")
     parsed = sig if isinstance(sig, Signature) else parse_signature(sig)
     return DeclaredFunction(name, parsed, link_files(link), abi, _caller_loc(),
                             use_cooperative)

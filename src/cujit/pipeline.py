@@ -263,13 +263,14 @@ def compile_kernel(pyfunc, arg_types, options: Options = Options(),
 
 
 def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | None,
-                  symbol: str = "", output: str = "ptx", forceinline: bool = False
-                  ) -> tuple[CompileResult, object]:
+                  symbol: str = "", output: str = "ptx", forceinline: bool = False,
+                  launch_bounds: tuple[int, ...] = ()) -> tuple[CompileResult, object]:
     """One function on its own (``cuda.compile``): a kernel (``abi`` None), or a device
     function behind one visible entry ``symbol`` in ``abi`` ("numba" or "c",
     ``codegen.entry``); then ``output``: "ptx", "ltoir" (libNVVM's LTO mode) or "cubin".
     Returns the result, whose ``outputs`` hold the front end's stages, "llvm", then "ptx"
-    or "ltoir", then "cubin", and the function's return type (declared, or inferred)."""
+    or "ltoir", then "cubin", and the function's return type (declared, or inferred).
+    A kernel's ``launch_bounds`` annotate it (``codegen.entry.annotate_launch_bounds``)."""
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
     from cujit.ptx import compile_ptx, link_cubin
     from cujit.ptx.nvvm import compile_ltoir
@@ -281,7 +282,7 @@ def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | N
     device = abi is not None
     fn = front_end(run, pyfunc, arg_types, _callees(run, passes), passes, device, return_type)
     module = run.stage("llvm", _entry_module, fn, options, abi, symbol, output == "ltoir",
-                       forceinline, shown=str)
+                       forceinline, launch_bounds, shown=str)
     flags = {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug,
              "extra": nvvm_debug_flags(options)}
     if output == "ltoir":
@@ -294,9 +295,10 @@ def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | N
 
 
 def _entry_module(fn, options: Options, abi: str | None, symbol: str, lto: bool,
-                  forceinline: bool):
+                  forceinline: bool, launch_bounds: tuple[int, ...]):
+    from cujit.codegen import kernel_symbol
     from cujit.codegen.debuginfo import level_of
-    from cujit.codegen.entry import keep_function, lower_device_entry
+    from cujit.codegen.entry import annotate_launch_bounds, keep_function, lower_device_entry
     from cujit.targets.cuda import CUDA_TARGET, NVVM_IR_VERSION
 
     if abi is not None:
@@ -304,10 +306,10 @@ def _entry_module(fn, options: Options, abi: str | None, symbol: str, lto: bool,
                                   options.debug, level_of(options.lineinfo, options.debug),
                                   forceinline)
     module, _ = lower_kernel(fn, options)
+    kernel = module.get_global(kernel_symbol(fn))
+    annotate_launch_bounds(module, kernel, launch_bounds)
     if lto:
-        from cujit.codegen import kernel_symbol
-
-        keep_function(module, module.get_global(kernel_symbol(fn)))
+        keep_function(module, kernel)
     return module
 
 

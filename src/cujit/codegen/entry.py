@@ -112,3 +112,15 @@ def keep_function(module: ll.Module, fn: ll.Function) -> None:
     used.linkage = "appending"
     used.section = "llvm.metadata"
     used.initializer = ll.Constant(ll.ArrayType(i8p, 1), [fn.bitcast(i8p)])
+
+
+# numba's launch bounds -> the NVVM IR kernel annotations ("Global Property Annotation").
+_BOUNDS = ("maxntidx", "minctasm", "cluster_max_blocks")
+
+
+def annotate_launch_bounds(module: ll.Module, fn: ll.Function, bounds: tuple[int, ...]) -> None:
+    """Mark kernel ``fn`` with (max threads per block, min blocks per multiprocessor,
+    max blocks per cluster), as many as ``bounds`` gives: PTX ``.maxntid`` and so on."""
+    for key, value in zip(_BOUNDS, bounds):
+        module.add_named_metadata("nvvm.annotations",
+                                  [fn, ll.MetaDataString(module, key), ll.Constant(I32, value)])

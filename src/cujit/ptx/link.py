@@ -37,8 +37,8 @@ def link_cubin(
     linked with ``inputs``: (kind, data, name) triples, kind a key of ``INPUT_TYPES``.
     When any input is LTO-IR, nvJitLink links with ``-lto``."""
     jl = libs.nvjitlink_module()
-    major, minor = arch
-    opts = [f"-arch=sm_{major}{minor}", *options]
+    major, minor, *variant = arch  # (9, 0, "a"): sm_90a
+    opts = [f"-arch=sm_{major}{minor}{''.join(variant)}", *options]
     if any(kind == "ltoir" for kind, _, _ in inputs) and "-lto" not in opts:
         opts.append("-lto")
     every = list(inputs) if ptx is None else [("ptx", ptx, name), *inputs]
