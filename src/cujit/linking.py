@@ -12,7 +12,6 @@ part of the cache key, so a changed file is a different kernel.  At stage 7
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -127,6 +126,8 @@ def link_file(item) -> LinkFile:
     else:
         raise CujitError(f"link= takes file paths and cuda.CUSource (or other LinkableCode) "
                          f"objects, not {type(item).__name__}")
+    import hashlib  # here: a kernel that links nothing (a cache hit) must not load it
+
     return LinkFile(kind, name, hashlib.blake2b(data, digest_size=16).hexdigest(), data)
 
 
