@@ -222,3 +222,8 @@ def test_gpu_numba_abi_and_ltoir_linked_function():
     ref = x * y - np.float32(1.5)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-6
     assert np.array_equal(prod, a * 7)
+
+
+def test_link_on_a_device_function_is_refused_not_ignored():
+    with pytest.raises(CujitError, match="link= on a device function"):
+        cuda.jit(device=True, link=[cuda.CUSource(SHIM)])

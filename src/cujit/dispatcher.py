@@ -500,7 +500,10 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
     ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
     flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target,
                  boundscheck=boundscheck)
-    if kwargs.get("link") and not device:  # foreign code to link (cujit.linking)
+    if kwargs.get("link"):  # foreign code to link (cujit.linking)
+        if device:
+            raise CujitError("link= on a device function is not supported yet: pass it to "
+                             "the kernels that call it, or to cuda.declare_device")
         flags["link"] = kwargs["link"]
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
