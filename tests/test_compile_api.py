@@ -212,3 +212,12 @@ def test_launch_bounds_become_ptx_directives(bounds, directives):
 def test_arch_specific_target():
     ptx, _ = cuda.compile_ptx(lambda: None, (), cc=(9, 0, "a"))
     assert ".target sm_90a" in ptx
+
+
+@pytest.mark.gpu
+def test_for_current_device_uses_its_compute_capability():
+    major, minor = cuda.get_current_device().compute_capability
+    ptx, rtype = cuda.compile_ptx_for_current_device(add, (int32, int32), device=True)
+    assert f".target sm_{major}{minor}" in ptx and rtype == int64
+    code, _ = cuda.compile_for_current_device(add, int32(int32, int32), output="ltoir")
+    assert int.from_bytes(code[:4], "little") == LTOIR_MAGIC

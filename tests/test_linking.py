@@ -227,3 +227,36 @@ def test_gpu_numba_abi_and_ltoir_linked_function():
 def test_link_on_a_device_function_is_refused_not_ignored():
     with pytest.raises(CujitError, match="link= on a device function"):
         cuda.jit(device=True, link=[cuda.CUSource(SHIM)])
+
+
+def test_a_declarations_files_are_part_of_the_cache_key():
+    def kernel_with(src):
+        axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c",
+                                   link=[cuda.CUSource(src, name="s.cu")])
+
+        def k(out, x, y):
+            out[0] = axpy(1.0, x[0], y[0])
+
+        return cuda.jit(k)
+
+    a, b = kernel_with(SHIM), kernel_with(SHIM.replace("+ y", "- y"))
+    ka, kb = (kernel_key(k.py_func, ARGS, k._options()) for k in (a, b))
+    assert ka and kb and ka != kb
+    assert ka == kernel_key(kernel_with(SHIM).py_func, ARGS, a._options())
+
+
+def test_void_and_bool_across_the_c_abi():
+    src = cuda.CUSource('extern "C" __device__ void note(int *p) {}\n'
+                        'extern "C" __device__ bool odd(int x) { return x & 1; }')
+    odd = cuda.declare_device("odd", "boolean(int32)", abi="c")
+
+    @cuda.jit(link=[src])
+    def k(out, a):
+        i = cuda.grid(1)
+        if i < out.size and odd(a[i]):
+            out[i] = 1
+
+    ptx = k.compile((int32[:], int32[:])).result.ptx
+    # C's bool is one byte, returned in a 32-bit PTX register like NVRTC's definition.
+    m = re.search(r"\.extern\s+\.func\s+\(\.param\s+\.(\w+)\s+func_retval0\)\s+odd", ptx)
+    assert m and m.group(1) == "b32"
