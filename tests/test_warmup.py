@@ -67,7 +67,8 @@ def test_start_compiles_for_the_arch_and_a_compile_follows(state):
     warmup.start((9, 0))
     assert finished(state) == "compiled for sm_90"
     assert state.quiet  # later waits are one attribute check
-    assert set(libs._loaded) == {"nvvm", "nvJitLink"}
+    # NVRTC is loaded only by tests that link CUDA C++ (test_linking.py) earlier in the run.
+    assert set(libs._loaded) - {"nvrtc"} == {"nvvm", "nvJitLink"}
     result = compile_kernel(fill, (int32[::1],), SM90)
     assert result.symbol == "fill" and result.cubin[:4] == b"\x7fELF"
 

@@ -12,7 +12,7 @@ import dataclasses
 import warnings
 from dataclasses import dataclass
 
-from cujit import abi, config, events, guards, hints, pickling, warmup
+from cujit import abi, config, events, guards, hints, linking, pickling, warmup
 from cujit.argtypes import fast_typeof
 from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
@@ -101,13 +101,19 @@ class Kernel(KernelInspection):
         target = flags.get("target") or config.TARGET.get()
         if target not in ("cuda", "cpu"):
             raise ValueError(f"unknown target {target!r}: use 'cuda' or 'cpu'")
+        link = linking.link_files(flags.get("link"))
+        if link and target == "cpu":
+            raise CujitError(f"kernel '{self.__name__}' links foreign CUDA code "
+                             f"('{link[0].name}'), which cannot run on the CPU target; "
+                             "run it on a GPU (target='cuda')")
         self._base_options = options or Options(debug=bool(flags.get("debug")) or
                                                 config.DEBUG.get(),
                                                 fastmath=bool(flags.get("fastmath")),
                                                 lineinfo=bool(flags.get("lineinfo")),
                                                 verify=config.VERIFY.get(), target=target,
                                                 boundscheck=guards.boundscheck_flag(
-                                                    flags, config.BOUNDSCHECK.get()))
+                                                    flags, config.BOUNDSCHECK.get()),
+                                                link=link)
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
@@ -494,6 +500,11 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
     ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
     flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target,
                  boundscheck=boundscheck)
+    if kwargs.get("link"):  # foreign code to link (cujit.linking)
+        if device:
+            raise CujitError("link= on a device function is not supported yet: pass it to "
+                             "the kernels that call it, or to cuda.declare_device")
+        flags["link"] = kwargs["link"]
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:
@@ -512,18 +523,3 @@ def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: b
         return make(pyfunc, sigs, **flags)
 
     return decorate
-
-
-@api_boundary
-def compile_ptx(pyfunc, sig, device: bool = False, debug: bool = False, fastmath: bool = False,
-                cc=None, opt: bool = True, **kwargs):
-    """numba's ``cuda.compile_ptx``: ``(ptx, return_type)`` for ``pyfunc`` at ``sig``."""
-    from cujit.pipeline import compile_kernel
-
-    sig = parse_signature(sig)
-    options = Options(arch=tuple(cc) if cc else Options().arch, opt=3 if opt else 0,
-                      fastmath=fastmath, debug=debug, lineinfo=bool(kwargs.get("lineinfo")))
-    result = compile_kernel(pyfunc, sig.args, options, stop_after="ptx")
-    return result.ptx, sig.return_type
-
-

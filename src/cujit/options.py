@@ -23,3 +23,6 @@ class Options:
     # Array bounds checks outside debug mode: None is the target's default (on for the
     # CPU target, where a stray store corrupts the Python process; off on the GPU).
     boundscheck: bool | None = None
+    # Foreign code linked into the kernel (``jit(link=...)``): ``linking.LinkFile``s, whose
+    # reprs (kind, name, content digest) put them in the cache key.
+    link: tuple = ()

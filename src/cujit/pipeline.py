@@ -177,7 +177,8 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     from cujit.codegen.checks import error_sites
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
     from cujit.ir.analysis import uses_grid_sync, written_arguments
-    from cujit.ptx import compile_ptx, link_cubin
+    from cujit.linking import foreign_calls, foreign_files
+    from cujit.ptx import compile_ptx
 
     module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: str(r[0]))
     text = run.outputs.get("llvm") or str(module)
@@ -186,7 +187,27 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     ptx = run.stage("ptx", compile_ptx, text, options.arch, opt=options.opt,
                     fastmath=options.fastmath, debug=options.debug,
                     extra=nvvm_debug_flags(options))
-    run.stage("cubin", link_cubin, ptx, options.arch, link_debug_flags(options))
+    calls = foreign_calls(fn)
+    files = options.link + tuple(f for f in foreign_files(calls) if f not in options.link)
+    run.stage("cubin", _link, ptx, options.arch, link_debug_flags(options), files, calls,
+              f"{run.record.symbol}.ptx")
+
+
+def _link(ptx: str, arch, flags, files, calls: dict, name: str):
+    """Stage 7's link: the kernel's PTX with its foreign code (``cujit.linking``); a
+    declared function the files do not define, or define otherwise, is the user's error."""
+    from cujit import linking
+    from cujit.ptx import LinkError, link_cubin
+
+    inputs = linking.link_inputs(files, arch)
+    linking.check_prototypes(ptx, inputs, calls)
+    try:
+        return link_cubin(ptx, arch, flags, name=name, inputs=inputs)
+    except LinkError as exc:
+        error = linking.undefined_symbol(exc.log, calls, files)
+        if error is None:
+            raise
+        raise error from None
 
 
 def lower_kernel(fn, options: Options):
@@ -247,6 +268,57 @@ def compile_kernel(pyfunc, arg_types, options: Options = Options(),
     except _Stop:
         pass
     return CompileResult(run.name, run.outputs, run.times, run.record)
+
+
+def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | None,
+                  symbol: str = "", output: str = "ptx", forceinline: bool = False,
+                  launch_bounds: tuple[int, ...] = ()) -> tuple[CompileResult, object]:
+    """One function on its own (``cuda.compile``): a kernel (``abi`` None), or a device
+    function behind one visible entry ``symbol`` in ``abi`` ("numba" or "c",
+    ``codegen.entry``); then ``output``: "ptx", "ltoir" (libNVVM's LTO mode) or "cubin".
+    Returns the result, whose ``outputs`` hold the front end's stages, "llvm", then "ptx"
+    or "ltoir", then "cubin", and the function's return type (declared, or inferred).
+    A kernel's ``launch_bounds`` annotate it (``codegen.entry.annotate_launch_bounds``)."""
+    from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
+    from cujit.ptx import compile_ptx, link_cubin
+    from cujit.ptx.nvvm import compile_ltoir
+
+    startup.run_before_compile()
+    run = _Run(pyfunc, options, output)
+    events.notify(events.COMPILE, run.name, "cuda")
+    passes = pass_list(options)
+    device = abi is not None
+    fn = front_end(run, pyfunc, arg_types, _callees(run, passes), passes, device, return_type)
+    module = run.stage("llvm", _entry_module, fn, options, abi, symbol, output == "ltoir",
+                       forceinline, launch_bounds, shown=str)
+    flags = {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug,
+             "extra": nvvm_debug_flags(options)}
+    if output == "ltoir":
+        run.stage("ltoir", compile_ltoir, str(module), options.arch, **flags)
+    else:
+        ptx = run.stage("ptx", compile_ptx, str(module), options.arch, **flags)
+        if output == "cubin":
+            run.stage("cubin", link_cubin, ptx, options.arch, link_debug_flags(options))
+    return CompileResult(run.name, run.outputs, run.times), fn.return_type
+
+
+def _entry_module(fn, options: Options, abi: str | None, symbol: str, lto: bool,
+                  forceinline: bool, launch_bounds: tuple[int, ...]):
+    from cujit.codegen import kernel_symbol
+    from cujit.codegen.debuginfo import level_of
+    from cujit.codegen.entry import annotate_launch_bounds, keep_function, lower_device_entry
+    from cujit.targets.cuda import CUDA_TARGET, NVVM_IR_VERSION
+
+    if abi is not None:
+        return lower_device_entry(fn, CUDA_TARGET, abi, symbol, NVVM_IR_VERSION,
+                                  options.debug, level_of(options.lineinfo, options.debug),
+                                  forceinline)
+    module, _ = lower_kernel(fn, options)
+    kernel = module.get_global(kernel_symbol(fn))
+    annotate_launch_bounds(module, kernel, launch_bounds)
+    if lto:
+        keep_function(module, kernel)
+    return module
 
 
 def function_loc(pyfunc) -> Loc | None:

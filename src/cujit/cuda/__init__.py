@@ -8,6 +8,13 @@ first use; importing this module loads nothing heavy.
 from __future__ import annotations
 
 from cujit import types  # noqa: F401  (cuda.types.int32, as in numba)
+from cujit.compile_api import (  # noqa: F401
+    compile,
+    compile_all,
+    compile_for_current_device,
+    compile_ptx,
+    compile_ptx_for_current_device,
+)
 from cujit.device_api import (  # noqa: F401
     activemask,
     all_sync,
@@ -59,7 +66,18 @@ from cujit.device_api import (  # noqa: F401
     threadIdx,
     warpsize,
 )
-from cujit.dispatcher import compile_ptx, jit  # noqa: F401
+from cujit.dispatcher import jit  # noqa: F401
+from cujit.foreign import declare_device  # noqa: F401
+from cujit.linking import (  # noqa: F401
+    LTOIR,
+    Archive,
+    Cubin,
+    CUSource,
+    Fatbin,
+    LinkableCode,
+    Object,
+    PTXSource,
+)
 from cujit.types.core import (  # noqa: F401
     b1,
     bool_,
@@ -161,13 +179,8 @@ class NotSupportedError(AttributeError):
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
-    "declare_device": "calls to external device functions",
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
-    "compile": "cuda.compile (use cuda.compile_ptx)",
-    "compile_for_current_device": "cuda.compile_for_current_device (use cuda.compile_ptx)",
-    "compile_ptx_for_current_device": "cuda.compile_ptx_for_current_device (use "
-                                      "cuda.compile_ptx with cc=)",
     "defer_cleanup": "cuda.defer_cleanup",
     "bf16": "bfloat16 (cuda.bf16)",
     "fp8": "the fp8 types (cuda.fp8)",

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from cujit import device_api as cuda
 from cujit.device_function import DeviceFunction
+from cujit.foreign import DeclaredFunction
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
@@ -33,6 +34,7 @@ from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import call_device_function
+from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.libdevice_calls import libdevice_rules
 from cujit.infer.vector_calls import vector_rules
@@ -211,6 +213,9 @@ def type_call(t: Typer, op: Call) -> None:
         return
     if isinstance(fn, DeviceFunction):
         call_device_function(t, op, fn, site)
+        return
+    if isinstance(fn, DeclaredFunction):  # cuda.declare_device: infer/foreign_calls.py
+        call_foreign(t, fn, site)
         return
     if isinstance(fn, cx.BoundMethod):  # z.conjugate(): the object is the first argument
         site.args.insert(0, fn.obj)

@@ -193,6 +193,11 @@ _MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hin
           cpu="a plain store") + \
     _rows(("array.address",), _INFER + "access:type_getattr", 1,
           cuda="the data pointer as uint64", cpu="the data pointer as uint64")
+# cuda.declare_device functions: an opaque call orders memory as a fence does.
+_FOREIGN = _rows(("foreign.call",), _INFER + "foreign_calls:call_foreign", None, reads=True,
+                 fence=True, cuda="a call of the declared symbol, which nvJitLink resolves",
+                 refused=(("cpu", ("a call of a cuda.declare_device function (foreign.call) is "
+                                   "foreign CUDA code, which cannot run on the CPU target")),))
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
@@ -201,7 +206,8 @@ _LIBDEVICE = tuple(
     for f in LIBDEVICE_FUNCTIONS.values())
 
 ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
-                                  + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _LIBDEVICE)
+                                  + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _FOREIGN
+                                  + _LIBDEVICE)
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
 

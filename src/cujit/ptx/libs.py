@@ -25,7 +25,10 @@ _TOOLKIT_LAYOUT = {
     "nvvm": (("nvvm/lib64", "nvvm/lib"), ("libnvvm.so.4", "libnvvm.so")),
     "nvJitLink": (("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
                   ("libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so")),
+    "nvrtc": (("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
+              ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")),
 }
+_WHEELS = {"nvvm": "nvidia-nvvm", "nvJitLink": "nvidia-nvjitlink", "nvrtc": "nvidia-cuda-nvrtc"}
 
 _loaded: dict[str, str] = {}  # libname -> absolute path of the loaded library
 _libdevice: bytes | None = None
@@ -44,7 +47,7 @@ def cuda_roots() -> list[Path]:
 
 
 def load_library(libname: str) -> str:
-    """Load ``libname`` ('nvvm' or 'nvJitLink') once per process; return its path."""
+    """Load ``libname`` ('nvvm', 'nvJitLink' or 'nvrtc') once per process; return its path."""
     path = _loaded.get(libname)
     if path is not None:
         return path
@@ -86,8 +89,7 @@ def _load_from_toolkit(libname: str, tried: list[str]) -> str:
                 return str(cand)
         tried.append(f"nothing under {root}")
     raise ToolchainNotFoundError(
-        f"cannot load {libname}: install the pip wheel "
-        f"'{'nvidia-nvvm' if libname == 'nvvm' else 'nvidia-nvjitlink'}' or set CUDA_HOME "
+        f"cannot load {libname}: install the pip wheel '{_WHEELS[libname]}' or set CUDA_HOME "
         "to a CUDA toolkit.\n  tried: " + "\n  tried: ".join(tried)
     )
 
@@ -106,6 +108,14 @@ def nvjitlink_module():
     from cuda.bindings import nvjitlink
 
     return nvjitlink
+
+
+def nvrtc_module():
+    """``cuda.bindings.nvrtc`` with NVRTC loaded (CUDA C++ sources linked into kernels)."""
+    load_library("nvrtc")
+    from cuda.bindings import nvrtc
+
+    return nvrtc
 
 
 def libdevice_path() -> str:

@@ -21,25 +21,40 @@ class LinkError(CujitError):
         super().__init__(f"{message}\n--- nvJitLink log ---\n{log.strip() or '(empty log)'}")
 
 
+# A linked file's kind -> nvJitLink's input type name (``nvJitLinkInputType``).
+INPUT_TYPES = {"ptx": "PTX", "ltoir": "LTOIR", "cubin": "CUBIN", "fatbin": "FATBIN",
+               "o": "OBJECT", "a": "LIBRARY"}
+
+
 def link_cubin(
-    ptx: str | bytes,
+    ptx: str | bytes | None,
     arch: tuple[int, int],
     options: tuple[str, ...] = (),
     name: str = "cujit_module.ptx",
+    inputs: tuple[tuple[str, bytes, str], ...] = (),
 ) -> bytes:
-    """Assemble ``ptx`` with nvJitLink into a cubin (an ELF image) for ``sm_XY``."""
+    """Assemble ``ptx`` with nvJitLink into a cubin (an ELF image) for ``sm_XY``,
+    linked with ``inputs``: (kind, data, name) triples, kind a key of ``INPUT_TYPES``.
+    When any input is LTO-IR, nvJitLink links with ``-lto``."""
     jl = libs.nvjitlink_module()
-    major, minor = arch
-    opts = [f"-arch=sm_{major}{minor}", *options]
-    data = ptx.encode() if isinstance(ptx, str) else bytes(ptx)
+    major, minor, *variant = arch  # (9, 0, "a"): sm_90a
+    opts = [f"-arch=sm_{major}{minor}{''.join(variant)}", *options]
+    if any(kind == "ltoir" for kind, _, _ in inputs) and "-lto" not in opts:
+        opts.append("-lto")
+    every = list(inputs) if ptx is None else [("ptx", ptx, name), *inputs]
     handle = jl.create(len(opts), opts)
     try:
+        current = name
         try:
-            jl.add_data(handle, jl.InputType.PTX, data, len(data), name)
+            for kind, data, current in every:
+                data = data.encode() if isinstance(data, str) else bytes(data)
+                jl.add_data(handle, getattr(jl.InputType, INPUT_TYPES[kind]), data,
+                            len(data), current)
+            current = name if ptx is not None else every[0][2]
             jl.complete(handle)
         except jl.nvJitLinkError as exc:
             raise LinkError(
-                f"nvJitLink could not link '{name}' for sm_{major}{minor} ({exc})",
+                f"nvJitLink could not link '{current}' for sm_{major}{minor} ({exc})",
                 _log(jl, handle),
             ) from None
         size = jl.get_linked_cubin_size(handle)

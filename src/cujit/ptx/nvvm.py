@@ -38,8 +38,9 @@ class NVVMOptions:
     extra: tuple[str, ...] = ()
 
     def to_args(self, arch: tuple[int, int]) -> list[str]:
-        major, minor = arch
-        args = [f"-arch=compute_{major}{minor}", f"-opt={0 if self.debug else self.opt}"]
+        major, minor, *variant = arch  # (9, 0, "a"): the arch-specific sm_90a
+        args = [f"-arch=compute_{major}{minor}{''.join(variant)}",
+                f"-opt={0 if self.debug else self.opt}"]
         if self.fastmath:
             args += ["-ftz=1", "-prec-div=0", "-prec-sqrt=0"]
         if not self.fma:
@@ -69,11 +70,28 @@ def compile_ptx(
     function: parsing its 500 kB of bitcode is the larger part of a small
     compile, and most kernels call nothing from it.
     """
+    # The result is NUL-terminated C text.
+    return _compile(llvm_ir, arch, options, name, overrides, ()).rstrip(b"\0").decode()
+
+
+def compile_ltoir(
+    llvm_ir: str | bytes,
+    arch: tuple[int, int],
+    options: NVVMOptions | None = None,
+    name: str = "cujit_module",
+    **overrides,
+) -> bytes:
+    """Compile one NVVM IR module to LTO-IR (libNVVM's ``-gen-lto``): the optimised IR
+    that nvJitLink links with other LTO-IR, PTX or cubins (``link.link_cubin``)."""
+    return _compile(llvm_ir, arch, options, name, overrides, ("-gen-lto",))
+
+
+def _compile(llvm_ir, arch, options, name: str, overrides: dict, mode: tuple) -> bytes:
     nvvm = libs.nvvm_module()
     options = options or DEFAULT_OPTIONS
     if overrides:
         options = replace(options, **overrides)
-    opts = options.to_args(tuple(arch))
+    opts = options.to_args(tuple(arch)) + list(mode)
     data = llvm_ir.encode() if isinstance(llvm_ir, str) else bytes(llvm_ir)
     prog = nvvm.create_program()
     try:
@@ -97,8 +115,7 @@ def compile_ptx(
         nvvm.get_compiled_result(prog, buf)
     finally:
         nvvm.destroy_program(prog)
-    # The result is NUL-terminated C text.
-    return bytes(buf).rstrip(b"\0").decode()
+    return bytes(buf)
 
 
 def _program_log(nvvm, prog: int) -> str:

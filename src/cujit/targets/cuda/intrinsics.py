@@ -37,6 +37,7 @@ from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
+from cujit.targets.cuda.foreign import lower_foreign_call
 from cujit.targets.cuda.cg import lower_grid_sync
 from cujit.targets.cuda.constmem import lower_const_array_like
 from cujit.targets.cuda.warp import WARP_INTRINSICS
@@ -180,4 +181,5 @@ INTRINSICS = {
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
     **cache_hint_lowerings(lower_ptx),  # cuda.ldcg, cuda.stcs...
     **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
+    "foreign.call": lower_foreign_call,  # cuda.declare_device
 }

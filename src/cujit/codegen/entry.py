@@ -1,0 +1,126 @@
+"""Stage 6 for a device function compiled on its own (``cuda.compile``): an LLVM module
+whose one visible function other code can call, in numba's ABI or the C ABI.
+
+The typed function is lowered as a kernel's callees are (``functions.py``, internal),
+and a visible entry wraps it:
+
+    numba ABI:  define i32 @name(<ret>* %retptr, <args>)   ; status 0, result stored
+    C ABI:      define <ret> @name(<args>)                 ; the result itself
+
+A bool crosses either ABI as one byte (C's ``bool``; numba's in-memory boolean), and
+a function that returns nothing returns ``void`` (C) or stores nothing (numba).  The
+entry's arguments are the values' register forms: scalars, complex numbers (a
+``{re, im}`` struct) and tuples of them.  Arrays cross neither ABI here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir as ll
+
+from cujit import ir
+from cujit.codegen import checks, debuginfo
+from cujit.codegen.functions import DeviceFunctions
+from cujit.codegen.lltypes import I8, I32, VOID, value_type
+from cujit.diagnostics import UnsupportedError
+from cujit.types import Array, Scalar, Type
+
+ABIS = ("numba", "c")
+
+
+def entry_symbol(name: str) -> str:
+    """A PTX-safe symbol from a Python name (``<lambda>`` -> ``_lambda_``)."""
+    sym = re.sub(r"[^A-Za-z0-9_$]", "_", name) or "function"
+    return "_" + sym if sym[0].isdigit() else sym
+
+
+def abi_type(t: Type, where: str, loc) -> ll.Type | None:
+    """How a value of type ``t`` crosses either ABI (None: it has no machine form)."""
+    if isinstance(t, Array):
+        raise UnsupportedError(f"{where} is an array ({t}): functions called across an ABI "
+                               "take and return scalars, complex numbers and tuples", loc)
+    if isinstance(t, Scalar) and t.kind == "b":
+        return I8
+    return value_type(t)
+
+
+def to_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
+    return b.zext(value, I8) if isinstance(t, Scalar) and t.kind == "b" else value
+
+
+def from_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
+    if isinstance(t, Scalar) and t.kind == "b":
+        return b.icmp_unsigned("!=", value, ll.Constant(I8, 0))
+    return value
+
+
+def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
+                       version: tuple[int, ...], debug: bool = False,
+                       debug_info: str | None = None, forceinline: bool = False) -> ll.Module:
+    """The module holding ``fn`` behind a visible entry ``symbol`` in ``abi``;
+    ``version``: the ``!nvvmir.version`` a module without a kernel needs too;
+    ``forceinline``: the entry is ``alwaysinline`` (for the LTO linker's callers)."""
+    module = ll.Module(name=fn.name)
+    module.triple, module.data_layout = target.triple, target.data_layout
+    debuginfo.enable(module, debug_info, fn.loc)
+    if debug:
+        checks.enable(module, target.global_addrspace)
+    from cujit.codegen.module import lower_body  # module imports this package's parts
+
+    inner = DeviceFunctions(module, target, lower_body).get(fn)
+    arg_types = [p.type for p in fn.args]
+    params = [abi_type(t, f"argument {n!r}", fn.loc) for n, t in zip(fn.arg_names, arg_types)]
+    ret = abi_type(fn.return_type, "the return value", fn.loc)
+    if abi == "c":
+        fnty = ll.FunctionType(ret or VOID, params)
+    else:
+        fnty = ll.FunctionType(I32, [ll.PointerType(ret or I8), *params])
+    entry = ll.Function(module, fnty, symbol)
+    entry.attributes.add("nounwind")
+    if forceinline:
+        entry.attributes.add("alwaysinline")
+    given = list(entry.args) if abi == "c" else list(entry.args)[1:]
+    for arg, name in zip(given, fn.arg_names):
+        arg.name = name
+    b = ll.IRBuilder(entry.append_basic_block("entry"))
+    info = getattr(module, "cujit_debuginfo", None)
+    if info is not None:  # the entry's own lines: the call it makes is the def line's
+        loc = debuginfo.def_line(fn.loc)
+        scope = info.subprogram(entry, fn.name, loc, tuple(arg_types))
+        b.debug_metadata = info.location(loc, scope)
+    result = b.call(inner, [from_abi(b, a, t) for a, t in zip(given, arg_types)])
+    if abi == "c":
+        if ret is None:
+            b.ret_void()
+        else:
+            b.ret(to_abi(b, result, fn.return_type))
+    else:
+        entry.args[0].name = "retptr"
+        if ret is not None:
+            b.store(to_abi(b, result, fn.return_type), entry.args[0])
+        b.ret(ll.Constant(I32, 0))
+    module.add_named_metadata("nvvmir.version", [ll.Constant(I32, v) for v in version])
+    return module
+
+
+def keep_function(module: ll.Module, fn: ll.Function) -> None:
+    """List ``fn`` in ``@llvm.used``: nvJitLink's link-time optimisation drops a kernel
+    that nothing in the linked program calls unless the module says to keep it."""
+    i8p = ll.PointerType(I8)
+    used = ll.GlobalVariable(module, ll.ArrayType(i8p, 1), "llvm.used")
+    used.linkage = "appending"
+    used.section = "llvm.metadata"
+    used.initializer = ll.Constant(ll.ArrayType(i8p, 1), [fn.bitcast(i8p)])
+
+
+# numba's launch bounds -> the NVVM IR kernel annotations ("Global Property Annotation").
+_BOUNDS = ("maxntidx", "minctasm", "cluster_max_blocks")
+
+
+def annotate_launch_bounds(module: ll.Module, fn: ll.Function, bounds: tuple[int, ...]) -> None:
+    """Mark kernel ``fn`` with (max threads per block, min blocks per multiprocessor,
+    max blocks per cluster), as many as ``bounds`` gives: PTX ``.maxntid`` and so on."""
+    for key, value in zip(_BOUNDS, bounds):
+        module.add_named_metadata("nvvm.annotations",
+                                  [fn, ll.MetaDataString(module, key), ll.Constant(I32, value)])
