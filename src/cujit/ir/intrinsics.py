@@ -193,6 +193,16 @@ _MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hin
           cpu="a plain store") + \
     _rows(("array.address",), _INFER + "access:type_getattr", 1,
           cuda="the data pointer as uint64", cpu="the data pointer as uint64")
+_RECORDS = _rows(("record.get",), _INFER + "records:get_field", 1, reads=True,
+                 cuda="a load at the field's offset", cpu="a load at the field's offset") + \
+    _rows(("record.view",), _INFER + "records:get_field", 1,
+          cuda="the field's address (a record, or an array of constant extents)",
+          cpu="the field's address (a record, or an array of constant extents)") + \
+    _rows(("record.set",), _INFER + "records:set_field", 2, stores_into=0,
+          cuda="a store at the field's offset (a record: llvm.memmove)",
+          cpu="a store at the field's offset (a record: llvm.memmove)") + \
+    _rows(("record.assign_array",), _INFER + "records:assign_array", 2, reads=True,
+          stores_into=0, cuda="unrolled element stores", cpu="unrolled element stores")
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
@@ -201,7 +211,8 @@ _LIBDEVICE = tuple(
     for f in LIBDEVICE_FUNCTIONS.values())
 
 ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
-                                  + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _LIBDEVICE)
+                                  + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _RECORDS
+                                  + _LIBDEVICE)
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
 

@@ -33,6 +33,7 @@ from cujit.runtime.interop import import_for_launch
 from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
 from cujit.types.core import Array, NamedTuple, Scalar, Tuple
+from cujit.types.records import Record
 
 
 def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
@@ -110,6 +111,8 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         values.extend(dev.shape)
         if passes_strides(t):
             values.extend(dev.strides)
+    elif tc is Record:
+        values.append(_record_to_device(t, a, writebacks, stream, index).device_ptr)
     elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
@@ -118,6 +121,17 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
         raise LaunchError(f"argument {index}: values of type {t} cannot be kernel parameters")
+
+
+def _record_to_device(t, a, writebacks: list, stream, index: int) -> DeviceArray:
+    """A record argument (a NumPy structured scalar, a view of its array's bytes) is
+    copied to the device and back, as numba does: the kernel's field stores reach it."""
+    if not isinstance(a, np.void) or a.dtype.itemsize != t.size:
+        raise LaunchError(f"argument {index}: expected a record of {t}, got {a!r}")
+    host = np.asarray(a).reshape(1)  # shares the scalar's bytes
+    dev = to_device(host, stream=stream)
+    writebacks.append(Writeback(dev, host if host.flags.writeable else None, stream))
+    return dev
 
 
 def _reachable_view(a: np.ndarray, stream) -> DeviceArray | None:

@@ -7,6 +7,7 @@ from cujit.types.core import (
     complex128, float64, int64, is_namedtuple_class,
 )
 from cujit.types import core as _core
+from cujit.types.records import Record, from_structured
 from cujit.types.foreign import (
     from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
 )
@@ -23,11 +24,14 @@ def _numpy():
     return _np
 
 
-def from_dtype(dtype) -> Scalar:
-    """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts)."""
-    if isinstance(dtype, Scalar):
+def from_dtype(dtype) -> Scalar | Record:
+    """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts); a structured
+    dtype's Record."""
+    if isinstance(dtype, (Scalar, Record)):
         return dtype
     dt = _numpy().dtype(dtype)
+    if dt.names is not None:
+        return from_structured(dt, from_dtype)
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
         raise TypeError(f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
@@ -38,7 +42,7 @@ def from_dtype(dtype) -> Scalar:
 # Why a dtype kind cannot reach a kernel, and what to pass instead.
 _DTYPE_NOTES = {
     "O": ", not Python objects",
-    "V": "; pass each field of a structured dtype as an array of its own",
+    "V": "; unstructured void dtypes have no fields to read",
     "M": "; pass datetimes as int64 with .view('int64')",
     "m": "; pass timedeltas as int64 with .view('int64')",
 }

@@ -23,7 +23,7 @@ from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
 from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
-from cujit.types import Array, Scalar, Tuple, Type
+from cujit.types import Array, Record, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
            "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
@@ -279,7 +279,7 @@ def _check_dims(dims, limits, what: str) -> tuple[int, int, int]:
 
 
 def _count_arrays(t: Type) -> int:
-    if isinstance(t, Array):
+    if isinstance(t, (Array, Record)):
         return 1
     return sum(map(_count_arrays, t.items)) if isinstance(t, Tuple) else 0
 
@@ -309,6 +309,12 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
                               f"does not match the compiled type {t}")
         keep.append(a)
         out.extend((a.ctypes.data, *a.shape, *(a.strides if passes_strides(t) else ())))
+    elif isinstance(t, Record):  # a structured scalar: the bytes it shares with its array
+        if not isinstance(value, np.void) or value.dtype.itemsize != t.size:
+            raise LaunchError(f"kernel {kernel!r}: expected a record of {t}, got {value!r}")
+        a = np.asarray(value)
+        keep.append(a)
+        out.append(a.ctypes.data)
     elif isinstance(t, Tuple):
         for item_t, item in zip(t.items, value):
             _flatten(kernel, item_t, item, out, keep)
