@@ -52,8 +52,9 @@ def test_record_type_follows_numpys_layout():
     assert typeof(np.zeros(3, ALIGNED).view(np.recarray)[1]) == from_dtype(ALIGNED)
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("dtype", [ALIGNED, PACKED], ids=["aligned", "packed"])
+@pytest.mark.parametrize("target,dtype", [
+    ("cpu", ALIGNED), ("cpu", PACKED), pytest.param("cuda", ALIGNED, marks=pytest.mark.gpu),
+], ids=["cpu-aligned", "cpu-packed", "cuda-aligned"])
 def test_field_writes_by_attribute_and_name(target, dtype):
     @cuda.jit(target=target)
     def k(ary, v):
@@ -242,6 +243,44 @@ def test_records_in_shared_and_local_memory(target):
     np.testing.assert_allclose(out, rev["inner"]["x"] + rev["m"][:, 1, 1] + rev["id"])
 
 
+def _packed_read(ary, out):
+    out[0] = ary[0].b  # <- misaligned
+
+
+def test_misaligned_field_is_refused_on_the_gpu_as_numba_does():
+    from cujit.options import Options
+    from cujit.pipeline import compile_kernel
+
+    args = (typeof(np.zeros(2, PACKED)), typeof(np.zeros(1)))
+    with pytest.raises(TypingError) as info:  # stage 6 of the CUDA target: no GPU needed
+        compile_kernel(_packed_read, args, Options(target="cuda"), stop_after="llvm")
+    assert "field 'b' of type float64 is not aligned" in str(info.value)
+    assert f"{__file__}:{_line_of(_packed_read, '# <- misaligned')}:" in str(info.value)
+    aligned = (typeof(np.zeros(2, ALIGNED)), typeof(np.zeros(1)))
+    compile_kernel(_packed_read, aligned, Options(target="cuda"), stop_after="llvm")
+    out = np.zeros(1)
+    cuda.jit(_packed_read, target="cpu")[1, 1](_sample(PACKED), out)  # any offset on the CPU
+    assert out[0] == _sample(PACKED)[0]["b"]
+
+
+def test_numbas_record_types_convert():
+    ns = pytest.importorskip("numba.np.numpy_support")
+    from cujit.types import to_type
+
+    for dt in (ALIGNED, PACKED, NESTED):
+        assert to_type(ns.from_dtype(dt)) == from_dtype(dt)
+        assert to_type(ns.from_dtype(dt)[:]) == Array(from_dtype(dt), 1, "A") == \
+            from_dtype(dt)[:]
+
+    @cuda.jit((ns.from_dtype(ALIGNED)[:],), target="cpu")
+    def k(a):
+        a[1].a = a[1].b
+
+    a = _sample(ALIGNED)
+    k[1, 1](a)
+    assert a[1]["a"] == a[1]["b"]
+
+
 def _line_of(fn, marker: str) -> int:
     lines, first = inspect.getsourcelines(fn)
     return first + next(k for k, text in enumerate(lines) if marker in text)
@@ -290,3 +329,34 @@ def test_attribute_store_on_a_non_record_is_refused():
     with pytest.raises(UnsupportedError, match="only a record's fields"):
         cuda.jit(k, target="cpu")[1, 1](np.zeros(3, np.int32))
 
+
+
+CONST_TABLE = np.array([(1, 2.5, [1, 2]), (3, 4.5, [5, 6])],
+                       dtype=[("k", np.uint8), ("v", np.float64), ("w", np.int16, 2)])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_constant_record_arrays_are_read(target):
+    @cuda.jit(target=target)
+    def k(out):
+        c = cuda.const.array_like(CONST_TABLE)
+        i = cuda.grid(1)
+        if i < len(c):
+            out[i] = c[i].k + c[i]["v"] + c[i].w[1]
+
+    out = np.zeros(2)
+    k[1, 2](out)
+    np.testing.assert_array_equal(
+        out, CONST_TABLE["k"] + CONST_TABLE["v"] + CONST_TABLE["w"][:, 1])
+
+
+def _writes_constant_record(out):
+    c = cuda.const.array_like(CONST_TABLE)
+    c[0].v = 1.0  # <- constant
+
+
+def test_storing_into_a_constant_record_is_refused():
+    with pytest.raises(TypingError) as info:
+        cuda.jit(_writes_constant_record, target="cpu")[1, 1](np.zeros(1))
+    assert "a constant array" in str(info.value)
+    assert f":{_line_of(_writes_constant_record, '# <- constant')}:" in str(info.value)

@@ -3,8 +3,9 @@
 A record value is an ``i8*`` to its bytes (``lltypes``); a field is at its NumPy byte
 offset.  Loads and stores promise only the alignment the offset and the record's size
 keep (``types.field_alignment``): a packed record's fields may sit at any byte, and
-an element of a record array at any multiple of the itemsize.  Whole records are
-copied with ``llvm.memmove`` (``a[i] = a[j]`` may copy a record onto itself).
+an element of a record array at any multiple of the itemsize.  On the GPU a field whose
+offset its type's alignment does not divide is refused, as numba refuses it.  Whole
+records are copied with ``llvm.memmove`` (``a[i] = a[j]`` may copy a record onto itself).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from cujit.codegen.arrays import c_strides, element_pointer, make_array
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I1, I8, I64, RECORD_POINTER, const_int, i64, memory_type
 from cujit.codegen.scalars import cast
+from cujit.diagnostics import TypingError
 from cujit.types import Array, Record, Scalar, field_alignment
 
 
@@ -60,10 +62,21 @@ def record_of_element(ctx: FunctionLowering, ptr: ll.Value) -> ll.Value:
     return ctx.builder.bitcast(ptr, RECORD_POINTER)
 
 
+def check_aligned(ctx: FunctionLowering, op: ir.Intrinsic, t) -> None:
+    """numba's rule on the GPU: a field whose offset its type's alignment does not divide
+    is refused (the CPU target reads it at any offset)."""
+    offset = op.attr("offset")
+    if ctx.target.name == "cuda" and offset % natural_alignment(t):
+        raise TypingError(f"field '{op.attr('field')}' of type {t} is not aligned: it is at "
+                          f"offset {offset} of {op.args[0].type}", op.loc,
+                          hint="build the dtype with np.dtype(..., align=True)")
+
+
 def lower_record_get(ctx: FunctionLowering, op: ir.Intrinsic, args):
     rec: Record = op.args[0].type
     t: Scalar = op.result.type
     offset = op.attr("offset")
+    check_aligned(ctx, op, t)
     ptr = field_pointer(ctx, args[0], offset, memory_type(t))
     return load_field(ctx, t, ptr, field_alignment(rec, offset, natural_alignment(t)))
 
@@ -71,6 +84,8 @@ def lower_record_get(ctx: FunctionLowering, op: ir.Intrinsic, args):
 def lower_record_view(ctx: FunctionLowering, op: ir.Intrinsic, args):
     offset = op.attr("offset")
     t = op.result.type
+    if isinstance(t, Array):
+        check_aligned(ctx, op, t.dtype)
     if isinstance(t, Record):
         return ctx.builder.gep(args[0], [i64(offset)]) if offset else args[0]
     shape = op.attr("shape")
@@ -86,6 +101,7 @@ def lower_record_set(ctx: FunctionLowering, op: ir.Intrinsic, args):
         dst = ctx.builder.gep(args[0], [i64(offset)]) if offset else args[0]
         copy_record(ctx, dst, args[1], t)
         return
+    check_aligned(ctx, op, t)
     ptr = field_pointer(ctx, args[0], offset, memory_type(t))
     store_field(ctx, t, ptr, args[1], field_alignment(rec, offset, natural_alignment(t)))
     return

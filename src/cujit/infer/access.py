@@ -168,6 +168,8 @@ def type_getitem(t: Typer, op: GetItem) -> None:
         index = array_index(t, obj.type, idx, op.loc)
         t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
                        index=index))
+        if obj.id in t.const_arrays and isinstance(obj.type.dtype, Record):
+            t.const_arrays.add(op.result.id)  # a record of a constant array: read-only
     elif isinstance(obj.type, Tuple):
         _emit_tuple_get(t, op, obj, _tuple_index(t, obj.type, idx, op.loc))
     elif isinstance(obj.type, Record):  # r['x'], or r[0]: its first field

@@ -206,7 +206,7 @@ def constant_array(t: Typer, value, loc, result, what: str) -> Value:
         dtype = from_dtype(value.dtype)
     except (TypeError, ValueError, KeyError, NotImplementedError):
         dtype = None
-    if not isinstance(dtype, Scalar):
+    if not isinstance(dtype, (Scalar, Record)):
         raise TypingError(f"{what} does not support arrays of dtype {value.dtype}", loc)
     if value.ndim == 0:
         raise TypingError(f"{what} needs an array of at least one dimension", loc)

@@ -61,12 +61,16 @@ def get_field(t: Typer, rec: Value, name: object, loc: Loc, result_id: int | Non
                                 attrs=attrs))
     if isinstance(ft, NestedArray):
         attrs += (("shape", ft.shape),)
-    return t.emit(Intrinsic(loc=loc, result=out, name="record.view", args=(rec,), attrs=attrs))
+    view = t.emit(Intrinsic(loc=loc, result=out, name="record.view", args=(rec,), attrs=attrs))
+    if rec.id in t.const_arrays:  # a field of a constant record is read-only too
+        t.const_arrays.add(view.id)
+    return view
 
 
 def set_field(t: Typer, rec: Value, name: object, value: Value, loc: Loc) -> None:
     """``rec.name = value`` (or ``rec['name'] = value``)."""
     ft, offset = _field(rec.type, name, loc)
+    t.check_writable(rec, loc, "cannot assign a field of a record of")
     attrs: tuple = (("offset", offset), ("field", name))
     if isinstance(ft, NestedArray):
         align = field_alignment(rec.type, offset, ft.dtype.itemsize)

@@ -61,6 +61,12 @@ class Record(Type):
     def name(self) -> str:
         return str(self)
 
+    def __getitem__(self, spec):
+        """``rec[:]``: the type of a 1-d array of these records (numba's spelling)."""
+        from cujit.types.core import Array
+
+        return Array.from_slices(self, spec)
+
     def field(self, name: str) -> tuple[Type, int] | None:
         """The type and offset of field ``name``, or None if there is none."""
         for n, t, off in self.fields:
