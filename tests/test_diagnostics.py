@@ -650,9 +650,10 @@ LAUNCH_CASES = [
     ("object array", lambda: fill[1, 4](np.zeros(3, object), 3), LaunchError,
      (f"kernel 'fill': argument 0 ('x'): unsupported dtype object: {ARRAYS}, not Python "
      "objects")),
-    ("datetime array", lambda: fill[1, 4](np.zeros(3, "M8[s]"), 3), LaunchError,
-     (f"kernel 'fill': argument 0 ('x'): unsupported dtype datetime64[s]: {ARRAYS}; pass "
-     "datetimes as int64 with .view('int64')")),
+    ("datetime array", lambda: fill[1, 4](np.zeros(3, "M8[s]"), 3), TypingError,
+     (f"{__file__}:{fill.py_func.__code__.co_firstlineno + 4}:9: type error: cannot convert "
+      "float64 to datetime64[s]: datetimes and timedeltas convert only to their own kind\n"
+      "    x[i] = 1.0\n    ^^^^")),
     ("void array", lambda: fill[1, 4](np.zeros(3, "V4"), 3),
      LaunchError, ("kernel 'fill': argument 0 ('x'): unsupported dtype |V4: "
      f"{ARRAYS}; unstructured void dtypes have no fields to read")),

@@ -43,6 +43,8 @@ def param_kinds(t: Type) -> list[str]:
     if isinstance(t, Scalar):
         if t.kind == "c":
             return [t.part_type.name] * 2
+        if t.kind in "Mm":  # datetime64 / timedelta64: their int64 count
+            return ["int64"]
         return ["uint8" if t.kind == "b" else t.name]
     if isinstance(t, Array):
         return [POINTER] + ["int64"] * (2 * t.ndim if passes_strides(t) else t.ndim)

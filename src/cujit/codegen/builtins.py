@@ -14,6 +14,7 @@ from cujit import ir
 from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.datetimes import DATETIME_INTRINSICS
 from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.lltypes import (
     ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
@@ -171,6 +172,7 @@ MATH_FUNCTIONS = (
 
 COMMON_INTRINSICS = {
     **RECORD_INTRINSICS,
+    **DATETIME_INTRINSICS,
     **{f"math.{f}": lower_math for f in MATH_FUNCTIONS},
     **BIT_INTRINSICS,
     "cuda.cbrt": lower_math,  # ("cbrt", float type) in the target's math table

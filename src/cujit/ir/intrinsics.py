@@ -203,6 +203,12 @@ _RECORDS = _rows(("record.get",), _INFER + "records:get_field", 1, reads=True,
           cpu="a store at the field's offset (a record: llvm.memmove)") + \
     _rows(("record.assign_array",), _INFER + "records:assign_array", 2, reads=True,
           stores_into=0, cuda="unrolled element stores", cpu="unrolled element stores")
+_DATETIMES = _rows(("datetime.arith",), _INFER + "datetime_ops:type_binop", 2,
+                   cuda="int64 arithmetic on the unit-scaled counts, NaT kept",
+                   cpu="int64 arithmetic on the unit-scaled counts, NaT kept") + \
+    _rows(("datetime.compare",), _INFER + "datetime_ops:type_compare", 2,
+          cuda="int64 compare of the unit-scaled counts (NaT: False, != True)",
+          cpu="int64 compare of the unit-scaled counts (NaT: False, != True)")
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
@@ -212,7 +218,7 @@ _LIBDEVICE = tuple(
 
 ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
                                   + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _RECORDS
-                                  + _LIBDEVICE)
+                                  + _DATETIMES + _LIBDEVICE)
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
 

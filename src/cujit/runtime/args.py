@@ -75,6 +75,8 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
                 values.append(z.imag)
             elif t.kind == "b":
                 values.append(1 if a else 0)
+            elif t.kind in "Mm":  # a datetime64 / timedelta64: its count of t's unit
+                values.append(time_count(t, a))
             else:
                 values.append(int(a))  # int(), not index(): numba truncates floats
         except (TypeError, ValueError):
@@ -132,6 +134,11 @@ def _record_to_device(t, a, writebacks: list, stream, index: int) -> DeviceArray
     dev = to_device(host, stream=stream)
     writebacks.append(Writeback(dev, host if host.flags.writeable else None, stream))
     return dev
+
+
+def time_count(t, a) -> int:
+    """The int64 count of a datetime64 / timedelta64 argument in type ``t``'s unit."""
+    return int(np.asarray(a).astype(t.dtype).view(np.int64))
 
 
 def _reachable_view(a: np.ndarray, stream) -> DeviceArray | None:
@@ -245,7 +252,8 @@ def make_flattener(arg_types, kept=None):
     no per-argument dispatch on the type.  ``kept`` is the specialisation's mask of the
     parameters the kernel takes (``cujit.abi``).
     """
-    if any(t.__class__ not in (Scalar, Array) for t in arg_types):
+    if any(t.__class__ not in (Scalar, Array) or t.__class__ is Scalar and t.kind in "Mm"
+           for t in arg_types):
         return None
     names = [f"a{i}" for i in range(len(arg_types))]
     guards, parts = [], []

@@ -7,6 +7,7 @@ from cujit.types.core import (
     complex128, float64, int64, is_namedtuple_class,
 )
 from cujit.types import core as _core
+from cujit.types.datetimes import datetime_type
 from cujit.types.records import Record, from_structured
 from cujit.types.foreign import (
     from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
@@ -32,6 +33,8 @@ def from_dtype(dtype) -> Scalar | Record:
     dt = _numpy().dtype(dtype)
     if dt.names is not None:
         return from_structured(dt, from_dtype)
+    if dt.kind in "Mm" and dt.byteorder != ">":
+        return datetime_type(dt.kind, _numpy().datetime_data(dt)[0].replace("generic", ""))
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
         raise TypeError(f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
@@ -43,8 +46,6 @@ def from_dtype(dtype) -> Scalar | Record:
 _DTYPE_NOTES = {
     "O": ", not Python objects",
     "V": "; unstructured void dtypes have no fields to read",
-    "M": "; pass datetimes as int64 with .view('int64')",
-    "m": "; pass timedeltas as int64 with .view('int64')",
 }
 
 

@@ -328,6 +328,8 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
         elif t.kind == "c":  # the two parts (cujit.abi)
             z = complex(value)
             out.extend((z.real, z.imag))
+        elif t.kind in "Mm":  # a datetime64 / timedelta64: its int64 count of t's unit
+            out.append(int(np.asarray(value).astype(t.dtype).view(np.int64)))
         else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
             v = int(value)
             half = 1 << (t.bits - 1)
