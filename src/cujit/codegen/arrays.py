@@ -36,7 +36,7 @@ from cujit.codegen.lltypes import (
     memory_type,
     value_type,
 )
-from cujit.types import Array, Record, Scalar, Tuple
+from cujit.types import Array, CharSeq, Record, Scalar, Tuple
 
 
 def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
@@ -156,7 +156,7 @@ def store_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value) -
 def lower_getitem(ctx: FunctionLowering, op: ir.GetItem) -> None:
     t: Array = op.obj.type
     ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
-    if isinstance(t.dtype, Record):  # a record element is a reference to its bytes
+    if isinstance(t.dtype, (Record, CharSeq)):  # a reference to the element's bytes
         ctx.set(op.result, ctx.builder.bitcast(ptr, RECORD_POINTER))
         return
     ctx.set(op.result, load_scalar(ctx, t.dtype, ptr))
@@ -165,7 +165,7 @@ def lower_getitem(ctx: FunctionLowering, op: ir.GetItem) -> None:
 def lower_setitem(ctx: FunctionLowering, op: ir.SetItem) -> None:
     t: Array = op.obj.type
     ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
-    if isinstance(t.dtype, Record):  # a[i] = r copies the record's bytes
+    if isinstance(t.dtype, (Record, CharSeq)):  # a[i] = r copies the record's bytes
         b = ctx.builder
         move = ctx.module.declare_intrinsic("llvm.memmove",
                                             [RECORD_POINTER, RECORD_POINTER, ARRAY_SHAPE_I64])

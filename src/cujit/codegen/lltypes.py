@@ -21,7 +21,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit.types import (
-    Array, NoneType, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, Type,
+    Array, CharSeq, NoneType, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, Type,
 )
 
 I1 = ll.IntType(1)
@@ -53,10 +53,10 @@ def scalar_type(t: Scalar) -> ll.Type:
     return ll.IntType(t.bits)
 
 
-def memory_type(t: Scalar | Record) -> ll.Type:
+def memory_type(t: Scalar | Record | CharSeq) -> ll.Type:
     """The type a scalar has in memory (array elements): bool is a byte; a record is
     its bytes."""
-    if isinstance(t, Record):
+    if isinstance(t, (Record, CharSeq)):
         return ll.ArrayType(I8, t.size)
     return I8 if t.kind == "b" else scalar_type(t)
 
@@ -73,7 +73,7 @@ def value_type(t: Type) -> ll.Type | None:
         return scalar_type(t)
     if isinstance(t, Array):
         return array_type(t)
-    if isinstance(t, Record):  # a reference to the record's bytes
+    if isinstance(t, (Record, CharSeq)):  # a reference to the record's (string's) bytes
         return RECORD_POINTER
     if isinstance(t, Tuple):
         items = [value_type(i) for i in t.items]

@@ -20,7 +20,7 @@ from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I1, I8, I64, RECORD_POINTER, const_int, i64, memory_type
 from cujit.codegen.scalars import cast
 from cujit.diagnostics import TypingError
-from cujit.types import Array, Record, Scalar, field_alignment
+from cujit.types import Array, CharSeq, Record, Scalar, field_alignment
 
 
 def natural_alignment(t) -> int:
@@ -49,7 +49,8 @@ def store_field(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value,
     ctx.builder.store(v, ptr, align=align)
 
 
-def copy_record(ctx: FunctionLowering, dst: ll.Value, src: ll.Value, rec: Record) -> None:
+def copy_record(ctx: FunctionLowering, dst: ll.Value, src: ll.Value,
+                rec: Record | CharSeq) -> None:
     """Copy ``rec.size`` bytes from record ``src`` to record ``dst`` (i8 pointers)."""
     b = ctx.builder
     move = ctx.module.declare_intrinsic("llvm.memmove", [RECORD_POINTER, RECORD_POINTER, I64])
@@ -86,7 +87,7 @@ def lower_record_view(ctx: FunctionLowering, op: ir.Intrinsic, args):
     t = op.result.type
     if isinstance(t, Array):
         check_aligned(ctx, op, t.dtype)
-    if isinstance(t, Record):
+    if not isinstance(t, Array):  # a nested record or string: its address
         return ctx.builder.gep(args[0], [i64(offset)]) if offset else args[0]
     shape = op.attr("shape")
     data = field_pointer(ctx, args[0], offset, memory_type(t.dtype))
@@ -97,7 +98,7 @@ def lower_record_set(ctx: FunctionLowering, op: ir.Intrinsic, args):
     rec: Record = op.args[0].type
     t = op.args[1].type
     offset = op.attr("offset")
-    if isinstance(t, Record):
+    if isinstance(t, (Record, CharSeq)):
         dst = ctx.builder.gep(args[0], [i64(offset)]) if offset else args[0]
         copy_record(ctx, dst, args[1], t)
         return
@@ -126,7 +127,16 @@ def lower_assign_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
         store_field(ctx, dest_t.dtype, dst, value, align)
 
 
+def lower_chars_set(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """A constant string's bytes (already padded to the type's size) stored whole."""
+    data = bytes(op.attr("data"))
+    ty = ll.ArrayType(I8, len(data))
+    ptr = ctx.builder.bitcast(args[0], ll.PointerType(ty))
+    ctx.builder.store(ll.Constant(ty, bytearray(data)), ptr, align=1)
+
+
 RECORD_INTRINSICS = {
+    "chars.set": lower_chars_set,
     "record.get": lower_record_get,
     "record.view": lower_record_view,
     "record.set": lower_record_set,

@@ -33,7 +33,7 @@ from cujit.ir import (
     TupleGet, Value,
 )
 from cujit.types import (
-    Array, NamedTuple, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, boolean,
+    Array, CharSeq, NamedTuple, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, boolean,
     describe_object,
     int32, int64, uint64,
 )
@@ -209,7 +209,11 @@ def type_setitem(t: Typer, op: SetItem) -> None:
         raise TypingError(what, op.loc)
     t.check_writable(obj, op.loc, "cannot assign into")
     index = array_index(t, obj.type, idx, op.loc)
-    if isinstance(obj.type.dtype, Record):  # a[i] = r: the record's bytes are copied
+    if isinstance(obj.type.dtype, CharSeq) and val.type != obj.type.dtype:  # a[i] = "abc"
+        ref = t.emit(GetItem(loc=op.loc, result=t.fresh(obj.type.dtype), obj=obj, index=index))
+        records.store_chars(t, ref, val, op.loc)
+        return
+    if isinstance(obj.type.dtype, (Record, CharSeq)):  # a[i] = r: the bytes are copied
         if val.type != obj.type.dtype:
             t.check_defined(val, op.loc)
             raise TypingError(f"cannot store {describe(val.type)} into an array of records "

@@ -9,6 +9,8 @@ A record value is a reference to its bytes, so ``a[i].x = v`` writes the array:
     r.sub = s      -> intrinsic record.set (r, s) {offset}     (copies the record's bytes)
     r.h = src      -> intrinsic record.assign_array (view, src) (element by element)
 
+    r.s = "abc"    -> intrinsic chars.set (view) {data}        (a fixed-size string field)
+
 ``r['x']`` is ``r.x``.  A whole record stored into a record array (``a[i] = r``) stays a
 SetItem: codegen copies the bytes.
 """
@@ -19,7 +21,16 @@ from cujit.diagnostics import Loc, TypingError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.types import Array, NestedArray, Record, Scalar, Type, field_alignment, none
+from cujit.types import (
+    Array,
+    CharSeq,
+    NestedArray,
+    Record,
+    Scalar,
+    Type,
+    field_alignment,
+    none,
+)
 
 # Field arrays larger than this are copied by a loop the lowering would unroll: refused.
 MAX_ASSIGN_ELEMENTS = 4096
@@ -76,7 +87,10 @@ def set_field(t: Typer, rec: Value, name: object, value: Value, loc: Loc) -> Non
         align = field_alignment(rec.type, offset, ft.dtype.itemsize)
         assign_array(t, get_field(t, rec, name, loc, None), value, (ft.shape, align), loc)
         return
-    if isinstance(ft, Record):
+    if isinstance(ft, CharSeq) and value.type != ft:
+        store_chars(t, get_field(t, rec, name, loc, None), value, loc)
+        return
+    if isinstance(ft, (Record, CharSeq)):
         if value.type != ft:
             raise TypingError(f"cannot store {describe(value.type)} into field {name!r}, "
                               "a record of another type", loc)
@@ -85,6 +99,20 @@ def set_field(t: Typer, rec: Value, name: object, value: Value, loc: Loc) -> Non
         value = t.cast(value, ft, loc)
     t.emit(Intrinsic(loc=loc, result=t.fresh(none), name="record.set", args=(rec, value),
                      attrs=attrs))
+
+
+def store_chars(t: Typer, ref: Value, value: Value, loc: Loc) -> None:
+    """A constant ``str`` or ``bytes`` stored into the fixed-size string ``ref``
+    (truncated to its size and zero-padded, as NumPy stores it)."""
+    ct: CharSeq = ref.type
+    text = t.const_value(value)
+    data = ct.encode(text) if isinstance(text, (str, bytes)) else None
+    if data is None:
+        what = "a non-ASCII string" if isinstance(text, str) else describe(value.type)
+        raise TypingError(f"cannot store {what} into {ct}: a fixed-size string takes a "
+                          "constant str or bytes (ASCII into bytes)", loc)
+    t.emit(Intrinsic(loc=loc, result=t.fresh(none), name="chars.set", args=(ref,),
+                     attrs=(("data", data),)))
 
 
 def assign_array(t: Typer, dest: Value, src: Value, layout: tuple, loc: Loc) -> None:

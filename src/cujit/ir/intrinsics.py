@@ -201,6 +201,9 @@ _RECORDS = _rows(("record.get",), _INFER + "records:get_field", 1, reads=True,
     _rows(("record.set",), _INFER + "records:set_field", 2, stores_into=0,
           cuda="a store at the field's offset (a record: llvm.memmove)",
           cpu="a store at the field's offset (a record: llvm.memmove)") + \
+    _rows(("chars.set",), _INFER + "records:store_chars", 1, stores_into=0,
+          cuda="one store of the constant's padded bytes",
+          cpu="one store of the constant's padded bytes") + \
     _rows(("record.assign_array",), _INFER + "records:assign_array", 2, reads=True,
           stores_into=0, cuda="unrolled element stores", cpu="unrolled element stores")
 _DATETIMES = _rows(("datetime.arith",), _INFER + "datetime_ops:type_binop", 2,

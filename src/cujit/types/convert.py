@@ -8,7 +8,7 @@ from cujit.types.core import (
 )
 from cujit.types import core as _core
 from cujit.types.datetimes import datetime_type
-from cujit.types.records import Record, from_structured
+from cujit.types.records import CharSeq, Record, from_structured
 from cujit.types.foreign import (
     from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
 )
@@ -25,14 +25,16 @@ def _numpy():
     return _np
 
 
-def from_dtype(dtype) -> Scalar | Record:
+def from_dtype(dtype) -> Scalar | Record | CharSeq:
     """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts); a structured
     dtype's Record."""
-    if isinstance(dtype, (Scalar, Record)):
+    if isinstance(dtype, (Scalar, Record, CharSeq)):
         return dtype
     dt = _numpy().dtype(dtype)
     if dt.names is not None:
         return from_structured(dt, from_dtype)
+    if dt.kind in "SU" and dt.itemsize and dt.byteorder != ">":
+        return CharSeq(dt.kind, dt.itemsize // (4 if dt.kind == "U" else 1))
     if dt.kind in "Mm" and dt.byteorder != ">":
         return datetime_type(dt.kind, _numpy().datetime_data(dt)[0].replace("generic", ""))
     name = "bool" if dt.kind == "b" else dt.name

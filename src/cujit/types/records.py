@@ -42,6 +42,52 @@ class NestedArray(Type):
 
 
 @dataclass(frozen=True, repr=False)
+class CharSeq(Type):
+    """A fixed-size string: NumPy's ``S<count>`` (bytes) or ``U<count>`` (UCS-4 code
+    points, four bytes each), zero-padded.  In a kernel, like a record, a reference to
+    its bytes: constants and strings of the same type can be stored into it."""
+
+    kind: str  # 'S' or 'U'
+    count: int
+
+    __hash__ = Type._cached_hash
+
+    @property
+    def itemsize(self) -> int:
+        return self.count * (4 if self.kind == "U" else 1)
+
+    @property
+    def size(self) -> int:
+        return self.itemsize
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    @property
+    def dtype(self):
+        import numpy as np
+
+        return np.dtype(f"{self.kind}{self.count}")
+
+    def encode(self, value: str | bytes) -> bytes | None:
+        """``value``'s bytes as stored (truncated, zero-padded), or None if it does not
+        convert (a non-ASCII str into bytes)."""
+        try:
+            if self.kind == "S":
+                data = value.encode("ascii") if isinstance(value, str) else bytes(value)
+            else:
+                text = value.decode("ascii") if isinstance(value, bytes) else value
+                data = text.encode("utf-32-le")
+        except UnicodeError:
+            return None
+        return data[:self.itemsize].ljust(self.itemsize, b"\0")
+
+    def __str__(self) -> str:
+        return f"{'bytes' if self.kind == 'S' else 'unicode'}[{self.count}]"
+
+
+@dataclass(frozen=True, repr=False)
 class Record(Type):
     """A structured dtype: ``fields`` is ``((name, type, offset), ...)`` in NumPy's
     order, ``size`` its itemsize in bytes, ``aligned`` whether NumPy aligned it."""
