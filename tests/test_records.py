@@ -192,6 +192,24 @@ def test_record_scalar_argument_is_written_through(target, kind):
     assert base.tobytes() == expect.tobytes()
 
 
+@pytest.mark.gpu
+def test_device_record_arrays_on_the_gpu():
+    @cuda.jit
+    def k(ary):
+        i = cuda.grid(1)
+        if i < ary.size:
+            ary[i].inner.x = ary[i].id
+            ary[i] = ary[i]
+
+    host = _sample(NESTED)
+    dev = cuda.to_device(host)
+    assert typeof(dev) == Array(from_dtype(NESTED), 1, "C")
+    k[1, 8](dev)
+    expect = host.copy()
+    expect["inner"]["x"] = expect["id"]
+    np.testing.assert_array_equal(dev.copy_to_host(), expect)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_device_functions_take_and_return_records(target):
     @cuda.jit(device=True)

@@ -108,6 +108,9 @@ def typeof(value) -> Type:
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         dt = np.dtype(cai["typestr"])
+        own = getattr(value, "dtype", None)  # a structured dtype: its typestr is only |V<n>
+        if dt.kind == "V" and isinstance(own, np.dtype) and own.itemsize == dt.itemsize:
+            dt = own
         shape = tuple(cai["shape"])
         strides = cai.get("strides")
         if strides is None:
