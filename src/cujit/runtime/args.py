@@ -66,21 +66,7 @@ def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
 def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -> None:
     tc = t.__class__
     if tc is Scalar:
-        try:
-            if t.kind == "f":
-                values.append(float(a))
-            elif t.kind == "c":  # two parameters: the parts (cujit.abi)
-                z = complex(a)
-                values.append(z.real)
-                values.append(z.imag)
-            elif t.kind == "b":
-                values.append(1 if a else 0)
-            elif t.kind in "Mm":  # a datetime64 / timedelta64: its count of t's unit
-                values.append(time_count(t, a))
-            else:
-                values.append(int(a))  # int(), not index(): numba truncates floats
-        except (TypeError, ValueError):
-            raise LaunchError(f"argument {index}: expected a {t} scalar, got {a!r}") from None
+        _scalar_values(t, a, values, index)
     elif tc is Array:
         if a.__class__ is DeviceArray or isinstance(a, DeviceArray):
             dev = a
@@ -134,6 +120,24 @@ def _record_to_device(t, a, writebacks: list, stream, index: int) -> DeviceArray
     dev = to_device(host, stream=stream)
     writebacks.append(Writeback(dev, host if host.flags.writeable else None, stream))
     return dev
+
+
+def _scalar_values(t: Scalar, a, values: list, index: int) -> None:
+    try:
+        if t.kind == "f":
+            values.append(float(a))
+        elif t.kind == "c":  # two parameters: the parts (cujit.abi)
+            z = complex(a)
+            values.append(z.real)
+            values.append(z.imag)
+        elif t.kind == "b":
+            values.append(1 if a else 0)
+        elif t.kind in "Mm":  # a datetime64 / timedelta64: its count of t's unit
+            values.append(time_count(t, a))
+        else:
+            values.append(int(a))  # int(), not index(): numba truncates floats
+    except (TypeError, ValueError):
+        raise LaunchError(f"argument {index}: expected a {t} scalar, got {a!r}") from None
 
 
 def time_count(t, a) -> int:

@@ -296,6 +296,28 @@ def _check_writeable(kernel: CPUKernel, k: int, keep: list, first: int) -> None:
                               "(for instance a copy: np.array(a))")
 
 
+def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
+    if t.kind == "b":
+        out.append(int(bool(value)))
+    elif t.kind == "f" and t.bits == 16:  # a half travels as its bits
+        out.append(int(np.float16(value).view(np.uint16)))
+    elif t.kind == "f":
+        out.append(float(value))
+    elif t.kind == "c":  # the two parts (cujit.abi)
+        z = complex(value)
+        out.extend((z.real, z.imag))
+    elif t.kind in "Mm":  # a datetime64 / timedelta64: its int64 count of t's unit
+        out.append(int(np.asarray(value).astype(t.dtype).view(np.int64)))
+    else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
+        v = int(value)
+        half = 1 << (t.bits - 1)
+        lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
+        if not lo <= v <= hi:
+            raise LaunchError(f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
+                              f"(its range is {lo} to {hi})")
+        out.append(v)
+
+
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
     if isinstance(t, Array):
@@ -319,24 +341,6 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
         for item_t, item in zip(t.items, value):
             _flatten(kernel, item_t, item, out, keep)
     elif isinstance(t, Scalar):
-        if t.kind == "b":
-            out.append(int(bool(value)))
-        elif t.kind == "f" and t.bits == 16:  # a half travels as its bits
-            out.append(int(np.float16(value).view(np.uint16)))
-        elif t.kind == "f":
-            out.append(float(value))
-        elif t.kind == "c":  # the two parts (cujit.abi)
-            z = complex(value)
-            out.extend((z.real, z.imag))
-        elif t.kind in "Mm":  # a datetime64 / timedelta64: its int64 count of t's unit
-            out.append(int(np.asarray(value).astype(t.dtype).view(np.int64)))
-        else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
-            v = int(value)
-            half = 1 << (t.bits - 1)
-            lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
-            if not lo <= v <= hi:
-                raise LaunchError(f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
-                                  f"(its range is {lo} to {hi})")
-            out.append(v)
+        _scalar_param(kernel, t, value, out)
     else:
         raise LaunchError(f"kernel {kernel!r}: cannot pass a value of type {t}")
