@@ -378,3 +378,28 @@ def test_storing_into_a_constant_record_is_refused():
         cuda.jit(_writes_constant_record, target="cpu")[1, 1](np.zeros(1))
     assert "a constant array" in str(info.value)
     assert f":{_line_of(_writes_constant_record, '# <- constant')}:" in str(info.value)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_augmented_field_assignment_and_shared_record_reduction(target):
+    @cuda.jit(target=target)
+    def k(data, out):
+        sm = cuda.shared.array(32, dtype=INNER)
+        acc = cuda.local.array(1, dtype=INNER)
+        idx = cuda.threadIdx.x
+        sm[idx].x = data.x + idx
+        sm[idx]["y"] = data.y * idx
+        cuda.syncthreads()
+        if idx == 0:
+            acc[0].x = 0
+            acc[0].y = 0.0
+            for i in range(32):
+                acc[0].x += sm[i].x
+                acc[0]["y"] += sm[i]["y"]
+            out[0] = acc[0]
+
+    data = np.array([(3, 1.5)], INNER)
+    out = np.zeros(1, INNER)
+    k[1, 32](data[0], out)
+    i = np.arange(32)
+    assert out[0]["x"] == (3 + i).sum() and out[0]["y"] == (1.5 * i).sum()
