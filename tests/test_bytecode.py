@@ -250,10 +250,6 @@ def _contains(a, x):
     return x in a  # <-
 
 
-def _setattr(a, x):
-    a.field = x  # <-
-
-
 def _matmul(a, b):
     return a @ b  # <-
 
@@ -266,7 +262,7 @@ UNSUPPORTED = [
     (_global, "'global'"), (_nonlocal_outer(), "'nonlocal'"), (_slice, "slicing"),
     (_slice_store, "slicing"), (_starcall, "*args"), (_kwcall, "**kwargs"),
     (_star_unpack, "star-unpacking"), (_varargs, "*args"), (_contains, "'in'"),
-    (_setattr, "attribute"), (_matmul, "'@'"),
+    (_matmul, "'@'"),
 ]
 
 

@@ -472,8 +472,8 @@ KERNEL_CASES = [
     (float_range, V1, T, "a range() argument must be an integer, not float64", "range", None),
     (loops_over_array, V1, U, f"for loops over {F} are not supported; loop over range(...)",
      by_version("for", "for", "x:"), None),
-    (sets_attribute, V1, U, "assigning to an attribute is not supported in kernels", "x.shape",
-     None),
+    (sets_attribute, V1, U, f"assigning to an attribute of {F} is not supported in kernels "
+     "(only a record's fields)", "x.shape", None),
     (deletes_name, V1, U, "'del' statements are not supported in kernels", "x", None),
     (matmul, V1, U, "the '@' operator is not supported in kernels", "x @", None),
     (complex_literal, V1, T, "cannot convert complex128 to float32: take .real, .imag or "
@@ -650,12 +650,13 @@ LAUNCH_CASES = [
     ("object array", lambda: fill[1, 4](np.zeros(3, object), 3), LaunchError,
      (f"kernel 'fill': argument 0 ('x'): unsupported dtype object: {ARRAYS}, not Python "
      "objects")),
-    ("datetime array", lambda: fill[1, 4](np.zeros(3, "M8[s]"), 3), LaunchError,
-     (f"kernel 'fill': argument 0 ('x'): unsupported dtype datetime64[s]: {ARRAYS}; pass "
-     "datetimes as int64 with .view('int64')")),
-    ("structured array", lambda: fill[1, 4](np.zeros(3, [("a", "f4"), ("b", "i4")]), 3),
-     LaunchError, ("kernel 'fill': argument 0 ('x'): unsupported dtype [('a', '<f4'), "
-     f"('b', '<i4')]: {ARRAYS}; pass each field of a structured dtype as an array of its own")),
+    ("datetime array", lambda: fill[1, 4](np.zeros(3, "M8[s]"), 3), TypingError,
+     (f"{__file__}:{fill.py_func.__code__.co_firstlineno + 4}:9: type error: cannot convert "
+      "float64 to datetime64[s]: datetimes and timedeltas convert only to their own kind\n"
+      "    x[i] = 1.0\n    ^^^^")),
+    ("void array", lambda: fill[1, 4](np.zeros(3, "V4"), 3),
+     LaunchError, ("kernel 'fill': argument 0 ('x'): unsupported dtype |V4: "
+     f"{ARRAYS}; unstructured void dtypes have no fields to read")),
     ("longdouble array", lambda: fill[1, 4](np.zeros(3, np.longdouble), 3), LaunchError,
      f"kernel 'fill': argument 0 ('x'): unsupported dtype {np.dtype(np.longdouble)}: {ARRAYS}"),
     ("datetime scalar", lambda: fill[1, 4](X, datetime.datetime(2024, 1, 1)), LaunchError,

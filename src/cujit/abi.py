@@ -10,6 +10,9 @@ This is the one contract shared by code generation and the runtime's launch path
   for layout 'A' only, its n strides in bytes (int64): a C- or F-contiguous
   array's strides follow from its extents (``passes_strides``), so the kernel
   works them out and the launch does not pass them.
+- A record (a NumPy structured scalar) is one pointer to its bytes, ``itemsize`` of
+  them laid out as NumPy lays out the dtype; an array of records is an array whose
+  element size is that itemsize.
 - A tuple (a namedtuple too) is its items' parameters, in order.
 
 That is the parameter list of the kernel's LLVM function.  The compiled kernel then
@@ -29,6 +32,7 @@ from typing import NamedTuple
 
 from cujit.diagnostics import Loc
 from cujit.types.core import Array, Scalar, Tuple, Type
+from cujit.types.records import Record
 
 # Parameter kinds: a NumPy dtype character per scalar, 'ptr' for a device pointer.
 POINTER = "ptr"
@@ -39,9 +43,13 @@ def param_kinds(t: Type) -> list[str]:
     if isinstance(t, Scalar):
         if t.kind == "c":
             return [t.part_type.name] * 2
+        if t.kind in "Mm":  # datetime64 / timedelta64: their int64 count
+            return ["int64"]
         return ["uint8" if t.kind == "b" else t.name]
     if isinstance(t, Array):
         return [POINTER] + ["int64"] * (2 * t.ndim if passes_strides(t) else t.ndim)
+    if isinstance(t, Record):  # a record travels by reference: the address of its bytes
+        return [POINTER]
     if isinstance(t, Tuple):
         out: list[str] = []
         for item in t.items:

@@ -35,7 +35,7 @@ _RENAME = {
 # Opcodes whose CPython name and stack effect are already ours; arg is argval.
 _SAME = frozenset({
     "LOAD_CONST", "LOAD_FAST", "STORE_FAST", "LOAD_GLOBAL", "LOAD_ATTR", "POP_TOP", "COPY",
-    "SWAP", "BINARY_SUBSCR", "STORE_SUBSCR", "BUILD_TUPLE", "UNPACK_SEQUENCE", "GET_ITER",
+    "SWAP", "BINARY_SUBSCR", "STORE_SUBSCR", "STORE_ATTR", "BUILD_TUPLE", "UNPACK_SEQUENCE", "GET_ITER",
     "LOAD_ASSERTION_ERROR", "RETURN", "JUMP", "FOR_ITER",
 })
 _UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_INVERT": "~", "UNARY_NOT": "not"}

@@ -22,6 +22,7 @@ The instruction set (stack effects as ``before -> after``, TOS rightmost):
     COMPARE_OP op         a b -> a op b        ('<' ... '!=', 'is', 'is not')
     BINARY_SUBSCR     obj idx -> obj[idx]
     STORE_SUBSCR  v obj idx  ->                 (obj[idx] = v)
+    STORE_ATTR name   v obj  ->                 (obj.name = v)
     BUILD_TUPLE n    x1..xn  -> (x1, ..., xn)
     UNPACK_SEQUENCE n    seq -> seq[n-1] ... seq[0]   (seq[0] on top)
     CALL argc [kwnames] f a1..an -> f(...)      (last len(kwnames) args are keywords)

@@ -41,7 +41,6 @@ MESSAGES: dict[str, str] = {
     "DELETE_FAST": _DEL, "DELETE_SUBSCR": _DEL, "DELETE_ATTR": _DEL, "DELETE_GLOBAL": _DEL,
     "DELETE_NAME": _DEL, "DELETE_DEREF": _DEL,
     "STORE_GLOBAL": "assigning to a 'global' variable is not supported in kernels",
-    "STORE_ATTR": "assigning to an attribute is not supported in kernels",
     "BUILD_SLICE": _SLICE, "BINARY_SLICE": _SLICE, "STORE_SLICE": _SLICE,
     "CALL_FUNCTION_EX": _STARCALL, "DICT_MERGE": _STARCALL,
     "UNPACK_EX": _STAR,

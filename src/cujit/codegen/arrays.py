@@ -28,13 +28,15 @@ from cujit.codegen.lltypes import (
     ARRAY_SHAPE,
     ARRAY_STRIDES,
     I8,
+    I64 as ARRAY_SHAPE_I64,
+    RECORD_POINTER,
     array_type,
     const_int,
     i64,
     memory_type,
     value_type,
 )
-from cujit.types import Array, Scalar, Tuple
+from cujit.types import Array, CharSeq, Record, Scalar, Tuple
 
 
 def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
@@ -154,12 +156,22 @@ def store_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value) -
 def lower_getitem(ctx: FunctionLowering, op: ir.GetItem) -> None:
     t: Array = op.obj.type
     ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
+    if isinstance(t.dtype, (Record, CharSeq)):  # a reference to the element's bytes
+        ctx.set(op.result, ctx.builder.bitcast(ptr, RECORD_POINTER))
+        return
     ctx.set(op.result, load_scalar(ctx, t.dtype, ptr))
 
 
 def lower_setitem(ctx: FunctionLowering, op: ir.SetItem) -> None:
     t: Array = op.obj.type
     ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
+    if isinstance(t.dtype, (Record, CharSeq)):  # a[i] = r copies the record's bytes
+        b = ctx.builder
+        move = ctx.module.declare_intrinsic("llvm.memmove",
+                                            [RECORD_POINTER, RECORD_POINTER, ARRAY_SHAPE_I64])
+        b.call(move, [b.bitcast(ptr, RECORD_POINTER), ctx.get(op.value),
+                      i64(t.dtype.size), ll.Constant(ll.IntType(1), 0)])
+        return
     store_scalar(ctx, t.dtype, ptr, ctx.get(op.value))
 
 

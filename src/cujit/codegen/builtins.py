@@ -14,6 +14,8 @@ from cujit import ir
 from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.datetimes import DATETIME_INTRINSICS
+from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.lltypes import (
     ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
 )
@@ -89,7 +91,7 @@ def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     for n in shape:
         count *= n
     elem = memory_type(t.dtype)
-    align = op.attr("alignment") or max(16, t.dtype.itemsize)
+    align = op.attr("alignment") or 16  # every scalar, and what records assume
     slot = ctx.alloca(ll.ArrayType(elem, count), align=align, name=f"local{op.result.id}")
     data = ctx.builder.bitcast(slot, ll.PointerType(elem))
     return make_array(ctx, t, data, [i64(n) for n in shape], c_strides(t, shape))
@@ -169,6 +171,8 @@ MATH_FUNCTIONS = (
 )
 
 COMMON_INTRINSICS = {
+    **RECORD_INTRINSICS,
+    **DATETIME_INTRINSICS,
     **{f"math.{f}": lower_math for f in MATH_FUNCTIONS},
     **BIT_INTRINSICS,
     "cuda.cbrt": lower_math,  # ("cbrt", float type) in the target's math table

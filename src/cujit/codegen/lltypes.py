@@ -9,6 +9,7 @@ byte (``i8``), as NumPy stores it.  Aggregates are literal structs:
 - ``Array(T, n)``  -> ``{T* data, [n x i64] extents, [n x i64] byte strides}``
 - ``Tuple(...)``   -> ``{item, ...}``
 - ``RangeType`` and ``RangeIter`` -> ``{i64 start|next, i64 stop, i64 step}``
+- ``Record`` -> ``i8*``, the address of its bytes (in memory: ``[size x i8]``)
 
 NoneType and PyObject values exist only at compile time: ``value_type`` gives
 None for them and lowering produces no LLVM value (an empty struct stands in
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from cujit.types import Array, NoneType, PyObject, RangeIter, RangeType, Scalar, Tuple, Type
+from cujit.types import (
+    Array, CharSeq, NoneType, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, Type,
+)
 
 I1 = ll.IntType(1)
 I8 = ll.IntType(8)
@@ -36,6 +39,7 @@ C128 = ll.LiteralStructType([F64, F64])
 ARRAY_DATA, ARRAY_SHAPE, ARRAY_STRIDES = 0, 1, 2
 ITER_NEXT, ITER_STOP, ITER_STEP = 0, 1, 2
 RANGE_STRUCT = ll.LiteralStructType([I64, I64, I64])
+RECORD_POINTER = ll.PointerType(I8)
 
 
 def scalar_type(t: Scalar) -> ll.Type:
@@ -49,8 +53,11 @@ def scalar_type(t: Scalar) -> ll.Type:
     return ll.IntType(t.bits)
 
 
-def memory_type(t: Scalar) -> ll.Type:
-    """The type a scalar has in memory (array elements): bool is a byte."""
+def memory_type(t: Scalar | Record | CharSeq) -> ll.Type:
+    """The type a scalar has in memory (array elements): bool is a byte; a record is
+    its bytes."""
+    if isinstance(t, (Record, CharSeq)):
+        return ll.ArrayType(I8, t.size)
     return I8 if t.kind == "b" else scalar_type(t)
 
 
@@ -66,6 +73,8 @@ def value_type(t: Type) -> ll.Type | None:
         return scalar_type(t)
     if isinstance(t, Array):
         return array_type(t)
+    if isinstance(t, (Record, CharSeq)):  # a reference to the record's (string's) bytes
+        return RECORD_POINTER
     if isinstance(t, Tuple):
         items = [value_type(i) for i in t.items]
         return ll.LiteralStructType([ll.LiteralStructType([]) if i is None else i

@@ -24,12 +24,14 @@ from cujit.abi import param_kinds, param_names, passes_strides
 from cujit.codegen import arrays, checks, control, debuginfo, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
-from cujit.codegen.lltypes import I8, VOID, const_int, memory_type, scalar_type, value_type
+from cujit.codegen.lltypes import (
+    I8, RECORD_POINTER, VOID, const_int, memory_type, scalar_type, value_type,
+)
 from cujit.codegen.params import ParamUse
 from cujit.codegen.target import Target
 from cujit.diagnostics import UnsupportedError
 from cujit.ir import intrinsics as intrinsic_table
-from cujit.types import Array, Scalar, Tuple, Type
+from cujit.types import Array, Record, Scalar, Tuple, Type
 
 
 def kernel_symbol(fn: ir.Function) -> str:
@@ -52,6 +54,8 @@ def _flat_param_types(t: Type) -> list[ll.Type]:
     if isinstance(t, Array):
         n = 2 * t.ndim if passes_strides(t) else t.ndim
         return [ll.PointerType(memory_type(t.dtype))] + [ll.IntType(64)] * n
+    if isinstance(t, Record):
+        return [RECORD_POINTER]
     if isinstance(t, Tuple):
         return [p for item in t.items for p in _flat_param_types(item)]
     raise TypeError(f"values of type {t} cannot be kernel parameters")
@@ -73,6 +77,8 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Value]) -> ll.
         strides = ([params.pop(0) for _ in range(t.ndim)] if passes_strides(t)
                    else arrays.contiguous_strides(ctx, t, shape))
         return arrays.make_array(ctx, t, data, shape, strides)
+    if isinstance(t, Record):
+        return params.pop(0)
     if isinstance(t, Tuple):
         items = [_unpack_param(ctx, it, params) for it in t.items]
         return arrays.build_struct(ctx, t, items)

@@ -135,6 +135,10 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
     to = scalar_type(dst)
     if src == dst:
         return x
+    if src.kind in "Mm" or dst.kind in "Mm":  # datetime64 / timedelta64
+        from cujit.codegen import datetimes
+
+        return datetimes.cast(ctx, src, dst, x, cast)
     if src.kind == "c" or dst.kind == "c":
         return cx.cast(ctx, src, dst, x, cast)
     if dst.kind == "b":  # truthiness; NaN is truthy (``une``), as bool(float('nan'))

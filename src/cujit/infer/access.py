@@ -22,16 +22,19 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer import records
 from cujit.infer.complex_calls import scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
-    BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetItem,
+    BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetAttr,
+    SetItem,
     TupleGet, Value,
 )
 from cujit.types import (
-    Array, NamedTuple, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
+    Array, CharSeq, NamedTuple, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, boolean,
+    describe_object,
     int32, int64, uint64,
 )
 
@@ -81,6 +84,9 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
         else:
             raise TypingError(f"arrays have no attribute '{op.name}' in kernels "
                               "(supported: shape, size, ndim, dtype, ctypes.data)", op.loc)
+        return
+    if isinstance(obj.type, Record):  # r.x: a field
+        records.get_field(t, obj, op.name, op.loc, op.result.id)
         return
     if isinstance(obj.type, Scalar):  # z.real, z.imag, z.conjugate
         scalar_attr(t, op, obj)
@@ -162,8 +168,12 @@ def type_getitem(t: Typer, op: GetItem) -> None:
         index = array_index(t, obj.type, idx, op.loc)
         t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
                        index=index))
+        if obj.id in t.const_arrays and isinstance(obj.type.dtype, Record):
+            t.const_arrays.add(op.result.id)  # a record of a constant array: read-only
     elif isinstance(obj.type, Tuple):
         _emit_tuple_get(t, op, obj, _tuple_index(t, obj.type, idx, op.loc))
+    elif isinstance(obj.type, Record):  # r['x'], or r[0]: its first field
+        records.get_field(t, obj, records.field_name(t, obj.type, idx), op.loc, op.result.id)
     else:
         t.check_not_string(obj, op.loc)
         t.check_defined(obj, op.loc)
@@ -184,6 +194,9 @@ def type_getitem(t: Typer, op: GetItem) -> None:
 
 def type_setitem(t: Typer, op: SetItem) -> None:
     obj, idx, val = t.value(op.obj), t.value(op.index), t.value(op.value)
+    if isinstance(obj.type, Record):  # r['x'] = v
+        records.set_field(t, obj, records.field_name(t, obj.type, idx), val, op.loc)
+        return
     if not isinstance(obj.type, Array):
         t.check_defined(obj, op.loc)
         if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
@@ -196,10 +209,30 @@ def type_setitem(t: Typer, op: SetItem) -> None:
         raise TypingError(what, op.loc)
     t.check_writable(obj, op.loc, "cannot assign into")
     index = array_index(t, obj.type, idx, op.loc)
+    if isinstance(obj.type.dtype, CharSeq) and val.type != obj.type.dtype:  # a[i] = "abc"
+        ref = t.emit(GetItem(loc=op.loc, result=t.fresh(obj.type.dtype), obj=obj, index=index))
+        records.store_chars(t, ref, val, op.loc)
+        return
+    if isinstance(obj.type.dtype, (Record, CharSeq)):  # a[i] = r: the bytes are copied
+        if val.type != obj.type.dtype:
+            t.check_defined(val, op.loc)
+            raise TypingError(f"cannot store {describe(val.type)} into an array of records "
+                              f"of another type ({obj.type.dtype})", op.loc)
+        t.emit(SetItem(loc=op.loc, obj=obj, index=index, value=val))
+        return
     t.scalar(val, op.loc, f"storing into an array of {obj.type.dtype}")
     # Stores convert to the element type, as numba's setitem does.
     value = t.cast(val, obj.type.dtype, op.loc)
     t.emit(SetItem(loc=op.loc, obj=obj, index=index, value=value))
+
+
+def type_setattr(t: Typer, op: SetAttr) -> None:
+    obj, val = t.value(op.obj), t.value(op.value)
+    if not isinstance(obj.type, Record):
+        t.check_defined(obj, op.loc)
+        raise UnsupportedError(f"assigning to an attribute of {describe(obj.type)} is not "
+                               "supported in kernels (only a record's fields)", op.loc)
+    records.set_field(t, obj, op.name, val, op.loc)
 
 
 def type_build_tuple(t: Typer, op: BuildTuple) -> None:

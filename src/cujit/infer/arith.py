@@ -13,12 +13,14 @@ in (see ``numeric``), and emits the typed op into the original result id:
 from __future__ import annotations
 
 from cujit.diagnostics import TypingError
+from cujit.infer import datetime_ops
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.ir import BinOp, Cast, Compare, Const, Undef, UnaryOp, Value
 from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
 from cujit.types.core import is_device_array_global
+from cujit.types.datetimes import is_datetime_kind
 
 
 def type_const(t: Typer, op: Const) -> None:
@@ -51,6 +53,9 @@ def _operand_types(t: Typer, op, a: Value, b: Value) -> tuple[Scalar, Scalar]:
 
 def type_binop(t: Typer, op: BinOp) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
+    if is_datetime_kind(a.type) or is_datetime_kind(b.type):
+        datetime_ops.type_binop(t, op, a, b)
+        return
     ta, tb = _operand_types(t, op, a, b)
     rule = arith_type(op.op, ta, tb)
     if isinstance(rule, str):
@@ -104,6 +109,9 @@ def type_compare(t: Typer, op: Compare) -> None:
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
         same = _fold_identity(t, op, a, b)
         t.const(same if op.op in ("is", "==") else not same, op.loc, result=op.result)
+        return
+    if is_datetime_kind(a.type) or is_datetime_kind(b.type):
+        datetime_ops.type_compare(t, op, a, b)
         return
     ta, tb = _operand_types(t, op, a, b)
     common = unify(ta, tb)

@@ -162,6 +162,9 @@ class Typer:
             if v.type.is_complex and not t.is_complex and t != boolean:
                 raise TypingError(f"cannot convert {v.type} to {t}: take .real, .imag or "
                                   "abs() of a complex number", loc)
+            if (v.type.kind in "Mm" or t.kind in "Mm") and v.type.kind != t.kind:
+                raise TypingError(f"cannot convert {v.type} to {t}: datetimes and "
+                                  "timedeltas convert only to their own kind", loc)
             key = (v.id, t)  # one cast per value and type per block (i < n, x[i], y[i])
             if key not in self._casts:
                 self._casts[key] = self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))

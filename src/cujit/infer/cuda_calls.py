@@ -22,7 +22,7 @@ from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
 from cujit.types import (
-    Array, PyObject, Scalar, Tuple, boolean, int32, int64, none, to_type, uint32,
+    Array, PyObject, Record, Scalar, Tuple, boolean, int32, int64, none, to_type, uint32,
 )
 
 if TYPE_CHECKING:
@@ -112,13 +112,13 @@ def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _dtype(t: Typer, site: CallSite, name: str) -> Scalar:
+def _dtype(t: Typer, site: CallSite, name: str) -> Scalar | Record:
     spec = t.const_value(site.arg(1, "dtype"), default=None)
     try:
         dtype = to_type(spec) if spec is not None else None
     except TypeError:
         dtype = None
-    if not isinstance(dtype, Scalar):
+    if not isinstance(dtype, (Scalar, Record)):
         raise TypingError(f"the dtype of cuda.{name} must be a constant scalar type such as "
                           f"float32 or np.int32, not {describe(site.arg(1, 'dtype').type)}",
                           site.loc)
@@ -206,7 +206,7 @@ def constant_array(t: Typer, value, loc, result, what: str) -> Value:
         dtype = from_dtype(value.dtype)
     except (TypeError, ValueError, KeyError, NotImplementedError):
         dtype = None
-    if not isinstance(dtype, Scalar):
+    if not isinstance(dtype, (Scalar, Record)):
         raise TypingError(f"{what} does not support arrays of dtype {value.dtype}", loc)
     if value.ndim == 0:
         raise TypingError(f"{what} needs an array of at least one dimension", loc)

@@ -28,8 +28,8 @@ from cujit.infer.function_calls import Callees, is_argument_type
 from cujit.infer.numeric import describe, unify
 from cujit.ir import (
     BinOp, Block, Branch, BuildTuple, Call, Cast, Compare, Const, Function, GetAttr, GetItem,
-    GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetItem, Terminator, TupleGet,
-    Undef, UnaryOp, Value, operands, replace,
+    GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetAttr, SetItem, Terminator,
+    TupleGet, Undef, UnaryOp, Value, operands, replace,
 )
 from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
 
@@ -43,6 +43,7 @@ RULES = {
     GetAttr: access.type_getattr,
     GetItem: access.type_getitem,
     SetItem: access.type_setitem,
+    SetAttr: access.type_setattr,
     BuildTuple: access.type_build_tuple,
     TupleGet: access.type_tuple_get,
     GetIter: access.type_get_iter,

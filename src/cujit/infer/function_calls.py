@@ -32,7 +32,7 @@ from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer, accepts_array
 from cujit.infer.numeric import describe
 from cujit.ir import Call, CallFunction, Function, Value
-from cujit.types import Array, NoneType, Scalar, Tuple, Type, none
+from cujit.types import Array, NoneType, Record, Scalar, Tuple, Type, none
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -84,7 +84,7 @@ def is_argument_type(t: Type) -> bool:
     """Whether a value of type ``t`` exists at run time and can be passed (or returned)."""
     if isinstance(t, Tuple):
         return all(is_argument_type(i) for i in t.items)
-    return isinstance(t, (Scalar, Array))
+    return isinstance(t, (Scalar, Array, Record))
 
 
 def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:

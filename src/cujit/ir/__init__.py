@@ -9,13 +9,13 @@ from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Ju
 from cujit.ir.core import (
     Block, Function, Op, Terminator, Value, map_operands, map_values, operands, replace,
 )
-from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetItem, TupleGet
+from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetAttr, SetItem, TupleGet
 from cujit.ir.printer import format_function, format_op
 from cujit.ir.verifier import VerificationError, verify
 
 OPS = (
     Const, Undef, BinOp, UnaryOp, Compare, Cast,          # arith
-    GetItem, SetItem, GetAttr, BuildTuple, TupleGet,      # memory
+    GetItem, SetItem, GetAttr, SetAttr, BuildTuple, TupleGet,  # memory
     Call, Intrinsic, CallFunction,                        # calls
     GetIter, IterValid, IterValue, IterNext,              # iteration
     Jump, Branch, Return, Raise,                          # terminators

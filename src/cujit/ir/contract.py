@@ -11,7 +11,7 @@ from cujit.ir.arith import BinOp, Cast, Compare, Const, UnaryOp, Undef
 from cujit.ir.calls import Call, CallFunction, Intrinsic
 from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
 from cujit.ir.core import Function, Op
-from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetItem, TupleGet
+from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetAttr, SetItem, TupleGet
 from cujit.types.core import (
     Array,
     NoneType,
@@ -178,7 +178,7 @@ _CHECKS = {
 
 def check_op(fn: Function, op: Op) -> str | None:
     """What ``op`` of typed function ``fn`` breaks in the contract, or None."""
-    if isinstance(op, (Call, GetAttr)):
+    if isinstance(op, (Call, GetAttr, SetAttr)):
         return f"{type(op).__name__} must not remain after type inference"
     if isinstance(op, CallFunction):
         return _call_function(fn, op)

@@ -198,6 +198,25 @@ _FOREIGN = _rows(("foreign.call",), _INFER + "foreign_calls:call_foreign", None,
                  fence=True, cuda="a call of the declared symbol, which nvJitLink resolves",
                  refused=(("cpu", ("a call of a cuda.declare_device function (foreign.call) is "
                                    "foreign CUDA code, which cannot run on the CPU target")),))
+_RECORDS = _rows(("record.get",), _INFER + "records:get_field", 1, reads=True,
+                 cuda="a load at the field's offset", cpu="a load at the field's offset") + \
+    _rows(("record.view",), _INFER + "records:get_field", 1,
+          cuda="the field's address (a record, or an array of constant extents)",
+          cpu="the field's address (a record, or an array of constant extents)") + \
+    _rows(("record.set",), _INFER + "records:set_field", 2, stores_into=0,
+          cuda="a store at the field's offset (a record: llvm.memmove)",
+          cpu="a store at the field's offset (a record: llvm.memmove)") + \
+    _rows(("chars.set",), _INFER + "records:store_chars", 1, stores_into=0,
+          cuda="one store of the constant's padded bytes",
+          cpu="one store of the constant's padded bytes") + \
+    _rows(("record.assign_array",), _INFER + "records:assign_array", 2, reads=True,
+          stores_into=0, cuda="unrolled element stores", cpu="unrolled element stores")
+_DATETIMES = _rows(("datetime.arith",), _INFER + "datetime_ops:type_binop", 2,
+                   cuda="int64 arithmetic on the unit-scaled counts, NaT kept",
+                   cpu="int64 arithmetic on the unit-scaled counts, NaT kept") + \
+    _rows(("datetime.compare",), _INFER + "datetime_ops:type_compare", 2,
+          cuda="int64 compare of the unit-scaled counts (NaT: False, != True)",
+          cpu="int64 compare of the unit-scaled counts (NaT: False, != True)")
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
@@ -207,7 +226,7 @@ _LIBDEVICE = tuple(
 
 ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
                                   + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _FOREIGN
-                                  + _LIBDEVICE)
+                                  + _RECORDS + _DATETIMES + _LIBDEVICE)
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
 

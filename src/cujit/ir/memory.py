@@ -35,6 +35,15 @@ class GetAttr(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SetAttr(Op):
+    """``obj.name = value`` (a record's field); typing turns it into an intrinsic."""
+
+    obj: Value
+    name: str
+    value: Value
+
+
+@dataclass(frozen=True, kw_only=True)
 class BuildTuple(Op):
     """``(a, b, ...)``."""
 

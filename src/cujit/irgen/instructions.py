@@ -13,7 +13,7 @@ from cujit.cfg import BasicBlock
 from cujit.diagnostics import CompileError
 from cujit.ir import (
     BinOp, Branch, BuildTuple, Call, Compare, Const, GetAttr, GetItem, GetIter, IterNext,
-    IterValid, IterValue, Jump, Raise, Return, SetItem, TupleGet, UnaryOp, Undef,
+    IterValid, IterValue, Jump, Raise, Return, SetAttr, SetItem, TupleGet, UnaryOp, Undef,
 )
 from cujit.irgen.builder import IRBuilder, State
 
@@ -66,6 +66,11 @@ def _store_subscr(b: IRBuilder, st: State, ins: Instr) -> None:
     b.cur.ops.append(SetItem(loc=ins.loc, obj=obj, index=index, value=value))
 
 
+def _store_attr(b: IRBuilder, st: State, ins: Instr) -> None:
+    obj, value = st.pop(), st.pop()
+    b.cur.ops.append(SetAttr(loc=ins.loc, obj=obj, name=ins.arg, value=value))
+
+
 def _build_tuple(b: IRBuilder, st: State, ins: Instr) -> None:
     items = tuple(st.stack[len(st.stack) - ins.arg:])
     del st.stack[len(st.stack) - ins.arg:]
@@ -107,6 +112,7 @@ HANDLERS = {
     "BINARY_SUBSCR": lambda b, st, ins: st.push(b.emit(
         GetItem, ins.loc, index=st.pop(), obj=st.pop())),
     "STORE_SUBSCR": _store_subscr,
+    "STORE_ATTR": _store_attr,
     "BUILD_TUPLE": _build_tuple,
     "UNPACK_SEQUENCE": _unpack,
     "CALL": _call,

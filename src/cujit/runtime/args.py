@@ -33,6 +33,7 @@ from cujit.runtime.interop import import_for_launch
 from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
 from cujit.types.core import Array, NamedTuple, Scalar, Tuple
+from cujit.types.records import Record
 
 
 def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
@@ -65,19 +66,7 @@ def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
 def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -> None:
     tc = t.__class__
     if tc is Scalar:
-        try:
-            if t.kind == "f":
-                values.append(float(a))
-            elif t.kind == "c":  # two parameters: the parts (cujit.abi)
-                z = complex(a)
-                values.append(z.real)
-                values.append(z.imag)
-            elif t.kind == "b":
-                values.append(1 if a else 0)
-            else:
-                values.append(int(a))  # int(), not index(): numba truncates floats
-        except (TypeError, ValueError):
-            raise LaunchError(f"argument {index}: expected a {t} scalar, got {a!r}") from None
+        _scalar_values(t, a, values, index)
     elif tc is Array:
         if a.__class__ is DeviceArray or isinstance(a, DeviceArray):
             dev = a
@@ -110,6 +99,8 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         values.extend(dev.shape)
         if passes_strides(t):
             values.extend(dev.strides)
+    elif tc is Record:
+        values.append(_record_to_device(t, a, writebacks, stream, index).device_ptr)
     elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
@@ -118,6 +109,40 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
         raise LaunchError(f"argument {index}: values of type {t} cannot be kernel parameters")
+
+
+def _record_to_device(t, a, writebacks: list, stream, index: int) -> DeviceArray:
+    """A record argument (a NumPy structured scalar, a view of its array's bytes) is
+    copied to the device and back, as numba does: the kernel's field stores reach it."""
+    if not isinstance(a, np.void) or a.dtype.itemsize != t.size:
+        raise LaunchError(f"argument {index}: expected a record of {t}, got {a!r}")
+    host = np.asarray(a).reshape(1)  # shares the scalar's bytes
+    dev = to_device(host, stream=stream)
+    writebacks.append(Writeback(dev, host if host.flags.writeable else None, stream))
+    return dev
+
+
+def _scalar_values(t: Scalar, a, values: list, index: int) -> None:
+    try:
+        if t.kind == "f":
+            values.append(float(a))
+        elif t.kind == "c":  # two parameters: the parts (cujit.abi)
+            z = complex(a)
+            values.append(z.real)
+            values.append(z.imag)
+        elif t.kind == "b":
+            values.append(1 if a else 0)
+        elif t.kind in "Mm":  # a datetime64 / timedelta64: its count of t's unit
+            values.append(time_count(t, a))
+        else:
+            values.append(int(a))  # int(), not index(): numba truncates floats
+    except (TypeError, ValueError):
+        raise LaunchError(f"argument {index}: expected a {t} scalar, got {a!r}") from None
+
+
+def time_count(t, a) -> int:
+    """The int64 count of a datetime64 / timedelta64 argument in type ``t``'s unit."""
+    return int(np.asarray(a).astype(t.dtype).view(np.int64))
 
 
 def _reachable_view(a: np.ndarray, stream) -> DeviceArray | None:
@@ -231,7 +256,8 @@ def make_flattener(arg_types, kept=None):
     no per-argument dispatch on the type.  ``kept`` is the specialisation's mask of the
     parameters the kernel takes (``cujit.abi``).
     """
-    if any(t.__class__ not in (Scalar, Array) for t in arg_types):
+    if any(t.__class__ not in (Scalar, Array) or t.__class__ is Scalar and t.kind in "Mm"
+           for t in arg_types):
         return None
     names = [f"a{i}" for i in range(len(arg_types))]
     guards, parts = [], []

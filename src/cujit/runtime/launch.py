@@ -248,7 +248,7 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
                     or a.device_id not in (device_id, None)):
                 return None  # no launcher: these take the general path every time
             kinds.append(a.cujit_type)
-        elif t.__class__ is Scalar:
+        elif t.__class__ is Scalar and t.kind not in "Mm":  # a datetime's class has no unit
             kinds.append(a.__class__)
         else:
             return None

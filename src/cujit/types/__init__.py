@@ -7,6 +7,7 @@ from cujit.types.core import (  # noqa: F401
     i2, i4, i8, is_namedtuple_class, int8, int16, int32, int64, intp, none, u1, u2, u4, u8, uint8, uint16, uint32, uint64,
     uintp, void,
 )
+from cujit.types.records import CharSeq, NestedArray, Record, field_alignment  # noqa: F401
 from cujit.types.convert import from_dtype, parse_signature, to_type, typeof  # noqa: F401
 from cujit.types.numba_names import (  # noqa: F401
     ALIASES, Boolean, CPointer, Complex, Float, Integer, IntegerLiteral, Number, Omitted, UniTuple,

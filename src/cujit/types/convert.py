@@ -7,6 +7,8 @@ from cujit.types.core import (
     complex128, float64, int64, is_namedtuple_class,
 )
 from cujit.types import core as _core
+from cujit.types.datetimes import datetime_type
+from cujit.types.records import CharSeq, Record, from_structured
 from cujit.types.foreign import (
     from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
 )
@@ -23,11 +25,18 @@ def _numpy():
     return _np
 
 
-def from_dtype(dtype) -> Scalar:
-    """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts)."""
-    if isinstance(dtype, Scalar):
+def from_dtype(dtype) -> Scalar | Record | CharSeq:
+    """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts); a structured
+    dtype's Record."""
+    if isinstance(dtype, (Scalar, Record, CharSeq)):
         return dtype
     dt = _numpy().dtype(dtype)
+    if dt.names is not None:
+        return from_structured(dt, from_dtype)
+    if dt.kind in "SU" and dt.itemsize and dt.byteorder != ">":
+        return CharSeq(dt.kind, dt.itemsize // (4 if dt.kind == "U" else 1))
+    if dt.kind in "Mm" and dt.byteorder != ">":
+        return datetime_type(dt.kind, _numpy().datetime_data(dt)[0].replace("generic", ""))
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
         raise TypeError(f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
@@ -38,9 +47,7 @@ def from_dtype(dtype) -> Scalar:
 # Why a dtype kind cannot reach a kernel, and what to pass instead.
 _DTYPE_NOTES = {
     "O": ", not Python objects",
-    "V": "; pass each field of a structured dtype as an array of its own",
-    "M": "; pass datetimes as int64 with .view('int64')",
-    "m": "; pass timedeltas as int64 with .view('int64')",
+    "V": "; unstructured void dtypes have no fields to read",
 }
 
 
@@ -101,6 +108,9 @@ def typeof(value) -> Type:
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         dt = np.dtype(cai["typestr"])
+        own = getattr(value, "dtype", None)  # a structured dtype: its typestr is only |V<n>
+        if dt.kind == "V" and isinstance(own, np.dtype) and own.itemsize == dt.itemsize:
+            dt = own
         shape = tuple(cai["shape"])
         strides = cai.get("strides")
         if strides is None:

@@ -18,6 +18,7 @@ from cujit.types.core import (
     Type,
     none,
 )
+from cujit.types.records import NestedArray, Record
 
 
 def _is_numba_class(cls: type, name: str) -> bool:
@@ -66,10 +67,20 @@ def _none(obj) -> Type:
 # numba's class name -> its conversion.  Classes are looked up along the MRO, so
 # numba's subclasses (IntegerLiteral's base Integer, NamedUniTuple's NamedTuple...)
 # convert as their bases do.
+def _record(obj) -> Type:
+    fields = tuple((str(name), from_numba_type(f.type), int(f.offset))
+                   for name, f in obj.fields.items())
+    return Record(fields, int(obj.size), bool(obj.aligned))
+
+
+def _nested_array(obj) -> Type:
+    return NestedArray(from_numba_type(obj.dtype), tuple(int(n) for n in obj.shape))
+
+
 _CONVERSIONS = {
     "Integer": _scalar, "Float": _scalar, "Complex": _scalar, "Boolean": _scalar,
     "Array": _array, "UniTuple": _unituple, "Tuple": _tuple, "NamedUniTuple": _named,
-    "NamedTuple": _named, "NoneType": _none,
+    "NamedTuple": _named, "NoneType": _none, "Record": _record, "NestedArray": _nested_array,
 }
 
 

@@ -23,7 +23,7 @@ from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
 from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
-from cujit.types import Array, Scalar, Tuple, Type
+from cujit.types import Array, Record, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
            "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
@@ -279,7 +279,7 @@ def _check_dims(dims, limits, what: str) -> tuple[int, int, int]:
 
 
 def _count_arrays(t: Type) -> int:
-    if isinstance(t, Array):
+    if isinstance(t, (Array, Record)):
         return 1
     return sum(map(_count_arrays, t.items)) if isinstance(t, Tuple) else 0
 
@@ -296,6 +296,28 @@ def _check_writeable(kernel: CPUKernel, k: int, keep: list, first: int) -> None:
                               "(for instance a copy: np.array(a))")
 
 
+def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
+    if t.kind == "b":
+        out.append(int(bool(value)))
+    elif t.kind == "f" and t.bits == 16:  # a half travels as its bits
+        out.append(int(np.float16(value).view(np.uint16)))
+    elif t.kind == "f":
+        out.append(float(value))
+    elif t.kind == "c":  # the two parts (cujit.abi)
+        z = complex(value)
+        out.extend((z.real, z.imag))
+    elif t.kind in "Mm":  # a datetime64 / timedelta64: its int64 count of t's unit
+        out.append(int(np.asarray(value).astype(t.dtype).view(np.int64)))
+    else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
+        v = int(value)
+        half = 1 << (t.bits - 1)
+        lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
+        if not lo <= v <= hi:
+            raise LaunchError(f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
+                              f"(its range is {lo} to {hi})")
+        out.append(v)
+
+
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
     if isinstance(t, Array):
@@ -309,26 +331,16 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
                               f"does not match the compiled type {t}")
         keep.append(a)
         out.extend((a.ctypes.data, *a.shape, *(a.strides if passes_strides(t) else ())))
+    elif isinstance(t, Record):  # a structured scalar: the bytes it shares with its array
+        if not isinstance(value, np.void) or value.dtype.itemsize != t.size:
+            raise LaunchError(f"kernel {kernel!r}: expected a record of {t}, got {value!r}")
+        a = np.asarray(value)
+        keep.append(a)
+        out.append(a.ctypes.data)
     elif isinstance(t, Tuple):
         for item_t, item in zip(t.items, value):
             _flatten(kernel, item_t, item, out, keep)
     elif isinstance(t, Scalar):
-        if t.kind == "b":
-            out.append(int(bool(value)))
-        elif t.kind == "f" and t.bits == 16:  # a half travels as its bits
-            out.append(int(np.float16(value).view(np.uint16)))
-        elif t.kind == "f":
-            out.append(float(value))
-        elif t.kind == "c":  # the two parts (cujit.abi)
-            z = complex(value)
-            out.extend((z.real, z.imag))
-        else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
-            v = int(value)
-            half = 1 << (t.bits - 1)
-            lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
-            if not lo <= v <= hi:
-                raise LaunchError(f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
-                                  f"(its range is {lo} to {hi})")
-            out.append(v)
+        _scalar_param(kernel, t, value, out)
     else:
         raise LaunchError(f"kernel {kernel!r}: cannot pass a value of type {t}")
