@@ -163,9 +163,10 @@ class Kernel(KernelInspection):
         if spec is None:
             from cujit.pipeline import compile_kernel
 
-            # Debug builds skip the disk cache: an entry does not keep the error table.
+            # Checked builds skip the disk cache: an entry does not keep the error table.
+            base = self._base_options
             if ((self.cache or config.CACHE.get()) and self.target == "cuda"
-                    and not self._base_options.debug):
+                    and not base.debug and base.boundscheck is not True):
                 from cujit.cache import compile_cached
 
                 result = compile_cached(self.py_func, key, self._options())

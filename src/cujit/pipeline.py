@@ -219,9 +219,12 @@ def lower_kernel(fn, options: Options):
     from cujit.codegen.params import read_params
     from cujit.targets.cuda import CUDA_TARGET
 
-    params = read_params(fn, debug=options.debug)  # debug info describes every parameter
+    checked = options.boundscheck is True  # jit(boundscheck=True) / CUJIT_BOUNDSCHECK=1
+    # Debug info describes every parameter, and bounds checks read every extent.
+    params = read_params(fn, debug=options.debug or checked)
     module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug, params=params,
-                           debug_info=level_of(options.lineinfo, options.debug))
+                           debug_info=level_of(options.lineinfo, options.debug),
+                           bounds=checked)
     return module, params
 
 
