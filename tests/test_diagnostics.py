@@ -375,15 +375,6 @@ def calls_plain_function(x):
     x[0] = plain_helper(1.0)  # <-
 
 
-@cuda.jit(target="cpu")
-def launched_kernel(x):
-    x[0] = 1.0
-
-
-def calls_kernel(x):
-    launched_kernel(x)  # <-
-
-
 def by_version(py311: str, py312: str, py313: str) -> str:
     """Where the caret starts on each CPython: these constructs' bytecode positions
     differ between versions, and stage 1 passes them on as CPython gives them."""
@@ -502,9 +493,6 @@ KERNEL_CASES = [
     (calls_plain_function, V1, U, "call to unsupported function 'plain_helper'",
      "plain_helper", ("decorate 'plain_helper' with @cuda.jit(device=True) to call it from "
      "a kernel\nguide: docs/guide/first-kernel.md#device-functions")),
-    (calls_kernel, V1, U, "call to unsupported function 'launched_kernel'", "launched_kernel",
-     ("'launched_kernel' is a kernel, which only the host can launch; to call it from a "
-     "kernel, declare it with @cuda.jit(device=True)\nguide: docs/guide/first-kernel.md#device-functions")),
 ]
 
 
