@@ -25,13 +25,40 @@ from cujit.hints import hint
 from cujit.infer import access, arith, calls
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import (
-    Callees, LiteralArg, bake_constant_params, is_argument_type, is_constant_argument,
+    Callees,
+    LiteralArg,
+    bake_constant_params,
+    is_argument_type,
+    is_constant_argument,
 )
 from cujit.infer.numeric import describe, unify
 from cujit.ir import (
-    BinOp, Block, Branch, BuildTuple, Call, Cast, Compare, Const, Function, GetAttr, GetItem,
-    GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetItem, Terminator, TupleGet,
-    Undef, UnaryOp, Value, operands, replace,
+    BinOp,
+    Block,
+    Branch,
+    BuildTuple,
+    Call,
+    Cast,
+    Compare,
+    Const,
+    Function,
+    GetAttr,
+    GetItem,
+    GetIter,
+    IterNext,
+    IterValid,
+    IterValue,
+    Jump,
+    Raise,
+    Return,
+    SetItem,
+    Terminator,
+    TupleGet,
+    UnaryOp,
+    Undef,
+    Value,
+    operands,
+    replace,
 )
 from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
 
