@@ -37,6 +37,7 @@ from cujit.infer.libdevice_calls import libdevice_rules
 from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
+from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
 from cujit.types import (
@@ -155,6 +156,7 @@ CALLS: dict[object, Rule] = {
     **libdevice_rules(),  # cuda.libdevice.*
     **vector_rules(),  # cuda.float4(...) and the other vector types
     **operator_rules(),  # operator.add... as values
+    **rounding_rules(),  # round(), pow()
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 
