@@ -292,7 +292,7 @@ def float_range(x):
 
 
 def loops_over_array(x):
-    for v in x:  # <-
+    for v in x[0]:  # <-  (a number: arrays, tuples, zip and enumerate are iterable)
         x[0] = v
 
 
@@ -461,8 +461,8 @@ KERNEL_CASES = [
     (negative_local_shape, V1, T, "the shape of cuda.local.array must not be negative: -1",
      "cuda", None),
     (float_range, V1, T, "a range() argument must be an integer, not float64", "range", None),
-    (loops_over_array, V1, U, f"for loops over {F} are not supported; loop over range(...)",
-     by_version("for", "for", "x:"), None),
+    (loops_over_array, V1, U, "for loops over float32 are not supported; loop over range(...)",
+     by_version("for", "for", "x[0]:"), None),
     (sets_attribute, V1, U, "assigning to an attribute is not supported in kernels", "x.shape",
      None),
     (deletes_name, V1, U, "'del' statements are not supported in kernels", "x", None),

@@ -22,17 +22,37 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.infer import iteration
 from cujit.infer.complex_calls import scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
-    BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetItem,
-    TupleGet, Value,
+    BuildTuple,
+    GetAttr,
+    GetItem,
+    GetIter,
+    Intrinsic,
+    IterNext,
+    IterValid,
+    IterValue,
+    SetItem,
+    TupleGet,
+    Value,
 )
 from cujit.types import (
-    Array, NamedTuple, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
-    int32, int64, uint64,
+    Array,
+    NamedTuple,
+    PyObject,
+    RangeIter,
+    RangeType,
+    Scalar,
+    Tuple,
+    boolean,
+    describe_object,
+    int32,
+    int64,
+    uint64,
 )
 
 if TYPE_CHECKING:
@@ -266,6 +286,9 @@ def type_tuple_get(t: Typer, op: TupleGet) -> None:
 def type_get_iter(t: Typer, op: GetIter) -> None:
     obj = t.value(op.obj)
     if not isinstance(obj.type, RangeType):
+        if isinstance(obj.type, (Array, Tuple)):  # arrays, tuples, zip(), enumerate()
+            iteration.get_iter(t, obj, op.loc, op.result)
+            return
         t.check_defined(obj, op.loc)
         raise UnsupportedError(f"for loops over {describe(obj.type)} are not supported; "
                                "loop over range(...)", op.loc)
@@ -277,6 +300,9 @@ _ITER_RESULTS = {IterValid: boolean, IterValue: int64, IterNext: RangeIter(int64
 
 def type_iter_step(t: Typer, op) -> None:
     it = t.value(op.iter)
+    if isinstance(it.type, iteration.SeqIter):
+        iteration.iter_step(t, op, it)
+        return
     if not isinstance(it.type, RangeIter):
         raise TypingError(f"not a range iterator: {describe(it.type)}", op.loc)
     t.emit(type(op)(loc=op.loc, result=Value(op.result.id, _ITER_RESULTS[type(op)]), iter=it))

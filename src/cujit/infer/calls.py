@@ -38,6 +38,7 @@ from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
 from cujit.infer.rounding_calls import rounding_rules
+from cujit.infer.iteration import iteration_rules
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
 from cujit.types import (
@@ -157,6 +158,7 @@ CALLS: dict[object, Rule] = {
     **vector_rules(),  # cuda.float4(...) and the other vector types
     **operator_rules(),  # operator.add... as values
     **rounding_rules(),  # round(), pow()
+    **iteration_rules(),  # zip(), enumerate()
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 
