@@ -186,12 +186,13 @@ def test_tuple_index_must_be_constant():
 
 
 def test_index_count_must_match_ndim():
+    # (x[0] of a matrix is its row, a view: tests/test_slicing.py)
     b = B("x")
-    b.getitem(b.args[0], b.const(0))
+    b.getitem(b.args[0], b.tuple(b.const(0), b.const(1), b.const(2)))
     b.ret()
-    with pytest.raises(TypingError, match="array of 2 dimensions indexed with 1 index") as e:
+    with pytest.raises(TypingError, match="array of 2 dimensions indexed with 3 indices") as e:
         infer(b, F32_2D)
-    assert e.value.loc.line == 2
+    assert e.value.loc.line == 5  # the builder's fifth op: the getitem
 
 
 def test_int32_index_is_cast_to_int64():

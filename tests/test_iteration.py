@@ -83,15 +83,30 @@ def test_integer_array_and_break():
     assert out[0] == 12
 
 
-def test_loop_over_2d_array_is_refused_at_the_line():
+def test_loop_over_matrix_rows():
+    @cuda.jit(target="cpu")
+    def k(out, m):
+        for i, row in enumerate(m):
+            s = 0.0
+            for v in row[1:]:
+                s += v
+            out[i] = s
+
+    m = np.arange(12.0).reshape(3, 4) ** 2
+    out = np.full(3, np.nan)
+    k[1, 1](out, m)
+    np.testing.assert_allclose(out, m[:, 1:].sum(axis=1))
+
+
+def test_loop_over_a_number_is_refused_at_the_line():
     @cuda.jit(target="cpu")
     def k(out, x):
-        for row in x:
-            out[0] = row[0]
+        for v in zip(x[0], x):
+            out[0] = v[0]
 
     with pytest.raises(CompileError) as info:
-        k[1, 1](np.zeros(1), np.ones((2, 2)))
-    assert "multi-dimensional" in str(info.value)
+        k[1, 1](np.zeros(1), np.ones(2))
+    assert "cannot iterate over a value of type float64" in str(info.value)
     assert "test_iteration.py" in str(info.value)
 
 

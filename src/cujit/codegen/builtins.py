@@ -14,6 +14,7 @@ from cujit import ir
 from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.slicing import lower_array_slice
 from cujit.codegen.lltypes import (
     ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
 )
@@ -177,6 +178,7 @@ COMMON_INTRINSICS = {
     "array.shape": lower_array_shape,
     "array.size": lower_array_size,
     "array.address": lower_array_address,
+    "array.slice": lower_array_slice,
     "abs": lower_abs,
     "min": lower_min,
     "max": lower_max,

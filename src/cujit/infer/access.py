@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import iteration
+from cujit.infer import iteration, slicing
 from cujit.infer.complex_calls import scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
@@ -127,9 +127,10 @@ def _plural(n: int, one: str, many: str) -> str:
 
 def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:
     """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
-    if isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice):
-        raise UnsupportedError("array slicing is not supported in kernels; "
-                               "index one element at a time", loc)
+    if (isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice)) \
+            or slicing.has_slice(idx):  # a view is only read (GetItem takes it)
+        raise UnsupportedError("assigning to a slice of an array is not supported in "
+                               "kernels; store one element at a time", loc)
     if isinstance(idx.type, Scalar):
         count = 1
     elif isinstance(idx.type, Tuple):
@@ -178,7 +179,9 @@ def type_getitem(t: Typer, op: GetItem) -> None:
         # A global or closure NumPy array: frozen into the kernel when it is compiled,
         # read from a constant table (numba's global arrays).
         obj = constant_array(t, obj.type.value, op.loc, t.fresh, "a global array")
-    if isinstance(obj.type, Array):
+    if isinstance(obj.type, Array) and slicing.is_view_index(obj.type, idx):
+        slicing.array_slice(t, obj, idx, op.loc, op.result)
+    elif isinstance(obj.type, Array):
         index = array_index(t, obj.type, idx, op.loc)
         t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
                        index=index))

@@ -39,6 +39,7 @@ from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
 from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.iteration import iteration_rules
+from cujit.infer.slicing import slicing_rules
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
 from cujit.types import (
@@ -159,6 +160,7 @@ CALLS: dict[object, Rule] = {
     **operator_rules(),  # operator.add... as values
     **rounding_rules(),  # round(), pow()
     **iteration_rules(),  # zip(), enumerate()
+    **slicing_rules(),  # a:b:c
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 

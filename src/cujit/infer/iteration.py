@@ -4,7 +4,8 @@ Every such loop is a loop over the indices ``range(n)`` that reads the element
 at each index, as numba iterates.  The loop's iterator is a ``SeqIter``: a tuple
 whose first item is the range iterator and whose other items are the sources
 (an array; a tuple, copied once into a local array so that it can be indexed
-by the loop's index; the parts of a zip or an enumerate).  ``zip(x, y)`` and
+by the loop's index; the parts of a zip or an enumerate).  A loop over a matrix
+yields its rows, views (``array.slice``).  ``zip(x, y)`` and
 ``enumerate(x, start)`` are tuples of their parts (``ZipValue``,
 ``EnumerateValue``) until a loop iterates them:
 
@@ -99,9 +100,8 @@ def source(t: Typer, v: Value, loc: Loc) -> Value:
     if isinstance(v.type, (ZipValue, EnumerateValue)):
         return v
     if isinstance(v.type, Array):
-        if v.type.ndim != 1:
-            raise UnsupportedError("a loop over a multi-dimensional array is not supported; "
-                                   "loop over range(a.shape[0]) and index it", loc)
+        if v.type.ndim == 0:
+            raise TypingError("cannot iterate over a 0-d array", loc)
         return v
     if isinstance(v.type, Tuple):
         return _tuple_as_array(t, v, loc)
@@ -114,8 +114,8 @@ def source(t: Typer, v: Value, loc: Loc) -> Value:
 
 def _length(t: Typer, src: Value, loc: Loc) -> Value:
     if isinstance(src.type, Array):
-        shape = t.emit(Intrinsic(loc=loc, result=t.fresh(Tuple((int64,))), name="array.shape",
-                                 args=(src,)))
+        shape = t.emit(Intrinsic(loc=loc, result=t.fresh(Tuple((int64,) * src.type.ndim)),
+                                 name="array.shape", args=(src,)))
         return _get(t, shape, 0, loc)
     if isinstance(src.type, EnumerateValue):
         return _length(t, _get(t, src, 1, loc), loc)
@@ -128,8 +128,8 @@ def _length(t: Typer, src: Value, loc: Loc) -> Value:
 
 def element_type(src):
     """The type of the element a loop over a source of type ``src`` yields."""
-    if isinstance(src, Array):
-        return src.dtype
+    if isinstance(src, Array):  # a row of a multi-dimensional array is a view
+        return src.dtype if src.ndim == 1 else Array(src.dtype, src.ndim - 1, "A")
     if isinstance(src, EnumerateValue):
         return Tuple((int64, element_type(src.items[1])))
     return Tuple(tuple(element_type(s) for s in src.items))
@@ -138,8 +138,12 @@ def element_type(src):
 def _element(t: Typer, src: Value, k: Value, loc: Loc, result: Value | None = None) -> Value:
     ty = element_type(src.type)
     out = Value(result.id, ty) if result is not None else t.fresh(ty)
-    if isinstance(src.type, Array):
+    if isinstance(src.type, Array) and src.type.ndim == 1:
         return t.emit(GetItem(loc=loc, result=out, obj=src, index=k))
+    if isinstance(src.type, Array):
+        spec = (("i",),) + (("s", False, False, 1),) * (src.type.ndim - 1)
+        return t.emit(Intrinsic(loc=loc, result=out, name="array.slice", args=(src, k),
+                                attrs=(("spec", spec),)))
     if isinstance(src.type, EnumerateValue):
         start = _get(t, src, 0, loc)
         i = t.emit(BinOp(loc=loc, result=t.fresh(int64), op="+", lhs=start, rhs=k))

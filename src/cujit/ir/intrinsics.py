@@ -192,7 +192,10 @@ _MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hin
           stores_into=0, cuda="st.global with the cache operator (PTX ISA, st)",
           cpu="a plain store") + \
     _rows(("array.address",), _INFER + "access:type_getattr", 1,
-          cuda="the data pointer as uint64", cpu="the data pointer as uint64")
+          cuda="the data pointer as uint64", cpu="the data pointer as uint64") + \
+    _rows(("array.slice",), _INFER + "slicing:array_slice", None,
+          cuda="a view: the data pointer moved, extents and byte strides",
+          cpu="a view: the data pointer moved, extents and byte strides")
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
