@@ -14,11 +14,11 @@ from cujit import ir
 from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.slicing import lower_array_slice
 from cujit.codegen.lltypes import (
     ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
 )
 from cujit.codegen.scalars import compare
+from cujit.codegen.slicing import lower_array_slice
 from cujit.types import Array, Scalar
 
 
