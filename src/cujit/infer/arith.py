@@ -52,6 +52,9 @@ def _operand_types(t: Typer, op, a: Value, b: Value) -> tuple[Scalar, Scalar]:
 def type_binop(t: Typer, op: BinOp) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
     ta, tb = _operand_types(t, op, a, b)
+    if op.op == "**" and (ta.is_complex or tb.is_complex):
+        _complex_power(t, op, a, b, unify(ta, tb))
+        return
     rule = arith_type(op.op, ta, tb)
     if isinstance(rule, str):
         raise TypingError(f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
@@ -59,6 +62,21 @@ def type_binop(t: Typer, op: BinOp) -> None:
     lt, rt, res = rule
     lhs, rhs = t.cast(a, lt, op.loc), t.cast(b, rt, op.loc)
     t.emit(BinOp(loc=op.loc, result=Value(op.result.id, res), op=op.op, lhs=lhs, rhs=rhs))
+
+
+def _complex_power(t: Typer, op: BinOp, a: Value, b: Value, common: Scalar) -> None:
+    """``a ** b`` with a complex operand: the device function ``complex_power`` for
+    the common complex type."""
+    from cujit.infer.calls import CallSite
+    from cujit.infer.complex_pow import COMPLEX_POWER
+    from cujit.infer.function_calls import call_device_function
+
+    args = [t.cast(a, common, op.loc), t.cast(b, common, op.loc)]
+    site = CallSite(op, "**", args, {})
+    call_device_function(t, op, COMPLEX_POWER, site)
+    out = t.value(op.result)
+    if out.type != common:  # float32 parts may widen inside: the result is the operands'
+        t.alias(op.result, t.cast(out, common, op.loc))
 
 
 def type_unaryop(t: Typer, op: UnaryOp) -> None:

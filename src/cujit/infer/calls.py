@@ -40,6 +40,7 @@ from cujit.infer.operator_calls import operator_rules
 from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.iteration import iteration_rules
 from cujit.infer.slicing import slicing_rules
+from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
 from cujit.types import (
@@ -161,6 +162,7 @@ CALLS: dict[object, Rule] = {
     **rounding_rules(),  # round(), pow()
     **iteration_rules(),  # zip(), enumerate()
     **slicing_rules(),  # a:b:c
+    **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 
