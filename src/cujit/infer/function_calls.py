@@ -197,6 +197,12 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
                       "cannot take arguments of types (" + ", ".join(map(str, types)) + ")", loc)
 
 
+def _return_inferred(devfn: DeviceFunction, sig) -> bool:
+    """Whether ``sig`` was declared without a return type (typing infers it)."""
+    flags = getattr(devfn, "inferred_returns", ())
+    return any(s is sig and f for s, f in zip(devfn.signatures, flags))
+
+
 def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSite) -> None:
     """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction."""
     if t.callees is None:
@@ -214,7 +220,7 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
     if sig is not None:
         args = [t.cast(v, ty, site.loc) for v, ty in zip(args, sig.args)]
         types = tuple(sig.args)
-    ret = sig.return_type if sig else None
+    ret = sig.return_type if sig and not _return_inferred(devfn, sig) else None
     callee, types = _typed_callee(t, devfn, args, types, ret, site.loc)
     symbol = add_callee(t, callee)
     ret = none if isinstance(callee.return_type, NoneType) else callee.return_type
