@@ -80,6 +80,28 @@ def test_stores_through_views():
     np.testing.assert_array_equal(m, em)
 
 
+def test_real_imag_and_transpose_views():
+    @cuda.jit(target="cpu")
+    def k(v, m, out):
+        i = cuda.grid(1)
+        if i < v.size:
+            cuda.atomic.add(v.real, i, 1.0)  # numba's issue 8309: atomics on the parts
+            v.imag[i] = v.imag[i] * 2.0
+        if i == 0:
+            mt = m.T
+            out[0] = mt[2, 1]
+            out[1] = mt.shape[0] * 10 + mt.shape[1]
+            out[2] = total(m.T[1])  # a column of m
+
+    v = np.arange(8) + np.arange(1, 9) * 1j
+    m = np.arange(12.0).reshape(3, 4) ** 2
+    out = np.full(3, np.nan)
+    expect = v + 1 + 1j * v.imag
+    k[1, 8](v, m, out)
+    np.testing.assert_array_equal(v, expect)
+    np.testing.assert_array_equal(out, [m.T[2, 1], 43, m[:, 1].sum()])
+
+
 def test_non_constant_step_is_refused_at_the_line():
     @cuda.jit(target="cpu")
     def k(out, a, step):

@@ -4,7 +4,9 @@ Per source dimension of extent ``n`` and byte stride ``s``: an integer ``i`` (wr
 once when negative) moves the data pointer by ``i * s`` and drops the dimension; a
 slice with constant step ``k`` clips its start and stop to ``[0, n]`` (``k > 0``) or
 ``[-1, n - 1]`` (``k < 0``), moves the pointer by ``start * s`` and gives a dimension
-of ``max(0, ceil((stop - start) / k))`` elements and stride ``s * k``.
+of ``max(0, ceil((stop - start) / k))`` elements and stride ``s * k``.  The
+attributes ``transpose`` (``a.T``: the dimensions reversed) and ``byte_offset`` with a
+result of another element type (``a.imag`` of a complex array) make the other views.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen.arrays import contiguous_strides, extents, make_array
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import ARRAY_DATA, ARRAY_STRIDES, I8, i64
+from cujit.codegen.lltypes import ARRAY_DATA, ARRAY_STRIDES, I8, i64, memory_type
 from cujit.types import Array
 
 
@@ -67,7 +69,11 @@ def lower_array_slice(ctx: FunctionLowering, op: ir.Intrinsic, args):
         offset = b.add(offset, b.mul(start, strides[k]))
         new_shape.append(length)
         new_strides.append(b.mul(strides[k], i64(spec[3])))
+    if op.attr("transpose"):
+        new_shape, new_strides = new_shape[::-1], new_strides[::-1]
+    offset = b.add(offset, i64(op.attr("byte_offset", 0)))  # a complex array's .imag
     data = b.extract_value(arr, ARRAY_DATA)
     raw = b.bitcast(data, ll.PointerType(I8, data.type.addrspace))
-    data = b.bitcast(b.gep(raw, [offset]), data.type)
+    elem = ll.PointerType(memory_type(op.result.type.dtype), data.type.addrspace)
+    data = b.bitcast(b.gep(raw, [offset]), elem)
     return make_array(ctx, op.result.type, data, new_shape, new_strides)

@@ -94,6 +94,8 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
             t.const(arr.ndim, op.loc, result=op.result)
         elif op.name == "dtype":
             t.const(arr.dtype, op.loc, result=op.result)
+        elif op.name in ("real", "imag", "T"):  # views
+            slicing.attribute_view(t, obj, op.name, op.loc, op.result)
         elif op.name == "ctypes":  # a.ctypes.data: the address of the first element
             addr = t.emit(Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address",
                                     args=(obj,)))

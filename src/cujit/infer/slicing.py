@@ -116,5 +116,25 @@ def array_slice(t: Typer, arr: Value, idx: Value, loc: Loc, result: Value) -> Va
                             attrs=(("spec", tuple(spec)),)))
 
 
+def attribute_view(t: Typer, arr: Value, name: str, loc: Loc, result: Value) -> None:
+    """``a.real``, ``a.imag`` (of a complex array: views of its parts) and ``a.T``
+    (the transpose: extents and strides reversed), as ``array.slice`` ops."""
+    ty: Array = arr.type
+    full = (("s", False, False, 1),) * ty.ndim
+    if name == "T":
+        out = Value(result.id, Array(ty.dtype, ty.ndim, "A" if ty.ndim > 1 else ty.layout))
+        attrs = (("spec", full), ("transpose", True))
+    elif ty.dtype.is_complex:
+        part = ty.dtype.part_type
+        out = Value(result.id, Array(part, ty.ndim, "A"))
+        attrs = (("spec", full), ("byte_offset", part.itemsize if name == "imag" else 0))
+    elif name == "real":
+        t.alias(result, arr)
+        return
+    else:
+        raise UnsupportedError("the .imag of a real array is not supported in kernels", loc)
+    t.emit(Intrinsic(loc=loc, result=out, name="array.slice", args=(arr,), attrs=attrs))
+
+
 def slicing_rules() -> dict:
     return {slice: call_slice}
