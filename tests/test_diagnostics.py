@@ -260,8 +260,8 @@ def tuple_index_out_of_range(x):
 
 
 def tuple_index_not_constant(x, i):
-    t = (1, 2)
-    x[0] = t[i]  # <-
+    t = (x, x)  # (a run-time index into a tuple of numbers is allowed)
+    x[0] = t[i][0]  # <-
 
 
 def bitwise_and_float(x):

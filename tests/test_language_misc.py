@@ -50,3 +50,23 @@ def test_bit_count_of_a_float_is_refused():
         k[1, 1](np.zeros(1), np.ones(1))
     assert "has no attribute 'bit_count'" in str(info.value)
     assert "test_language_misc.py" in str(info.value)
+
+
+def test_run_time_tuple_index_and_bool_identity():
+    @cuda.jit(target="cpu")
+    def k(out, a, x, pred):
+        out[0] = a.shape[-x]
+        t = (1.5, 2, 3)
+        out[1] = t[x]
+        if pred is True:
+            out[2] = 1.0
+        else:
+            out[2] = 2.0
+        out[3] = pred is not False
+
+    a = np.zeros((3, 5))
+    for x, pred in ((1, True), (2, False)):
+        out = np.full(4, np.nan)
+        k[1, 1](out, a, x, pred)
+        np.testing.assert_array_equal(out, [a.shape[-x], (1.5, 2, 3)[x], 1.0 if pred else 2.0,
+                                            pred is not False])

@@ -187,6 +187,15 @@ def type_getitem(t: Typer, op: GetItem) -> None:
         index = array_index(t, obj.type, idx, op.loc)
         t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
                        index=index))
+    elif isinstance(obj.type, Tuple) and isinstance(idx.type, Scalar) \
+            and t.const_value(idx) is None and obj.type.items \
+            and all(isinstance(it, Scalar) for it in obj.type.items):
+        # A run-time index into a tuple of numbers (``shape[-x]``): read from a copy
+        # of its items in a local array, as numba indexes a UniTuple.
+        arr = iteration.source(t, obj, op.loc)
+        index = array_index(t, arr.type, idx, op.loc)
+        t.emit(GetItem(loc=op.loc, result=Value(op.result.id, arr.type.dtype), obj=arr,
+                       index=index))
     elif isinstance(obj.type, Tuple):
         _emit_tuple_get(t, op, obj, _tuple_index(t, obj.type, idx, op.loc))
     else:

@@ -119,6 +119,10 @@ def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
 
 def type_compare(t: Typer, op: Compare) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
+    if op.op in ("is", "is not") and a.type == b.type == boolean:
+        # ``pred is True``: bools are singletons, so identity is equality (numba too)
+        op = Compare(loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=",
+                     lhs=op.lhs, rhs=op.rhs)
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
         same = _fold_identity(t, op, a, b)
         t.const(same if op.op in ("is", "==") else not same, op.loc, result=op.result)
