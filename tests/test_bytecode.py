@@ -221,14 +221,6 @@ def _nonlocal_outer():
     return _nonlocal
 
 
-def _slice(a):
-    return a[1:3]  # <-
-
-
-def _slice_store(a, b):
-    a[:] = b  # <-
-
-
 def _starcall(f, t):
     return f(*t)  # <-
 
@@ -259,8 +251,8 @@ UNSUPPORTED = [
     (_lambda, "lambda"), (_nested, "nested functions"), (_import, "'import'"),
     (_list, "list displays"), (_dict, "dict displays"), (_set, "set displays"),
     (_listcomp, "comprehensions"), (_fstring, "f-strings"), (_del, "'del'"),
-    (_global, "'global'"), (_nonlocal_outer(), "'nonlocal'"), (_slice, "slicing"),
-    (_slice_store, "slicing"), (_starcall, "*args"), (_kwcall, "**kwargs"),
+    (_global, "'global'"), (_nonlocal_outer(), "'nonlocal'"),
+    (_starcall, "*args"), (_kwcall, "**kwargs"),
     (_star_unpack, "star-unpacking"), (_varargs, "*args"), (_contains, "'in'"),
     (_matmul, "'@'"),
 ]

@@ -362,13 +362,9 @@ def plain_python(v):
     return v + 1
 
 
-@cuda.jit
-def launched_kernel(x):
-    x[0] = 1
-
-
-@pytest.mark.parametrize("callee, hint", [(plain_python, "@cuda.jit(device=True)"),
-                                          (launched_kernel, "is a kernel")])
+# A @cuda.jit kernel called from a kernel compiles as a device function, as in
+# numba-cuda (tests/test_function_values.py).
+@pytest.mark.parametrize("callee, hint", [(plain_python, "@cuda.jit(device=True)")])
 def test_calling_what_is_not_a_device_function(callee, hint):
     def kern(x):
         x[0] = callee(x)

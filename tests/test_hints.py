@@ -103,10 +103,6 @@ def calls_helper(x):
     x[0] = helper(x[0])
 
 
-def kernel_in_kernel(x):
-    fill(x, x)
-
-
 def allocates(x):
     y = np.zeros(3)
     x[0] = y[0]
@@ -132,9 +128,6 @@ COMPILES = [
     (calls_helper, UnsupportedError, "call to unsupported function 'helper'",
      (f"decorate 'helper' with @cuda.jit(device=True) to call it from a kernel"
      f"{G}first-kernel.md#device-functions")),
-    (kernel_in_kernel, UnsupportedError, "call to unsupported function 'fill'",
-     ("'fill' is a kernel, which only the host can launch; to call it from a kernel, declare "
-     f"it with @cuda.jit(device=True){G}first-kernel.md#device-functions")),
     (allocates, UnsupportedError, "call to unsupported function 'numpy.zeros'",
      ("a kernel cannot allocate arrays: use cuda.local.array(shape, dtype) for one per thread "
      "or cuda.shared.array(shape, dtype) for one per block (shape and dtype constants), or "

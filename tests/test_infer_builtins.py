@@ -178,20 +178,23 @@ def test_len_ndim_and_shape_unpacking():
 
 
 def test_tuple_index_must_be_constant():
+    # (a run-time index into a tuple of numbers, x.shape[i], reads a local copy:
+    # tests/test_language_misc.py; a tuple holding an array cannot be indexed so)
     b = B("x", "i")
-    b.getitem(b.attr(b.args[0], "shape"), b.args[1])
+    b.getitem(b.tuple(b.args[0], b.args[0]), b.args[1])
     b.ret()
     with pytest.raises(TypingError, match="tuple index must be a constant integer"):
         infer(b, F32_2D, int64)
 
 
 def test_index_count_must_match_ndim():
+    # (x[0] of a matrix is its row, a view: tests/test_slicing.py)
     b = B("x")
-    b.getitem(b.args[0], b.const(0))
+    b.getitem(b.args[0], b.tuple(b.const(0), b.const(1), b.const(2)))
     b.ret()
-    with pytest.raises(TypingError, match="array of 2 dimensions indexed with 1 index") as e:
+    with pytest.raises(TypingError, match="array of 2 dimensions indexed with 3 indices") as e:
         infer(b, F32_2D)
-    assert e.value.loc.line == 2
+    assert e.value.loc.line == 5  # the builder's fifth op: the getitem
 
 
 def test_int32_index_is_cast_to_int64():

@@ -181,7 +181,7 @@ UNSUPPORTED = [
     (k_class, "class definitions"), (k_list, "list displays"), (k_dict, "dict displays"),
     (k_set, "set displays"), (k_listcomp, "comprehensions"), (k_genexpr, "generator"),
     (k_fstring, "f-strings"), (k_del, "'del'"), (k_global_store, "'global'"),
-    (k_attr_store, "attribute"), (k_slice, "slicing"), (k_star_call, "*args"),
+    (k_attr_store, "attribute"), (k_slice, "assigning to a slice"), (k_star_call, "*args"),
     (k_kw_call, "**kwargs"), (k_star_unpack, "star-unpacking"), (k_import, "'import'"),
     (k_in, "'in'"), (k_matmul, "'@'"), (k_bare_raise, "bare 'raise'"), (k_yield, "'yield'"),
     (k_async, "async"), (k_varargs, "'*args'"), (k_varkw, "'**kw'"),
@@ -307,10 +307,6 @@ def t_launch_in_kernel(x):
     _inner[1, 1](x)  # <-
 
 
-def t_call_kernel(x):
-    _inner(x)  # <-
-
-
 @cuda.jit(target="cpu")
 def _inner(x):
     x[0] = 1
@@ -322,7 +318,7 @@ TYPING = [
     (t_unknown_math, ()), (t_unknown_cuda, ()), (t_numpy_call, ()), (t_unknown_function, ()),
     (t_shared_shape, ()), (t_local_shape, ()), (t_call_int, ()), (t_array_attr, ()),
     (t_atomic_scalar, (X, 1.0)), (t_store_into_tuple, ()), (t_none_arith, ()),
-    (t_array_as_bool, ()), (t_str_store, ()), (t_launch_in_kernel, ()), (t_call_kernel, ()),
+    (t_array_as_bool, ()), (t_str_store, ()), (t_launch_in_kernel, ()),
 ]
 
 

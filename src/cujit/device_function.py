@@ -46,6 +46,9 @@ class DeviceFunction:
         self.__doc__ = getattr(pyfunc, "__doc__", None)
         self.__wrapped__ = pyfunc
         self.signatures: tuple[Signature, ...] = tuple(parse_signature(s) for s in signatures)
+        # "(int64, int64)", with no return type: numba infers it for a device function.
+        self.inferred_returns: tuple[bool, ...] = tuple(
+            isinstance(s, str) and s.lstrip().startswith("(") for s in signatures)
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"

@@ -45,10 +45,6 @@ HINTS: dict[str, Hint] = {
     "host-function": Hint(
         "decorate {name!r} with @cuda.jit(device=True) to call it from a kernel",
         "first-kernel.md#device-functions"),
-    "kernel-in-kernel": Hint(
-        "{name!r} is a kernel, which only the host can launch; to call it from a "
-        "kernel, declare it with @cuda.jit(device=True)",
-        "first-kernel.md#device-functions"),
     "numpy-allocation": Hint(
         "a kernel cannot allocate arrays: use cuda.local.array(shape, dtype) for one per "
         "thread or cuda.shared.array(shape, dtype) for one per block (shape and dtype "

@@ -128,6 +128,11 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
                 if i and raw[i - 1].opname.startswith("POP_JUMP_") and \
                         _within(locs[i - 1], loc):
                     assert_loc = locs[i - 1]
+        elif name == "BUILD_SLICE":
+            emit("BUILD_SLICE", ins.arg)
+        elif name in ("BINARY_SLICE", "STORE_SLICE"):  # 3.12+: obj[a:b] in one opcode
+            emit("BUILD_SLICE", 2)
+            emit("BINARY_SUBSCR" if name == "BINARY_SLICE" else "STORE_SUBSCR")
         elif name == "RETURN_CONST":
             emit("LOAD_CONST", ins.argval)
             emit("RETURN")

@@ -19,7 +19,6 @@ _SET = "set displays are not supported in kernels"
 _COMP = "comprehensions are not supported in kernels"
 _FSTR = "f-strings are not supported in kernels"
 _DEL = "'del' statements are not supported in kernels"
-_SLICE = "slicing is not supported in kernels"
 _STARCALL = "calls with *args or **kwargs are not supported in kernels"
 _STAR = "star-unpacking is not supported in kernels"
 _IMPORT = "'import' statements are not supported in kernels"
@@ -41,7 +40,6 @@ MESSAGES: dict[str, str] = {
     "DELETE_FAST": _DEL, "DELETE_SUBSCR": _DEL, "DELETE_ATTR": _DEL, "DELETE_GLOBAL": _DEL,
     "DELETE_NAME": _DEL, "DELETE_DEREF": _DEL,
     "STORE_GLOBAL": "assigning to a 'global' variable is not supported in kernels",
-    "BUILD_SLICE": _SLICE, "BINARY_SLICE": _SLICE, "STORE_SLICE": _SLICE,
     "CALL_FUNCTION_EX": _STARCALL, "DICT_MERGE": _STARCALL,
     "UNPACK_EX": _STAR,
     "IMPORT_NAME": _IMPORT, "IMPORT_FROM": _IMPORT, "IMPORT_STAR": _IMPORT,

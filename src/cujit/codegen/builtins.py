@@ -20,6 +20,7 @@ from cujit.codegen.lltypes import (
     ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
 )
 from cujit.codegen.scalars import compare
+from cujit.codegen.slicing import lower_array_slice
 from cujit.types import Array, Scalar
 
 
@@ -181,6 +182,7 @@ COMMON_INTRINSICS = {
     "array.shape": lower_array_shape,
     "array.size": lower_array_size,
     "array.address": lower_array_address,
+    "array.slice": lower_array_slice,
     "abs": lower_abs,
     "min": lower_min,
     "max": lower_max,

@@ -22,20 +22,40 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import records
+from cujit.infer import iteration, records, slicing
 from cujit.infer.complex_calls import scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
-    BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetAttr,
+    BuildTuple,
+    GetAttr,
+    GetItem,
+    GetIter,
+    Intrinsic,
+    IterNext,
+    IterValid,
+    IterValue,
+    SetAttr,
     SetItem,
-    TupleGet, Value,
+    TupleGet,
+    Value,
 )
 from cujit.types import (
-    Array, CharSeq, NamedTuple, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, boolean,
+    Array,
+    CharSeq,
+    NamedTuple,
+    PyObject,
+    RangeIter,
+    RangeType,
+    Record,
+    Scalar,
+    Tuple,
+    boolean,
     describe_object,
-    int32, int64, uint64,
+    int32,
+    int64,
+    uint64,
 )
 
 if TYPE_CHECKING:
@@ -77,6 +97,8 @@ def type_getattr(t: Typer, op: GetAttr) -> None:
             t.const(arr.ndim, op.loc, result=op.result)
         elif op.name == "dtype":
             t.const(arr.dtype, op.loc, result=op.result)
+        elif op.name in ("real", "imag", "T"):  # views
+            slicing.attribute_view(t, obj, op.name, op.loc, op.result)
         elif op.name == "ctypes":  # a.ctypes.data: the address of the first element
             addr = t.emit(Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address",
                                     args=(obj,)))
@@ -113,9 +135,10 @@ def _plural(n: int, one: str, many: str) -> str:
 
 def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:
     """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
-    if isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice):
-        raise UnsupportedError("array slicing is not supported in kernels; "
-                               "index one element at a time", loc)
+    if (isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice)) \
+            or slicing.has_slice(idx):  # a view is only read (GetItem takes it)
+        raise UnsupportedError("assigning to a slice of an array is not supported in "
+                               "kernels; store one element at a time", loc)
     if isinstance(idx.type, Scalar):
         count = 1
     elif isinstance(idx.type, Tuple):
@@ -164,12 +187,23 @@ def type_getitem(t: Typer, op: GetItem) -> None:
         # A global or closure NumPy array: frozen into the kernel when it is compiled,
         # read from a constant table (numba's global arrays).
         obj = constant_array(t, obj.type.value, op.loc, t.fresh, "a global array")
-    if isinstance(obj.type, Array):
+    if isinstance(obj.type, Array) and slicing.is_view_index(obj.type, idx):
+        slicing.array_slice(t, obj, idx, op.loc, op.result)
+    elif isinstance(obj.type, Array):
         index = array_index(t, obj.type, idx, op.loc)
         t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
                        index=index))
         if obj.id in t.const_arrays and isinstance(obj.type.dtype, Record):
             t.const_arrays.add(op.result.id)  # a record of a constant array: read-only
+    elif isinstance(obj.type, Tuple) and isinstance(idx.type, Scalar) \
+            and t.const_value(idx) is None and obj.type.items \
+            and all(isinstance(it, Scalar) for it in obj.type.items):
+        # A run-time index into a tuple of numbers (``shape[-x]``): read from a copy
+        # of its items in a local array, as numba indexes a UniTuple.
+        arr = iteration.source(t, obj, op.loc)
+        index = array_index(t, arr.type, idx, op.loc)
+        t.emit(GetItem(loc=op.loc, result=Value(op.result.id, arr.type.dtype), obj=arr,
+                       index=index))
     elif isinstance(obj.type, Tuple):
         _emit_tuple_get(t, op, obj, _tuple_index(t, obj.type, idx, op.loc))
     elif isinstance(obj.type, Record):  # r['x'], or r[0]: its first field
@@ -299,6 +333,9 @@ def type_tuple_get(t: Typer, op: TupleGet) -> None:
 def type_get_iter(t: Typer, op: GetIter) -> None:
     obj = t.value(op.obj)
     if not isinstance(obj.type, RangeType):
+        if isinstance(obj.type, (Array, Tuple)):  # arrays, tuples, zip(), enumerate()
+            iteration.get_iter(t, obj, op.loc, op.result)
+            return
         t.check_defined(obj, op.loc)
         raise UnsupportedError(f"for loops over {describe(obj.type)} are not supported; "
                                "loop over range(...)", op.loc)
@@ -310,6 +347,9 @@ _ITER_RESULTS = {IterValid: boolean, IterValue: int64, IterNext: RangeIter(int64
 
 def type_iter_step(t: Typer, op) -> None:
     it = t.value(op.iter)
+    if isinstance(it.type, iteration.SeqIter):
+        iteration.iter_step(t, op, it)
+        return
     if not isinstance(it.type, RangeIter):
         raise TypingError(f"not a range iterator: {describe(it.type)}", op.loc)
     t.emit(type(op)(loc=op.loc, result=Value(op.result.id, _ITER_RESULTS[type(op)]), iter=it))

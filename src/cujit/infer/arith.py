@@ -57,6 +57,9 @@ def type_binop(t: Typer, op: BinOp) -> None:
         datetime_ops.type_binop(t, op, a, b)
         return
     ta, tb = _operand_types(t, op, a, b)
+    if op.op == "**" and (ta.is_complex or tb.is_complex):
+        _complex_power(t, op, a, b, unify(ta, tb))
+        return
     rule = arith_type(op.op, ta, tb)
     if isinstance(rule, str):
         raise TypingError(f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
@@ -64,6 +67,21 @@ def type_binop(t: Typer, op: BinOp) -> None:
     lt, rt, res = rule
     lhs, rhs = t.cast(a, lt, op.loc), t.cast(b, rt, op.loc)
     t.emit(BinOp(loc=op.loc, result=Value(op.result.id, res), op=op.op, lhs=lhs, rhs=rhs))
+
+
+def _complex_power(t: Typer, op: BinOp, a: Value, b: Value, common: Scalar) -> None:
+    """``a ** b`` with a complex operand: the device function ``complex_power`` for
+    the common complex type."""
+    from cujit.infer.calls import CallSite
+    from cujit.infer.complex_pow import COMPLEX_POWER
+    from cujit.infer.function_calls import call_device_function
+
+    args = [t.cast(a, common, op.loc), t.cast(b, common, op.loc)]
+    site = CallSite(op, "**", args, {})
+    call_device_function(t, op, COMPLEX_POWER, site)
+    out = t.value(op.result)
+    if out.type != common:  # float32 parts may widen inside: the result is the operands'
+        t.alias(op.result, t.cast(out, common, op.loc))
 
 
 def type_unaryop(t: Typer, op: UnaryOp) -> None:
@@ -106,6 +124,10 @@ def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
 
 def type_compare(t: Typer, op: Compare) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
+    if op.op in ("is", "is not") and a.type == b.type == boolean:
+        # ``pred is True``: bools are singletons, so identity is equality (numba too)
+        op = Compare(loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=",
+                     lhs=op.lhs, rhs=op.rhs)
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
         same = _fold_identity(t, op, a, b)
         t.const(same if op.op in ("is", "==") else not same, op.loc, result=op.result)

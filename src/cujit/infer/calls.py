@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from cujit import device_api as cuda
-from cujit.device_function import DeviceFunction
 from cujit.foreign import DeclaredFunction
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.hints import NUMPY_ALLOCATORS, hint
@@ -33,12 +32,17 @@ from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.context import Typer
-from cujit.infer.function_calls import call_device_function
 from cujit.infer.foreign_calls import call_foreign
+from cujit.infer.function_calls import as_device_function, call_device_function
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.libdevice_calls import libdevice_rules
 from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
+from cujit.infer.operator_calls import operator_rules
+from cujit.infer.rounding_calls import rounding_rules
+from cujit.infer.iteration import iteration_rules
+from cujit.infer.slicing import slicing_rules
+from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.print_calls import call_print
 from cujit.ir import Call, Const, Value
 from cujit.types import (
@@ -156,6 +160,11 @@ CALLS: dict[object, Rule] = {
     **fp16_calls.fp16_rules(),  # cuda.fp16.h*
     **libdevice_rules(),  # cuda.libdevice.*
     **vector_rules(),  # cuda.float4(...) and the other vector types
+    **operator_rules(),  # operator.add... as values
+    **rounding_rules(),  # round(), pow()
+    **iteration_rules(),  # zip(), enumerate()
+    **slicing_rules(),  # a:b:c
+    **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 
@@ -176,8 +185,6 @@ def user_spelling(name: str) -> str:
 
 
 def _not_callable_hint(fn: object, name: str) -> str | None:
-    if hasattr(fn, "py_func") and not isinstance(fn, DeviceFunction):  # a @cuda.jit kernel
-        return hint("kernel-in-kernel", name=name)
     if isinstance(fn, pytypes.FunctionType):
         return hint("host-function", name=name)
     short = name.removeprefix("numpy.")  # the messages' spelling of NumPy's functions
@@ -211,8 +218,9 @@ def type_call(t: Typer, op: Call) -> None:
                 and isinstance(site.args[0].type.value, str):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
-    if isinstance(fn, DeviceFunction):
-        call_device_function(t, op, fn, site)
+    devfn = as_device_function(fn)
+    if devfn is not None:
+        call_device_function(t, op, devfn, site)
         return
     if isinstance(fn, DeclaredFunction):  # cuda.declare_device: infer/foreign_calls.py
         call_foreign(t, fn, site)

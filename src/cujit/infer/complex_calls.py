@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.ir import Const, GetAttr, Intrinsic, Value
-from cujit.types import PyObject, Scalar, complex128, float64
+from cujit.types import PyObject, Scalar, complex128, float64, int64
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -50,12 +50,12 @@ def scalar_attr(t: Typer, op: GetAttr, obj: Value) -> None:
         else:
             t.alias(op.result, t.cast(t.const(0, op.loc), ty, op.loc))
         return
-    if name in ("conjugate", "conj"):
-        method = BoundMethod(complex.conjugate, obj)
+    if name in ("conjugate", "conj") or (name == "bit_count" and not ty.is_float):
+        method = BoundMethod(int.bit_count if name == "bit_count" else complex.conjugate, obj)
         t.emit(Const(loc=op.loc, result=Value(op.result.id, PyObject(method)), value=method))
         return
     raise TypingError(f"'{ty}' has no attribute '{name}' in kernels (numbers have "
-                      "real, imag and conjugate())", op.loc)
+                      "real, imag and conjugate(); integers also bit_count())", op.loc)
 
 
 def conjugate(t: Typer, z: Value, site: CallSite) -> Value:
@@ -94,8 +94,22 @@ def call_abs_complex(t: Typer, site: CallSite, z: Value) -> Value:
                             name="complex.abs", args=(z,)))
 
 
+def call_bit_count(t: Typer, site: CallSite) -> Value:
+    """``n.bit_count()``: the ones in ``abs(n)``, as Python's, of n's type (``cuda.popc``)."""
+    site.expect(1, 1)
+    (x,) = site.args
+    ty = t.scalar(x, site.loc, "bit_count()")
+    if ty.kind == "i":
+        x = t.emit(Intrinsic(loc=site.loc, result=t.fresh(ty), name="abs", args=(x,)))
+    elif ty.kind == "b":
+        x = t.cast(x, int64, site.loc)
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(x.type), name="cuda.popc",
+                            args=(x,)))
+
+
 def complex_rules() -> dict:
-    return {complex: call_complex, complex.conjugate: call_conjugate}
+    return {complex: call_complex, complex.conjugate: call_conjugate,
+            int.bit_count: call_bit_count}
 
 
 __all__ = ["BoundMethod", "call_abs_complex", "call_conjugate", "complex_rules", "scalar_attr"]

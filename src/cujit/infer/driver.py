@@ -24,12 +24,42 @@ from cujit.diagnostics import CompileError, Loc, TypingError
 from cujit.hints import hint
 from cujit.infer import access, arith, calls
 from cujit.infer.context import Typer
-from cujit.infer.function_calls import Callees, is_argument_type
+from cujit.infer.function_calls import (
+    Callees,
+    LiteralArg,
+    bake_constant_params,
+    is_argument_type,
+    is_constant_argument,
+)
 from cujit.infer.numeric import describe, unify
 from cujit.ir import (
-    BinOp, Block, Branch, BuildTuple, Call, Cast, Compare, Const, Function, GetAttr, GetItem,
-    GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetAttr, SetItem, Terminator,
-    TupleGet, Undef, UnaryOp, Value, operands, replace,
+    BinOp,
+    Block,
+    Branch,
+    BuildTuple,
+    Call,
+    Cast,
+    Compare,
+    Const,
+    Function,
+    GetAttr,
+    GetItem,
+    GetIter,
+    IterNext,
+    IterValid,
+    IterValue,
+    Jump,
+    Raise,
+    Return,
+    SetAttr,
+    SetItem,
+    Terminator,
+    TupleGet,
+    UnaryOp,
+    Undef,
+    Value,
+    operands,
+    replace,
 )
 from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
 
@@ -70,11 +100,14 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
         raise TypingError(f"{what} '{fn.name}' takes {len(fn.args)} arguments but "
                           f"{len(arg_types)} types were given", fn.loc)
     for name, t in zip(fn.arg_names, arg_types):
-        if not is_argument_type(t):
+        if not (is_argument_type(t) or (device and is_constant_argument(t))):
             raise TypingError(f"argument '{name}' of type {describe(t)} cannot be passed to a "
                               f"{what}", fn.loc)
     order = _reverse_postorder(fn)
+    literals = {p.id: t.value for p, t in zip(fn.args, arg_types) if isinstance(t, LiteralArg)}
+    arg_types = tuple(t.base if isinstance(t, LiteralArg) else t for t in arg_types)
     state = _State({p.id: t for p, t in zip(fn.args, arg_types)}, callees=callees,
+                   literals=literals,
                    device=device, declared_return=return_type, return_type=return_type)
     for _ in range(MAX_SWEEPS):
         state.changed = False
@@ -85,7 +118,10 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
     else:  # pragma: no cover - the lattice is finite
         raise RuntimeError(f"type inference of '{fn.name}' did not converge")
     blocks = _sweep(fn, order, state, final=True)
-    return Function(name=fn.name, arg_names=fn.arg_names, blocks=tuple(blocks), loc=fn.loc,
+    arg_names = fn.arg_names
+    if device:
+        blocks, arg_names = bake_constant_params(blocks, arg_names, fn.loc, literals)
+    return Function(name=fn.name, arg_names=arg_names, blocks=tuple(blocks), loc=fn.loc,
                     return_type=state.return_type or void, callees=state.callees_used,
                     var_names=fn.var_names)
 
@@ -100,6 +136,7 @@ class _State:
     changed: bool = False  # a block already typed in this sweep saw its inputs change
     visited: set[int] = dataclasses.field(default_factory=set)  # typed in this sweep
     callees: Callees | None = None
+    literals: dict[int, object] = dataclasses.field(default_factory=dict)  # param -> value
     callees_used: tuple[Function, ...] = ()  # by the last sweep's calls
     device: bool = False  # a device function: ``return`` may carry a value
     declared_return: Type | None = None
@@ -133,7 +170,10 @@ def _succs(block: Block) -> list[int]:
 def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:
     t = Typer(fn, state.param_types, state.undef_types, final, state.callees)
     typed: dict[int, Block] = {}
+    live = {order[0]}  # blocks an edge typed so far reaches (a constant branch takes one)
     for bid in order:
+        if bid not in live:
+            continue
         block = fn.block(bid)
         state.visited.add(bid)
         params = []
@@ -145,6 +185,8 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
                 t.undef_names[p.id] = state.undef_params[p.id]
             params.append(Value(p.id, ty))
             t.env[p.id] = params[-1]
+            if p.id in state.literals:
+                t.consts[p.id] = state.literals[p.id]
         t.start_block()
         for op in block.ops:
             if any(t.value(v).type is None for v in operands(op)):
@@ -153,7 +195,8 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
                     t.env[op.result.id] = Value(op.result.id, None)
                 continue
             RULES[type(op)](t, op)
-        term = _type_terminator(t, block.term, state)
+        term = _fold_branch(t, block.term, _type_terminator(t, block.term, state))
+        live.update(target for target, _ in term.successors())
         if final:
             term = _convert_edges(t, fn, term)
         else:
@@ -161,6 +204,25 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
         typed[bid] = Block(bid, tuple(params), tuple(t.ops), term)
     state.callees_used = tuple(t.callee_fns.values())
     return [typed[b.id] for b in fn.blocks if b.id in typed]
+
+
+def _fold_branch(t: Typer, untyped: Terminator, term: Terminator) -> Terminator:
+    """A branch on a compile-time constant (a constant argument, a global flag) as a
+    jump: the other side is never typed, as numba prunes dead branches."""
+    if not isinstance(term, Branch):
+        return term
+    cond = t.value(untyped.cond)
+    if cond.type is None:
+        return term
+    value = t.const_value(cond, _MISSING)
+    if value is _MISSING or not isinstance(value, (bool, int, float, NoneType, type(None))):
+        return term
+    if value:
+        return Jump(loc=term.loc, target=term.then_target, args=term.then_args)
+    return Jump(loc=term.loc, target=term.else_target, args=term.else_args)
+
+
+_MISSING = object()
 
 
 def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:

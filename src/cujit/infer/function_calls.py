@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import types as pytypes
+import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
@@ -31,8 +33,8 @@ from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer, accepts_array
 from cujit.infer.numeric import describe
-from cujit.ir import Call, CallFunction, Function, Value
-from cujit.types import Array, NoneType, Record, Scalar, Tuple, Type, none
+from cujit.ir import Block, Call, CallFunction, Const, Function, Value
+from cujit.types import Array, NoneType, PyObject, Record, Scalar, Tuple, Type, none
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -75,6 +77,33 @@ class Callees:
         return fn
 
 
+# Kernels and numba's CPU-jitted functions called from a kernel, as the device
+# functions they compile to (weak: the table lets the callable go).
+_AS_DEVICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def as_device_function(fn: object) -> DeviceFunction | None:
+    """The device function a call to ``fn`` compiles: ``fn`` itself when it is one; for
+    a ``@cuda.jit`` kernel or a ``numba.njit``/``numba.jit`` function (an object with
+    ``py_func`` from numba's dispatchers, recognised without importing numba), its
+    Python function compiled as a device function, as numba-cuda compiles them."""
+    if isinstance(fn, DeviceFunction):
+        return fn
+    pyfunc = getattr(fn, "py_func", None)
+    if not isinstance(pyfunc, pytypes.FunctionType):
+        return None
+    module = type(fn).__module__ or ""
+    if not (module.startswith("numba.") or module == "cujit.dispatcher"):
+        return None
+    try:
+        devfn = _AS_DEVICE.get(fn)
+    except TypeError:  # not weakly referable
+        return DeviceFunction(pyfunc)
+    if devfn is None:
+        devfn = _AS_DEVICE[fn] = DeviceFunction(pyfunc)
+    return devfn
+
+
 def symbol_for(fn_name: str, arg_types: tuple[Type, ...]) -> str:
     """The callee's symbol in its caller's IR: ``add(float32, float32)``."""
     return f"{fn_name}(" + ", ".join(map(str, arg_types)) + ")"
@@ -85,6 +114,50 @@ def is_argument_type(t: Type) -> bool:
     if isinstance(t, Tuple):
         return all(is_argument_type(i) for i in t.items)
     return isinstance(t, (Scalar, Array, Record))
+
+
+@dataclasses.dataclass(frozen=True)
+class LiteralArg(Type):
+    """An argument type that also fixes the argument's value: a device function whose
+    typing needs a constant (``cuda.shared.array(n, dtype)`` with ``n`` a parameter)
+    is compiled again for the call's constant arguments, as numba retries with
+    literal types."""
+
+    base: Type
+    value: object
+
+    def __str__(self) -> str:
+        return f"{self.base}={self.value!r}"
+
+
+def is_constant_argument(t: Type) -> bool:
+    """Whether an argument of type ``t`` is a compile-time value (a function, a dtype
+    class, a module, None): the callee is compiled for that value and takes no
+    parameter for it, so a call through it resolves statically."""
+    return isinstance(t, (PyObject, NoneType, LiteralArg))
+
+
+def bake_constant_params(blocks: list[Block], arg_names: tuple[str, ...], loc: Loc,
+                         literals: dict[int, object]):
+    """A typed device function's entry with its compile-time parameters made constants.
+
+    The parameter's value id is kept (its uses need no rewrite): a ``Const`` of the
+    object (or of the literal's value, ``literals``) now defines it at the top of the
+    entry block, which has no predecessors.
+    """
+    entry = blocks[0]
+
+    def baked(p: Value) -> bool:
+        return p.id in literals or isinstance(p.type, (PyObject, NoneType))
+
+    keep = [(p, n) for p, n in zip(entry.params, arg_names) if not baked(p)]
+    if len(keep) == len(entry.params):
+        return blocks, arg_names
+    consts = tuple(Const(loc=loc, result=p, value=literals[p.id] if p.id in literals
+                         else p.type.value if isinstance(p.type, PyObject) else None)
+                   for p in entry.params if baked(p))
+    entry = Block(entry.id, tuple(p for p, _ in keep), consts + entry.ops, entry.term)
+    return [entry, *blocks[1:]], tuple(n for _, n in keep)
 
 
 def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:
@@ -124,6 +197,12 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
                       "cannot take arguments of types (" + ", ".join(map(str, types)) + ")", loc)
 
 
+def _return_inferred(devfn: DeviceFunction, sig) -> bool:
+    """Whether ``sig`` was declared without a return type (typing infers it)."""
+    flags = getattr(devfn, "inferred_returns", ())
+    return any(s is sig and f for s, f in zip(devfn.signatures, flags))
+
+
 def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSite) -> None:
     """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction."""
     if t.callees is None:
@@ -133,7 +212,7 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
     for v in args:
         t.check_not_string(v, site.loc)
         t.check_defined(v, site.loc)
-        if not is_argument_type(v.type):
+        if not (is_argument_type(v.type) or is_constant_argument(v.type)):
             raise TypingError(f"cannot pass {describe(v.type)} to device function "
                               f"'{devfn.__name__}'", site.loc)
     types = tuple(v.type for v in args)
@@ -141,10 +220,39 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
     if sig is not None:
         args = [t.cast(v, ty, site.loc) for v, ty in zip(args, sig.args)]
         types = tuple(sig.args)
-    callee = t.callees.typed(devfn, types, sig.return_type if sig else None, site.loc)
+    ret = sig.return_type if sig and not _return_inferred(devfn, sig) else None
+    callee, types = _typed_callee(t, devfn, args, types, ret, site.loc)
     symbol = add_callee(t, callee)
     ret = none if isinstance(callee.return_type, NoneType) else callee.return_type
+    args = [v for v, ty in zip(args, types) if not is_constant_argument(ty)]
     t.emit(CallFunction(loc=site.loc, result=site.result(ret), callee=symbol, args=tuple(args)))
+
+
+def _typed_callee(t: Typer, devfn: DeviceFunction, args: list[Value], types: tuple[Type, ...],
+                  ret: Type | None, loc: Loc) -> tuple[Function, tuple[Type, ...]]:
+    """The callee typed for ``types``; where that fails, for the call's constant
+    arguments fixed to their values (the first failure is reported if that fails too)."""
+    try:
+        return t.callees.typed(devfn, types, ret, loc), types
+    except TypingError as first:
+        literal = _literal_types(t, args, types)
+        if literal == types:
+            raise
+        try:
+            return t.callees.typed(devfn, literal, ret, loc), literal
+        except CompileError:
+            raise first from None
+
+
+def _literal_types(t: Typer, args: list[Value], types: tuple[Type, ...]) -> tuple[Type, ...]:
+    """The argument types with each compile-time number or tuple of numbers fixed to its
+    value (``LiteralArg``)."""
+    out = []
+    for v, ty in zip(args, types):
+        value = t.consts.get(v.id)
+        out.append(LiteralArg(ty, value) if value is not None and isinstance(ty, (Scalar, Tuple))
+                   else ty)
+    return tuple(out)
 
 
 def add_callee(t: Typer, callee: Function) -> str:

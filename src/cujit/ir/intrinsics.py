@@ -192,7 +192,10 @@ _MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hin
           stores_into=0, cuda="st.global with the cache operator (PTX ISA, st)",
           cpu="a plain store") + \
     _rows(("array.address",), _INFER + "access:type_getattr", 1,
-          cuda="the data pointer as uint64", cpu="the data pointer as uint64")
+          cuda="the data pointer as uint64", cpu="the data pointer as uint64") + \
+    _rows(("array.slice",), _INFER + "slicing:array_slice", None,
+          cuda="a view: the data pointer moved, extents and byte strides",
+          cpu="a view: the data pointer moved, extents and byte strides")
 # cuda.declare_device functions: an opaque call orders memory as a fence does.
 _FOREIGN = _rows(("foreign.call",), _INFER + "foreign_calls:call_foreign", None, reads=True,
                  fence=True, cuda="a call of the declared symbol, which nvJitLink resolves",

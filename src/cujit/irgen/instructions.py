@@ -77,6 +77,14 @@ def _build_tuple(b: IRBuilder, st: State, ins: Instr) -> None:
     st.push(b.emit(BuildTuple, ins.loc, items=items))
 
 
+def _build_slice(b: IRBuilder, st: State, ins: Instr) -> None:
+    # ``a:b:c`` is a call of the builtin ``slice``, typed by stage 4.
+    items = tuple(st.stack[len(st.stack) - ins.arg:])
+    del st.stack[len(st.stack) - ins.arg:]
+    func = b.emit(Const, ins.loc, value=slice)
+    st.push(b.emit(Call, ins.loc, func=func, args=items, kwargs=()))
+
+
 def _unpack(b: IRBuilder, st: State, ins: Instr) -> None:
     seq = st.pop()
     items = [b.emit(TupleGet, ins.loc, tuple=seq, index=i) for i in range(ins.arg)]
@@ -114,6 +122,7 @@ HANDLERS = {
     "STORE_SUBSCR": _store_subscr,
     "STORE_ATTR": _store_attr,
     "BUILD_TUPLE": _build_tuple,
+    "BUILD_SLICE": _build_slice,
     "UNPACK_SEQUENCE": _unpack,
     "CALL": _call,
     "GET_ITER": lambda b, st, ins: st.push(b.emit(GetIter, ins.loc, obj=st.pop())),
