@@ -62,9 +62,8 @@ def run() -> None:
     import ctypes
 
     import cupy as cp
-    from cuda.bindings import driver as drv
-
     import kernel_bench as kb
+    from cuda.bindings import driver as drv
 
     with open(os.path.join(OUT_DIR, "meta.json")) as fh:
         meta = json.load(fh)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from kernels import Case, poison
 
 from cujit import cuda, float32, float64, int32, int64
-from kernels import Case, poison
 
 DEVICE_CASES: list[Case] = []
 FULL = 0xFFFFFFFF

@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from cujit import cuda, float32, float64, int8, int16, int32, int64
 from kernels import CASES
 from pysim import run_kernel
+
+from cujit import cuda, float32, float64, int8, int16, int32, int64
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 

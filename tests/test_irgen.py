@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "golden", "frontend")
 
 import cases  # noqa: E402
 import render  # noqa: E402
+
 from cujit import device_api, ir  # noqa: E402
 from cujit.bytecode import decode  # noqa: E402
 from cujit.cfg import build_cfg  # noqa: E402

@@ -25,10 +25,10 @@ import random
 
 import numpy as np
 import pytest
-
-from cujit import cuda, float32, float64, int32, int64
 from kernelgen import generate_kernel, program_sources
 from pysim import run_kernel
+
+from cujit import cuda, float32, float64, int32, int64
 
 CI_SEED = 20240611
 PROGRAMS = 5  # random programs per kernel

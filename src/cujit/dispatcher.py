@@ -16,13 +16,17 @@ from cujit import abi, config, events, guards, hints, pickling, warmup
 from cujit.argtypes import fast_typeof
 from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
-    CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
+    CujitError,
+    LaunchError,
+    NoGPUError,
+    TypingError,
+    api_boundary,
+    user_facing,
 )
 from cujit.inspection import KernelInspection
 from cujit.options import Options
 from cujit.types import Array, Scalar, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
-
 
 _RUNTIME: tuple = ()  # (runtime.context, runtime.launch), imported by the first launch
 

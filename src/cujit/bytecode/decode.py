@@ -17,7 +17,10 @@ from types import MappingProxyType
 
 from cujit.bytecode.instr import Bytecode, Instr
 from cujit.bytecode.unsupported import (
-    MESSAGES, TRY_MESSAGE, flags_message, nested_function_message,
+    MESSAGES,
+    TRY_MESSAGE,
+    flags_message,
+    nested_function_message,
 )
 from cujit.diagnostics import Loc, UnsupportedError
 from cujit.hints import hint

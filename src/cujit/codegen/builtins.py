@@ -15,7 +15,14 @@ from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, ma
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import (
-    ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
+    ARRAY_DATA,
+    ARRAY_SHAPE,
+    I64,
+    RANGE_STRUCT,
+    const_int,
+    i64,
+    memory_type,
+    value_type,
 )
 from cujit.codegen.scalars import compare
 from cujit.types import Array, Scalar

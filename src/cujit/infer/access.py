@@ -27,12 +27,31 @@ from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
-    BuildTuple, GetAttr, GetItem, GetIter, Intrinsic, IterNext, IterValid, IterValue, SetItem,
-    TupleGet, Value,
+    BuildTuple,
+    GetAttr,
+    GetItem,
+    GetIter,
+    Intrinsic,
+    IterNext,
+    IterValid,
+    IterValue,
+    SetItem,
+    TupleGet,
+    Value,
 )
 from cujit.types import (
-    Array, NamedTuple, PyObject, RangeIter, RangeType, Scalar, Tuple, boolean, describe_object,
-    int32, int64, uint64,
+    Array,
+    NamedTuple,
+    PyObject,
+    RangeIter,
+    RangeType,
+    Scalar,
+    Tuple,
+    boolean,
+    describe_object,
+    int32,
+    int64,
+    uint64,
 )
 
 if TYPE_CHECKING:

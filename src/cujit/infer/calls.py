@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import types as pytypes
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cujit import device_api as cuda
 from cujit.device_function import DeviceFunction
@@ -31,16 +31,22 @@ from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
+from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import call_device_function
-from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.libdevice_calls import libdevice_rules
-from cujit.infer.vector_calls import vector_rules
 from cujit.infer.numeric import describe
 from cujit.infer.print_calls import call_print
+from cujit.infer.vector_calls import vector_rules
 from cujit.ir import Call, Const, Value
 from cujit.types import (
-    SCALARS, PyObject, Type, describe_object, float64, int64, is_namedtuple_class,
+    SCALARS,
+    PyObject,
+    Type,
+    describe_object,
+    float64,
+    int64,
+    is_namedtuple_class,
 )
 
 _MISSING = object()

@@ -20,8 +20,21 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.numeric import describe
 from cujit.ir import BuildTuple, Cast, Const, Function, Op, TupleGet, Value
 from cujit.types import (
-    Array, NamedTuple, NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64,
-    from_dtype, int64, is_namedtuple_class, none, uint64,
+    Array,
+    NamedTuple,
+    NoneType,
+    PyObject,
+    Scalar,
+    Tuple,
+    Type,
+    boolean,
+    complex128,
+    float64,
+    from_dtype,
+    int64,
+    is_namedtuple_class,
+    none,
+    uint64,
 )
 from cujit.types.foreign import from_numba_type, is_numba_type
 

@@ -27,9 +27,32 @@ from cujit.infer.context import Typer
 from cujit.infer.function_calls import Callees, is_argument_type
 from cujit.infer.numeric import describe, unify
 from cujit.ir import (
-    BinOp, Block, Branch, BuildTuple, Call, Cast, Compare, Const, Function, GetAttr, GetItem,
-    GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return, SetItem, Terminator, TupleGet,
-    Undef, UnaryOp, Value, operands, replace,
+    BinOp,
+    Block,
+    Branch,
+    BuildTuple,
+    Call,
+    Cast,
+    Compare,
+    Const,
+    Function,
+    GetAttr,
+    GetItem,
+    GetIter,
+    IterNext,
+    IterValid,
+    IterValue,
+    Jump,
+    Raise,
+    Return,
+    SetItem,
+    Terminator,
+    TupleGet,
+    UnaryOp,
+    Undef,
+    Value,
+    operands,
+    replace,
 )
 from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
 

@@ -12,8 +12,25 @@ from cujit.bytecode import Instr
 from cujit.cfg import BasicBlock
 from cujit.diagnostics import CompileError
 from cujit.ir import (
-    BinOp, Branch, BuildTuple, Call, Compare, Const, GetAttr, GetItem, GetIter, IterNext,
-    IterValid, IterValue, Jump, Raise, Return, SetItem, TupleGet, UnaryOp, Undef,
+    BinOp,
+    Branch,
+    BuildTuple,
+    Call,
+    Compare,
+    Const,
+    GetAttr,
+    GetItem,
+    GetIter,
+    IterNext,
+    IterValid,
+    IterValue,
+    Jump,
+    Raise,
+    Return,
+    SetItem,
+    TupleGet,
+    UnaryOp,
+    Undef,
 )
 from cujit.irgen.builder import IRBuilder, State
 

@@ -22,7 +22,6 @@ chains behind when it turns branches into jumps.
 from __future__ import annotations
 
 import dataclasses
-
 from collections import Counter
 
 from cujit.ir import Block, Branch, Function, Jump, Value, map_operands

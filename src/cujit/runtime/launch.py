@@ -18,8 +18,8 @@ import operator
 import struct
 import threading
 
-from cujit.diagnostics import LaunchError
 from cujit.abi import kept_per_argument
+from cujit.diagnostics import LaunchError
 from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, value_code
 from cujit.runtime.driver import raise_error
 from cujit.runtime.memory import DeviceArray

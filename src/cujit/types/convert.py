@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from cujit.types.core import (
-    SCALAR_BY_NAME, Array, NamedTuple, NoneType, Scalar, Signature, Tuple, Type, boolean,
-    complex128, float64, int64, is_namedtuple_class,
-)
 from cujit.types import core as _core
+from cujit.types.core import (
+    SCALAR_BY_NAME,
+    Array,
+    NamedTuple,
+    NoneType,
+    Scalar,
+    Signature,
+    Tuple,
+    Type,
+    boolean,
+    complex128,
+    float64,
+    int64,
+    is_namedtuple_class,
+)
 from cujit.types.foreign import (
-    from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
+    from_numba_signature,
+    from_numba_type,
+    is_numba_signature,
+    is_numba_type,
 )
 
 _np = None  # numpy, imported on first use so that ``import cujit`` does not load it
