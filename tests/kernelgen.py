@@ -352,7 +352,8 @@ class ProgramGen:
             return self.math64(d)
         if k < 0.86:  # conversions between the float types and from ints
             if want == "f32":
-                src = r.choice([lambda: self.gen_float(d - 1, "f64"), lambda: self.gen_int(d - 1)])()
+                src = r.choice([lambda: self.gen_float(d - 1, "f64"),
+                                lambda: self.gen_int(d - 1)])()
                 return self.as_f32(src) if src.t != "f32" else src
             return self.as_f64(self.gen_float(d - 1, "f32"))
         if k < 0.92:
@@ -508,8 +509,9 @@ class ProgramGen:
     def program(self, indent: int, cols: dict) -> None:
         r = self.r
         for v in self.ivars:
-            self.emit(indent, f"{v} = " + r.choice([f"ai[i, {self.col()}]", f"int64({self.lit_int().code})",
-                                                     f"int64(bi[i, {self.col()}])"]))
+            choices = [f"ai[i, {self.col()}]", f"int64({self.lit_int().code})",
+                       f"int64(bi[i, {self.col()}])"]
+            self.emit(indent, f"{v} = " + r.choice(choices))
         for v in self.fvars:
             self.emit(indent, f"{v} = " + r.choice([f"af[i, {self.col()}]",
                                                      f"float64({self.lit_float()})"]))

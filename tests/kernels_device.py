@@ -150,7 +150,8 @@ def _vote_ref(a):
         ballot = sum(1 << k for k in range(32) if p[k])
         ballots += [ballot] * 32
         odd = (xs & 1) != 0
-        flags[:3, 32 * w: 32 * w + 32] = np.array([p.all(), p.any(), odd.all() or not odd.any()])[:, None]
+        votes = [p.all(), p.any(), odd.all() or not odd.any()]
+        flags[:3, 32 * w: 32 * w + 32] = np.array(votes)[:, None]
         for row, v in ((0, xs % 4), (1, (xs % 3).astype(np.float32))):
             matches[row, 32 * w: 32 * w + 32] = [sum(1 << k for k in range(32) if v[k] == v[j])
                                                  for j in range(32)]

@@ -309,8 +309,8 @@ def test_the_example_runs_on_two_workers(tmp_path):
                PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
     got = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "dask_stencil.py"),
                           "--workers", "2", "--size", "600", "--chunk", "200", "--steps", "3",
-                          "--check"], check=False, capture_output=True, text=True, env=env, timeout=300,
-                         cwd=tmp_path)
+                          "--check"], check=False, capture_output=True, text=True, env=env,
+                         timeout=300,                         cwd=tmp_path)
     assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-3000:]
     assert "matches NumPy" in got.stdout
 

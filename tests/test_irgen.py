@@ -131,7 +131,7 @@ def test_unknown_global():
 def test_empty_closure_cell():
     def outer():
         def f(x):
-            return x + later
+            return x + later  # noqa: F821 -- an empty closure cell is the test
         cell_holder = f
         later = 1  # noqa: F841
         del later
@@ -390,8 +390,8 @@ def test_ir_computes_what_python_computes(fn, inputs):
     f = compile_ir(fn)
     for args in inputs:
         py_args, ir_args = copy.deepcopy(args), copy.deepcopy(args)
-        expected = outcome(lambda: fn(*py_args))
-        got = outcome(lambda: run_ir(f, ir_args))
+        expected = outcome(lambda: fn(*py_args))  # noqa: B023 -- called within this iteration
+        got = outcome(lambda: run_ir(f, ir_args))  # noqa: B023 -- called within this iteration
         assert got == expected, (fn.__name__, args)
         for a, b in zip(py_args, ir_args):  # arguments written by the function
             np.testing.assert_array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))

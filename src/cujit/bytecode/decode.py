@@ -119,7 +119,7 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
         name = _RENAME.get(name, name)
 
         def emit(op, arg=None, **kw):
-            out.append((off, Instr(op, arg, loc, **kw)))
+            out.append((off, Instr(op, arg, loc, **kw)))  # noqa: B023 -- called within this iteration
 
         if name in _SAME:
             emit(name, ins.argval)

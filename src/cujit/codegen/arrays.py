@@ -12,7 +12,8 @@ the type promises:
 - 'A': ``data + sum(i_k * stride_k)`` bytes, using the strides.
 
 Negative indices count from the end (``i < 0 -> i + n`` per dimension, as
-Python); there is no bounds check outside debug mode (``checks.py``).  Data pointers are generic (address space 0)
+Python); there is no bounds check outside debug mode (``checks.py``).  Data pointers are generic
+(address space 0)
 and not ``noalias``: two array arguments may share memory.
 """
 

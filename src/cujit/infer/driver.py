@@ -8,7 +8,8 @@ header's parameters may widen when its back edge is seen (``i = 0`` then
 nothing changes; the types only grow in a finite lattice, so this ends.  Only a
 change to a block the sweep has already typed (a back edge) calls for another
 sweep: a forward edge's target is typed later in the same sweep, with the new
-types, so a loop-free kernel needs one sweep.  A last sweep then emits the typed function, with a Cast on every edge whose
+types, so a loop-free kernel needs one sweep.  A last sweep then emits the typed function, with a
+Cast on every edge whose
 argument is narrower than its parameter:
 
     block1(%5: int64):  ...  jump block2(%5)        # block2(%7: float64)
@@ -186,7 +187,7 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
 
 
 def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
-    mapped = lambda v: t.value(v)
+    mapped = t.value
     if isinstance(term, Branch):
         cond = t.value(term.cond)
         if cond.type is not None:

@@ -106,7 +106,8 @@ MAX_CONTIGUOUS_EXTENT = 2**57
 # The values each special register can hold, inclusive, from CUDA's launch limits: blocks
 # of at most 1024 threads (64 along z), grids of at most 2**31 - 1 blocks along x and
 # 65535 along y and z (the CUDA target also hands them to LLVM: ``targets/cuda``).
-SPECIAL_REGISTER_RANGES = {"threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
+SPECIAL_REGISTER_RANGES = {
+                "threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
                 "blockDim.x": (1, 1024), "blockDim.y": (1, 1024), "blockDim.z": (1, 64),
                 "blockIdx.x": (0, 2**31 - 2), "blockIdx.y": (0, 65534),
                 "blockIdx.z": (0, 65534), "gridDim.x": (1, 2**31 - 1),

@@ -178,7 +178,8 @@ def _eval_signature(text: str):
 
 
 def parse_signature(sig) -> Signature:
-    """numba's signature syntax: ``"void(float32[:], int64)"`` or a Signature, or a tuple of args."""
+    """numba's signature syntax (``"void(float32[:], int64)"``), a Signature, or a tuple of
+    args."""
     if isinstance(sig, Signature):
         return sig
     if is_numba_signature(sig):  # numba.void(numba.float32[:])

@@ -27,8 +27,8 @@ from cujit.types import Array, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
            "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
-           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float, "float16": ctypes.c_uint16,
-           "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
+           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+           "float16": ctypes.c_uint16, "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
 # CUDA's launch limits (CUDA C Programming Guide, "Compute Capabilities"), kept so a
 # launch that fails on the GPU fails here too.
 MAX_BLOCK = (1024, 1024, 64)
