@@ -139,7 +139,7 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
 
     def add(t, a):
         if isinstance(t, Tuple):
-            for item_type, item in zip(t.items, a):
+            for item_type, item in zip(t.items, a, strict=True):
                 add(item_type, item)
             return
         ks = abi.param_kinds(t)
@@ -154,7 +154,7 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
             vals = [complex(a).real, complex(a).imag] if len(ks) == 2 else [a]
         else:
             raise ValueError(f"no raw parameters for {t}")
-        for kind, v in zip(ks, vals):
+        for kind, v in zip(ks, vals, strict=True):
             if kind == abi.POINTER:
                 pass
             elif kind == "float16":
@@ -166,14 +166,14 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
             values.append(v)
             kinds.append(kind)
 
-    for t, a in zip(spec.arg_types, args):
+    for t, a in zip(spec.arg_types, args, strict=True):
         add(t, a)
     kept = spec.record.passed
     if not all(kept):  # as cujit.abi.keep: only the parameters the kernel still takes
         if len(kept) != len(kinds):
             raise ValueError(f"kept mask of {len(kept)} for {len(kinds)} parameters")
-        values = [v for v, k in zip(values, kept) if k]
-        kinds = [k for k, keep in zip(kinds, kept) if keep]
+        values = [v for v, k in zip(values, kept, strict=True) if k]
+        kinds = [k for k, keep in zip(kinds, kept, strict=True) if keep]
     if kinds != list(spec.param_kinds):
         raise ValueError(f"raw parameter kinds {kinds} differ from the specialisation's "
                          f"{list(spec.param_kinds)}")

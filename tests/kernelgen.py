@@ -521,7 +521,7 @@ class ProgramGen:
         self.block(indent, 0, r.randint(2, 6))
         for v, (arr, key) in zip(self.ivars + self.fvars + self.gvars,
                                  [("oi", "i")] * len(self.ivars) + [("of", "f")] *
-                                 len(self.fvars) + [("og", "g")] * len(self.gvars)):
+                                 len(self.fvars) + [("og", "g")] * len(self.gvars), strict=True):
             self.emit(indent, f"{arr}[i, {cols[key]}] = {v}")
             cols[key] += 1
 

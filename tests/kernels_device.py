@@ -623,7 +623,7 @@ def _fma_setup(dtype):
 
 def _fma_ref(a):
     exact = [float(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r)))
-             for p, q, r in zip(a[0], a[1], a[2])]
+             for p, q, r in zip(a[0], a[1], a[2], strict=True)]
     return {4: np.array(exact).astype(a[0].dtype), 5: np.cbrt(a[3].astype(np.float64))}
 
 

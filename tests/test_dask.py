@@ -177,7 +177,7 @@ def test_each_worker_compiles_a_kernel_once_not_once_per_task(client, which):
     results = client.gather(futures)
     pids = {r[0] for r in results}
     assert len(pids) == 2, "both workers should have run tasks"
-    for r, x in zip(results, chunks):
+    for r, x in zip(results, chunks, strict=True):
         ref = x + 0.5 if which == "module" else 1.5 * x - x
         np.testing.assert_allclose(r[4], ref, rtol=1e-14)
     for pid in pids:  # one kernel object and one compile in each worker process

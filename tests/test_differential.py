@@ -362,7 +362,7 @@ def test_float_operators(expr, dtname, target):
         a = np.array([p[0] for p in pairs], dt)
         b = np.array([p[1] for p in pairs], dt)
         got, sim = run_three(expr, target, a, b, dt)
-        want = np.array([_float_op_model(expr, x, y, dt) for x, y in zip(a, b)], dt)
+        want = np.array([_float_op_model(expr, x, y, dt) for x, y in zip(a, b, strict=True)], dt)
         same_bits(got, want, f"{expr} [{dtname}] compiled")
         same_bits(sim, want, f"{expr} [{dtname}] plain Python")
 
@@ -417,7 +417,7 @@ def test_comparisons_with_nan(dtname, target):
         for name, expr in exprs.items():
             got, sim = run_three(expr, target, a, b, np.int64)
             with np.errstate(all="ignore"):
-                want = [model(name, x, y) for x, y in zip(a, b)]
+                want = [model(name, x, y) for x, y in zip(a, b, strict=True)]
             same_bits(got, want, f"{expr} [{dtname}] compiled")
             same_bits(sim, want, f"{expr} [{dtname}] plain Python")
 
@@ -446,7 +446,7 @@ def test_float_to_int_casts_in_range(dtname, target):
             a = np.array([p[0] for p in pairs], dt)
             b = np.array([p[1] for p in pairs], dt)
             got, sim = run_three(expr, target, a, b, odt)
-            want = [wrap(model(float(x), float(y)), odt) for x, y in zip(a, b)]
+            want = [wrap(model(float(x), float(y)), odt) for x, y in zip(a, b, strict=True)]
             same_bits(got, want, f"{expr} [{dtname}] compiled")
             same_bits(sim, want, f"{expr} [{dtname}] plain Python")
 

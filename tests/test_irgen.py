@@ -235,7 +235,7 @@ def evaluate(op, get):
 
 
 def run_ir(f: ir.Function, args):
-    env = dict(zip((p.id for p in f.args), args))
+    env = dict(zip((p.id for p in f.args), args, strict=True))
 
     def get(v):
         value = env[v.id]
@@ -262,7 +262,7 @@ def run_ir(f: ir.Function, args):
             target, args = term.target, term.args
         values = [env[a.id] for a in args]   # Unbound may flow through params
         block = f.block(target)
-        env.update(zip((p.id for p in block.params), values))
+        env.update(zip((p.id for p in block.params), values, strict=True))
     raise AssertionError("the IR did not terminate")
 
 
@@ -393,7 +393,7 @@ def test_ir_computes_what_python_computes(fn, inputs):
         expected = outcome(lambda: fn(*py_args))  # noqa: B023 -- called within this iteration
         got = outcome(lambda: run_ir(f, ir_args))  # noqa: B023 -- called within this iteration
         assert got == expected, (fn.__name__, args)
-        for a, b in zip(py_args, ir_args):  # arguments written by the function
+        for a, b in zip(py_args, ir_args, strict=True):  # arguments written by the function
             np.testing.assert_array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
 
 

@@ -95,10 +95,10 @@ def check_kernel(seed: int, programs: int = PROGRAMS) -> None:
     kernel = cuda.jit(fn, target="cpu")
     args = [a.copy() for a in inputs] + cpu_out
     kernel[2, 4](*args)
-    for a, b in zip(args[:4], inputs):
+    for a, b in zip(args[:4], inputs, strict=True):
         np.testing.assert_array_equal(a, b, err_msg=f"kernel {seed} wrote an input")
     progs = program_sources(src)
-    for name, sim, got in zip("ifg", sim_out, cpu_out):
+    for name, sim, got in zip("ifg", sim_out, cpu_out, strict=True):
         bad = _mismatch(sim, got)
         if bad.size:
             t, c = bad[0]

@@ -260,7 +260,8 @@ class Kernel(KernelInspection):
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
         code = self.py_func.__code__
-        for k, (name, a) in enumerate(zip(code.co_varnames, args)):
+        # co_varnames lists the arguments first, then the locals: only the first len(args) pair.
+        for k, (name, a) in enumerate(zip(code.co_varnames, args, strict=False)):
             try:
                 typeof(a)
             except TypeError as exc:

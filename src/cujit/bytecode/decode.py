@@ -213,7 +213,7 @@ def _resolve_targets(pairs: list[tuple[int, Instr]], raw) -> tuple[Instr, ...]:
 
 def _closure(fn) -> dict[str, object]:
     out = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         try:
             out[name] = cell.cell_contents
         except ValueError:  # an empty cell: reported by irgen if read

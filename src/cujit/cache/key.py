@@ -148,7 +148,7 @@ def _function(fn, h, debug: bool, seen: set) -> None:
         elif name in fn_builtins:
             h.update(f"builtin {name}=".encode())
             _value(fn_builtins[name], h, debug, seen, names)
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         h.update(f"closure {name}=".encode())
         try:
             contents = cell.cell_contents

@@ -44,7 +44,7 @@ def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
     b = ctx.builder
     v = ll.Constant(array_type(t), ll.Undefined)
     v = b.insert_value(v, data, ARRAY_DATA)
-    for k, (n, s) in enumerate(zip(shape, strides)):
+    for k, (n, s) in enumerate(zip(shape, strides, strict=True)):
         v = b.insert_value(v, n, [ARRAY_SHAPE, k])
         v = b.insert_value(v, s, [ARRAY_STRIDES, k])
     return v

@@ -250,7 +250,7 @@ def namedtuple_constructor(cls: type):
                 items.append(t.const(defaults[f], site.loc))
             else:
                 items.append(site.arg(i, f))
-        for f, v in zip(fields, items):
+        for f, v in zip(fields, items, strict=True):
             if not isinstance(v.type, (Scalar, Array, Tuple)):
                 raise TypingError(f"{cls.__name__} field '{f}' cannot hold "
                                   f"{describe(v.type)}", site.loc)

@@ -182,7 +182,7 @@ class Typer:
         if isinstance(v.type, Tuple) and isinstance(t, Tuple) \
                 and len(v.type.items) == len(t.items):
             items = []
-            for i, (src, dst) in enumerate(zip(v.type.items, t.items)):
+            for i, (src, dst) in enumerate(zip(v.type.items, t.items, strict=True)):
                 item = self.emit(TupleGet(loc=loc, result=self.fresh(src), tuple=v, index=i))
                 items.append(self.cast(item, dst, loc))
             return self.emit(BuildTuple(loc=loc, result=self.fresh(t), items=tuple(items)))

@@ -92,12 +92,12 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
     if len(arg_types) != len(fn.args):
         raise TypingError(f"{what} '{fn.name}' takes {len(fn.args)} arguments but "
                           f"{len(arg_types)} types were given", fn.loc)
-    for name, t in zip(fn.arg_names, arg_types):
+    for name, t in zip(fn.arg_names, arg_types, strict=True):
         if not is_argument_type(t):
             raise TypingError(f"argument '{name}' of type {describe(t)} cannot be passed to a "
                               f"{what}", fn.loc)
     order = _reverse_postorder(fn)
-    state = _State({p.id: t for p, t in zip(fn.args, arg_types)}, callees=callees,
+    state = _State({p.id: t for p, t in zip(fn.args, arg_types, strict=True)}, callees=callees,
                    device=device, declared_return=return_type, return_type=return_type)
     for _ in range(MAX_SWEEPS):
         state.changed = False
@@ -254,7 +254,7 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
 def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None:
     """Unify each edge argument's type into its target parameter's type."""
     for target, args in term.successors():
-        for p, a in zip(fn.block(target).params, args):
+        for p, a in zip(fn.block(target).params, args, strict=True):
             if a.id in t.undef_names:
                 # An unset variable adopts its merge partner's type, never imposes one.
                 if p.id not in state.undef_params:
@@ -291,7 +291,7 @@ def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
     """Cast (or re-Undef) each edge argument to its parameter's type."""
     def convert(target: int, args: tuple[Value, ...]) -> tuple[Value, ...]:
         out = []
-        for p, a in zip(fn.block(target).params, args):
+        for p, a in zip(fn.block(target).params, args, strict=True):
             pt = t.param_types.get(p.id, none)
             if a.type != pt:
                 if a.id in t.undef_names:

@@ -117,7 +117,7 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
     for sig in devfn.signatures:  # scalars convert, arrays to layout 'A', as numba converts
         if len(sig.args) == len(types) and all(
                 a == b or (isinstance(a, Scalar) and isinstance(b, Scalar))
-                or accepts_array(a, b) for a, b in zip(sig.args, types)):
+                or accepts_array(a, b) for a, b in zip(sig.args, types, strict=True)):
             return sig
     declared = ", ".join(str(s) for s in devfn.signatures)
     raise TypingError(f"device function '{devfn.__name__}' is declared as {declared} and "
@@ -139,7 +139,7 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
     types = tuple(v.type for v in args)
     sig = _declared(devfn, types, site.loc)
     if sig is not None:
-        args = [t.cast(v, ty, site.loc) for v, ty in zip(args, sig.args)]
+        args = [t.cast(v, ty, site.loc) for v, ty in zip(args, sig.args, strict=True)]
         types = tuple(sig.args)
     callee = t.callees.typed(devfn, types, sig.return_type if sig else None, site.loc)
     symbol = add_callee(t, callee)

@@ -94,7 +94,8 @@ def _elementwise(np_name: str, pattern: str, ndim: int):
     name = f"np_{np_name}_{pattern}_{ndim}"
     params = [f"x{k}" for k in range(len(pattern))]
     index = ", ".join(f"i{d}" for d in range(ndim))
-    operands = [f"{p}[{index}]" if kind == "a" else p for p, kind in zip(params, pattern)]
+    operands = [f"{p}[{index}]" if kind == "a" else p
+                for p, kind in zip(params, pattern, strict=True)]
     lines = [f"def {name}({', '.join(params)}, out):"]
     for d in range(ndim):
         lines.append("    " * (d + 1) + f"for i{d} in range(out.shape[{d}]):")

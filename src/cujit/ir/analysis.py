@@ -53,7 +53,7 @@ def written_arguments(fn: Function) -> tuple[bool, ...]:
                     if srcs:
                         widen(op.result.id, srcs)
             for target, args in block.term.successors():
-                for param, arg in zip(fn.block(target).params, args):
+                for param, arg in zip(fn.block(target).params, args, strict=True):
                     if of(arg):
                         widen(param.id, of(arg))
 

@@ -100,7 +100,7 @@ def _call(b: IRBuilder, st: State, ins: Instr) -> None:
     del st.stack[len(st.stack) - ins.arg:]
     func = st.pop()
     npos = len(args) - len(ins.kwnames)
-    kwargs = tuple(zip(ins.kwnames, args[npos:]))
+    kwargs = tuple(zip(ins.kwnames, args[npos:], strict=True))
     st.push(b.emit(Call, ins.loc, func=func, args=tuple(args[:npos]), kwargs=kwargs))
 
 

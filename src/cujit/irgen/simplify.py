@@ -95,6 +95,7 @@ def clean_up(blocks: tuple[Block, ...],
               map_operands(_filter_edges(b.term, drop), rename))
         for b in blocks)
     live = (resolve(Value(vid)) for vid, _ in var_names)
-    names = tuple(dict.fromkeys((ids[v.id].id, name) for v, (_, name) in zip(live, var_names)
+    names = tuple(dict.fromkeys((ids[v.id].id, name)
+                                for v, (_, name) in zip(live, var_names, strict=True)
                                 if v.id in ids))
     return out, names

@@ -65,7 +65,7 @@ def merge_blocks(fn: Function) -> Function:
     while (pair := _find_merge(blocks, entry)) is not None:
         i, j = pair
         pred, succ = blocks[i], blocks[j]
-        subst = {p.id: a for p, a in zip(succ.params, pred.term.args)}
+        subst = {p.id: a for p, a in zip(succ.params, pred.term.args, strict=True)}
         blocks[i] = Block(pred.id, pred.params, pred.ops + succ.ops, succ.term)
         del blocks[j]
         if subst:

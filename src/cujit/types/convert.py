@@ -80,12 +80,12 @@ def _layout_of(strides, shape, itemsize: int) -> str:
     """'C' or 'F' when the strides are exactly contiguous, else 'A'."""
     c_ok = f_ok = True
     expect = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
         if n > 1 and s != expect:
             c_ok = False
         expect *= n
     expect = itemsize
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=True):
         if n > 1 and s != expect:
             f_ok = False
         expect *= n

@@ -140,7 +140,7 @@ class CPUKernel:
             raise LaunchError(f"kernel {self.name!r} was compiled for different argument types")
         flat: list = []
         keep: list = []  # arrays whose memory the kernel uses: alive until it returns
-        for k, (t, a) in enumerate(zip(self.arg_types, args)):
+        for k, (t, a) in enumerate(zip(self.arg_types, args, strict=True)):
             _flatten(self.name, t, a, flat, keep)
             if k < len(self.written) and self.written[k]:
                 _check_writeable(self, k, keep, len(keep) - _count_arrays(t))
@@ -272,7 +272,7 @@ def _check_dims(dims, limits, what: str) -> tuple[int, int, int]:
     dims = tuple(int(d) for d in dims)
     if len(dims) != 3 or any(d < 1 for d in dims):
         raise LaunchError(f"{what} must be three positive extents, got {dims}")
-    for d, lim, axis in zip(dims, limits, "xyz"):
+    for d, lim, axis in zip(dims, limits, "xyz", strict=True):
         if d > lim:
             raise LaunchError(f"{what}.{axis} = {d} exceeds CUDA's limit of {lim}")
     return dims
@@ -310,7 +310,7 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
         keep.append(a)
         out.extend((a.ctypes.data, *a.shape, *(a.strides if passes_strides(t) else ())))
     elif isinstance(t, Tuple):
-        for item_t, item in zip(t.items, value):
+        for item_t, item in zip(t.items, value, strict=True):
             _flatten(kernel, item_t, item, out, keep)
     elif isinstance(t, Scalar):
         if t.kind == "b":
