@@ -120,7 +120,7 @@ RAW_CTYPES = {
 }
 
 
-def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
+def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:  # noqa: C901 -- mirrors cujit.abi's flattening per argument kind to check it independently; the copy must stay literal
     """The values a raw ``cuLaunchKernel`` of ``spec``'s cubin takes for ``args``, and
     their kinds: the ABI's flat layout of the argument types (``cujit.abi.param_kinds``),
     reduced to the parameters a launch passes (``spec.record.passed``, the compiler's
@@ -137,7 +137,7 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
     values: list = []
     kinds: list[str] = []
 
-    def add(t, a):
+    def add(t, a):  # noqa: C901 -- one branch per ABI parameter kind (pointer, half, float, int), as cujit.abi orders them
         if isinstance(t, Tuple):
             for item_type, item in zip(t.items, a, strict=True):
                 add(item_type, item)
@@ -346,7 +346,7 @@ def bench_warm_compile_isolated() -> dict:
     return _summarise_warm(out)
 
 
-def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:
+def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- one block per compiler measured (cujit, numba-cuda, toolchain floor), each optional
     """New kernels in a warm process: per kernel of WARM_KERNELS and per compiler, a new
     function object each round (renamed: nothing cached, no module name seen twice),
     compiled to a loaded module, launched once on device arrays, synchronised; median

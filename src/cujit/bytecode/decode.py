@@ -94,7 +94,7 @@ def _try_loc(raw, locs, i: int) -> Loc:
     return locs[i - 1] if i and raw[i - 1].opname == "NOP" else locs[i]
 
 
-def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
+def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
     """CPython instructions -> (origin offset, Instr) with targets still offsets."""
     out: list[tuple[int, Instr]] = []
     protected = _protected_offsets(code)

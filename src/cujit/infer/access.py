@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
-def type_getattr(t: Typer, op: GetAttr) -> None:
+def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
@@ -124,7 +124,7 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:
+def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C901 -- one branch per index form (slice, scalar, tuple of ints, tuple being built) numba accepts
     """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
     if isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice):
         raise UnsupportedError("array slicing is not supported in kernels; "

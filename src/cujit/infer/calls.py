@@ -198,7 +198,7 @@ def _lookup(fn: object) -> Rule | None:
         return None
 
 
-def type_call(t: Typer, op: Call) -> None:
+def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)
     callee = t.value(op.func)
     if not isinstance(callee.type, PyObject):
         t.check_defined(callee, op.loc)

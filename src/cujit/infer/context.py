@@ -41,7 +41,7 @@ from cujit.types.foreign import from_numba_type, is_numba_type
 STRING_ERROR = "strings are not supported in kernels"
 
 
-def const_type(value: object) -> tuple[Type, object] | None:
+def const_type(value: object) -> tuple[Type, object] | None:  # noqa: C901 -- one branch per Python constant kind, each with NumPy's typing rule for it
     """The type of a Python constant and its value as the IR stores it.
 
     Numbers keep a plain Python value already in range of the type (numpy

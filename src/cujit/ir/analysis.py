@@ -28,7 +28,7 @@ from cujit.ir.memory import SetItem, TupleGet
 from cujit.types.core import Array, Scalar
 
 
-def written_arguments(fn: Function) -> tuple[bool, ...]:
+def written_arguments(fn: Function) -> tuple[bool, ...]:  # noqa: C901 -- a fixed point over blocks and ops; the loop nest is the algorithm
     """One flag per kernel argument: True if the kernel may write into it."""
     aliases: dict[int, frozenset[int]] = {p.id: frozenset((i,)) for i, p in enumerate(fn.args)}
 
@@ -117,7 +117,7 @@ _GRID_1D = (0, (2**31 - 1) * 1024 - 1)  # cuda.grid(1)
 _GRIDSIZE_1D = (1, (2**31 - 1) * 1024)  # cuda.gridsize(1)
 
 
-def non_overflowing_adds(fn: Function) -> frozenset[int]:
+def non_overflowing_adds(fn: Function) -> frozenset[int]:  # noqa: C901 -- one range analysis (guards, loop counters, a few sweeps); its parts share the range map
     """The result ids of ``fn``'s signed integer ``+`` ops that cannot overflow.
 
     Ranges ``(lo, hi)`` (None: unbounded) come from constants, the launch's special
@@ -227,7 +227,7 @@ def _fits(t: Scalar, a: tuple, b: tuple) -> bool:
     return up and down
 
 
-def _op_range(op, rng, defs) -> tuple:
+def _op_range(op, rng, defs) -> tuple:  # noqa: C901 -- one branch per op whose value range is known (constants, special registers, shapes, + and *)
     if isinstance(op, Const) and isinstance(op.value, int) and not isinstance(op.value, bool):
         return op.value, op.value
     if isinstance(op, Intrinsic):

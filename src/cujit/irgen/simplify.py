@@ -29,7 +29,7 @@ def _filter_edges(term, drop: dict[int, set[int]]):
     return term
 
 
-def _trivial_params(blocks: tuple[Block, ...]):
+def _trivial_params(blocks: tuple[Block, ...]):  # noqa: C901 -- a fixed point over block parameters with path compression; the loops are the algorithm
     """Which parameters are trivial: ``(resolve, drop)``, where ``resolve`` maps a
     value to what replaces it and ``drop`` gives each block's removed param indices."""
     # Removing one parameter can make another trivial (a loop header's parameter

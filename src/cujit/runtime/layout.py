@@ -51,7 +51,7 @@ def byte_span(shape, strides, itemsize: int) -> tuple[int, int]:
     return lo, hi + itemsize
 
 
-def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ...], bool]:
+def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ...], bool]:  # noqa: C901 -- NumPy's basic indexing (ints, slices, Ellipsis) with NumPy's error for each misuse
     """Apply a basic index (ints, slices, Ellipsis) to a layout.
 
     Returns (byte offset of the new element 0, new shape, new strides, whether

@@ -55,7 +55,7 @@ from cujit.targets.cpu.thread_loop import run_threads
 from cujit.targets.cpu.warp_scheduler import exchange_fields, run_warp_block, run_warp_grid
 
 
-def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Type],
+def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Type],  # noqa: C901 -- one IR builder emits the runner for each scheduler (plain, coroutine, warp, grid sync)
                  coroutine: bool, grid_sync: bool = False, static_shared: int = 0,
                  warp: bool = False) -> str:
     """Add the block runner for ``kernel`` (whose last ``len(flat_types)`` parameters are

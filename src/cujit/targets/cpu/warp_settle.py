@@ -20,7 +20,7 @@ SETTLE_RELEASED, SETTLE_FINISHED, SETTLE_AT_GRID, SETTLE_STUCK = range(4)
 SETTLE_SYMBOL = "__cujit_warp_settle"
 
 
-def settle_function(module: ll.Module) -> ll.Function:
+def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits one LLVM function with one IRBuilder; its blocks read as the settle algorithm
     """``i32 settle(i8* state, i32* mask, i64* val, i64* snap, i32* result, i64 n)``:
     release what can be released among a block's ``n`` threads, none of which is
     runnable.  Warp groups first (``warp.py``: every non-exited lane of the mask waits
