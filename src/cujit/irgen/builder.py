@@ -137,8 +137,10 @@ class IRBuilder:
         names = self._layout(cfg_id)
         ps = self.params(cfg_id)
         locs: dict[str, Value | None] = dict.fromkeys(self.bc.local_names)
-        locs.update(zip(names, ps, strict=True))
-        self.var_names.update(((p.id, n), None) for n, p in zip(names, ps, strict=True))
+        # ps holds the locals' parameters, then the stack's: the locals are the first ones.
+        local_ps = ps[:len(names)]
+        locs.update(zip(names, local_ps, strict=True))
+        self.var_names.update(((p.id, n), None) for n, p in zip(names, local_ps, strict=True))
         return State(locs, list(ps[len(names):]))
 
     def _rpo(self) -> list[int]:
