@@ -311,34 +311,27 @@ def _py_mod(x, y):
     return math.nan if y == 0 else x % y
 
 
-def _float_op_model(expr, x, y, dt):  # noqa: C901 -- one reference per expression of the differential table
-    """The expected value, computed in ``dt`` by NumPy scalars (IEEE, correctly rounded)
-    or by Python float semantics for float64's ``//`` and ``%``."""
-    x, y = dt(x), dt(y)
+# The expected value of each expression, in NumPy scalars of the operands' type (IEEE,
+# correctly rounded), or Python float semantics for float64's ``//`` and ``%``.
+_FLOAT_OP_MODELS = {
+    "a[i] + b[i]": lambda x, y: x + y,
+    "a[i] - b[i]": lambda x, y: x - y,
+    "a[i] * b[i]": lambda x, y: x * y,
+    "a[i] / b[i]": lambda x, y: x / y,
+    # NumPy's floor_divide follows CPython's float_floor_div
+    "a[i] // b[i]": lambda x, y: x / y if y == 0 else x // y,
+    "a[i] % b[i]": lambda x, y: type(x)(math.nan) if y == 0 else x % y,
+    "min(a[i], b[i])": lambda x, y: y if y < x else x,
+    "max(a[i], b[i])": lambda x, y: y if y > x else x,
+    "abs(a[i]) + b[i] * 0": lambda x, y: abs(x) + y * 0,
+    "-a[i]": lambda x, y: -x,
+}
+
+
+def _float_op_model(expr, x, y, dt):
+    """The expected value of ``expr``, computed in ``dt`` (``_FLOAT_OP_MODELS``)."""
     with np.errstate(all="ignore"):
-        if expr == "a[i] + b[i]":
-            return x + y
-        if expr == "a[i] - b[i]":
-            return x - y
-        if expr == "a[i] * b[i]":
-            return x * y
-        if expr == "a[i] / b[i]":
-            return x / y
-        if expr == "a[i] // b[i]":
-            if y == 0:
-                return x / y
-            return x // y  # NumPy's floor_divide follows CPython's float_floor_div
-        if expr == "a[i] % b[i]":
-            return dt(math.nan) if y == 0 else x % y
-        if expr == "min(a[i], b[i])":
-            return y if y < x else x
-        if expr == "max(a[i], b[i])":
-            return y if y > x else x
-        if expr == "abs(a[i]) + b[i] * 0":
-            return abs(x) + y * 0
-        if expr == "-a[i]":
-            return -x
-    raise AssertionError(expr)
+        return _FLOAT_OP_MODELS[expr](dt(x), dt(y))
 
 
 FLOAT_EXPRS = ["a[i] + b[i]", "a[i] - b[i]", "a[i] * b[i]", "a[i] / b[i]", "a[i] // b[i]",
