@@ -91,7 +91,8 @@ class GUFunc:
         mem = arrays_for(self.target)
         operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
         loop = self._select(operands)
-        for k, (v, t) in enumerate(zip(operands, loop, strict=True)):
+        # loop holds the input types, then the output types: check the inputs.
+        for k, (v, t) in enumerate(zip(operands, loop[:self.nin], strict=True)):
             if mem.is_device(v) and np.dtype(v.dtype) != _elem(t).dtype:
                 raise TypeError(f"gufunc '{self.__name__}': input operand {k} is a device "
                                 f"array of {np.dtype(v.dtype)}, the loop takes "
@@ -135,8 +136,9 @@ class GUFunc:
         loops = []
         pairs = [(v, core, f"input operand {k}") for k, (v, core) in
                  enumerate(zip(operands, self.ins, strict=True))]
+        # outs is empty when the call allocates its outputs: then only the inputs bind.
         pairs += [(v, core, f"output operand {k}") for k, (v, core) in
-                  enumerate(zip(outs, self.outs, strict=True))]
+                  enumerate(zip(outs, self.outs, strict=False))]
         for value, core, what in pairs:
             shape = () if _is_scalar(value) else tuple(value.shape)
             if len(shape) < len(core):
