@@ -120,7 +120,7 @@ RAW_CTYPES = {
 }
 
 
-def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
+def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:  # noqa: C901 -- mirrors cujit.abi's flattening per argument kind to check it independently; the copy must stay literal
     """The values a raw ``cuLaunchKernel`` of ``spec``'s cubin takes for ``args``, and
     their kinds: the ABI's flat layout of the argument types (``cujit.abi.param_kinds``),
     reduced to the parameters a launch passes (``spec.record.passed``, the compiler's
@@ -137,9 +137,9 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
     values: list = []
     kinds: list[str] = []
 
-    def add(t, a):
+    def add(t, a):  # noqa: C901 -- one branch per ABI parameter kind (pointer, half, float, int), as cujit.abi orders them
         if isinstance(t, Tuple):
-            for item_type, item in zip(t.items, a):
+            for item_type, item in zip(t.items, a, strict=True):
                 add(item_type, item)
             return
         ks = abi.param_kinds(t)
@@ -154,7 +154,7 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
             vals = [complex(a).real, complex(a).imag] if len(ks) == 2 else [a]
         else:
             raise ValueError(f"no raw parameters for {t}")
-        for kind, v in zip(ks, vals):
+        for kind, v in zip(ks, vals, strict=True):
             if kind == abi.POINTER:
                 pass
             elif kind == "float16":
@@ -166,14 +166,14 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:
             values.append(v)
             kinds.append(kind)
 
-    for t, a in zip(spec.arg_types, args):
+    for t, a in zip(spec.arg_types, args, strict=True):
         add(t, a)
     kept = spec.record.passed
     if not all(kept):  # as cujit.abi.keep: only the parameters the kernel still takes
         if len(kept) != len(kinds):
             raise ValueError(f"kept mask of {len(kept)} for {len(kinds)} parameters")
-        values = [v for v, k in zip(values, kept) if k]
-        kinds = [k for k, keep in zip(kinds, kept) if keep]
+        values = [v for v, k in zip(values, kept, strict=True) if k]
+        kinds = [k for k, keep in zip(kinds, kept, strict=True) if keep]
     if kinds != list(spec.param_kinds):
         raise ValueError(f"raw parameter kinds {kinds} differ from the specialisation's "
                          f"{list(spec.param_kinds)}")
@@ -211,9 +211,9 @@ def bench_launches() -> dict:
         args = args_for(fn, cuda)
         kern[1, 32](*args)
         cuda.synchronize()
-        row["cujit"] = per_launch(lambda: kern[1, 32](*args), cuda.synchronize)
+        row["cujit"] = per_launch(lambda: kern[1, 32](*args), cuda.synchronize)  # noqa: B023 -- called within this iteration
         cfg = kern[1, 32]
-        row["cujit_config_reused"] = per_launch(lambda: cfg(*args), cuda.synchronize)
+        row["cujit_config_reused"] = per_launch(lambda: cfg(*args), cuda.synchronize)  # noqa: B023 -- called within this iteration
 
         # raw cuLaunchKernel of the same cubin, the bindings packing the values
         spec = next(iter(kern.overloads.values()))
@@ -227,7 +227,7 @@ def bench_launches() -> dict:
             stream = drv.CUstream(0)
 
             def raw():
-                drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)
+                drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)  # noqa: B023 -- called within this iteration
 
             row["raw_bindings"] = per_launch(raw, cuda.synchronize)
         except Exception as exc:
@@ -239,7 +239,7 @@ def bench_launches() -> dict:
             nargs = args_for(fn, ncuda)
             nk[1, 32](*nargs)
             ncuda.synchronize()
-            row["numba_cuda"] = per_launch(lambda: nk[1, 32](*nargs), ncuda.synchronize)
+            row["numba_cuda"] = per_launch(lambda: nk[1, 32](*nargs), ncuda.synchronize)  # noqa: B023 -- called within this iteration
         except Exception as exc:  # anchor missing: say so in the table
             row["numba_cuda"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
         try:
@@ -253,7 +253,7 @@ def bench_launches() -> dict:
             cargs.append(np.int64(1024))
             ck((1,), (32,), tuple(cargs))
             cupy.cuda.runtime.deviceSynchronize()
-            row["cupy_rawkernel"] = per_launch(lambda: ck((1,), (32,), tuple(cargs)),
+            row["cupy_rawkernel"] = per_launch(lambda: ck((1,), (32,), tuple(cargs)),  # noqa: B023 -- called within this iteration
                                                cupy.cuda.runtime.deviceSynchronize)
         except Exception as exc:
             row["cupy_rawkernel"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
@@ -346,7 +346,7 @@ def bench_warm_compile_isolated() -> dict:
     return _summarise_warm(out)
 
 
-def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:
+def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- one block per compiler measured (cujit, numba-cuda, toolchain floor), each optional
     """New kernels in a warm process: per kernel of WARM_KERNELS and per compiler, a new
     function object each round (renamed: nothing cached, no module name seen twice),
     compiled to a loaded module, launched once on device arrays, synchronised; median
@@ -411,7 +411,7 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:
                 continue
             mod, make = comp
             try:
-                times, kern = _compile_rounds(lambda: make(pyfunc), mod, host_args, grid,
+                times, kern = _compile_rounds(lambda: make(pyfunc), mod, host_args, grid,  # noqa: B023 -- called within this iteration
                                               block, shmem)
                 row[label] = statistics.median(times[1:])
                 row[f"{label}_warmup"] = times[0]
@@ -735,7 +735,8 @@ def print_warm_compile(wc) -> None:
               f" {ms(row.get('toolchain_floor'))}"
               f" {ratio(row.get('toolchain_floor'), row.get('cujit'), '12.2f')}"
               f" {ms(row.get('cujit_warmup'), 10)} {ms(row.get('numba_cuda_warmup'), 10)}")
-        notes += [f"  {name} {k}: {one_line(row[k])}" for k in ("cujit", "numba_cuda", "toolchain_floor")
+        notes += [f"  {name} {k}: {one_line(row[k])}"
+                  for k in ("cujit", "numba_cuda", "toolchain_floor")
                   if isinstance(row.get(k), str)]
     geo = wc.get("geomean_numba_over_cujit")
     if isinstance(geo, float):

@@ -62,9 +62,8 @@ def run() -> None:
     import ctypes
 
     import cupy as cp
-    from cuda.bindings import driver as drv
-
     import kernel_bench as kb
+    from cuda.bindings import driver as drv
 
     with open(os.path.join(OUT_DIR, "meta.json")) as fh:
         meta = json.load(fh)
@@ -105,8 +104,8 @@ def run() -> None:
         values = [x.data.ptr, x.size, total.data.ptr, 1]  # x: data, extent; total: data, extent
         kept = meta[variant]["kept"] or [True] * 4
         kinds = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
-        params = (tuple(v for v, k in zip(values, kept) if k),
-                  tuple(t for t, k in zip(kinds, kept) if k))
+        params = (tuple(v for v, k in zip(values, kept, strict=True) if k),
+                  tuple(t for t, k in zip(kinds, kept, strict=True) if k))
         launch_of[variant] = (lambda f=func, p=params: drv.cuLaunchKernel(
             f, grid, 1, 1, block, 1, 1, 0, drv.CUstream(0), p, 0))
     c_fn = cp.RawKernel(kb.KERNELS["reduce_sum"].c_src, "reduce_sum")

@@ -227,11 +227,11 @@ def host_compile(fn: ir.Function):
             assert value.dtype == t.dtype.dtype and value.ndim == t.ndim
             return [value.ctypes.data, *value.shape, *(value.strides if passes_strides(t) else ())]
         if isinstance(t, Tuple):
-            return [x for v, it in zip(value, t.items) for x in flatten(v, it)]
+            return [x for v, it in zip(value, t.items, strict=True) for x in flatten(v, it)]
         return [int(value) if t.kind == "b" else value]
 
     def call(*args):
-        flat = [x for a, p in zip(args, fn.args) for x in flatten(a, p.type)]
+        flat = [x for a, p in zip(args, fn.args, strict=True) for x in flatten(a, p.type)]
         cfunc(*flat)
 
     return call

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from kernels import CASES
 
 from cujit.ir import format_function
 from cujit.pipeline import compile_kernel
 from cujit.types import typeof
-
-from kernels import CASES
 
 ROOT = (Path(__file__).resolve().parent / "golden" / "stages"
         / f"{sys.version_info[0]}.{sys.version_info[1]}")

@@ -156,7 +156,7 @@ class ProgramGen:
             return a, b
         return self.as_i64(a), self.as_i64(b)
 
-    def gen_int(self, d: int) -> E:
+    def gen_int(self, d: int) -> E:  # noqa: C901 -- a random generator: one branch per expression form, chosen by one draw
         r = self.r
         if d <= 0 or r.random() < 0.25:
             return self.int_leaf()
@@ -298,7 +298,7 @@ class ProgramGen:
             arg = x
         return E(f"math.{f}({arg})", "wf")
 
-    def gen_float(self, d: int, want: str) -> E:
+    def gen_float(self, d: int, want: str) -> E:  # noqa: C901 -- a random generator: one branch per expression form, chosen by one draw
         """A float expression: f32 when ``want`` is f32, else f64 or wf."""
         r = self.r
         if d <= 0 or r.random() < 0.25:
@@ -352,7 +352,8 @@ class ProgramGen:
             return self.math64(d)
         if k < 0.86:  # conversions between the float types and from ints
             if want == "f32":
-                src = r.choice([lambda: self.gen_float(d - 1, "f64"), lambda: self.gen_int(d - 1)])()
+                src = r.choice([lambda: self.gen_float(d - 1, "f64"),
+                                lambda: self.gen_int(d - 1)])()
                 return self.as_f32(src) if src.t != "f32" else src
             return self.as_f64(self.gen_float(d - 1, "f32"))
         if k < 0.92:
@@ -508,8 +509,9 @@ class ProgramGen:
     def program(self, indent: int, cols: dict) -> None:
         r = self.r
         for v in self.ivars:
-            self.emit(indent, f"{v} = " + r.choice([f"ai[i, {self.col()}]", f"int64({self.lit_int().code})",
-                                                     f"int64(bi[i, {self.col()}])"]))
+            choices = [f"ai[i, {self.col()}]", f"int64({self.lit_int().code})",
+                       f"int64(bi[i, {self.col()}])"]
+            self.emit(indent, f"{v} = " + r.choice(choices))
         for v in self.fvars:
             self.emit(indent, f"{v} = " + r.choice([f"af[i, {self.col()}]",
                                                      f"float64({self.lit_float()})"]))
@@ -519,7 +521,7 @@ class ProgramGen:
         self.block(indent, 0, r.randint(2, 6))
         for v, (arr, key) in zip(self.ivars + self.fvars + self.gvars,
                                  [("oi", "i")] * len(self.ivars) + [("of", "f")] *
-                                 len(self.fvars) + [("og", "g")] * len(self.gvars)):
+                                 len(self.fvars) + [("og", "g")] * len(self.gvars), strict=True):
             self.emit(indent, f"{arr}[i, {cols[key]}] = {v}")
             cols[key] += 1
 

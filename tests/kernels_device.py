@@ -13,9 +13,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from kernels import Case, poison
 
 from cujit import cuda, float32, float64, int32, int64
-from kernels import Case, poison
 
 DEVICE_CASES: list[Case] = []
 FULL = 0xFFFFFFFF
@@ -150,7 +150,8 @@ def _vote_ref(a):
         ballot = sum(1 << k for k in range(32) if p[k])
         ballots += [ballot] * 32
         odd = (xs & 1) != 0
-        flags[:3, 32 * w: 32 * w + 32] = np.array([p.all(), p.any(), odd.all() or not odd.any()])[:, None]
+        votes = [p.all(), p.any(), odd.all() or not odd.any()]
+        flags[:3, 32 * w: 32 * w + 32] = np.array(votes)[:, None]
         for row, v in ((0, xs % 4), (1, (xs % 3).astype(np.float32))):
             matches[row, 32 * w: 32 * w + 32] = [sum(1 << k for k in range(32) if v[k] == v[j])
                                                  for j in range(32)]
@@ -622,7 +623,7 @@ def _fma_setup(dtype):
 
 def _fma_ref(a):
     exact = [float(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r)))
-             for p, q, r in zip(a[0], a[1], a[2])]
+             for p, q, r in zip(a[0], a[1], a[2], strict=True)]
     return {4: np.array(exact).astype(a[0].dtype), 5: np.cbrt(a[3].astype(np.float64))}
 
 

@@ -44,7 +44,7 @@ def kernel(name: str, target: str):
 def run(name: str, *args, target: str = "cpu") -> list[np.ndarray]:
     """The function's values on the argument arrays (converted to the table's types)."""
     fn = FUNCTIONS[name]
-    arrays = [np.asarray(a).astype(NP[t.name]) for a, t in zip(args, fn.args)]
+    arrays = [np.asarray(a).astype(NP[t.name]) for a, t in zip(args, fn.args, strict=True)]
     n = arrays[0].size
     results = [np.full(n, 77, NP[t.name]) for t in outputs(name)]  # poisoned
     kernel(name, target)[(n + 63) // 64, 64](*results, *arrays)

@@ -185,12 +185,12 @@ class StandInCuda:
 
     def grid(self, ndim):
         st, b = self._launch.state, self._launch.block
-        idx = tuple(t + i * n for t, i, n in zip(st.tid, st.bid, b))
+        idx = tuple(t + i * n for t, i, n in zip(st.tid, st.bid, b, strict=True))
         return idx[0] if ndim == 1 else idx[:ndim]
 
     def gridsize(self, ndim):
         g, b = self._launch.grid, self._launch.block
-        size = tuple(i * n for i, n in zip(g, b))
+        size = tuple(i * n for i, n in zip(g, b, strict=True))
         return size[0] if ndim == 1 else size[:ndim]
 
     def syncthreads(self):

@@ -7,7 +7,7 @@ from cujit import cuda
 def d_assert_in_if(x):
     i = cuda.grid(1)
     if i == 3:
-        assert False  # <-
+        assert False  # <-  # noqa: B011 -- the kernel under test asserts False on purpose
     x[i] = 1.0
 
 

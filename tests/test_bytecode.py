@@ -13,9 +13,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "golden", "frontend")
 
 import cases  # noqa: E402
 import render  # noqa: E402
+from internal_paths import internal_paths  # noqa: E402
+
 from cujit.bytecode import decode  # noqa: E402
 from cujit.diagnostics import UnsupportedError  # noqa: E402
-from internal_paths import internal_paths  # noqa: E402
 
 OUR_OPS = {
     "LOAD_CONST", "LOAD_FAST", "STORE_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_ATTR",

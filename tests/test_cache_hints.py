@@ -29,7 +29,8 @@ def _copy_kernel(load: str, store: str):
 @pytest.mark.parametrize("target", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_load_and_store_moves_the_element(target, dtype):
-    for load, store in zip(LOADS, STORES * 2):
+    # STORES * 2 is longer than LOADS: every load meets a store, every store a load.
+    for load, store in zip(LOADS, STORES * 2, strict=False):
         x = (np.arange(50) % 100).astype(dtype)
         y = np.zeros_like(x)
         m = np.stack([x * 2, np.zeros_like(x)], axis=1)
@@ -38,7 +39,7 @@ def test_every_load_and_store_moves_the_element(target, dtype):
         assert np.array_equal(m[:, 1], m[:, 0]), (load, store)
 
 
-@pytest.mark.parametrize("load,store", list(zip(LOADS, STORES * 2)))
+@pytest.mark.parametrize("load,store", list(zip(LOADS, STORES * 2, strict=False)))
 def test_ptx_has_the_cache_operators(load, store):
     ptx, _ = cuda.compile_ptx(_copy_kernel(load, store),
                               "void(float64[::1], float64[::1], int8[:, ::1])")

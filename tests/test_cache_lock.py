@@ -42,7 +42,7 @@ def test_racing_processes_compile_an_entry_once(tmp_path):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    for p, (_, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-2000:]
     times = [json.loads(out) for out, _ in outs]
     assert sum(t != ["cache"] for t in times) == 1, times  # one compiled: every stage ran

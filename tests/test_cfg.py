@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "golden", "frontend")
 
 import cases  # noqa: E402
 import render  # noqa: E402
+
 from cujit.bytecode import decode  # noqa: E402
 from cujit.cfg import build_cfg  # noqa: E402
 

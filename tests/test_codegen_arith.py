@@ -40,8 +40,8 @@ def int_operands(t: Scalar, rng) -> tuple[np.ndarray, np.ndarray]:
     edges = [v for v in INT_EDGES + [lo, hi, lo + 1, hi - 1] if lo <= v <= hi]
     pairs = [(a, b) for a in edges for b in edges]
     randoms = [rng.integers(lo, hi, 300, endpoint=True, dtype=t.dtype).tolist() for _ in "ab"]
-    pairs += list(zip(*randoms))
-    a, b = zip(*pairs)
+    pairs += list(zip(*randoms, strict=True))
+    a, b = zip(*pairs, strict=True)
     return np.array(a, dtype=t.dtype), np.array(b, dtype=t.dtype)
 
 
@@ -60,7 +60,7 @@ def test_int_floor_division_on_host(op, t):
     fn = elementwise("idiv", t, t, lambda fb, x, y: fb.binop(op, x, y))
     got = run_elementwise(fn, a, b, t.dtype, 99)
     ref = py_floordiv if op == "//" else py_mod
-    expect = [ref(int(x), int(y), t) for x, y in zip(a, b)]
+    expect = [ref(int(x), int(y), t) for x, y in zip(a, b, strict=True)]
     assert got.tolist() == expect
 
 
@@ -92,13 +92,13 @@ def test_float_floor_division_on_host(op):
     rng = np.random.default_rng(3)
     pairs = [(a, b) for a in FLOAT_EDGES for b in FLOAT_EDGES]
     pairs += list(zip((rng.standard_normal(300) * 100).tolist(),
-                      (rng.standard_normal(300) * 10).tolist()))
+                      (rng.standard_normal(300) * 10).tolist(), strict=True))
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     fn = elementwise("fdiv", float64, float64, lambda fb, x, y: fb.binop(op, x, y))
     got = run_elementwise(fn, a, b, np.float64, 12345.0)
     k = 0 if op == "//" else 1
-    bad = [(x, y, g, py_float_divmod(x, y)[k]) for x, y, g in zip(a, b, got)
+    bad = [(x, y, g, py_float_divmod(x, y)[k]) for x, y, g in zip(a, b, got, strict=True)
            if not same_float(g, py_float_divmod(float(x), float(y))[k])]
     assert not bad, bad[:5]
 
@@ -133,7 +133,7 @@ def test_shifts_on_host(op, t):
     n = np.array([counts[k % len(counts)] for k in range(len(a))]).astype(t.dtype)
     fn = elementwise("shift", t, t, lambda fb, x, y: fb.binop(op, x, y))
     got = run_elementwise(fn, a, n, t.dtype, 7)
-    assert got.tolist() == [clamped_shift(op, int(x), int(c), t) for x, c in zip(a, n)]
+    assert got.tolist() == [clamped_shift(op, int(x), int(c), t) for x, c in zip(a, n, strict=True)]
 
 
 def test_shifts_ptx():
@@ -160,7 +160,7 @@ def test_int_power_on_host(t):
     n = np.array([p[1] for p in pairs], dtype=t.dtype)
     fn = elementwise("ipow", t, t, lambda fb, x, y: fb.binop("**", x, y))
     got = run_elementwise(fn, a, n, t.dtype, 3)
-    assert got.tolist() == [py_int_pow(int(x), int(e), t) for x, e in zip(a, n)]
+    assert got.tolist() == [py_int_pow(int(x), int(e), t) for x, e in zip(a, n, strict=True)]
     assert "cujit.ipow" in nvvm_text(fn)
     to_ptx(fn)
 
@@ -181,5 +181,5 @@ def test_int_arithmetic_wraps():
     assert "nsw" not in text.replace("add nsw i64", "")  # only the range advance has a flag
     a = np.array([127, -128, 100, -1], np.int8)
     b = np.array([1, -1, 3, -128], np.int8)
-    expect = [wrap(x * y + (x + y), int8) for x, y in zip(a.tolist(), b.tolist())]
+    expect = [wrap(x * y + (x + y), int8) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
     assert run_elementwise(fn, a, b, np.int8, 0).tolist() == expect

@@ -168,7 +168,8 @@ def test_atomic_add_result_unused_becomes_red():
     assert "red.global.add.f32" in ptx or "atom.global.add.f32" in ptx
 
 
-MATH1 = ["sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc"]
+MATH1 = ["sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+         "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc"]
 MATH2 = ("pow", "atan2", "hypot", "copysign")
 
 

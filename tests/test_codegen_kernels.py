@@ -43,7 +43,7 @@ def test_parameters_follow_the_abi():
     # bool, int32, the 'A' array (pointer, 2 extents, 2 strides), float32, the C array
     # (pointer and extent: its stride follows from its extent)
     assert len(kinds) == len(types) == 1 + 1 + 5 + 1 + 2
-    for kind, ty in zip(kinds, types):
+    for kind, ty in zip(kinds, types, strict=True):
         assert ty.endswith("*") if kind == "ptr" else ty == expect[kind]
     assert types[2] == "double*" and types[8] == "i8*"
     assert str(llfn.function_type.return_type) == "void"

@@ -41,7 +41,7 @@ def test_min_max_follow_python_on_host():
         fn = elementwise(name, float64, float64,
                          lambda fb, x, y, name=name: fb.intrinsic(name, (x, y), float64))
         got = run_elementwise(fn, a, b, np.float64, 42.0)
-        bad = [(x, y) for x, y, g in zip(a, b, got) if not same_float(g, ref(x, y))]
+        bad = [(x, y) for x, y, g in zip(a, b, got, strict=True) if not same_float(g, ref(x, y))]
         assert not bad, (name, bad)
     fn = elementwise("imin", int32, int32, lambda fb, x, y: fb.intrinsic("min", (x, y), int32))
     a32 = np.array([-5, 3, 2**31 - 1, -2**31], np.int32)
@@ -69,12 +69,12 @@ def test_compares_on_host(op):
     b = np.array([y for _ in vals for y in vals])
     fn = elementwise("fcmp", float64, boolean, lambda fb, x, y: fb.compare(op, x, y))
     got = run_elementwise(fn, a, b, np.bool_, True)
-    assert got.tolist() == [ops[op](x, y) for x, y in zip(a.tolist(), b.tolist())]
+    assert got.tolist() == [ops[op](x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
     fn = elementwise("ucmp", uint32, boolean, lambda fb, x, y: fb.compare(op, x, y))
     ua = np.array([0, 1, 2**32 - 1, 7], np.uint32)
     ub = np.array([2**32 - 1, 1, 0, 7], np.uint32)
     got = run_elementwise(fn, ua, ub, np.bool_, True)
-    assert got.tolist() == [ops[op](x, y) for x, y in zip(ua.tolist(), ub.tolist())]
+    assert got.tolist() == [ops[op](x, y) for x, y in zip(ua.tolist(), ub.tolist(), strict=True)]
 
 
 CASTS = [

@@ -87,7 +87,7 @@ def uneven_block_barriers(out, counts):
     acc = cuda.shared.array(64, int32)
     acc[tid] = 0
     cuda.syncthreads()
-    for k in range(b % 4):
+    for _ in range(b % 4):
         nxt = acc[(tid + 1) % cuda.blockDim.x]
         cuda.syncthreads()
         acc[tid] += nxt + 1
@@ -182,7 +182,7 @@ def line_of(fn, offset):
 
 
 def bad_args(x):
-    g = cuda.cg.this_grid(1)
+    cuda.cg.this_grid(1)
 
 
 def bad_sync(x):

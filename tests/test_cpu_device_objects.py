@@ -36,7 +36,7 @@ def test_the_device_reports_the_cpu_targets_launch_limits():
                                       dev.COMPUTE_CAPABILITY_MINOR)
     assert dev.id == 0 and "CPU" in dev.name and dev.uuid.startswith("CPU-")
     with pytest.raises(AttributeError, match="no attribute 'NOT_AN_ATTRIBUTE'"):
-        dev.NOT_AN_ATTRIBUTE
+        _ = dev.NOT_AN_ATTRIBUTE
 
 
 def test_the_limits_are_the_ones_a_launch_enforces():

@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 import pytest
+from kernels import CASES
 
 from cujit import cuda, float32, float64, int32
 from cujit.diagnostics import LaunchError
@@ -21,8 +22,6 @@ from cujit.pipeline import compile_kernel
 from cujit.targets.cpu import compile_cpu_kernel, memory
 from cujit.targets.cpu.launch import PARALLEL_MIN_THREADS
 from cujit.types import typeof
-
-from kernels import CASES
 
 _compiled: dict = {}
 

@@ -423,12 +423,14 @@ def test_a_partial_last_warp():
     lane, base, size = np.tile(lane, 2), np.tile(base, 2), np.tile(size, 2)
     i = np.arange(x.size)
     first = (i // block) * block + base
-    exists = lambda j: j < size
+    def exists(j):
+        return j < size
+
     np.testing.assert_array_equal(out[0], np.where(exists(lane + 4) & (lane + 4 < 32),
                                                    x[np.minimum(i + 4, x.size - 1)], x))
     np.testing.assert_array_equal(out[1], x[first])
-    np.testing.assert_array_equal(out[2], np.where(exists(lane ^ 8),
-                                                   x[np.minimum(first + (lane ^ 8), x.size - 1)], x))
+    xor8 = x[np.minimum(first + (lane ^ 8), x.size - 1)]
+    np.testing.assert_array_equal(out[2], np.where(exists(lane ^ 8), xor8, x))
     np.testing.assert_array_equal(out[3], int32_bits((1 << size) - 1))
     np.testing.assert_array_equal(out[4], 1)
     # the tree reduction, modelled lane by lane with the same rule

@@ -177,7 +177,7 @@ def test_each_worker_compiles_a_kernel_once_not_once_per_task(client, which):
     results = client.gather(futures)
     pids = {r[0] for r in results}
     assert len(pids) == 2, "both workers should have run tasks"
-    for r, x in zip(results, chunks):
+    for r, x in zip(results, chunks, strict=True):
         ref = x + 0.5 if which == "module" else 1.5 * x - x
         np.testing.assert_allclose(r[4], ref, rtol=1e-14)
     for pid in pids:  # one kernel object and one compile in each worker process
@@ -309,8 +309,8 @@ def test_the_example_runs_on_two_workers(tmp_path):
                PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
     got = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "dask_stencil.py"),
                           "--workers", "2", "--size", "600", "--chunk", "200", "--steps", "3",
-                          "--check"], check=False, capture_output=True, text=True, env=env, timeout=300,
-                         cwd=tmp_path)
+                          "--check"], check=False, capture_output=True, text=True, env=env,
+                         timeout=300,                         cwd=tmp_path)
     assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-3000:]
     assert "matches NumPy" in got.stdout
 

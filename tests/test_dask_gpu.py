@@ -142,7 +142,7 @@ def test_one_compile_in_the_worker(client):
     results = client.gather(client.map(_launch_and_count, [kernel] * 8, chunks, pure=False))
     assert len({r[1] for r in results}) == 1
     assert sum(after - before for _, _, before, after, _ in results) == 1
-    for r, x in zip(results, chunks):
+    for r, x in zip(results, chunks, strict=True):
         np.testing.assert_allclose(r[4], 0.5 * x, rtol=1e-14)
 
 

@@ -8,6 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
+from kernels_device import DEVICE_CASES
 
 from cujit import cuda, device_api, ir
 from cujit.diagnostics import TypingError
@@ -15,10 +16,19 @@ from cujit.options import Options
 from cujit.pipeline import STAGES, compile_kernel
 from cujit.targets.cuda import CUDA_TARGET
 from cujit.types import (
-    Tuple, boolean, float32, float64, int8, int16, int32, int64, typeof, uint8, uint32, uint64,
+    Tuple,
+    boolean,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    typeof,
+    uint8,
+    uint32,
+    uint64,
 )
-
-from kernels_device import DEVICE_CASES
 
 ELF_MAGIC = b"\x7fELF"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from kernels import run_case
 from kernels_device import DEVICE_CASES
 

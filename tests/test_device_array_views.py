@@ -76,7 +76,7 @@ def test_split_gives_consecutive_views(target):
     d = api.to_device(host)
     parts = d.split(4)
     assert [p.shape for p in parts] == [(4,), (4,), (2,)]
-    for p, lo in zip(parts, (0, 4, 8)):
+    for p, lo in zip(parts, (0, 4, 8), strict=True):
         assert np.array_equal(p.copy_to_host(), host[lo:lo + 4])
     parts[1].copy_to_device(np.full(4, -1, np.int64))
     assert np.array_equal(d.copy_to_host()[4:8], [-1] * 4)  # views, not copies

@@ -145,7 +145,7 @@ def adds_tuple(x):
 
 def loop_cannot_unify(x, y):
     v = 0
-    for i in range(3):
+    for _ in range(3):
         v = x  # <-
     y[0] = v
 
@@ -181,7 +181,7 @@ def uses_with(x):
 
 
 def uses_lambda(x):
-    f = lambda v: v + 1  # <-
+    f = lambda v: v + 1  # <-  # noqa: E731 -- the kernel under test uses a lambda
     x[0] = f(1.0)
 
 
@@ -412,7 +412,8 @@ KERNEL_CASES = [
     (grid_of_four, V1, T, "cuda.grid(ndim) needs ndim to be a constant 1, 2 or 3", "cuda.grid",
      None),
     (returns_value, V1, E, "a kernel cannot return a value", "return",
-     "write the result into an array argument instead\nguide: docs/guide/first-kernel.md#results-go-into-arrays"),
+     "write the result into an array argument instead\n"
+     "guide: docs/guide/first-kernel.md#results-go-into-arrays"),
     (uses_with, V1, U, "'with' statements are not supported in kernels",
      by_version("with", "with", 'open("f")'), None),
     (uses_lambda, V1, U, "lambda expressions are not supported in kernels", "lambda", None),

@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from cujit import cuda, float32, float64, int8, int16, int32, int64
 from kernels import CASES
 from pysim import run_kernel
+
+from cujit import cuda, float32, float64, int8, int16, int32, int64
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -311,34 +311,27 @@ def _py_mod(x, y):
     return math.nan if y == 0 else x % y
 
 
+# The expected value of each expression, in NumPy scalars of the operands' type (IEEE,
+# correctly rounded), or Python float semantics for float64's ``//`` and ``%``.
+_FLOAT_OP_MODELS = {
+    "a[i] + b[i]": lambda x, y: x + y,
+    "a[i] - b[i]": lambda x, y: x - y,
+    "a[i] * b[i]": lambda x, y: x * y,
+    "a[i] / b[i]": lambda x, y: x / y,
+    # NumPy's floor_divide follows CPython's float_floor_div
+    "a[i] // b[i]": lambda x, y: x / y if y == 0 else x // y,
+    "a[i] % b[i]": lambda x, y: type(x)(math.nan) if y == 0 else x % y,
+    "min(a[i], b[i])": lambda x, y: y if y < x else x,
+    "max(a[i], b[i])": lambda x, y: y if y > x else x,
+    "abs(a[i]) + b[i] * 0": lambda x, y: abs(x) + y * 0,
+    "-a[i]": lambda x, y: -x,
+}
+
+
 def _float_op_model(expr, x, y, dt):
-    """The expected value, computed in ``dt`` by NumPy scalars (IEEE, correctly rounded)
-    or by Python float semantics for float64's ``//`` and ``%``."""
-    x, y = dt(x), dt(y)
+    """The expected value of ``expr``, computed in ``dt`` (``_FLOAT_OP_MODELS``)."""
     with np.errstate(all="ignore"):
-        if expr == "a[i] + b[i]":
-            return x + y
-        if expr == "a[i] - b[i]":
-            return x - y
-        if expr == "a[i] * b[i]":
-            return x * y
-        if expr == "a[i] / b[i]":
-            return x / y
-        if expr == "a[i] // b[i]":
-            if y == 0:
-                return x / y
-            return x // y  # NumPy's floor_divide follows CPython's float_floor_div
-        if expr == "a[i] % b[i]":
-            return dt(math.nan) if y == 0 else x % y
-        if expr == "min(a[i], b[i])":
-            return y if y < x else x
-        if expr == "max(a[i], b[i])":
-            return y if y > x else x
-        if expr == "abs(a[i]) + b[i] * 0":
-            return abs(x) + y * 0
-        if expr == "-a[i]":
-            return -x
-    raise AssertionError(expr)
+        return _FLOAT_OP_MODELS[expr](dt(x), dt(y))
 
 
 FLOAT_EXPRS = ["a[i] + b[i]", "a[i] - b[i]", "a[i] * b[i]", "a[i] / b[i]", "a[i] // b[i]",
@@ -362,7 +355,7 @@ def test_float_operators(expr, dtname, target):
         a = np.array([p[0] for p in pairs], dt)
         b = np.array([p[1] for p in pairs], dt)
         got, sim = run_three(expr, target, a, b, dt)
-        want = np.array([_float_op_model(expr, x, y, dt) for x, y in zip(a, b)], dt)
+        want = np.array([_float_op_model(expr, x, y, dt) for x, y in zip(a, b, strict=True)], dt)
         same_bits(got, want, f"{expr} [{dtname}] compiled")
         same_bits(sim, want, f"{expr} [{dtname}] plain Python")
 
@@ -417,7 +410,7 @@ def test_comparisons_with_nan(dtname, target):
         for name, expr in exprs.items():
             got, sim = run_three(expr, target, a, b, np.int64)
             with np.errstate(all="ignore"):
-                want = [model(name, x, y) for x, y in zip(a, b)]
+                want = [model(name, x, y) for x, y in zip(a, b, strict=True)]
             same_bits(got, want, f"{expr} [{dtname}] compiled")
             same_bits(sim, want, f"{expr} [{dtname}] plain Python")
 
@@ -446,7 +439,7 @@ def test_float_to_int_casts_in_range(dtname, target):
             a = np.array([p[0] for p in pairs], dt)
             b = np.array([p[1] for p in pairs], dt)
             got, sim = run_three(expr, target, a, b, odt)
-            want = [wrap(model(float(x), float(y)), odt) for x, y in zip(a, b)]
+            want = [wrap(model(float(x), float(y)), odt) for x, y in zip(a, b, strict=True)]
             same_bits(got, want, f"{expr} [{dtname}] compiled")
             same_bits(sim, want, f"{expr} [{dtname}] plain Python")
 

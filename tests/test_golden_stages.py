@@ -3,9 +3,8 @@ regenerates it; review the diff)."""
 
 from __future__ import annotations
 
-import pytest
-
 import golden_stages as gs
+import pytest
 
 
 @pytest.mark.parametrize("name", gs.KERNELS)

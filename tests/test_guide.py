@@ -102,7 +102,7 @@ def check(page: Path, gpu: bool) -> None:
     if not blocks:
         pytest.skip(f"{page.name} has no examples for the {'GPU' if gpu else 'CPU'}")
     outputs = run_blocks(page, blocks, child_env(None if gpu else "cpu"))
-    for block, printed in zip(blocks, outputs):
+    for block, printed in zip(blocks, outputs, strict=True):
         if block.output is not None and not printed.startswith("skipped: "):
             assert printed == block.output, (f"{page.name}:{block.line}: printed\n{printed}"
                                              f"\nwhere the page shows\n{block.output}")

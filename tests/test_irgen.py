@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "golden", "frontend")
 
 import cases  # noqa: E402
 import render  # noqa: E402
+
 from cujit import device_api, ir  # noqa: E402
 from cujit.bytecode import decode  # noqa: E402
 from cujit.cfg import build_cfg  # noqa: E402
@@ -130,7 +131,7 @@ def test_unknown_global():
 def test_empty_closure_cell():
     def outer():
         def f(x):
-            return x + later
+            return x + later  # noqa: F821 -- an empty closure cell is the test
         cell_holder = f
         later = 1  # noqa: F841
         del later
@@ -192,7 +193,7 @@ def host_atomic_add(a, i, v):
 HOST = {device_api.atomic.add: host_atomic_add}
 
 
-def evaluate(op, get):
+def evaluate(op, get):  # noqa: C901 -- a reference interpreter: one branch per IR op
     if isinstance(op, ir.Const):
         return op.value
     if isinstance(op, ir.Undef):
@@ -234,7 +235,7 @@ def evaluate(op, get):
 
 
 def run_ir(f: ir.Function, args):
-    env = dict(zip((p.id for p in f.args), args))
+    env = dict(zip((p.id for p in f.args), args, strict=True))
 
     def get(v):
         value = env[v.id]
@@ -261,7 +262,7 @@ def run_ir(f: ir.Function, args):
             target, args = term.target, term.args
         values = [env[a.id] for a in args]   # Unbound may flow through params
         block = f.block(target)
-        env.update(zip((p.id for p in block.params), values))
+        env.update(zip((p.id for p in block.params), values, strict=True))
     raise AssertionError("the IR did not terminate")
 
 
@@ -389,10 +390,10 @@ def test_ir_computes_what_python_computes(fn, inputs):
     f = compile_ir(fn)
     for args in inputs:
         py_args, ir_args = copy.deepcopy(args), copy.deepcopy(args)
-        expected = outcome(lambda: fn(*py_args))
-        got = outcome(lambda: run_ir(f, ir_args))
+        expected = outcome(lambda: fn(*py_args))  # noqa: B023 -- called within this iteration
+        got = outcome(lambda: run_ir(f, ir_args))  # noqa: B023 -- called within this iteration
         assert got == expected, (fn.__name__, args)
-        for a, b in zip(py_args, ir_args):  # arguments written by the function
+        for a, b in zip(py_args, ir_args, strict=True):  # arguments written by the function
             np.testing.assert_array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernels import CASES
 
 from cujit.options import Options
 from cujit.pipeline import STAGES, compile_kernel
 from cujit.types import typeof
-
-from kernels import CASES
 
 ELF_MAGIC = b"\x7fELF"
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernels import CASES, run_case
 
 from cujit import cuda
 from cujit.targets.cpu import memory as cpu_memory
-
-from kernels import CASES, run_case
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 

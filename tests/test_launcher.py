@@ -108,7 +108,7 @@ def block(kept, a_code, a, *arrays) -> bytes:
         ints = (*arr.shape, *(() if contiguous else arr.strides))
         values += [("Q", arr.device_ptr)] + [("q", n) for n in ints]
     out = bytearray()
-    for (code, v), keep in zip(values, kept or [True] * len(values)):
+    for (code, v), keep in zip(values, kept or [True] * len(values), strict=True):
         if keep:
             out += b"\0" * (-len(out) % struct.calcsize(code)) + struct.pack("<" + code, v)
     return bytes(out)

@@ -124,9 +124,9 @@ def test_integer_functions():
     checks = {
         "mulhi": (I32 * J32) >> 32,
         "umulhi": _i32((u32 * v32) >> 32),
-        "mul64hi": [(int(a) * int(b)) >> 64 for a, b in zip(I64, J64)],
+        "mul64hi": [(int(a) * int(b)) >> 64 for a, b in zip(I64, J64, strict=True)],
         "umul64hi": [((a * b) >> 64) - (2**64 if (a * b) >> 127 else 0)
-                     for a, b in zip(u64, w64)],
+                     for a, b in zip(u64, w64, strict=True)],
         "hadd": (I32 + J32) >> 1, "rhadd": (I32 + J32 + 1) >> 1,
         "uhadd": _i32((u32 + v32) >> 1), "urhadd": _i32((u32 + v32 + 1) >> 1),
         "min": np.minimum(I32, J32), "umax": _i32(np.maximum(u32, v32)),
@@ -199,11 +199,11 @@ def test_rounding_mode_arithmetic(mode):
         a, b = (fa, fb) if single else (A, B)
         (r,) = run(f"{op}_{mode}", a, b)
         want = [directed(q(x, y), mode, np.float32 if single else np.float64)
-                for x, y in zip(a, b)]
+                for x, y in zip(a, b, strict=True)]
         assert np.array_equal(r, np.array(want)), op
     c = np.abs(A)
     (r,) = run(f"dsqrt_{mode}", c)
-    for x, s in zip(c, r):  # s is the right neighbour of sqrt(x) for the mode
+    for x, s in zip(c, r, strict=True):  # s is the right neighbour of sqrt(x) for the mode
         lo, hi = Fraction(float(np.nextafter(s, -np.inf))), Fraction(float(np.nextafter(s, np.inf)))
         q = Fraction(x)
         below = Fraction(float(s)) ** 2 <= q
@@ -213,11 +213,11 @@ def test_rounding_mode_arithmetic(mode):
             assert Fraction(float(s)) ** 2 >= q and lo ** 2 < q
     (r,) = run(f"fma_{mode}", A, B, A[::-1].copy())
     want = [directed(Fraction(x) * Fraction(y) + Fraction(z), mode, np.float64)
-            for x, y, z in zip(A, B, A[::-1])]
+            for x, y, z in zip(A, B, A[::-1], strict=True)]
     assert np.array_equal(r, want)
     (r,) = run(f"fmaf_{mode}", fa, fb, fa[::-1].copy())
     want = [directed(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), mode,
-                     np.float32) for x, y, z in zip(fa, fb, fa[::-1])]
+                     np.float32) for x, y, z in zip(fa, fb, fa[::-1], strict=True)]
     assert np.array_equal(r, want)
 
 

@@ -88,7 +88,8 @@ def test_a_pass_counts_only_when_cujit_and_not_numba_cuda_ran_the_kernels():
 
 def test_a_test_past_its_timeout_is_recorded_and_the_rest_still_run(needs_numba_cuda,
                                                                    tmp_path):
-    # 0.05 s is less than any of these tests takes (each starts a cold worker): each one's worker is ended and a new
+    # 0.05 s is less than any of these tests takes (each starts a cold worker): each one's worker
+    # is ended and a new
     # one carries on with the tests left, so every test still gets an outcome.
     out = tmp_path / "r.json"
     proc = suite("-k", "cudapy/test_idiv", "-k", "cudapy/test_laplace", "--no-check",

@@ -77,7 +77,8 @@ def test_cpointer_is_a_type_that_kernels_refuse_clearly():
     from cujit.diagnostics import TypingError
 
     p = types.CPointer(types.int32)
-    assert p == types.CPointer(types.int32) and p.dtype is types.int32 and str(p) == "pointer(int32)"
+    assert p == types.CPointer(types.int32) and p.dtype is types.int32
+    assert str(p) == "pointer(int32)"
     sig = types.void(p)
     assert sig.args == (p,)
 

@@ -15,11 +15,27 @@ import pytest
 from cujit import ir
 from cujit.diagnostics import Loc
 from cujit.passes import (
-    DEFAULT_PASSES, eliminate_dead_code, fold_constants, merge_blocks, run_passes,
+    DEFAULT_PASSES,
+    eliminate_dead_code,
+    fold_constants,
+    merge_blocks,
+    run_passes,
 )
 from cujit.types import (
-    Array, PyObject, Tuple, boolean, float32, float64, int8, int32, int64, none, uint8, uint32,
-    uint64, void,
+    Array,
+    PyObject,
+    Tuple,
+    boolean,
+    float32,
+    float64,
+    int8,
+    int32,
+    int64,
+    none,
+    uint8,
+    uint32,
+    uint64,
+    void,
 )
 
 L = Loc("kernel.py", 1, 0)
@@ -369,8 +385,9 @@ _FRONTEND, _CASES = _typed_kernels()
 
 @pytest.mark.parametrize("pyfunc,arg_types", _CASES)
 def test_passes_keep_the_contract_and_drop_compile_time_objects(pyfunc, arg_types):
-    from cujit.infer import infer_types
     from infer_helpers import check_contract
+
+    from cujit.infer import infer_types
 
     fn = run_passes(infer_types(_FRONTEND(pyfunc), arg_types))
     check_contract(fn)
@@ -432,13 +449,12 @@ def test_tupleget_of_a_constant_tuple_folds():
 def test_asserts_compile_to_nothing_without_debug():
     """Release builds drop an assert's check (numba's default); debug builds keep it."""
     import numpy as np
+    from kernels_debug import assert_first_nonnegative as checked  # asserts kept as written
 
     from cujit.ir import Raise
     from cujit.options import Options
     from cujit.pipeline import compile_kernel
     from cujit.types import typeof
-
-    from kernels_debug import assert_first_nonnegative as checked  # asserts kept as written
 
     types = (typeof(np.zeros(3)),)
     release = compile_kernel(checked, types, stop_after="passes").outputs["passes"]

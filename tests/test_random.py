@@ -205,10 +205,9 @@ def test_normals_have_unit_variance():
 
 
 def test_numba_import_forms_work():
+    import cujit.random
     from cujit import cuda
     from cujit.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32
-
-    import cujit.random
 
     assert cuda.random.create_xoroshiro128p_states is create_xoroshiro128p_states
     assert xoroshiro128p_uniform_float32 is cujit.random.xoroshiro128p_uniform_float32

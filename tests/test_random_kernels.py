@@ -25,10 +25,10 @@ import random
 
 import numpy as np
 import pytest
-
-from cujit import cuda, float32, float64, int32, int64
 from kernelgen import generate_kernel, program_sources
 from pysim import run_kernel
+
+from cujit import cuda, float32, float64, int32, int64
 
 CI_SEED = 20240611
 PROGRAMS = 5  # random programs per kernel
@@ -95,10 +95,10 @@ def check_kernel(seed: int, programs: int = PROGRAMS) -> None:
     kernel = cuda.jit(fn, target="cpu")
     args = [a.copy() for a in inputs] + cpu_out
     kernel[2, 4](*args)
-    for a, b in zip(args[:4], inputs):
+    for a, b in zip(args[:4], inputs, strict=True):
         np.testing.assert_array_equal(a, b, err_msg=f"kernel {seed} wrote an input")
     progs = program_sources(src)
-    for name, sim, got in zip("ifg", sim_out, cpu_out):
+    for name, sim, got in zip("ifg", sim_out, cpu_out, strict=True):
         bad = _mismatch(sim, got)
         if bad.size:
             t, c = bad[0]

@@ -41,7 +41,7 @@ target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-f3
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-"""
+"""  # noqa: E501 -- the NVPTX data layout is one LLVM line
 
 # saxpy(a: float32, x: float32[:], y: float32[:], out: float32[:]): out[i] = a*x[i] + y[i]
 # for i < len(out).  Addresses use the byte strides, so strided views work.

@@ -10,7 +10,7 @@ from cujit import cuda
 from cujit.diagnostics import TypingError
 from cujit.options import Options
 from cujit.pipeline import compile_kernel
-from cujit.types import float32, float64, typeof
+from cujit.types import float32, float64
 
 
 def cpu(fn):

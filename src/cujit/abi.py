@@ -81,7 +81,7 @@ def keep(values, kept):
     ``values`` itself when ``kept`` is None (every parameter kept)."""
     if kept is None:
         return values
-    return [v for v, k in zip(values, kept) if k]
+    return [v for v, k in zip(values, kept, strict=True) if k]
 
 
 def kept_per_argument(arg_types, kept) -> list:

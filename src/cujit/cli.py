@@ -63,12 +63,12 @@ def print_parameters(result, arg_names, arg_types, out=sys.stdout) -> None:
     the optimised kernel reads (``LaunchRecord.passed``)."""
     from cujit import abi
 
-    names = [n for a, t in zip(arg_names, arg_types) for n in abi.param_names(a, t)]
+    names = [n for a, t in zip(arg_names, arg_types, strict=True) for n in abi.param_names(a, t)]
     kinds = abi.flat_param_kinds(arg_types)
     kept = result.record.passed
     out.write(f"== parameters ({sum(kept)} of {len(kinds)} passed at launch) ==\n")
     width = max((len(n) for n in names), default=0)
-    for name, kind, keep in zip(names, kinds, kept):
+    for name, kind, keep in zip(names, kinds, kept, strict=True):
         note = "" if keep else "  (never read: not passed)"
         out.write(f"  {name:{width}}  {kind}{note}\n")
 

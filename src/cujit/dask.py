@@ -51,7 +51,7 @@ def launch_config(shape: tuple[int, ...], block: tuple[int, ...] | None = None
     block = tuple(block or BLOCKS[len(shape)])
     if len(block) != len(shape):
         raise ValueError(f"block {block} for a chunk of shape {shape}")
-    grid = tuple(max(1, math.ceil(n / b)) for n, b in zip(shape, block))
+    grid = tuple(max(1, math.ceil(n / b)) for n, b in zip(shape, block, strict=True))
     return grid, block
 
 

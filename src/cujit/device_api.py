@@ -79,7 +79,8 @@ gridDim = Dim3("gridDim")
 laneid = SpecialRegister("laneid")  # this thread's lane in its warp, 0..31 (int32)
 warpsize = SpecialRegister("warpsize")  # 32 on every architecture so far (int32)
 
-grid = DeviceOnly("grid", "grid(ndim): this thread's absolute index (an int, or a tuple for 2-3 dims)")
+grid = DeviceOnly("grid",
+                  "grid(ndim): this thread's absolute index (an int, or a tuple for 2-3 dims)")
 gridsize = DeviceOnly("gridsize", "gridsize(ndim): the number of threads in the grid per dimension")
 
 # -- synchronisation and memory fences ------------------------------------------
@@ -129,7 +130,8 @@ stcg, stcs, stwb, stwt = (DeviceOnly(n, f"{n}(array, i, value): array[i] = value
 cbrt = DeviceOnly("cbrt", "cbrt(x): the cube root")
 
 shared = Namespace("shared", array=DeviceOnly(
-    "shared.array", "shared.array(shape, dtype): block-shared memory; shape 0 means sized at launch"))
+    "shared.array",
+    "shared.array(shape, dtype): block-shared memory; shape 0 means sized at launch"))
 local = Namespace("local", array=DeviceOnly(
     "local.array", "local.array(shape, dtype): a per-thread array"))
 const = Namespace("const", array_like=DeviceOnly(

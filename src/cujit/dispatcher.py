@@ -16,13 +16,17 @@ from cujit import abi, config, events, guards, hints, linking, pickling, warmup
 from cujit.argtypes import fast_typeof
 from cujit.device_function import DeviceFunction, is_importable
 from cujit.diagnostics import (
-    CujitError, LaunchError, NoGPUError, TypingError, api_boundary, user_facing,
+    CujitError,
+    LaunchError,
+    NoGPUError,
+    TypingError,
+    api_boundary,
+    user_facing,
 )
 from cujit.inspection import KernelInspection
 from cujit.options import Options
 from cujit.types import Array, Scalar, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
-
 
 _RUNTIME: tuple = ()  # (runtime.context, runtime.launch), imported by the first launch
 
@@ -263,7 +267,8 @@ class Kernel(KernelInspection):
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
         code = self.py_func.__code__
-        for k, (name, a) in enumerate(zip(code.co_varnames, args)):
+        # co_varnames lists the arguments first, then the locals: only the first len(args) pair.
+        for k, (name, a) in enumerate(zip(code.co_varnames, args, strict=False)):
             try:
                 typeof(a)
             except TypeError as exc:

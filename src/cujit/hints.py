@@ -107,7 +107,8 @@ def eager_mismatch(kernel: str, argnames, declared, given, accepts=None) -> str:
     the first signature does not take (``accepts(want, got)``; by default, the first that
     differs), the signature that would take them all."""
     which, conversion = "the argument types differ from the signature", "x.astype(...)"
-    for k, (want, got) in enumerate(zip(declared, given)):
+    # A call may pass more or fewer arguments than the signature declares.
+    for k, (want, got) in enumerate(zip(declared, given, strict=False)):
         if not (accepts(want, got) if accepts else _spell(want) == _spell(got)):
             name = argnames[k] if k < len(argnames) else f"#{k}"
             which = (f"argument {k} ({name!r}) is {_spell(got)} where the signature has "
@@ -132,6 +133,7 @@ def _conversion(name: str, want, got) -> str:
 def launch_form(kernel: str, argnames, args) -> str:
     """The hint for a kernel called without a launch configuration, in the user's names:
     the grid covers the first array argument."""
-    first = next((n for n, a in zip(argnames, args) if hasattr(a, "shape")),
+    # The user may pass the wrong number of arguments: name the first array among both.
+    first = next((n for n, a in zip(argnames, args, strict=False) if hasattr(a, "shape")),
                  argnames[0] if argnames else "x")
     return hint("no-launch-config", kernel=kernel, first=first, args=", ".join(argnames))

@@ -125,8 +125,9 @@ def _asm(spec) -> str:
     native = spec.result.outputs.get("native")
     if native is None:
         return spec.result.ptx
-    from cujit.targets.cpu.engine import host_machine
     from llvmlite import binding as llvm
+
+    from cujit.targets.cpu.engine import host_machine
 
     return host_machine().emit_assembly(llvm.parse_assembly(native.jit.llvm_ir))
 

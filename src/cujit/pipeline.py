@@ -30,6 +30,8 @@ FRONT_STAGES = ("bytecode", "cfg", "ir", "typed", "passes")
 STAGES = FRONT_STAGES + ("llvm", "ptx", "cubin")
 CPU_STAGES = FRONT_STAGES + ("llvm", "native")
 TARGET_STAGES = {"cuda": STAGES, "cpu": CPU_STAGES}
+# Options is frozen, so one shared default is safe.
+DEFAULT_OPTIONS = Options()
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ def _callees(run: _Run, passes):
     return Callees(compile_callee, (run.options, passes))
 
 
-def type_device_function(devfn, arg_types, options: Options = Options()):
+def type_device_function(devfn, arg_types, options: Options = DEFAULT_OPTIONS):
     """Stages 1-5 of device function ``devfn`` for ``arg_types``, with ``options``' pass
     list: its typed IR (kept, as every callee's, by ``device_function``'s table)."""
     run = _Run(devfn.py_func, options, None)
@@ -251,7 +253,7 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
     back_end(run, fn, arg_types, options)
 
 
-def compile_kernel(pyfunc, arg_types, options: Options = Options(),
+def compile_kernel(pyfunc, arg_types, options: Options = DEFAULT_OPTIONS,
                    stop_after: str = "cubin") -> CompileResult:
     """Compile ``pyfunc`` for ``arg_types``; return every stage's output up to ``stop_after``."""
     startup.run_before_compile()  # a warm-up running beside the driver's start finishes

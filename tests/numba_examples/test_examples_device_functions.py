@@ -41,7 +41,7 @@ def test_cpu_gpu_compat(target):
 
     f.forall(len(X))(results, X, Y, Z)
     expect = [business_logic.py_func(x, y, z) for x, y, z in
-              zip(X.copy_to_host(), Y.copy_to_host(), Z.copy_to_host())]
+              zip(X.copy_to_host(), Y.copy_to_host(), Z.copy_to_host(), strict=True)]
     assert_matches(results.copy_to_host(), np.array(expect))
 
 

@@ -17,7 +17,10 @@ from types import MappingProxyType
 
 from cujit.bytecode.instr import Bytecode, Instr
 from cujit.bytecode.unsupported import (
-    MESSAGES, TRY_MESSAGE, flags_message, nested_function_message,
+    MESSAGES,
+    TRY_MESSAGE,
+    flags_message,
+    nested_function_message,
 )
 from cujit.diagnostics import Loc, UnsupportedError
 from cujit.hints import hint
@@ -91,7 +94,7 @@ def _try_loc(raw, locs, i: int) -> Loc:
     return locs[i - 1] if i and raw[i - 1].opname == "NOP" else locs[i]
 
 
-def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
+def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
     """CPython instructions -> (origin offset, Instr) with targets still offsets."""
     out: list[tuple[int, Instr]] = []
     protected = _protected_offsets(code)
@@ -116,7 +119,7 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:
         name = _RENAME.get(name, name)
 
         def emit(op, arg=None, **kw):
-            out.append((off, Instr(op, arg, loc, **kw)))
+            out.append((off, Instr(op, arg, loc, **kw)))  # noqa: B023 -- called within this iteration
 
         if name in _SAME:
             emit(name, ins.argval)
@@ -215,7 +218,7 @@ def _resolve_targets(pairs: list[tuple[int, Instr]], raw) -> tuple[Instr, ...]:
 
 def _closure(fn) -> dict[str, object]:
     out = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         try:
             out[name] = cell.cell_contents
         except ValueError:  # an empty cell: reported by irgen if read

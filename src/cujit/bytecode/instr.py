@@ -43,6 +43,7 @@ from typing import Mapping
 
 from cujit.diagnostics import Loc
 
+
 def _empty() -> Mapping[str, object]:
     return MappingProxyType({})
 

@@ -3,7 +3,8 @@
 ``store.decode`` proves an entry is the bytes some process wrote (its checksum);
 it does not prove the header says what this cujit needs.  An entry written by a
 damaged or different writer could name no symbol, lack a section, or carry a
-parameter mask (``LaunchRecord.passed``) of the wrong length, which would make the launch pass the wrong
+parameter mask (``LaunchRecord.passed``) of the wrong length, which would make the launch pass the
+wrong
 parameters.  ``usable`` checks every field a hit reads; an entry that fails is
 treated as damaged: removed, and the kernel compiled again.
 """

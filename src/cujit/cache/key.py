@@ -148,7 +148,7 @@ def _function(fn, h, debug: bool, seen: set) -> None:
         elif name in fn_builtins:
             h.update(f"builtin {name}=".encode())
             _value(fn_builtins[name], h, debug, seen, names)
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         h.update(f"closure {name}=".encode())
         try:
             contents = cell.cell_contents
@@ -186,7 +186,7 @@ def _const(c) -> str:
     return f"{type(c).__name__}:{c!r}"
 
 
-def _value(v, h, debug: bool, seen: set, names: set) -> None:
+def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- one branch per kind of global a kernel can capture, in the order irgen freezes them
     """Fingerprint one global or closure value as irgen will freeze it."""
     if isinstance(v, (*_PLAIN, frozenset)):
         h.update(f"{_const(v)}\n".encode())

@@ -111,7 +111,7 @@ def build_cfg(bc: Bytecode) -> CFG:
     """Basic blocks, edges, entry stack depths and loop headers of ``bc``."""
     instrs = bc.instrs
     leaders = _leaders(instrs)
-    ranges = dict(zip(leaders, [*leaders[1:], len(instrs)]))
+    ranges = dict(zip(leaders, [*leaders[1:], len(instrs)], strict=True))
     depth = _depths(instrs, ranges)
     starts = sorted(depth)                       # reachable blocks only
     bid = {s: i for i, s in enumerate(starts)}

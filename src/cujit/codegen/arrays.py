@@ -12,7 +12,8 @@ the type promises:
 - 'A': ``data + sum(i_k * stride_k)`` bytes, using the strides.
 
 Negative indices count from the end (``i < 0 -> i + n`` per dimension, as
-Python); there is no bounds check outside debug mode (``checks.py``).  Data pointers are generic (address space 0)
+Python); there is no bounds check outside debug mode (``checks.py``).  Data pointers are generic
+(address space 0)
 and not ``noalias``: two array arguments may share memory.
 """
 
@@ -45,7 +46,7 @@ def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
     b = ctx.builder
     v = ll.Constant(array_type(t), ll.Undefined)
     v = b.insert_value(v, data, ARRAY_DATA)
-    for k, (n, s) in enumerate(zip(shape, strides)):
+    for k, (n, s) in enumerate(zip(shape, strides, strict=True)):
         v = b.insert_value(v, n, [ARRAY_SHAPE, k])
         v = b.insert_value(v, s, [ARRAY_STRIDES, k])
     return v

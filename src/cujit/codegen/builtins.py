@@ -17,7 +17,14 @@ from cujit.codegen.context import FunctionLowering
 from cujit.codegen.datetimes import DATETIME_INTRINSICS
 from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.lltypes import (
-    ARRAY_DATA, ARRAY_SHAPE, I64, RANGE_STRUCT, const_int, i64, memory_type, value_type,
+    ARRAY_DATA,
+    ARRAY_SHAPE,
+    I64,
+    RANGE_STRUCT,
+    const_int,
+    i64,
+    memory_type,
+    value_type,
 )
 from cujit.codegen.scalars import compare
 from cujit.codegen.slicing import lower_array_slice

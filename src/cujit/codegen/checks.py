@@ -110,7 +110,7 @@ def _claim(ctx: FunctionLowering, state: _ModuleChecks, site: abi.ErrorSite,
         b.store(_sreg(ctx, f"threadIdx.{axis}"), _word(ctx, record, abi.DEBUG_THREAD + k))
         b.store(_sreg(ctx, f"blockIdx.{axis}"), _word(ctx, record, abi.DEBUG_BLOCK + k))
     if extra is not None:
-        for slot, v in zip((abi.DEBUG_INDEX, abi.DEBUG_AXIS, abi.DEBUG_SIZE), extra):
+        for slot, v in zip((abi.DEBUG_INDEX, abi.DEBUG_AXIS, abi.DEBUG_SIZE), extra, strict=True):
             b.store(v, _word(ctx, record, slot))
     b.branch(done)
     b.position_at_end(done)
@@ -143,7 +143,7 @@ def check_bounds(ctx: FunctionLowering, indices: list[ll.Value], wrapped: list[l
         return
     b = ctx.builder
     site = abi.ErrorSite(ctx.loc, IndexError, BOUNDS_MESSAGE, bounds=True)
-    for axis, (i, w, n) in enumerate(zip(indices, wrapped, extents)):
+    for axis, (i, w, n) in enumerate(zip(indices, wrapped, extents, strict=True)):
         ok = b.icmp_unsigned("<", w, n)
         good = ctx.llfn.append_basic_block("inbounds")
         bad = ctx.llfn.append_basic_block("outofbounds")

@@ -12,8 +12,8 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.codegen.lltypes import has_value, scalar_type
-from cujit.diagnostics import Loc, UnsupportedError
 from cujit.codegen.target import Target
+from cujit.diagnostics import Loc, UnsupportedError
 from cujit.types import Scalar
 
 

@@ -84,13 +84,13 @@ class BlockMap:
             per_param.append([b.phi(ty, name=f"v{p.id}" + "".join(f".{k}" for k in path))
                               for path, ty in leaves])
         # Reassemble aggregates only after all phis: phis must lead their block.
-        for p, phis in zip(block.params, per_param):
+        for p, phis in zip(block.params, per_param, strict=True):
             lt = value_type(p.type)
             if lt is None or not isinstance(lt, (ll.BaseStructType, ll.ArrayType)):
                 ctx.set(p, phis[0] if phis else None)
                 continue
             v = ll.Constant(lt, ll.Undefined)
-            for (path, _), phi in zip(leaf_paths(lt), phis):
+            for (path, _), phi in zip(leaf_paths(lt), phis, strict=True):
                 v = b.insert_value(v, phi, list(path))
             ctx.set(p, v)
         self.phis[block.id] = per_param
@@ -113,8 +113,8 @@ class BlockMap:
 
     def fill_phis(self) -> None:
         for pred, target, incoming in self.edges:
-            for phis, values in zip(self.phis[target], incoming):
-                for phi, value in zip(phis, values):
+            for phis, values in zip(self.phis[target], incoming, strict=True):
+                for phi, value in zip(phis, values, strict=True):
                     phi.add_incoming(value, pred)
 
 

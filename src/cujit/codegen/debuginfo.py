@@ -241,7 +241,7 @@ def describe_params(ctx, names: tuple[str, ...], types: tuple[Type, ...],
     if info is None or info.level != "full":
         return
     ctx.debug_vars = Variables(ctx, info)
-    for argno, (name, t, value) in enumerate(zip(names, types, values), start=1):
+    for argno, (name, t, value) in enumerate(zip(names, types, values, strict=True), start=1):
         ctx.debug_vars.store(ctx, name, t, value, argno)
 
 

@@ -67,11 +67,11 @@ class DeviceFunctions:
         llfn.attributes.add("nounwind")
         # Entered before lowering the body: a function is lowered once.
         self._made[id(fn)] = (fn, llfn)
-        for arg, (n, _) in zip(llfn.args, hidden):
+        for arg, (n, _) in zip(llfn.args, hidden, strict=False):  # the hidden ones come first
             arg.name = n
         ctx = FunctionLowering(fn, self.target, self.module, llfn, self, kernel=False)
         debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(p.type for p in fn.args))
-        for p, arg, n in zip(fn.args, llfn.args[len(hidden):], fn.arg_names):
+        for p, arg, n in zip(fn.args, llfn.args[len(hidden):], fn.arg_names, strict=True):
             arg.name = n
             ctx.set(p, arg)
         self._lower_body(ctx)

@@ -51,7 +51,7 @@ def string_constant(ctx: FunctionLowering, text: str, addrspace: int = 0) -> ll.
 
 def _values(ctx: FunctionLowering, op: ir.Intrinsic, args, addrspace: int) -> list[ll.Value]:
     out = []
-    for v, a in zip(op.args, args):
+    for v, a in zip(op.args, args, strict=True):
         if v.type.kind == "b":
             a = ctx.builder.select(a, string_constant(ctx, "True", addrspace),
                                    string_constant(ctx, "False", addrspace))

@@ -32,7 +32,7 @@ def constant(t, value) -> ll.Constant | None:
     if isinstance(t, Tuple):
         return ll.Constant(value_type(t), [constant(it, v) if has_value(it) else
                                            ll.Constant(ll.LiteralStructType([]), [])
-                                           for it, v in zip(t.items, value)])
+                                           for it, v in zip(t.items, value, strict=True)])
     if not has_value(t):
         return None
     raise AssertionError(f"constant of type {t}")

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
-def type_getattr(t: Typer, op: GetAttr) -> None:
+def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
@@ -133,7 +133,7 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:
+def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C901 -- one branch per index form (slice, scalar, tuple of ints, tuple being built) numba accepts
     """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
     if (isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice)) \
             or slicing.has_slice(idx):  # a view is only read (GetItem takes it)
@@ -298,7 +298,7 @@ def namedtuple_constructor(cls: type):
                 items.append(t.const(defaults[f], site.loc))
             else:
                 items.append(site.arg(i, f))
-        for f, v in zip(fields, items):
+        for f, v in zip(fields, items, strict=True):
             if not isinstance(v.type, (Scalar, Array, Tuple)):
                 raise TypingError(f"{cls.__name__} field '{f}' cannot hold "
                                   f"{describe(v.type)}", site.loc)

@@ -17,7 +17,7 @@ from cujit.infer import datetime_ops
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
-from cujit.ir import BinOp, Cast, Compare, Const, Undef, UnaryOp, Value
+from cujit.ir import BinOp, Cast, Compare, Const, UnaryOp, Undef, Value
 from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
 from cujit.types.core import is_device_array_global
 from cujit.types.datetimes import is_datetime_kind

@@ -16,7 +16,16 @@ from cujit.infer.cuda_calls import is_frozen_array
 from cujit.infer.numeric import describe, unify
 from cujit.ir import BinOp, Intrinsic, TupleGet, Value
 from cujit.types import (
-    Array, PyObject, RangeType, Scalar, Tuple, boolean, float32, float64, int8, int64,
+    Array,
+    PyObject,
+    RangeType,
+    Scalar,
+    Tuple,
+    boolean,
+    float32,
+    float64,
+    int8,
+    int64,
 )
 
 if TYPE_CHECKING:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 import types as pytypes
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cujit import device_api as cuda
-from cujit.foreign import DeclaredFunction
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.foreign import DeclaredFunction
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
@@ -31,22 +31,28 @@ from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
+from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
 from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.function_calls import as_device_function, call_device_function
-from cujit.infer.cache_hint_calls import cache_hint_rules
+from cujit.infer.iteration import iteration_rules
 from cujit.infer.libdevice_calls import libdevice_rules
-from cujit.infer.vector_calls import vector_rules
+from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
-from cujit.infer.rounding_calls import rounding_rules
-from cujit.infer.iteration import iteration_rules
-from cujit.infer.slicing import slicing_rules
-from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.print_calls import call_print
+from cujit.infer.rounding_calls import rounding_rules
+from cujit.infer.slicing import slicing_rules
+from cujit.infer.vector_calls import vector_rules
 from cujit.ir import Call, Const, Value
 from cujit.types import (
-    SCALARS, PyObject, Type, describe_object, float64, int64, is_namedtuple_class,
+    SCALARS,
+    PyObject,
+    Type,
+    describe_object,
+    float64,
+    int64,
+    is_namedtuple_class,
 )
 
 _MISSING = object()
@@ -201,7 +207,7 @@ def _lookup(fn: object) -> Rule | None:
         return None
 
 
-def type_call(t: Typer, op: Call) -> None:
+def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)
     callee = t.value(op.func)
     if not isinstance(callee.type, PyObject):
         t.check_defined(callee, op.loc)

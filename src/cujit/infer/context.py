@@ -20,15 +20,28 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.numeric import describe
 from cujit.ir import BuildTuple, Cast, Const, Function, Op, TupleGet, Value
 from cujit.types import (
-    Array, NamedTuple, NoneType, PyObject, Scalar, Tuple, Type, boolean, complex128, float64,
-    from_dtype, int64, is_namedtuple_class, none, uint64,
+    Array,
+    NamedTuple,
+    NoneType,
+    PyObject,
+    Scalar,
+    Tuple,
+    Type,
+    boolean,
+    complex128,
+    float64,
+    from_dtype,
+    int64,
+    is_namedtuple_class,
+    none,
+    uint64,
 )
 from cujit.types.foreign import from_numba_type, is_numba_type
 
 STRING_ERROR = "strings are not supported in kernels"
 
 
-def const_type(value: object) -> tuple[Type, object] | None:
+def const_type(value: object) -> tuple[Type, object] | None:  # noqa: C901 -- one branch per Python constant kind, each with NumPy's typing rule for it
     """The type of a Python constant and its value as the IR stores it.
 
     Numbers keep a plain Python value already in range of the type (numpy
@@ -172,7 +185,7 @@ class Typer:
         if isinstance(v.type, Tuple) and isinstance(t, Tuple) \
                 and len(v.type.items) == len(t.items):
             items = []
-            for i, (src, dst) in enumerate(zip(v.type.items, t.items)):
+            for i, (src, dst) in enumerate(zip(v.type.items, t.items, strict=True)):
                 item = self.emit(TupleGet(loc=loc, result=self.fresh(src), tuple=v, index=i))
                 items.append(self.cast(item, dst, loc))
             return self.emit(BuildTuple(loc=loc, result=self.fresh(t), items=tuple(items)))

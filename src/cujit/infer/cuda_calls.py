@@ -22,7 +22,17 @@ from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
 from cujit.types import (
-    Array, PyObject, Record, Scalar, Tuple, boolean, int32, int64, none, to_type, uint32,
+    Array,
+    PyObject,
+    Record,
+    Scalar,
+    Tuple,
+    boolean,
+    int32,
+    int64,
+    none,
+    to_type,
+    uint32,
 )
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ header's parameters may widen when its back edge is seen (``i = 0`` then
 nothing changes; the types only grow in a finite lattice, so this ends.  Only a
 change to a block the sweep has already typed (a back edge) calls for another
 sweep: a forward edge's target is typed later in the same sweep, with the new
-types, so a loop-free kernel needs one sweep.  A last sweep then emits the typed function, with a Cast on every edge whose
+types, so a loop-free kernel needs one sweep.  A last sweep then emits the typed function, with a
+Cast on every edge whose
 argument is narrower than its parameter:
 
     block1(%5: int64):  ...  jump block2(%5)        # block2(%7: float64)
@@ -99,14 +100,14 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
     if len(arg_types) != len(fn.args):
         raise TypingError(f"{what} '{fn.name}' takes {len(fn.args)} arguments but "
                           f"{len(arg_types)} types were given", fn.loc)
-    for name, t in zip(fn.arg_names, arg_types):
+    for name, t in zip(fn.arg_names, arg_types, strict=True):
         if not (is_argument_type(t) or (device and is_constant_argument(t))):
             raise TypingError(f"argument '{name}' of type {describe(t)} cannot be passed to a "
                               f"{what}", fn.loc)
     order = _reverse_postorder(fn)
-    literals = {p.id: t.value for p, t in zip(fn.args, arg_types) if isinstance(t, LiteralArg)}
+    literals = {p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)}
     arg_types = tuple(t.base if isinstance(t, LiteralArg) else t for t in arg_types)
-    state = _State({p.id: t for p, t in zip(fn.args, arg_types)}, callees=callees,
+    state = _State({p.id: t for p, t in zip(fn.args, arg_types, strict=True)}, callees=callees,
                    literals=literals,
                    device=device, declared_return=return_type, return_type=return_type)
     for _ in range(MAX_SWEEPS):
@@ -226,7 +227,7 @@ _MISSING = object()
 
 
 def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
-    mapped = lambda v: t.value(v)
+    mapped = t.value
     if isinstance(term, Branch):
         cond = t.value(term.cond)
         if cond.type is not None:
@@ -293,7 +294,7 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
 def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None:
     """Unify each edge argument's type into its target parameter's type."""
     for target, args in term.successors():
-        for p, a in zip(fn.block(target).params, args):
+        for p, a in zip(fn.block(target).params, args, strict=True):
             if a.id in t.undef_names:
                 # An unset variable adopts its merge partner's type, never imposes one.
                 if p.id not in state.undef_params:
@@ -330,7 +331,7 @@ def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
     """Cast (or re-Undef) each edge argument to its parameter's type."""
     def convert(target: int, args: tuple[Value, ...]) -> tuple[Value, ...]:
         out = []
-        for p, a in zip(fn.block(target).params, args):
+        for p, a in zip(fn.block(target).params, args, strict=True):
             pt = t.param_types.get(p.id, none)
             if a.type != pt:
                 if a.id in t.undef_names:

@@ -190,7 +190,7 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
     for sig in devfn.signatures:  # scalars convert, arrays to layout 'A', as numba converts
         if len(sig.args) == len(types) and all(
                 a == b or (isinstance(a, Scalar) and isinstance(b, Scalar))
-                or accepts_array(a, b) for a, b in zip(sig.args, types)):
+                or accepts_array(a, b) for a, b in zip(sig.args, types, strict=True)):
             return sig
     declared = ", ".join(str(s) for s in devfn.signatures)
     raise TypingError(f"device function '{devfn.__name__}' is declared as {declared} and "
@@ -218,7 +218,7 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
     types = tuple(v.type for v in args)
     sig = _declared(devfn, types, site.loc)
     if sig is not None:
-        args = [t.cast(v, ty, site.loc) for v, ty in zip(args, sig.args)]
+        args = [t.cast(v, ty, site.loc) for v, ty in zip(args, sig.args, strict=True)]
         types = tuple(sig.args)
     ret = sig.return_type if sig and not _return_inferred(devfn, sig) else None
     callee, types = _typed_callee(t, devfn, args, types, ret, site.loc)

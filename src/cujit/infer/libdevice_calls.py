@@ -31,7 +31,7 @@ def _rule(fn: LibdeviceFunction):
                               site.loc)
         site.expect(len(fn.args), len(fn.args))
         args = []
-        for k, (a, want) in enumerate(zip(site.args, fn.args)):
+        for k, (a, want) in enumerate(zip(site.args, fn.args, strict=True)):
             t.scalar(a, site.loc, f"libdevice.{fn.name}'s argument {k + 1}")
             args.append(t.cast(a, want, site.loc))
         return t.emit(Intrinsic(loc=site.loc, result=site.result(fn.returns),

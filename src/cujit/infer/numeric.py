@@ -56,7 +56,7 @@ def complex_of(part: Scalar) -> Scalar:
     return complex64 if part.bits <= 32 else complex128
 
 
-def _unify_scalars(a: Scalar, b: Scalar) -> Scalar:
+def _unify_scalars(a: Scalar, b: Scalar) -> Scalar:  # noqa: C901 -- NumPy's promotion rules for scalar kinds, case by case as NumPy states them
     if a == b:
         return a
     if a.kind == "b":
@@ -93,7 +93,7 @@ def unify(a: Type, b: Type) -> Type | None:
         return _unify_scalars(a, b)
     if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items) \
             and getattr(a, "cls", None) is getattr(b, "cls", None):  # one namedtuple class
-        items = [unify(x, y) for x, y in zip(a.items, b.items)]
+        items = [unify(x, y) for x, y in zip(a.items, b.items, strict=True)]
         if any(t is None for t in items):
             return None
         return dataclasses.replace(a, items=tuple(items))
@@ -105,7 +105,7 @@ def int_result(*types: Scalar) -> Scalar:
     return int64 if any(t.kind in "ib" for t in types) else uint64
 
 
-def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] | str:
+def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] | str:  # noqa: C901 -- numba's operator typing, one rule per operator class (complex, shift, bitwise, /, **)
     """(lhs type, rhs type, result type) the operands are cast to for ``a op b``,
     or an error message when the operator does not apply to these types."""
     if a.is_complex or b.is_complex:

@@ -36,11 +36,11 @@ def takes_arrays(site: CallSite) -> bool:
     return "out" in site.kwargs or any(isinstance(v.type, Array) for v in site.args)
 
 
-def with_arrays(np_name: str, nin: int, scalar_rule):
+def with_arrays(np_name: str, nin: int, scalar_rule):  # noqa: C901 -- its inner rule checks a NumPy ufunc call's operands and out= in the order NumPy does
     """The rule for ``np.<np_name>`` (``nin`` inputs): ``scalar_rule`` for scalar operands,
     the generated element-wise device function for arrays."""
 
-    def rule(t: Typer, site: CallSite):
+    def rule(t: Typer, site: CallSite):  # noqa: C901 -- checks a NumPy ufunc call's operands and out= in the order NumPy reports errors
         from cujit.infer.function_calls import call_device_function
 
         if not takes_arrays(site):
@@ -94,7 +94,8 @@ def _elementwise(np_name: str, pattern: str, ndim: int):
     name = f"np_{np_name}_{pattern}_{ndim}"
     params = [f"x{k}" for k in range(len(pattern))]
     index = ", ".join(f"i{d}" for d in range(ndim))
-    operands = [f"{p}[{index}]" if kind == "a" else p for p, kind in zip(params, pattern)]
+    operands = [f"{p}[{index}]" if kind == "a" else p
+                for p, kind in zip(params, pattern, strict=True)]
     lines = [f"def {name}({', '.join(params)}, out):"]
     for d in range(ndim):
         lines.append("    " * (d + 1) + f"for i{d} in range(out.shape[{d}]):")

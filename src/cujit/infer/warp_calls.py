@@ -6,7 +6,7 @@ types them as:
 
 | function | value / predicate | result |
 |---|---|---|
-| ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync`` | int32, int64, uint32, uint64, float32, float64 | the value's type |
+| ``shfl_sync``, ``shfl_{up,down,xor}_sync`` | (u)int32/64, f32/64 | the same |
 | ``all_sync``, ``any_sync``, ``eq_sync`` | an integer or bool | bool |
 | ``ballot_sync`` | an integer or bool | int32 |
 | ``match_any_sync`` | value -> int32/int64/float32/float64 | int32 |

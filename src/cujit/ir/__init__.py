@@ -3,11 +3,29 @@
 ``OPS`` enumerates every op in one place.
 """
 
-from cujit.ir.arith import BINARY_OPS, COMPARE_OPS, UNARY_OPS, BinOp, Cast, Compare, Const, Undef, UnaryOp
+from cujit.ir.arith import (
+    BINARY_OPS,
+    COMPARE_OPS,
+    UNARY_OPS,
+    BinOp,
+    Cast,
+    Compare,
+    Const,
+    UnaryOp,
+    Undef,
+)
 from cujit.ir.calls import Call, CallFunction, Intrinsic
 from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
 from cujit.ir.core import (
-    Block, Function, Op, Terminator, Value, map_operands, map_values, operands, replace,
+    Block,
+    Function,
+    Op,
+    Terminator,
+    Value,
+    map_operands,
+    map_values,
+    operands,
+    replace,
 )
 from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetAttr, SetItem, TupleGet
 from cujit.ir.printer import format_function, format_op

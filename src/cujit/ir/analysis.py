@@ -28,7 +28,7 @@ from cujit.ir.memory import SetItem, TupleGet
 from cujit.types.core import Array, Scalar
 
 
-def written_arguments(fn: Function) -> tuple[bool, ...]:
+def written_arguments(fn: Function) -> tuple[bool, ...]:  # noqa: C901 -- a fixed point over blocks and ops; the loop nest is the algorithm
     """One flag per kernel argument: True if the kernel may write into it."""
     aliases: dict[int, frozenset[int]] = {p.id: frozenset((i,)) for i, p in enumerate(fn.args)}
 
@@ -53,7 +53,7 @@ def written_arguments(fn: Function) -> tuple[bool, ...]:
                     if srcs:
                         widen(op.result.id, srcs)
             for target, args in block.term.successors():
-                for param, arg in zip(fn.block(target).params, args):
+                for param, arg in zip(fn.block(target).params, args, strict=True):
                     if of(arg):
                         widen(param.id, of(arg))
 
@@ -106,7 +106,8 @@ MAX_CONTIGUOUS_EXTENT = 2**57
 # The values each special register can hold, inclusive, from CUDA's launch limits: blocks
 # of at most 1024 threads (64 along z), grids of at most 2**31 - 1 blocks along x and
 # 65535 along y and z (the CUDA target also hands them to LLVM: ``targets/cuda``).
-SPECIAL_REGISTER_RANGES = {"threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
+SPECIAL_REGISTER_RANGES = {
+                "threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
                 "blockDim.x": (1, 1024), "blockDim.y": (1, 1024), "blockDim.z": (1, 64),
                 "blockIdx.x": (0, 2**31 - 2), "blockIdx.y": (0, 65534),
                 "blockIdx.z": (0, 65534), "gridDim.x": (1, 2**31 - 1),
@@ -116,7 +117,7 @@ _GRID_1D = (0, (2**31 - 1) * 1024 - 1)  # cuda.grid(1)
 _GRIDSIZE_1D = (1, (2**31 - 1) * 1024)  # cuda.gridsize(1)
 
 
-def non_overflowing_adds(fn: Function) -> frozenset[int]:
+def non_overflowing_adds(fn: Function) -> frozenset[int]:  # noqa: C901 -- one range analysis (guards, loop counters, a few sweeps); its parts share the range map
     """The result ids of ``fn``'s signed integer ``+`` ops that cannot overflow.
 
     Ranges ``(lo, hi)`` (None: unbounded) come from constants, the launch's special
@@ -226,7 +227,7 @@ def _fits(t: Scalar, a: tuple, b: tuple) -> bool:
     return up and down
 
 
-def _op_range(op, rng, defs) -> tuple:
+def _op_range(op, rng, defs) -> tuple:  # noqa: C901 -- one branch per op whose value range is known (constants, special registers, shapes, + and *)
     if isinstance(op, Const) and isinstance(op.value, int) and not isinstance(op.value, bool):
         return op.value, op.value
     if isinstance(op, Intrinsic):

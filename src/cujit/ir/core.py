@@ -66,7 +66,7 @@ def _rebuild(obj, fn: Callable[[Value], Value]):
         return fn(obj)
     if isinstance(obj, tuple):
         items = tuple([_rebuild(item, fn) for item in obj])
-        return obj if all(a is b for a, b in zip(items, obj)) else items
+        return obj if all(a is b for a, b in zip(items, obj, strict=True)) else items
     return obj
 
 

@@ -85,7 +85,7 @@ def format_block(block: Block) -> str:
 
 
 def format_function(fn: Function) -> str:
-    args = ", ".join(f"{_typed(v)} {n}" for v, n in zip(fn.args, fn.arg_names))
+    args = ", ".join(f"{_typed(v)} {n}" for v, n in zip(fn.args, fn.arg_names, strict=True))
     ret = f" -> {fn.return_type}" if fn.return_type is not None else ""
     head = f"func {fn.name}({args}){ret}"
     return head + "\n" + "\n".join(format_block(b) for b in fn.blocks) + "\n"

@@ -137,8 +137,10 @@ class IRBuilder:
         names = self._layout(cfg_id)
         ps = self.params(cfg_id)
         locs: dict[str, Value | None] = dict.fromkeys(self.bc.local_names)
-        locs.update(zip(names, ps))
-        self.var_names.update(((p.id, n), None) for n, p in zip(names, ps))
+        # ps holds the locals' parameters, then the stack's: the locals are the first ones.
+        local_ps = ps[:len(names)]
+        locs.update(zip(names, local_ps, strict=True))
+        self.var_names.update(((p.id, n), None) for n, p in zip(names, local_ps, strict=True))
         return State(locs, list(ps[len(names):]))
 
     def _rpo(self) -> list[int]:
@@ -164,7 +166,7 @@ class IRBuilder:
         bc = self.bc
         args = tuple(self.value() for _ in bc.arg_names)
         start = State(dict.fromkeys(bc.local_names), [])
-        start.locals.update(zip(bc.arg_names, args))
+        start.locals.update(zip(bc.arg_names, args, strict=True))
         if self.shift:
             entry = BlockBuf(0, params=args)
             self.bufs[0] = entry

@@ -12,8 +12,26 @@ from cujit.bytecode import Instr
 from cujit.cfg import BasicBlock
 from cujit.diagnostics import CompileError
 from cujit.ir import (
-    BinOp, Branch, BuildTuple, Call, Compare, Const, GetAttr, GetItem, GetIter, IterNext,
-    IterValid, IterValue, Jump, Raise, Return, SetAttr, SetItem, TupleGet, UnaryOp, Undef,
+    BinOp,
+    Branch,
+    BuildTuple,
+    Call,
+    Compare,
+    Const,
+    GetAttr,
+    GetItem,
+    GetIter,
+    IterNext,
+    IterValid,
+    IterValue,
+    Jump,
+    Raise,
+    Return,
+    SetAttr,
+    SetItem,
+    TupleGet,
+    UnaryOp,
+    Undef,
 )
 from cujit.irgen.builder import IRBuilder, State
 
@@ -96,7 +114,7 @@ def _call(b: IRBuilder, st: State, ins: Instr) -> None:
     del st.stack[len(st.stack) - ins.arg:]
     func = st.pop()
     npos = len(args) - len(ins.kwnames)
-    kwargs = tuple(zip(ins.kwnames, args[npos:]))
+    kwargs = tuple(zip(ins.kwnames, args[npos:], strict=True))
     st.push(b.emit(Call, ins.loc, func=func, args=tuple(args[:npos]), kwargs=kwargs))
 
 

@@ -29,7 +29,7 @@ def _filter_edges(term, drop: dict[int, set[int]]):
     return term
 
 
-def _trivial_params(blocks: tuple[Block, ...]):
+def _trivial_params(blocks: tuple[Block, ...]):  # noqa: C901 -- a fixed point over block parameters with path compression; the loops are the algorithm
     """Which parameters are trivial: ``(resolve, drop)``, where ``resolve`` maps a
     value to what replaces it and ``drop`` gives each block's removed param indices."""
     # Removing one parameter can make another trivial (a loop header's parameter
@@ -95,6 +95,7 @@ def clean_up(blocks: tuple[Block, ...],
               map_operands(_filter_edges(b.term, drop), rename))
         for b in blocks)
     live = (resolve(Value(vid)) for vid, _ in var_names)
-    names = tuple(dict.fromkeys((ids[v.id].id, name) for v, (_, name) in zip(live, var_names)
+    names = tuple(dict.fromkeys((ids[v.id].id, name)
+                                for v, (_, name) in zip(live, var_names, strict=True)
                                 if v.id in ids))
     return out, names

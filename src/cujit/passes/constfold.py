@@ -20,13 +20,21 @@ of range.  A folded op keeps its result value, so no use needs rewriting.
 from __future__ import annotations
 
 import dataclasses
-
 import math
 
 import numpy as np
 
 from cujit.ir import (
-    BinOp, Block, Branch, Cast, Compare, Const, Function, Jump, TupleGet, UnaryOp,
+    BinOp,
+    Block,
+    Branch,
+    Cast,
+    Compare,
+    Const,
+    Function,
+    Jump,
+    TupleGet,
+    UnaryOp,
 )
 from cujit.types import Scalar, Tuple
 

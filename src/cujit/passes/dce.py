@@ -69,7 +69,7 @@ def reachable_blocks(fn: Function) -> list[Block]:
     return [b for b in fn.blocks if b.id in seen]
 
 
-def eliminate_dead_code(fn: Function) -> Function:
+def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-sweep over ops and block parameters; mark and sweep share the liveness sets
     """``fn`` without unreachable blocks, dead ops and unused block parameters."""
     blocks = reachable_blocks(fn)
     defs: dict[int, Op] = {}

@@ -22,7 +22,6 @@ chains behind when it turns branches into jumps.
 from __future__ import annotations
 
 import dataclasses
-
 from collections import Counter
 
 from cujit.ir import Block, Branch, Function, Jump, Value, map_operands
@@ -66,7 +65,7 @@ def merge_blocks(fn: Function) -> Function:
     while (pair := _find_merge(blocks, entry)) is not None:
         i, j = pair
         pred, succ = blocks[i], blocks[j]
-        subst = {p.id: a for p, a in zip(succ.params, pred.term.args)}
+        subst = {p.id: a for p, a in zip(succ.params, pred.term.args, strict=True)}
         blocks[i] = Block(pred.id, pred.params, pred.ops + succ.ops, succ.term)
         del blocks[j]
         if subst:

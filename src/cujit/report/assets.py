@@ -39,7 +39,8 @@ main { display: grid; grid-template-columns: minmax(340px, 34%) 1fr; gap: 10px; 
 .seg { min-width: 3px; overflow: hidden; color: #fff; font-size: 10px; padding: 5px 3px;
        white-space: nowrap; }
 .s-bytecode { background: #6c7ae0; } .s-cfg { background: #4f9bd9; } .s-ir { background: #3bb0a6; }
-.s-typed { background: #5fb55f; } .s-passes { background: #a3b83a; } .s-llvm { background: #e0a234; }
+.s-typed { background: #5fb55f; } .s-passes { background: #a3b83a; }
+.s-llvm { background: #e0a234; }
 .s-ptx { background: #e06a3b; } .s-cubin { background: #c2457c; }
 table { border-collapse: collapse; font-size: 12.5px; }
 td, th { border-bottom: 1px solid #e3e7ef; padding: 2px 10px 2px 0; text-align: left; }

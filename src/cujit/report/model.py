@@ -64,11 +64,11 @@ def _params(pyfunc, arg_types, ptx: str, symbol: str) -> list[Param]:
     from cujit import abi
 
     code = pyfunc.__code__
-    names = [n for a, t in zip(code.co_varnames[:code.co_argcount], arg_types)
+    names = [n for a, t in zip(code.co_varnames[:code.co_argcount], arg_types, strict=True)
              for n in abi.param_names(a, t)]
     kinds = abi.flat_param_kinds(tuple(arg_types))
     passed = _passed_params(ptx, symbol, len(kinds))
-    return [Param(n, str(k), p) for n, k, p in zip(names, kinds, passed)]
+    return [Param(n, str(k), p) for n, k, p in zip(names, kinds, passed, strict=True)]
 
 
 def compile_options(options: Options | None) -> Options:

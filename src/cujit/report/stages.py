@@ -51,7 +51,7 @@ def ir_view(name: str, fn, path: str) -> StageView:
         return loc.line if loc is not None and loc.file == path and loc.line > 0 else None
 
     args = ", ".join(f"{v}: {v.type} {n}" if v.type is not None else f"{v} {n}"
-                     for v, n in zip(fn.args, fn.arg_names))
+                     for v, n in zip(fn.args, fn.arg_names, strict=True))
     lines: list[Line] = [(f"func {fn.name}({args})", line_of(fn.loc))]
     for block in fn.blocks:
         first = block.ops[0].loc if block.ops else block.term.loc

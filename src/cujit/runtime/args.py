@@ -58,12 +58,12 @@ def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
         raise LaunchError(f"kernel takes {len(arg_types)} arguments, got {len(args)}")
     # None when nothing is to be checked: the fast path then pays one comparison.
     checks = None if written is None and device_id is None else (written, device_id, names)
-    for i, (t, a) in enumerate(zip(arg_types, args)):
+    for i, (t, a) in enumerate(zip(arg_types, args, strict=True)):
         _flatten(t, a, values, writebacks, stream, i, checks)
     return keep(values, kept), writebacks
 
 
-def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -> None:
+def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -> None:  # noqa: C901 -- the launch hot path: one branch per argument kind, inlined on purpose (no calls per argument)
     tc = t.__class__
     if tc is Scalar:
         _scalar_values(t, a, values, index)
@@ -105,7 +105,7 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
                               f"for {t}, got {a!r}")
-        for item_t, item in zip(t.items, a):
+        for item_t, item in zip(t.items, a, strict=True):
             _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
         raise LaunchError(f"argument {index}: values of type {t} cannot be kernel parameters")
@@ -170,7 +170,7 @@ def check_writable(args, written, names=None) -> None:
     ``prepare_args`` once viewed, since reading their flag may mean taking a
     DLPack capsule.
     """
-    for i, (a, w) in enumerate(zip(args, written)):
+    for i, (a, w) in enumerate(zip(args, written, strict=True)):
         if w:
             for item in (a if isinstance(a, tuple) else (a,)):
                 if isinstance(item, DeviceArray) and item.readonly:
@@ -242,7 +242,7 @@ def value_code(name: str, t, kept=None) -> str:
         exprs = [f"(1 if {name} else 0)"]
     else:
         exprs = [f"int({name})"]  # int(), as prepare_args: numba truncates floats
-    return ", ".join(e for e, k in zip(exprs, kept or [True] * len(exprs)) if k)
+    return ", ".join(e for e, k in zip(exprs, kept or [True] * len(exprs), strict=True) if k)
 
 
 def make_flattener(arg_types, kept=None):
@@ -261,7 +261,7 @@ def make_flattener(arg_types, kept=None):
         return None
     names = [f"a{i}" for i in range(len(arg_types))]
     guards, parts = [], []
-    for name, t, mask in zip(names, arg_types, kept_per_argument(arg_types, kept)):
+    for name, t, mask in zip(names, arg_types, kept_per_argument(arg_types, kept), strict=True):
         if t.__class__ is Array:
             guards.append(f"    if {name}.__class__ is not DeviceArray or {name}.readonly or "
                           f"({name}.device_id != device_id and {name}.device_id is not None):\n"

@@ -18,8 +18,8 @@ import operator
 import struct
 import threading
 
-from cujit.diagnostics import LaunchError
 from cujit.abi import kept_per_argument
+from cujit.diagnostics import LaunchError
 from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, value_code
 from cujit.runtime.driver import raise_error
 from cujit.runtime.memory import DeviceArray
@@ -100,7 +100,7 @@ class ParamPacker:
         if len(values) != len(self.kinds):
             return (f"kernel expects {len(self.kinds)} parameter values, got {len(values)} "
                     "(internal argument flattening mismatch)")
-        for i, (kind, v) in enumerate(zip(self.kinds, values)):
+        for i, (kind, v) in enumerate(zip(self.kinds, values, strict=True)):
             try:
                 struct.pack("<" + _CODES[kind], v)
             except struct.error as e:
@@ -127,7 +127,7 @@ def normalize_dims(dims, what: str) -> tuple[int, int, int]:
                           f"ints, got {dims!r}") from None
     if not 1 <= len(items) <= 3:
         raise LaunchError(f"{what} must have 1 to 3 dimensions, got {dims!r}")
-    for axis, n in zip("xyz", items):
+    for axis, n in zip("xyz", items, strict=False):  # items has 1 to 3 extents
         if n <= 0:
             raise LaunchError(f"{what} dimension {axis} must be positive, got {n} in {dims!r}")
     return items + (1,) * (3 - len(items))
@@ -138,10 +138,10 @@ def check_config(function, grid, block, shared_bytes: int):
     g = normalize_dims(grid, "grid")
     b = normalize_dims(block, "block")
     dev = function.device
-    for axis, n, lim in zip("xyz", b, dev.max_block_dim):
+    for axis, n, lim in zip("xyz", b, dev.max_block_dim, strict=True):
         if n > lim:
             raise LaunchError(f"block dimension {axis} is {n}, above the device limit of {lim}")
-    for axis, n, lim in zip("xyz", g, dev.max_grid_dim):
+    for axis, n, lim in zip("xyz", g, dev.max_grid_dim, strict=True):
         if n > lim:
             raise LaunchError(f"grid dimension {axis} is {n}, above the device limit of {lim}")
     threads = b[0] * b[1] * b[2]
@@ -242,7 +242,7 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
     parameters it takes (``cujit.abi``): the launcher packs only those.
     """
     kinds = []
-    for t, a in zip(arg_types, sample_args):
+    for t, a in zip(arg_types, sample_args, strict=True):
         if t.__class__ is Array:
             if (a.__class__ is not DeviceArray or a.cujit_type is None or a.readonly
                     or a.device_id not in (device_id, None)):
@@ -279,7 +279,7 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
            "raise_error": raise_error, "typed": typeof}
     guards, parts = [], []
     masks = kept_per_argument(arg_types, kept)
-    for i, (name, t, kind) in enumerate(zip(names, arg_types, kinds)):
+    for i, (name, t, kind) in enumerate(zip(names, arg_types, kinds, strict=True)):
         if t.__class__ is Array:
             env[f"T{i}"] = kind
             # A new array has no cujit_type yet: typing it is the general path's work,

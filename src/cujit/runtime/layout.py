@@ -43,7 +43,7 @@ def byte_span(shape, strides, itemsize: int) -> tuple[int, int]:
     if 0 in shape:
         return 0, 0
     lo = hi = 0
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=True):
         if s < 0:
             lo += (n - 1) * s
         else:
@@ -51,7 +51,7 @@ def byte_span(shape, strides, itemsize: int) -> tuple[int, int]:
     return lo, hi + itemsize
 
 
-def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ...], bool]:
+def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ...], bool]:  # noqa: C901 -- NumPy's basic indexing (ints, slices, Ellipsis) with NumPy's error for each misuse
     """Apply a basic index (ints, slices, Ellipsis) to a layout.
 
     Returns (byte offset of the new element 0, new shape, new strides, whether
@@ -74,7 +74,7 @@ def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ..
     offset = 0
     new_shape: list[int] = []
     new_strides: list[int] = []
-    for dim, (k, n, s) in enumerate(zip(key, shape, strides)):
+    for dim, (k, n, s) in enumerate(zip(key, shape, strides, strict=True)):
         if isinstance(k, slice):
             start, stop, step = k.indices(n)
             length = len(range(start, stop, step))

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
-from cujit.types.core import (
-    SCALAR_BY_NAME, Array, NamedTuple, NoneType, Scalar, Signature, Tuple, Type, boolean,
-    complex128, float64, int64, is_namedtuple_class,
-)
 from cujit.types import core as _core
-from cujit.types.datetimes import datetime_type
-from cujit.types.records import CharSeq, Record, from_structured
-from cujit.types.foreign import (
-    from_numba_signature, from_numba_type, is_numba_signature, is_numba_type,
+from cujit.types.core import (
+    SCALAR_BY_NAME,
+    Array,
+    NamedTuple,
+    NoneType,
+    Scalar,
+    Signature,
+    Tuple,
+    Type,
+    boolean,
+    complex128,
+    float64,
+    int64,
+    is_namedtuple_class,
 )
+from cujit.types.datetimes import datetime_type
+from cujit.types.foreign import (
+    from_numba_signature,
+    from_numba_type,
+    is_numba_signature,
+    is_numba_type,
+)
+from cujit.types.records import CharSeq, Record, from_structured
 
 _np = None  # numpy, imported on first use so that ``import cujit`` does not load it
 
@@ -73,12 +87,12 @@ def _layout_of(strides, shape, itemsize: int) -> str:
     """'C' or 'F' when the strides are exactly contiguous, else 'A'."""
     c_ok = f_ok = True
     expect = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
         if n > 1 and s != expect:
             c_ok = False
         expect *= n
     expect = itemsize
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=True):
         if n > 1 and s != expect:
             f_ok = False
         expect *= n
@@ -89,7 +103,7 @@ def _layout_of(strides, shape, itemsize: int) -> str:
     return "A"
 
 
-def typeof(value) -> Type:
+def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind numba.cuda accepts
     """The cujit type of a kernel launch argument."""
     np = _numpy()
     if isinstance(value, (bool, np.bool_)):
@@ -173,8 +187,9 @@ def _eval_signature(text: str):
     return ev(tree.body)
 
 
-def parse_signature(sig) -> Signature:
-    """numba's signature syntax: ``"void(float32[:], int64)"`` or a Signature, or a tuple of args."""
+def parse_signature(sig) -> Signature:  # noqa: C901 -- one branch per signature spelling numba accepts (object, tuple, string, return-less)
+    """numba's signature syntax (``"void(float32[:], int64)"``), a Signature, or a tuple of
+    args."""
     if isinstance(sig, Signature):
         return sig
     if is_numba_signature(sig):  # numba.void(numba.float32[:])

@@ -217,7 +217,7 @@ class NamedTuple(Tuple):
 
     def __str__(self) -> str:
         return f"{self.cls.__name__}(" + ", ".join(
-            f"{f}: {t}" for f, t in zip(self.fields, self.items)) + ")"
+            f"{f}: {t}" for f, t in zip(self.fields, self.items, strict=True)) + ")"
 
 
 def NamedUniTuple(dtype: Type, count: int, cls: type) -> NamedTuple:

@@ -137,6 +137,6 @@ class Omitted(Type):
         return f"omitted(default={self.value!r})"
 
 
-__all__ = ["ALIASES", "Boolean", "CPointer", "Complex", "Float", "Integer", "IntegerLiteral", "Number",
-           "Omitted", "UniTuple", "complex_domain", "integer_domain", "number_domain",
+__all__ = ["ALIASES", "Boolean", "CPointer", "Complex", "Float", "Integer", "IntegerLiteral",
+           "Number", "Omitted", "UniTuple", "complex_domain", "integer_domain", "number_domain",
            "real_domain", "signed_domain", "unsigned_domain"]

@@ -1,7 +1,8 @@
 """The array operations cujit's ufuncs need, on the CUDA target or the CPU target.
 
 On the CUDA target a device array is anything with the CUDA Array Interface or a DLPack
-producer on a CUDA device (viewed as a ``DeviceArray``, no copy); on the CPU target it is the CPU target's host-memory device
+producer on a CUDA device (viewed as a ``DeviceArray``, no copy); on the CPU target it is the CPU
+target's host-memory device
 array.  Broadcast operands become strided views (stride 0 along broadcast axes).
 """
 

@@ -91,7 +91,8 @@ class GUFunc:
         mem = arrays_for(self.target)
         operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
         loop = self._select(operands)
-        for k, (v, t) in enumerate(zip(operands, loop)):
+        # loop holds the input types, then the output types: check the inputs.
+        for k, (v, t) in enumerate(zip(operands, loop[:self.nin], strict=True)):
             if mem.is_device(v) and np.dtype(v.dtype) != _elem(t).dtype:
                 raise TypeError(f"gufunc '{self.__name__}': input operand {k} is a device "
                                 f"array of {np.dtype(v.dtype)}, the loop takes "
@@ -118,7 +119,7 @@ class GUFunc:
                                             else mem.to_device(v, stream)) for v in operands]
         self._run(mem, loop, dev_ins, dev_outs, sizes, loop_shape, stream)
         results = [self._result(mem, d, h, on_device, stream)
-                   for d, h in zip(dev_outs, host_outs)]
+                   for d, h in zip(dev_outs, host_outs, strict=True)]
         return results[0] if self.nout == 1 else tuple(results)
 
     @staticmethod
@@ -134,9 +135,10 @@ class GUFunc:
         sizes: dict[str, int] = {}
         loops = []
         pairs = [(v, core, f"input operand {k}") for k, (v, core) in
-                 enumerate(zip(operands, self.ins))]
+                 enumerate(zip(operands, self.ins, strict=True))]
+        # outs is empty when the call allocates its outputs: then only the inputs bind.
         pairs += [(v, core, f"output operand {k}") for k, (v, core) in
-                  enumerate(zip(outs, self.outs))]
+                  enumerate(zip(outs, self.outs, strict=False))]
         for value, core, what in pairs:
             shape = () if _is_scalar(value) else tuple(value.shape)
             if len(shape) < len(core):
@@ -144,7 +146,7 @@ class GUFunc:
                                  f"dimensions (has {len(shape)}, gufunc core with "
                                  f"signature {self.layout} requires {len(core)})")
             split = len(shape) - len(core)
-            for name, n in zip(core, shape[split:]):
+            for name, n in zip(core, shape[split:], strict=True):
                 if sizes.setdefault(name, n) != n:
                     raise ValueError(f"gufunc '{self.__name__}': {what} has a mismatch in "
                                      f"its core dimension {name}, with gufunc signature "
@@ -164,7 +166,8 @@ class GUFunc:
             return
         full = (1,) + loop_shape  # at least one loop axis: 0-d operands need no special case
         views, cores, kinds = [], [], ""
-        for k, (v, core) in enumerate(zip((*dev_ins, *dev_outs), (*self.ins, *self.outs))):
+        operands, core_dims = (*dev_ins, *dev_outs), (*self.ins, *self.outs)
+        for k, (v, core) in enumerate(zip(operands, core_dims, strict=True)):
             core_shape = tuple(sizes[d] for d in core)
             cores.append(core_shape)
             if _is_scalar(v):

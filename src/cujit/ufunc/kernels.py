@@ -94,7 +94,7 @@ def gufunc_kernel(devfn, loop: tuple, kinds: str, nin: int, nloop_dims: int,
 
     loop_idx = ["0"] + [f"l{d}" for d in range(1, nloop_dims)]
     body, after, call, env = [], [], [], {"fn": devfn}
-    for k, (t, kind, core) in enumerate(zip(loop, kinds, cores)):
+    for k, (t, kind, core) in enumerate(zip(loop, kinds, cores, strict=True)):
         env[f"T{k}"] = t.dtype if isinstance(t, Array) else t
         if not isinstance(t, Array):
             if core or k >= nin:
@@ -111,7 +111,7 @@ def gufunc_kernel(devfn, loop: tuple, kinds: str, nin: int, nloop_dims: int,
         cidx = [f"c{k}_{j}" for j in range(len(core))]
         local = ", ".join(cidx) if core else "0"
         whole = ", ".join(loop_idx + cidx)
-        nest = [f"for {c} in range({n}):" for c, n in zip(cidx, core)]
+        nest = [f"for {c} in range({n}):" for c, n in zip(cidx, core, strict=True)]
         target_list = body if k < nin else after
         stmt = (f"a{k}[{local}] = x{k}[{whole}]" if k < nin else
                 f"x{k}[{whole}] = a{k}[{local}]")

@@ -89,11 +89,11 @@ def select_loop(name: str, loops: list[Loop], operands, fallback: str | None = N
     # Python scalars are weak only beside a typed operand; alone they are int64/float64.
     weak = not all(is_weak(v) for v in operands)
     for loop in loops:
-        if all(_fits(v, t.dtype, weak) for v, t in zip(operands, loop.inputs)):
+        if all(_fits(v, t.dtype, weak) for v, t in zip(operands, loop.inputs, strict=True)):
             return loop
     for loop in loops if fallback else ():
         if all(np.can_cast(operand_dtype(v), t.dtype, fallback)
-               for v, t in zip(operands, loop.inputs)):
+               for v, t in zip(operands, loop.inputs, strict=True)):
             return loop
     given = "".join(operand_dtype(v).char for v in operands)
     have = ", ".join(str(lp) for lp in loops) or "none"
@@ -122,7 +122,7 @@ def broadcast_strides(shape: tuple[int, ...], strides: tuple[int, ...],
     """An operand's byte strides viewed at ``out_shape``: 0 where it is broadcast."""
     pad = len(out_shape) - len(shape)
     result = [0] * pad
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=True):
         result.append(0 if n == 1 else s)
     return tuple(result)
 

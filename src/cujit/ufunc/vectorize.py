@@ -98,7 +98,7 @@ class UFunc:
         hit = self._fast.get(key) if key is not None else None
         if hit is not None:  # the same kinds of device operands as an earlier call
             launch, casts = hit
-            launch(out, *[v if c is None else c(v) for v, c in zip(args, casts)])
+            launch(out, *[v if c is None else c(v) for v, c in zip(args, casts, strict=True)])
             return out
         if len(args) != self.nin:
             raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} input(s), "
@@ -120,11 +120,12 @@ class UFunc:
             out = mem.empty(shape, dtype, stream)
         else:
             out = mem.as_device(out, stream)
-        dev = [_device_operand(mem, v, t, stream) for v, t in zip(operands, loop.inputs)]
+        dev = [_device_operand(mem, v, t, stream)
+               for v, t in zip(operands, loop.inputs, strict=True)]
         launch = self._run(mem, loop, dev, out, shape, stream)
         if key is not None and launch is not None and on_device and host_out is None:
             self._fast[key] = (launch, [t.dtype.type if _is_scalar(v) else None
-                                        for v, t in zip(operands, loop.inputs)])
+                                        for v, t in zip(operands, loop.inputs, strict=True)])
         if on_device:
             return out
         if host_out is not None:
@@ -155,7 +156,8 @@ class UFunc:
                                            kernels.UNROLL if ndim == 0 else 1)
         launch = kern[blocks, tpb, stream]
         launch(*args)
-        reusable = flat and all(a is v for a, v in zip(args[1:], dev) if not _is_scalar(v))
+        reusable = flat and all(a is v for a, v in zip(args[1:], dev, strict=True)
+                                if not _is_scalar(v))
         return launch if reusable and args[0] is out else None
 
     def reduce(self, array, axis=0, stream=0):

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import cases
+
 from cujit.bytecode import decode, format_bytecode
 from cujit.cfg import build_cfg, format_cfg
 from cujit.ir import format_function

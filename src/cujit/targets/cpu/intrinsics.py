@@ -31,13 +31,13 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
-from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.cache_hints import cache_hint_lowerings, lower_plain
+from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.libdevice import libdevice_lowerings
-from cujit.targets.cpu.libdevice import lower_host
 from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type
 from cujit.targets.cpu.constmem import lower_const_array_like
+from cujit.targets.cpu.libdevice import lower_host
 from cujit.types import Array
 
 I8P = ll.PointerType(I8)

@@ -43,7 +43,7 @@ def block_index(b: ll.IRBuilder, linear: ll.Value, grid: list[ll.Value]) -> list
     gx, gy = (b.zext(g, I64) for g in grid[:2])
     rest = b.udiv(linear, gx)
     ctaid = [b.urem(linear, gx), b.urem(rest, gy), b.udiv(rest, gy)]
-    return [b.trunc(c, I32, name=f"blockIdx.{a}") for c, a in zip(ctaid, "xyz")]
+    return [b.trunc(c, I32, name=f"blockIdx.{a}") for c, a in zip(ctaid, "xyz", strict=True)]
 
 
 def thread_nest(b: ll.IRBuilder, block: list[ll.Value], name: str, body) -> None:

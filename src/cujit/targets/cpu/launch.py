@@ -27,8 +27,8 @@ from cujit.types import Array, Record, Scalar, Tuple, Type
 
 _CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
            "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
-           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float, "float16": ctypes.c_uint16,
-           "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
+           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+           "float16": ctypes.c_uint16, "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
 # CUDA's launch limits (CUDA C Programming Guide, "Compute Capabilities"), kept so a
 # launch that fails on the GPU fails here too.
 MAX_BLOCK = (1024, 1024, 64)
@@ -122,7 +122,7 @@ class CPUKernel:
     def optimized_llvm_ir(self) -> str:
         return self.jit.llvm_ir
 
-    def launch(self, grid, block, shmem_bytes: int, arg_types, args) -> None:
+    def launch(self, grid, block, shmem_bytes: int, arg_types, args) -> None:  # noqa: C901 -- checks a CPU launch as CUDA does, then picks one of the schedulers; each check is one branch
         grid, block = _check_dims(grid, MAX_GRID, "grid"), _check_dims(block, MAX_BLOCK, "block")
         nthreads = block[0] * block[1] * block[2]
         if nthreads > MAX_THREADS_PER_BLOCK:
@@ -140,7 +140,7 @@ class CPUKernel:
             raise LaunchError(f"kernel {self.name!r} was compiled for different argument types")
         flat: list = []
         keep: list = []  # arrays whose memory the kernel uses: alive until it returns
-        for k, (t, a) in enumerate(zip(self.arg_types, args)):
+        for k, (t, a) in enumerate(zip(self.arg_types, args, strict=True)):
             _flatten(self.name, t, a, flat, keep)
             if k < len(self.written) and self.written[k]:
                 _check_writeable(self, k, keep, len(keep) - _count_arrays(t))
@@ -272,7 +272,7 @@ def _check_dims(dims, limits, what: str) -> tuple[int, int, int]:
     dims = tuple(int(d) for d in dims)
     if len(dims) != 3 or any(d < 1 for d in dims):
         raise LaunchError(f"{what} must be three positive extents, got {dims}")
-    for d, lim, axis in zip(dims, limits, "xyz"):
+    for d, lim, axis in zip(dims, limits, "xyz", strict=True):
         if d > lim:
             raise LaunchError(f"{what}.{axis} = {d} exceeds CUDA's limit of {lim}")
     return dims
@@ -338,7 +338,7 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
         keep.append(a)
         out.append(a.ctypes.data)
     elif isinstance(t, Tuple):
-        for item_t, item in zip(t.items, value):
+        for item_t, item in zip(t.items, value, strict=True):
             _flatten(kernel, item_t, item, out, keep)
     elif isinstance(t, Scalar):
         _scalar_param(kernel, t, value, out)

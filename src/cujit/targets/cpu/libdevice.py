@@ -23,7 +23,21 @@ from cujit.targets.cpu import rounding, specfun
 from cujit.targets.cpu.formulas import F, intrinsic, libc
 
 # Functions the C library has with libdevice's name and prototype.
-C_LIBRARY = frozenset(["abs", "llabs", "acos", "acosf", "acosh", "acoshf", "asin", "asinf", "asinh", "asinhf", "atan", "atan2", "atan2f", "atanf", "atanh", "atanhf", "cbrt", "cbrtf", "ceil", "ceilf", "copysign", "copysignf", "cos", "cosf", "cosh", "coshf", "erf", "erfc", "erfcf", "erff", "exp", "exp10", "exp10f", "exp2", "exp2f", "expf", "expm1", "expm1f", "fabs", "fabsf", "fdim", "fdimf", "ffs", "ffsll", "floor", "floorf", "fma", "fmaf", "fmax", "fmaxf", "fmin", "fminf", "fmod", "fmodf", "frexp", "frexpf", "hypot", "hypotf", "ilogb", "ilogbf", "j0", "j0f", "j1", "j1f", "jn", "jnf", "ldexp", "ldexpf", "lgamma", "lgammaf", "llrint", "llrintf", "llround", "llroundf", "log", "log10", "log10f", "log1p", "log1pf", "log2", "log2f", "logb", "logbf", "logf", "modf", "modff", "nearbyint", "nearbyintf", "nextafter", "nextafterf", "pow", "powf", "remainder", "remainderf", "remquo", "remquof", "rint", "rintf", "round", "roundf", "scalbn", "scalbnf", "sin", "sincos", "sincosf", "sinf", "sinh", "sinhf", "sqrt", "sqrtf", "tan", "tanf", "tanh", "tanhf", "tgamma", "tgammaf", "trunc", "truncf", "y0", "y0f", "y1", "y1f", "yn", "ynf"])
+C_LIBRARY = frozenset(["abs", "llabs", "acos", "acosf", "acosh", "acoshf", "asin", "asinf", "asinh",
+                       "asinhf", "atan", "atan2", "atan2f", "atanf", "atanh", "atanhf", "cbrt",
+                       "cbrtf", "ceil", "ceilf", "copysign", "copysignf", "cos", "cosf", "cosh",
+                       "coshf", "erf", "erfc", "erfcf", "erff", "exp", "exp10", "exp10f", "exp2",
+                       "exp2f", "expf", "expm1", "expm1f", "fabs", "fabsf", "fdim", "fdimf", "ffs",
+                       "ffsll", "floor", "floorf", "fma", "fmaf", "fmax", "fmaxf", "fmin", "fminf",
+                       "fmod", "fmodf", "frexp", "frexpf", "hypot", "hypotf", "ilogb", "ilogbf",
+                       "j0", "j0f", "j1", "j1f", "jn", "jnf", "ldexp", "ldexpf", "lgamma",
+                       "lgammaf", "llrint", "llrintf", "llround", "llroundf", "log", "log10",
+                       "log10f", "log1p", "log1pf", "log2", "log2f", "logb", "logbf", "logf",
+                       "modf", "modff", "nearbyint", "nearbyintf", "nextafter", "nextafterf", "pow",
+                       "powf", "remainder", "remainderf", "remquo", "remquof", "rint", "rintf",
+                       "round", "roundf", "scalbn", "scalbnf", "sin", "sincos", "sincosf", "sinf",
+                       "sinh", "sinhf", "sqrt", "sqrtf", "tan", "tanf", "tanh", "tanhf", "tgamma",
+                       "tgammaf", "trunc", "truncf", "y0", "y0f", "y1", "y1f", "yn", "ynf"])
 
 
 def _i(v: F, bits: int = 32) -> F:  # a predicate as an int32 0/1

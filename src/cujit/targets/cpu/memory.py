@@ -84,7 +84,7 @@ def device_array(shape, dtype=np.float64, strides=None, order: str = "C",
     # Explicit strides: a buffer covering them, viewed with them.
     if any(s < 0 for s in strides):
         raise ValueError("a new device array cannot have negative strides")
-    span = sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
+    span = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
     buf = np.empty(span if all(shape) else 0, np.uint8)
     return np.ndarray(shape, dtype, buffer=buf, strides=strides).view(HostDeviceArray)
 

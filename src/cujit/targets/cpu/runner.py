@@ -55,7 +55,7 @@ from cujit.targets.cpu.thread_loop import run_threads
 from cujit.targets.cpu.warp_scheduler import exchange_fields, run_warp_block, run_warp_grid
 
 
-def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Type],
+def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Type],  # noqa: C901 -- one IR builder emits the runner for each scheduler (plain, coroutine, warp, grid sync)
                  coroutine: bool, grid_sync: bool = False, static_shared: int = 0,
                  warp: bool = False) -> str:
     """Add the block runner for ``kernel`` (whose last ``len(flat_types)`` parameters are
@@ -71,7 +71,7 @@ def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Typ
     fn = ll.Function(module, ll.FunctionType(VOID, [I8P, LAUNCH.as_pointer(),
                                                     WORKER.as_pointer()]), name)
     raw, launch, worker = fn.args
-    for arg, n in zip(fn.args, ("args", "launch", "worker")):
+    for arg, n in zip(fn.args, ("args", "launch", "worker"), strict=True):
         arg.name = n
     fn.attributes.add("nounwind")
     b = ll.IRBuilder(fn.append_basic_block("entry"))
@@ -128,7 +128,7 @@ def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Typ
         # blockIdx from the linear block number, x fastest (as CUDA numbers blocks)
         rest = b.udiv(linear, gx)
         ctaid = [b.urem(linear, gx), b.urem(rest, gy), b.udiv(rest, gy)]
-        ctaid = [b.trunc(c, I32, name=f"blockIdx.{a}") for c, a in zip(ctaid, "xyz")]
+        ctaid = [b.trunc(c, I32, name=f"blockIdx.{a}") for c, a in zip(ctaid, "xyz", strict=True)]
 
         def call(tid: list[ll.Value], extra: list[ll.Value]) -> None:
             hidden = [shared, dynshared, dynbytes, *tid, *ctaid, *block, *grid, *extra]

@@ -33,7 +33,8 @@ def exchange_fields(b: ll.IRBuilder, worker: ll.Value) -> tuple[list[ll.Value], 
     types = (I8P, ll.PointerType(I32), ll.PointerType(I64), ll.PointerType(I64),
              ll.PointerType(I32))
     out = []
-    for k, (ty, nm) in enumerate(zip(types, ("state", "mask", "val", "snap", "result"))):
+    slots = ("state", "mask", "val", "snap", "result")
+    for k, (ty, nm) in enumerate(zip(types, slots, strict=True)):
         raw = b.load(b.gep(worker, [zero, ll.Constant(I32, WORKER_XCHG + k)], inbounds=True))
         out.append(b.bitcast(raw, ty, name=f"xchg.{nm}"))
     stuck = b.gep(worker, [zero, ll.Constant(I32, WORKER_STUCK)], inbounds=True)

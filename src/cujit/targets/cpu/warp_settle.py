@@ -7,6 +7,8 @@ every live thread is at it (with the ``syncthreads_count``/``_and``/``_or`` resu
 
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir as ll
 
 from cujit.codegen.lltypes import I1, I8, I32, I64
@@ -18,7 +20,7 @@ SETTLE_RELEASED, SETTLE_FINISHED, SETTLE_AT_GRID, SETTLE_STUCK = range(4)
 SETTLE_SYMBOL = "__cujit_warp_settle"
 
 
-def settle_function(module: ll.Module) -> ll.Function:
+def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits one LLVM function with one IRBuilder; its blocks read as the settle algorithm
     """``i32 settle(i8* state, i32* mask, i64* val, i64* snap, i32* result, i64 n)``:
     release what can be released among a block's ``n`` threads, none of which is
     runnable.  Warp groups first (``warp.py``: every non-exited lane of the mask waits
@@ -36,9 +38,9 @@ def settle_function(module: ll.Module) -> ll.Function:
     fn.attributes.add("nounwind")
     state, mask, val, snap, result, n = fn.args
     b = ll.IRBuilder(fn.append_basic_block("entry"))
-    c8 = lambda v: ll.Constant(I8, v)
-    c32 = lambda v: ll.Constant(I32, v)
-    c64 = lambda v: ll.Constant(I64, v)
+    c8 = functools.partial(ll.Constant, I8)
+    c32 = functools.partial(ll.Constant, I32)
+    c64 = functools.partial(ll.Constant, I64)
     released = b.alloca(I64, name="released")
     ok = b.alloca(I1, name="ok")
     group = b.alloca(I32, name="group")
