@@ -34,9 +34,18 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 # Ordinary kernels: 1-D and 2-D indexing, loops, shared memory, atomics, math, closures.
 DEFAULT_KERNELS = (
-    "saxpy", "python_int_semantics", "loops_break_continue", "logic_and_chains", "grid_2d",
-    "layouts_c_f_strided", "matmul_shared_tiles", "reduce_shared_atomic",
-    "histogram_atomics", "stencil_boundaries", "math_functions", "closure_constant",
+    "saxpy",
+    "python_int_semantics",
+    "loops_break_continue",
+    "logic_and_chains",
+    "grid_2d",
+    "layouts_c_f_strided",
+    "matmul_shared_tiles",
+    "reduce_shared_atomic",
+    "histogram_atomics",
+    "stencil_boundaries",
+    "math_functions",
+    "closure_constant",
 )
 WARMUP = "bool_and_unsigned"  # compiled first in each compiler, not counted
 STAGES = ("bytecode", "cfg", "ir", "typed", "passes", "llvm", "ptx")
@@ -57,8 +66,9 @@ def numba_function(pyfunc, numba_cuda):
     env["cuda"] = numba_cuda
     for name in ("float32", "float64", "int32", "int64"):
         env[name] = getattr(numba, name)
-    return pytypes.FunctionType(pyfunc.__code__, env, pyfunc.__name__, pyfunc.__defaults__,
-                                pyfunc.__closure__)
+    return pytypes.FunctionType(
+        pyfunc.__code__, env, pyfunc.__name__, pyfunc.__defaults__, pyfunc.__closure__
+    )
 
 
 def time_cujit(case, repeat: int) -> dict:
@@ -70,8 +80,9 @@ def time_cujit(case, repeat: int) -> dict:
     runs = []
     for _ in range(repeat):
         start = time.perf_counter()
-        result = compile_kernel(case.kernel.py_func, arg_types, Options(arch=(9, 0)),
-                                stop_after="ptx")
+        result = compile_kernel(
+            case.kernel.py_func, arg_types, Options(arch=(9, 0)), stop_after="ptx"
+        )
         total = time.perf_counter() - start
         runs.append((total, result.times))
     return {
@@ -103,8 +114,12 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    return {"node": platform.node(), "cpu": cpu, "cpus": os.cpu_count(),
-            "system": platform.platform()}
+    return {
+        "node": platform.node(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "system": platform.platform(),
+    }
 
 
 def versions() -> dict:
@@ -114,10 +129,15 @@ def versions() -> dict:
     from cujit.ptx import toolchain_versions
 
     tv = toolchain_versions()
-    return {"python": platform.python_version(), "cujit": cujit.__version__,
-            "numba": version("numba"), "numba-cuda": version("numba-cuda"),
-            "llvmlite": version("llvmlite"), "libnvvm": tv["libnvvm"],
-            "nvjitlink": tv["nvjitlink"]}
+    return {
+        "python": platform.python_version(),
+        "cujit": cujit.__version__,
+        "numba": version("numba"),
+        "numba-cuda": version("numba-cuda"),
+        "llvmlite": version("llvmlite"),
+        "libnvvm": tv["libnvvm"],
+        "nvjitlink": tv["nvjitlink"],
+    }
 
 
 def render(rows: list[dict]) -> str:
@@ -126,15 +146,20 @@ def render(rows: list[dict]) -> str:
     for r in rows:
         cells = [f"{r['name']:<22}"]
         cells += [f"{r['cujit']['stages_ms'][s]:>11.2f}" for s in STAGES]
-        cells += [f"{r['cujit']['total_ms']:>11.2f}", f"{r['numba']['total_ms']:>11.2f}",
-                  f"{r['ratio']:>10.1f}x"]
+        cells += [
+            f"{r['cujit']['total_ms']:>11.2f}",
+            f"{r['numba']['total_ms']:>11.2f}",
+            f"{r['ratio']:>10.1f}x",
+        ]
         lines.append("  ".join(cells))
     ratios = [r["ratio"] for r in rows if r["ratio"] == r["ratio"]]  # nan: numba not run
     geo = statistics.geometric_mean(ratios) if ratios else float("nan")
     ours = statistics.median(r["cujit"]["total_ms"] for r in rows)
     theirs = statistics.median(r["numba"]["total_ms"] for r in rows)
-    lines.append(f"median total: cujit {ours:.2f} ms, numba-cuda {theirs:.2f} ms; "
-                 f"geomean numba/cujit {geo:.1f}x  (times in ms, median per kernel)")
+    lines.append(
+        f"median total: cujit {ours:.2f} ms, numba-cuda {theirs:.2f} ms; "
+        f"geomean numba/cujit {geo:.1f}x  (times in ms, median per kernel)"
+    )
     return "\n".join(lines)
 
 
@@ -158,18 +183,31 @@ def main(argv=None) -> int:
         case = by_name[name]
         ours = time_cujit(case, args.repeat)
         theirs = time_numba(case, args.repeat) if not args.no_numba else {"total_ms": 0.0}
-        rows.append({"name": name, "cujit": ours, "numba": theirs,
-                     "ratio": theirs["total_ms"] / ours["total_ms"] if theirs["total_ms"]
-                     else float("nan")})
+        rows.append(
+            {
+                "name": name,
+                "cujit": ours,
+                "numba": theirs,
+                "ratio": theirs["total_ms"] / ours["total_ms"]
+                if theirs["total_ms"]
+                else float("nan"),
+            }
+        )
     table = render(rows)
     print(table)
     if not args.no_save:
         out = ROOT / "bench" / "results"
         out.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        record = {"bench": "compile_bench", "date": dt.datetime.now().isoformat(),
-                  "machine": machine(), "versions": versions(), "repeat": args.repeat,
-                  "rows": rows, "table": table}
+        record = {
+            "bench": "compile_bench",
+            "date": dt.datetime.now().isoformat(),
+            "machine": machine(),
+            "versions": versions(),
+            "repeat": args.repeat,
+            "rows": rows,
+            "table": table,
+        }
         path = out / f"compile_bench-{stamp}.json"
         path.write_text(json.dumps(record, indent=1) + "\n")
         print(f"saved {path.relative_to(ROOT)}")

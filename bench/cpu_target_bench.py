@@ -29,7 +29,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
-KERNELS = '''
+KERNELS = """
 import math
 import numpy as np
 
@@ -100,7 +100,7 @@ def black_scholes(s, k, t, out):
         n1 = 0.5 * math.erfc(-d1 / math.sqrt(2.0))
         n2 = 0.5 * math.erfc(-d2 / math.sqrt(2.0))
         out[i] = s[i] * n1 - k[i] * math.exp(-r * t[i]) * n2
-'''
+"""
 
 
 def problems(scale: int):
@@ -127,8 +127,11 @@ def problems(scale: int):
         return [u, np.zeros_like(u)], (m * 2 // 16, m * 2 // 16), (16, 16)
 
     def bs(rng):
-        return [rng.uniform(50, 150, n), rng.uniform(50, 150, n), rng.uniform(0.1, 2, n),
-                np.zeros(n)], (n + 255) // 256, 256
+        return (
+            [rng.uniform(50, 150, n), rng.uniform(50, 150, n), rng.uniform(0.1, 2, n), np.zeros(n)],
+            (n + 255) // 256,
+            256,
+        )
 
     return {
         "saxpy": (saxpy, lambda a: {3: a[0] * a[1] + a[2]}),
@@ -162,9 +165,12 @@ def run_all(cuda_module, scale: int, repeats: int, seed: int = 7) -> dict:
             expected = ref(args)
             ok = all(np.allclose(fresh[i], e, rtol=1e-9, atol=1e-9) for i, e in expected.items())
         launch_s = statistics.median(times) if times else first
-        out[name] = {"first_launch_s": first, "launch_s": launch_s, "ok": ok,
-                     "checksum": float(np.sum([np.sum(a) for a in fresh
-                                               if isinstance(a, np.ndarray)]))}
+        out[name] = {
+            "first_launch_s": first,
+            "launch_s": launch_s,
+            "ok": ok,
+            "checksum": float(np.sum([np.sum(a) for a in fresh if isinstance(a, np.ndarray)])),
+        }
     return out
 
 
@@ -172,8 +178,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--simulator-only", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--no-simulator", action="store_true",
-                    help="skip numba's simulator; measure the bounds checks' cost only")
+    ap.add_argument(
+        "--no-simulator",
+        action="store_true",
+        help="skip numba's simulator; measure the bounds checks' cost only",
+    )
     args = ap.parse_args()
     if args.simulator_only:
         from numba import cuda
@@ -187,13 +196,19 @@ def main() -> None:
         _save({"scale": args.scale, "bounds_checks": checks}, "cpu-boundscheck")
         return
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, __file__, "--simulator-only", "--scale",
-                           str(args.scale)], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--simulator-only", "--scale", str(args.scale)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if proc.returncode != 0:
         raise SystemExit("simulator run failed:\n" + proc.stderr[-2000:])
     sim = json.loads(proc.stdout.strip().splitlines()[-1])
-    print(f"{'kernel':14} {'cujit cpu':>12} {'compile+1st':>12} {'simulator':>12} {'ratio':>10}"
-          f" {'ratio incl. compile':>20}  checks")
+    print(
+        f"{'kernel':14} {'cujit cpu':>12} {'compile+1st':>12} {'simulator':>12} {'ratio':>10}"
+        f" {'ratio incl. compile':>20}  checks"
+    )
     rows = {}
     for name, mine in ours.items():
         s = sim[name]["first_launch_s"]
@@ -201,13 +216,21 @@ def main() -> None:
         ratio_c = s / mine["first_launch_s"]
         mine_sum = mine["checksum"]
         agree = abs(mine_sum - sim[name]["checksum"]) <= 1e-6 * max(1, abs(mine_sum))
-        rows[name] = {"cujit_cpu_s": mine["launch_s"], "cujit_first_s": mine["first_launch_s"],
-                      "simulator_s": s, "ratio": ratio, "ratio_incl_compile": ratio_c,
-                      "cujit_ok": mine["ok"], "simulator_ok": sim[name]["ok"],
-                      "outputs_agree": agree}
-        print(f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {mine['first_launch_s']:10.3f} s "
-              f"{s:10.3f} s {ratio:10.0f} {ratio_c:20.1f}  numpy={mine['ok']} "
-              f"sim={sim[name]['ok']} agree={agree}")
+        rows[name] = {
+            "cujit_cpu_s": mine["launch_s"],
+            "cujit_first_s": mine["first_launch_s"],
+            "simulator_s": s,
+            "ratio": ratio,
+            "ratio_incl_compile": ratio_c,
+            "cujit_ok": mine["ok"],
+            "simulator_ok": sim[name]["ok"],
+            "outputs_agree": agree,
+        }
+        print(
+            f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {mine['first_launch_s']:10.3f} s "
+            f"{s:10.3f} s {ratio:10.0f} {ratio_c:20.1f}  numpy={mine['ok']} "
+            f"sim={sim[name]['ok']} agree={agree}"
+        )
     _save({"scale": args.scale, "kernels": rows, "bounds_checks": checks}, "cpu-target")
 
 
@@ -219,16 +242,27 @@ def _check_cost(checked: dict, unchecked: dict) -> dict:
         off = unchecked[name]
         cost = mine["launch_s"] / off["launch_s"]
         same = mine["checksum"] == off["checksum"]
-        rows[name] = {"checked_s": mine["launch_s"], "unchecked_s": off["launch_s"],
-                      "checked_over_unchecked": cost, "results_equal": same}
-        print(f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {off['launch_s'] * 1e3:9.3f} ms "
-              f"{cost:7.2f}x  {same}")
+        rows[name] = {
+            "checked_s": mine["launch_s"],
+            "unchecked_s": off["launch_s"],
+            "checked_over_unchecked": cost,
+            "results_equal": same,
+        }
+        print(
+            f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {off['launch_s'] * 1e3:9.3f} ms "
+            f"{cost:7.2f}x  {same}"
+        )
     return rows
 
 
 def _save(fields: dict, prefix: str) -> None:
-    result = {"date": datetime.now(timezone.utc).isoformat(), "machine": platform.node(),
-              "cpus": os.cpu_count(), "python": platform.python_version(), **fields}
+    result = {
+        "date": datetime.now(timezone.utc).isoformat(),
+        "machine": platform.node(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        **fields,
+    }
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = os.path.join(HERE, "results", f"{prefix}-{stamp}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.join(ROOT, "src"))
 
 def _example():
     spec = importlib.util.spec_from_file_location(
-        "dask_stencil", os.path.join(ROOT, "examples", "dask_stencil.py"))
+        "dask_stencil", os.path.join(ROOT, "examples", "dask_stencil.py")
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["dask_stencil"] = module  # workers import it by this name
     spec.loader.exec_module(module)
@@ -48,14 +49,25 @@ def _pin(dask_worker) -> list[int]:
 def measure(example, workers: int, pin: bool, args) -> dict:
     from distributed import Client, LocalCluster, get_task_stream
 
-    env = {"CUJIT_TARGET": "cpu", "PYTHONPATH": os.pathsep.join(
-        [os.path.join(ROOT, "src"), os.path.join(ROOT, "examples")])}
+    env = {
+        "CUJIT_TARGET": "cpu",
+        "PYTHONPATH": os.pathsep.join([os.path.join(ROOT, "src"), os.path.join(ROOT, "examples")]),
+    }
     os.environ.update(env)  # the spawned workers inherit it
     if os.path.join(ROOT, "examples") not in sys.path:  # and this process's sys.path
         sys.path.insert(0, os.path.join(ROOT, "examples"))
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      host="127.0.0.1", dashboard_address=None, env=env,
-                      silence_logs=50) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            env=env,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         client.wait_for_workers(workers, timeout=120)
         cores = client.run(_pin) if pin else {}
         first = example.run(client, args.size, args.chunk, args.steps, False)
@@ -64,18 +76,24 @@ def measure(example, workers: int, pin: bool, args) -> dict:
             with get_task_stream(client) as stream:
                 warm.append(example.run(client, args.size, args.chunk, args.steps, False))
             spread.append(_per_worker(stream.data))
-    return {"workers": workers, "pinned": pin, "cores": sorted(map(list, cores.values())),
-            "first_s": round(first, 4), "warm_median_s": round(statistics.median(warm), 4),
-            "warm_best_s": round(min(warm), 4), "warm_s": [round(w, 4) for w in warm],
-            "per_worker": spread, "load_average": os.getloadavg()}
+    return {
+        "workers": workers,
+        "pinned": pin,
+        "cores": sorted(map(list, cores.values())),
+        "first_s": round(first, 4),
+        "warm_median_s": round(statistics.median(warm), 4),
+        "warm_best_s": round(min(warm), 4),
+        "warm_s": [round(w, 4) for w in warm],
+        "per_worker": spread,
+        "load_average": os.getloadavg(),
+    }
 
 
 def _per_worker(tasks: list[dict]) -> dict:
     """Tasks run and seconds spent computing them, per worker: the work's spread."""
     out: dict[str, list] = {}
     for task in tasks:
-        busy = sum(s["stop"] - s["start"] for s in task["startstops"]
-                   if s["action"] == "compute")
+        busy = sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
         entry = out.setdefault(task["worker"], [0, 0.0])
         entry[0] += 1
         entry[1] += busy
@@ -94,22 +112,38 @@ def main() -> None:
     runs = [measure(example, n, True, args) for n in (1, 2)]
     if args.no_pin:
         runs += [measure(example, n, False, args) for n in (1, 2)]
-    print(f"{args.size}x{args.size} float32, chunks {args.chunk}, {args.steps} steps, "
-          f"CPU target, {os.cpu_count()} cores")
-    print("workers  pinned  first (s)  warm median (s)  warm best (s)  tasks / compute s "
-          "per worker (last run)")
+    print(
+        f"{args.size}x{args.size} float32, chunks {args.chunk}, {args.steps} steps, "
+        f"CPU target, {os.cpu_count()} cores"
+    )
+    print(
+        "workers  pinned  first (s)  warm median (s)  warm best (s)  tasks / compute s "
+        "per worker (last run)"
+    )
     for r in runs:
-        spread = ", ".join(f"{v['tasks']} / {v['compute_s']:.2f}"
-                           for v in r["per_worker"][-1].values())
-        print(f"{r['workers']:7d}  {r['pinned']!s:6s}  {r['first_s']:9.3f}  "
-              f"{r['warm_median_s']:15.3f}  {r['warm_best_s']:13.3f}  {spread}")
+        spread = ", ".join(
+            f"{v['tasks']} / {v['compute_s']:.2f}" for v in r["per_worker"][-1].values()
+        )
+        print(
+            f"{r['workers']:7d}  {r['pinned']!s:6s}  {r['first_s']:9.3f}  "
+            f"{r['warm_median_s']:15.3f}  {r['warm_best_s']:13.3f}  {spread}"
+        )
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = os.path.join(HERE, "results", f"dask_bench-{stamp}.json")
     with open(out, "w") as f:
-        json.dump({"command": " ".join(["bench/dask_bench.py", *sys.argv[1:]]),
-                   "args": vars(args), "python": platform.python_version(),
-                   "machine": platform.machine(), "cpu_count": os.cpu_count(),
-                   "load_average": os.getloadavg(), "runs": runs}, f, indent=1)
+        json.dump(
+            {
+                "command": " ".join(["bench/dask_bench.py", *sys.argv[1:]]),
+                "args": vars(args),
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "cpu_count": os.cpu_count(),
+                "load_average": os.getloadavg(),
+                "runs": runs,
+            },
+            f,
+            indent=1,
+        )
     print(f"saved {out}")
 
 

@@ -54,8 +54,12 @@ def measure(issue, s, x, expect_step: int, repeat: int) -> dict:
             raise AssertionError(f"expected +{expect_step}, got +{(after - before)[:4]}")
         issue_ms.append((t1 - t0) * 1e3)
         total_ms.append((t2 - t0) * 1e3)
-    return {"issue_ms_median": statistics.median(issue_ms), "issue_ms_min": min(issue_ms),
-            "total_ms_median": statistics.median(total_ms), "total_ms_min": min(total_ms)}
+    return {
+        "issue_ms_median": statistics.median(issue_ms),
+        "issue_ms_min": min(issue_ms),
+        "total_ms_median": statistics.median(total_ms),
+        "total_ms_min": min(total_ms),
+    }
 
 
 def main() -> None:
@@ -92,16 +96,24 @@ def main() -> None:
     for name, r in results.items():
         print(f"{name:8} {r['issue_ms_median']:16.3f} {r['total_ms_median']:14.3f}")
     print(f"graph capture (once): {capture_ms:.3f} ms, {g.node_count} nodes")
-    print(f"host time per launch: direct {d['issue_ms_median'] / n * 1e3:.2f} us, "
-          f"graph {gr['issue_ms_median'] / n * 1e3:.3f} us "
-          f"({d['issue_ms_median'] / gr['issue_ms_median']:.0f}x less host time)")
+    print(
+        f"host time per launch: direct {d['issue_ms_median'] / n * 1e3:.2f} us, "
+        f"graph {gr['issue_ms_median'] / n * 1e3:.3f} us "
+        f"({d['issue_ms_median'] / gr['issue_ms_median']:.0f}x less host time)"
+    )
     if opts.no_save:
         return
     record = {
-        "benchmark": "graph_launch", "date": dt.datetime.now(dt.UTC).isoformat(),
-        "machine": platform.node(), "device": dev.name, "python": platform.python_version(),
-        "launches": n, "repeat": opts.repeat, "capture_ms": capture_ms,
-        "graph_nodes": g.node_count, **results,
+        "benchmark": "graph_launch",
+        "date": dt.datetime.now(dt.UTC).isoformat(),
+        "machine": platform.node(),
+        "device": dev.name,
+        "python": platform.python_version(),
+        "launches": n,
+        "repeat": opts.repeat,
+        "capture_ms": capture_ms,
+        "graph_nodes": g.node_count,
+        **results,
     }
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

@@ -44,15 +44,23 @@ def env() -> dict:
 
 def importtime_us(statement: str, roots: tuple[str, ...]) -> int:
     """Sum of the cumulative times of the top-level imports of ``roots``'s packages."""
-    err = subprocess.run([sys.executable, "-X", "importtime", "-c", statement], env=env(),
-                         capture_output=True, text=True, check=True).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", statement],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
     total = 0
     for line in err.splitlines():
         if not line.startswith("import time:") or "|" not in line:
             continue
         _, cumulative, name = line.split("|")
-        if name.startswith(" ") and not name.startswith("  ") and \
-                name.strip().split(".")[0] in roots:
+        if (
+            name.startswith(" ")
+            and not name.startswith("  ")
+            and name.strip().split(".")[0] in roots
+        ):
             total += int(cumulative)
     return total
 
@@ -77,18 +85,33 @@ def main(argv=None) -> int:
         for _ in range(args.runs):  # interleaved, so that load spikes hit both alike
             base.append(wall_ms("pass"))
             wall.append(wall_ms(statement))
-        rows[label] = {"importtime_ms": statistics.median(it),
-                       "wall_ms": min(wall) - min(base), "python_startup_ms": min(base)}
-        print(f"{statement:<26} importtime {rows[label]['importtime_ms']:7.1f} ms   "
-              f"wall minus 'pass' {rows[label]['wall_ms']:7.1f} ms   "
-              f"(python -c pass {rows[label]['python_startup_ms']:.1f} ms)")
+        rows[label] = {
+            "importtime_ms": statistics.median(it),
+            "wall_ms": min(wall) - min(base),
+            "python_startup_ms": min(base),
+        }
+        print(
+            f"{statement:<26} importtime {rows[label]['importtime_ms']:7.1f} ms   "
+            f"wall minus 'pass' {rows[label]['wall_ms']:7.1f} ms   "
+            f"(python -c pass {rows[label]['python_startup_ms']:.1f} ms)"
+        )
     if not args.no_save:
         out = ROOT / "bench" / "results"
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"import_bench-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
-        path.write_text(json.dumps({"bench": "import_bench", "date": dt.datetime.now()
-                                    .isoformat(), "python": sys.version, "runs": args.runs,
-                                    "node": os.uname().nodename, "rows": rows}, indent=1))
+        path.write_text(
+            json.dumps(
+                {
+                    "bench": "import_bench",
+                    "date": dt.datetime.now().isoformat(),
+                    "python": sys.version,
+                    "runs": args.runs,
+                    "node": os.uname().nodename,
+                    "rows": rows,
+                },
+                indent=1,
+            )
+        )
         print(f"saved {path.relative_to(ROOT)}")
     return 0
 

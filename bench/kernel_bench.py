@@ -67,23 +67,23 @@ FP32_LANES_PER_SM = 128  # sm_90
 # The kernels: Python text (exec'd with ``cuda``, ``math``, ``float32``, ``float64`` and
 # the constants bound) and its CUDA C twin.
 
-SAXPY_PY = '''
+SAXPY_PY = """
 def saxpy(a, x, y, out):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = a * x[i] + y[i]
-'''
-SAXPY_C = r'''
+"""
+SAXPY_C = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out,
                                  int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         out[i] = a * x[i] + y[i];
 }
-'''
+"""
 
 TILE = 16
-MATMUL_PY = '''
+MATMUL_PY = """
 def matmul(a, b, c):
     sa = cuda.shared.array((TILE, TILE), float32)
     sb = cuda.shared.array((TILE, TILE), float32)
@@ -106,8 +106,8 @@ def matmul(a, b, c):
         cuda.syncthreads()
     if row < n and col < m:
         c[row, col] = acc
-'''
-MATMUL_C = r'''
+"""
+MATMUL_C = r"""
 #define TILE 16
 extern "C" __global__ void matmul(const float* a, const float* b, float* c,
                                   int n, int kdim, int m) {
@@ -131,10 +131,10 @@ extern "C" __global__ void matmul(const float* a, const float* b, float* c,
     if (row < n && col < m)
         c[row * m + col] = acc;
 }
-'''
+"""
 
 RBLOCK = 256
-REDUCE_PY = '''
+REDUCE_PY = """
 def reduce_sum(x, total):
     buf = cuda.shared.array(RBLOCK, float32)
     tid = cuda.threadIdx.x
@@ -154,8 +154,8 @@ def reduce_sum(x, total):
         s //= 2
     if tid == 0:
         cuda.atomic.add(total, 0, buf[0])
-'''
-REDUCE_C = r'''
+"""
+REDUCE_C = r"""
 #define RBLOCK 256
 extern "C" __global__ void reduce_sum(const float* x, float* total, int n) {
     __shared__ float buf[RBLOCK];
@@ -174,11 +174,11 @@ extern "C" __global__ void reduce_sum(const float* x, float* total, int n) {
     if (tid == 0)
         atomicAdd(total, buf[0]);
 }
-'''
+"""
 
 TDIM, TROWS = 32, 8  # transpose: a 32x32 tile (padded to 33 columns), blocks of 32x8
 TPAD = TDIM + 1  # a name of its own: neither compiler takes `TDIM + 1` in a shared shape
-TRANSPOSE_PY = '''
+TRANSPOSE_PY = """
 def transpose(a, out):
     tile = cuda.shared.array((TDIM, TPAD), float32)
     tx = cuda.threadIdx.x
@@ -198,8 +198,8 @@ def transpose(a, out):
         y = bx + ty + j
         if y < cols and x < rows:
             out[y, x] = tile[tx, ty + j]
-'''
-TRANSPOSE_C = r'''
+"""
+TRANSPOSE_C = r"""
 #define TDIM 32
 #define TROWS 8
 extern "C" __global__ void transpose(const float* a, float* out, int rows, int cols) {
@@ -222,9 +222,9 @@ extern "C" __global__ void transpose(const float* a, float* out, int rows, int c
             out[y * rows + x] = tile[tx][ty + j];
     }
 }
-'''
+"""
 
-JACOBI_PY = '''
+JACOBI_PY = """
 def jacobi(u, out):
     j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
@@ -235,8 +235,8 @@ def jacobi(u, out):
             out[i, j] = u[i, j]
         else:
             out[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
-'''
-JACOBI_C = r'''
+"""
+JACOBI_C = r"""
 extern "C" __global__ void jacobi(const double* u, double* out, int n, int m) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     int i = blockIdx.y * blockDim.y + threadIdx.y;
@@ -248,10 +248,10 @@ extern "C" __global__ void jacobi(const double* u, double* out, int n, int m) {
                                      + u[i * m + j - 1] + u[i * m + j + 1]);
     }
 }
-'''
+"""
 
 RSQRT2 = 0.7071067811865476  # 1/sqrt(2), the same literal in both texts
-BLACK_SCHOLES_PY = '''
+BLACK_SCHOLES_PY = """
 def black_scholes(S, K, T, r, v, call, put):
     i = cuda.grid(1)
     if i < S.size:
@@ -266,8 +266,8 @@ def black_scholes(S, K, T, r, v, call, put):
         disc = k * math.exp(-r * t)
         call[i] = s * c1 - disc * c2
         put[i] = disc * (1.0 - c2) - s * (1.0 - c1)
-'''
-BLACK_SCHOLES_C = r'''
+"""
+BLACK_SCHOLES_C = r"""
 #define RSQRT2 0.7071067811865476
 extern "C" __global__ void black_scholes(const double* S, const double* K, const double* T,
                                          double r, double v, double* call, double* put,
@@ -287,10 +287,16 @@ extern "C" __global__ void black_scholes(const double* S, const double* K, const
         put[i] = disc * (1.0 - c2) - s * (1.0 - c1);
     }
 }
-'''
+"""
 
-CONSTANTS = {"TILE": TILE, "RBLOCK": RBLOCK, "TDIM": TDIM, "TROWS": TROWS, "TPAD": TPAD,
-             "RSQRT2": RSQRT2}
+CONSTANTS = {
+    "TILE": TILE,
+    "RBLOCK": RBLOCK,
+    "TDIM": TDIM,
+    "TROWS": TROWS,
+    "TPAD": TPAD,
+    "RSQRT2": RSQRT2,
+}
 
 
 def _poison(shape, dtype) -> np.ndarray:
@@ -325,8 +331,7 @@ class Kernel:
     gives {argument index: expected array}.
     """
 
-    def __init__(self, name, py_src, c_src, make, reference, tol, nbytes, flops=None,
-                 rate="GB/s"):
+    def __init__(self, name, py_src, c_src, make, reference, tol, nbytes, flops=None, rate="GB/s"):
         self.name, self.py_src, self.c_src = name, py_src, c_src
         self.make, self.reference, self.tol = make, reference, tol
         self.nbytes, self.flops, self.rate = nbytes, flops, rate
@@ -336,8 +341,7 @@ def _saxpy_make(rng, sms):
     n = 1 << 26
     x = rng.random(n, dtype=np.float32)
     y = rng.random(n, dtype=np.float32)
-    return [np.float32(1.75), x, y, _poison(n, np.float32)], (n + 255) // 256, 256, \
-        [np.int32(n)]
+    return [np.float32(1.75), x, y, _poison(n, np.float32)], (n + 255) // 256, 256, [np.int32(n)]
 
 
 MM_N = 2048
@@ -347,8 +351,12 @@ def _matmul_make(rng, sms):
     a = rng.standard_normal((MM_N, MM_N), dtype=np.float32)
     b = rng.standard_normal((MM_N, MM_N), dtype=np.float32)
     grid = ((MM_N + TILE - 1) // TILE, (MM_N + TILE - 1) // TILE)
-    return [a, b, _poison((MM_N, MM_N), np.float32)], grid, (TILE, TILE), \
-        [np.int32(MM_N), np.int32(MM_N), np.int32(MM_N)]
+    return (
+        [a, b, _poison((MM_N, MM_N), np.float32)],
+        grid,
+        (TILE, TILE),
+        [np.int32(MM_N), np.int32(MM_N), np.int32(MM_N)],
+    )
 
 
 def _reduce_make(rng, sms):
@@ -362,8 +370,12 @@ TR_N = 8192
 
 def _transpose_make(rng, sms):
     a = rng.standard_normal((TR_N, TR_N), dtype=np.float32)
-    return [a, _poison((TR_N, TR_N), np.float32)], (TR_N // TDIM, TR_N // TDIM), \
-        (TDIM, TROWS), [np.int32(TR_N), np.int32(TR_N)]
+    return (
+        [a, _poison((TR_N, TR_N), np.float32)],
+        (TR_N // TDIM, TR_N // TDIM),
+        (TDIM, TROWS),
+        [np.int32(TR_N), np.int32(TR_N)],
+    )
 
 
 JA_N = 8192
@@ -373,8 +385,7 @@ JA_BLOCK = (32, 8)
 def _jacobi_make(rng, sms):
     u = rng.standard_normal((JA_N, JA_N))
     grid = ((JA_N + JA_BLOCK[0] - 1) // JA_BLOCK[0], (JA_N + JA_BLOCK[1] - 1) // JA_BLOCK[1])
-    return [u, _poison((JA_N, JA_N), np.float64)], grid, JA_BLOCK, \
-        [np.int32(JA_N), np.int32(JA_N)]
+    return [u, _poison((JA_N, JA_N), np.float64)], grid, JA_BLOCK, [np.int32(JA_N), np.int32(JA_N)]
 
 
 def _jacobi_ref(args):
@@ -391,8 +402,20 @@ def _bs_make(rng, sms):
     S = rng.uniform(5.0, 30.0, BS_N)
     K = rng.uniform(1.0, 100.0, BS_N)
     T = rng.uniform(0.25, 10.0, BS_N)
-    return [S, K, T, np.float64(0.02), np.float64(0.30), _poison(BS_N, np.float64),
-            _poison(BS_N, np.float64)], (BS_N + 127) // 128, 128, [np.int32(BS_N)]
+    return (
+        [
+            S,
+            K,
+            T,
+            np.float64(0.02),
+            np.float64(0.30),
+            _poison(BS_N, np.float64),
+            _poison(BS_N, np.float64),
+        ],
+        (BS_N + 127) // 128,
+        128,
+        [np.int32(BS_N)],
+    )
 
 
 def _bs_ref(args):
@@ -400,34 +423,87 @@ def _bs_ref(args):
     return {5: call, 6: put}
 
 
-KERNELS = {k.name: k for k in (
-    Kernel("saxpy", SAXPY_PY, SAXPY_C, _saxpy_make,
-           lambda a: {3: np.float64(a[0]) * a[1] + a[2]}, 1e-5, 12 * (1 << 26)),
-    Kernel("matmul", MATMUL_PY, MATMUL_C, _matmul_make,
-           lambda a: {2: a[0].astype(np.float64) @ a[1].astype(np.float64)}, 1e-5,
-           3 * 4 * MM_N * MM_N, flops=2 * MM_N ** 3, rate="GFLOP/s"),
-    Kernel("reduce_sum", REDUCE_PY, REDUCE_C, _reduce_make,
-           lambda a: {1: np.array([a[0].sum(dtype=np.float64)])}, 1e-5, 4 * (1 << 26)),
-    Kernel("transpose", TRANSPOSE_PY, TRANSPOSE_C, _transpose_make,
-           lambda a: {1: a[0].T}, 1e-5, 2 * 4 * TR_N * TR_N),
-    Kernel("jacobi", JACOBI_PY, JACOBI_C, _jacobi_make, _jacobi_ref, 1e-12,
-           2 * 8 * JA_N * JA_N, flops=4 * (JA_N - 2) ** 2),
-    Kernel("black_scholes", BLACK_SCHOLES_PY, BLACK_SCHOLES_C, _bs_make, _bs_ref, 1e-12,
-           5 * 8 * BS_N),
-)}
+KERNELS = {
+    k.name: k
+    for k in (
+        Kernel(
+            "saxpy",
+            SAXPY_PY,
+            SAXPY_C,
+            _saxpy_make,
+            lambda a: {3: np.float64(a[0]) * a[1] + a[2]},
+            1e-5,
+            12 * (1 << 26),
+        ),
+        Kernel(
+            "matmul",
+            MATMUL_PY,
+            MATMUL_C,
+            _matmul_make,
+            lambda a: {2: a[0].astype(np.float64) @ a[1].astype(np.float64)},
+            1e-5,
+            3 * 4 * MM_N * MM_N,
+            flops=2 * MM_N**3,
+            rate="GFLOP/s",
+        ),
+        Kernel(
+            "reduce_sum",
+            REDUCE_PY,
+            REDUCE_C,
+            _reduce_make,
+            lambda a: {1: np.array([a[0].sum(dtype=np.float64)])},
+            1e-5,
+            4 * (1 << 26),
+        ),
+        Kernel(
+            "transpose",
+            TRANSPOSE_PY,
+            TRANSPOSE_C,
+            _transpose_make,
+            lambda a: {1: a[0].T},
+            1e-5,
+            2 * 4 * TR_N * TR_N,
+        ),
+        Kernel(
+            "jacobi",
+            JACOBI_PY,
+            JACOBI_C,
+            _jacobi_make,
+            _jacobi_ref,
+            1e-12,
+            2 * 8 * JA_N * JA_N,
+            flops=4 * (JA_N - 2) ** 2,
+        ),
+        Kernel(
+            "black_scholes",
+            BLACK_SCHOLES_PY,
+            BLACK_SCHOLES_C,
+            _bs_make,
+            _bs_ref,
+            1e-12,
+            5 * 8 * BS_N,
+        ),
+    )
+}
 
 
 def python_kernel(kernel: Kernel, cuda_module):
     """``kernel``'s Python text exec'd with ``cuda`` bound to ``cuda_module``: the plain
     function (not yet jitted)."""
-    ns = {"cuda": cuda_module, "math": math, "float32": cuda_module.float32,
-          "float64": cuda_module.float64, **CONSTANTS}
+    ns = {
+        "cuda": cuda_module,
+        "math": math,
+        "float32": cuda_module.float32,
+        "float64": cuda_module.float64,
+        **CONSTANTS,
+    }
     exec(compile(kernel.py_src, f"<kernel_bench {kernel.name}>", "exec"), ns)
     return ns[kernel.name]
 
 
 # ---------------------------------------------------------------------------------------
 # The three implementations: device copies, launch, copy back, registers, PTX.
+
 
 class _NumbaApiImpl:
     """What cujit and numba-cuda share: the numba.cuda API of module ``self.cuda``."""
@@ -466,8 +542,9 @@ class CujitImpl(_NumbaApiImpl):
         module = _ok(drv.cuModuleLoadData(spec.result.cubin))
         try:
             func = _ok(drv.cuModuleGetFunction(module, spec.result.symbol.encode()))
-            return _ok(drv.cuFuncGetAttribute(
-                drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, func))
+            return _ok(
+                drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, func)
+            )
         finally:
             drv.cuModuleUnload(module)
 
@@ -529,6 +606,7 @@ IMPL_CLASSES = {"cujit": CujitImpl, "numba_cuda": NumbaImpl, "cuda_c": CupyImpl}
 # ---------------------------------------------------------------------------------------
 # Timing: CUDA events on the legacy default stream, through cuda.bindings.
 
+
 def _ok(result):
     err = result[0]
     if int(err) != 0:
@@ -552,8 +630,11 @@ class EventTimer:
         self.stream = drv.CUstream(0)
 
     def attribute(self, name: str) -> int:
-        return _ok(self.drv.cuDeviceGetAttribute(
-            getattr(self.drv.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name), self.dev))
+        return _ok(
+            self.drv.cuDeviceGetAttribute(
+                getattr(self.drv.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name), self.dev
+            )
+        )
 
     def sample(self, launch, count: int) -> float:
         """Milliseconds per launch over ``count`` back-to-back launches."""
@@ -571,8 +652,12 @@ class EventTimer:
             launch()
         sync()
         samples = [self.sample(launch, PER_SAMPLE) for _ in range(REPS)]
-        return {"ms": statistics.median(samples), "min_ms": min(samples),
-                "max_ms": max(samples), "samples_ms": samples}
+        return {
+            "ms": statistics.median(samples),
+            "min_ms": min(samples),
+            "max_ms": max(samples),
+            "samples_ms": samples,
+        }
 
     def copy_rate(self, nbytes: int = 1 << 30) -> dict:
         """Device-to-device copy (cuMemcpyDtoDAsync) of ``nbytes`` of random data:
@@ -599,6 +684,7 @@ class EventTimer:
 
 # ---------------------------------------------------------------------------------------
 
+
 def rel_err(got: np.ndarray, want: np.ndarray) -> float:
     got = np.asarray(got, np.float64)
     want = np.asarray(want, np.float64)
@@ -619,8 +705,12 @@ def run_impl(impl, kernel: Kernel, args, grid, block, c_extra, expected, timer) 
     out["first_launch_s"] = time.perf_counter() - t0
     errs = {str(i): rel_err(impl.host(dargs[i]), want) for i, want in expected.items()}
     err = max(errs.values())
-    out["check"] = {"rel_err": err, "per_output": errs, "tol": kernel.tol,
-                    "ok": bool(err <= kernel.tol)}
+    out["check"] = {
+        "rel_err": err,
+        "per_output": errs,
+        "tol": kernel.tol,
+        "ok": bool(err <= kernel.tol),
+    }
     for key, fn in (("regs", impl.regs), ("ptx", impl.ptx)):
         try:
             value = fn(kern)
@@ -651,8 +741,7 @@ def bench_kernel(kernel: Kernel, impls: dict, timer, sms: int) -> dict:
         try:
             with warnings.catch_warnings():  # numba warns about grid sizes and copies
                 warnings.simplefilter("ignore")
-                row[label] = run_impl(impl, kernel, args, grid, block, c_extra, expected,
-                                      timer)
+                row[label] = run_impl(impl, kernel, args, grid, block, c_extra, expected, timer)
         except Exception as exc:  # one implementation's failure must not lose the rest
             row[label] = f"unavailable: {type(exc).__name__}: {str(exc)[-300:]}"
         finally:
@@ -667,8 +756,16 @@ def versions(impls: dict) -> dict:
     from importlib import metadata
 
     out = {"python": platform.python_version(), "numpy": np.__version__}
-    for dist in ("numba", "numba-cuda", "cupy-cuda13x", "cupy-cuda12x", "cuda-bindings",
-                 "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-cuda-nvrtc"):
+    for dist in (
+        "numba",
+        "numba-cuda",
+        "cupy-cuda13x",
+        "cupy-cuda12x",
+        "cuda-bindings",
+        "nvidia-nvvm",
+        "nvidia-nvjitlink",
+        "nvidia-cuda-nvrtc",
+    ):
         try:
             out[dist] = metadata.version(dist)
         except Exception:
@@ -686,9 +783,12 @@ def versions(impls: dict) -> dict:
     except Exception as exc:
         out["nvrtc"] = f"unavailable: {exc}"[:120]
     try:
-        out["cujit_commit"] = subprocess.run(
-            ["git", "-C", HERE, "rev-parse", "HEAD"], capture_output=True, text=True,
-            timeout=10).stdout.strip() or "unknown"
+        out["cujit_commit"] = (
+            subprocess.run(
+                ["git", "-C", HERE, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or "unknown"
+        )
     except Exception:
         out["cujit_commit"] = "unknown"
     return out
@@ -696,6 +796,7 @@ def versions(impls: dict) -> dict:
 
 # ---------------------------------------------------------------------------------------
 # Printing.
+
 
 def one_line(v) -> str:
     return " ".join(str(v).split())
@@ -733,8 +834,10 @@ def print_table(results: dict) -> None:  # noqa: C901 -- one row format per resu
     peak = results.get("fp32_peak_GFLOP_per_s")
     if peak:
         print(f"fp32 peak (multiprocessors x 128 lanes x 2 x top clock): {peak:.0f} GFLOP/s")
-    print(f"\n{'kernel':14} {'impl':11} {'ms':>8} {'rate':>14} {'floor ms':>9} {'regs':>5}"
-          f" {'check':>16} {'x C':>6}")
+    print(
+        f"\n{'kernel':14} {'impl':11} {'ms':>8} {'rate':>14} {'floor ms':>9} {'regs':>5}"
+        f" {'check':>16} {'x C':>6}"
+    )
     notes = []
     for name, row in results["kernels"].items():
         if isinstance(row, str):
@@ -742,8 +845,7 @@ def print_table(results: dict) -> None:  # noqa: C901 -- one row format per resu
             continue
         kernel = KERNELS[name]
         c_ms = _ms(row.get("cuda_c"))
-        floor = (f"{floor_ms(kernel, results):9.3f}" if floor_ms(kernel, results)
-                 else f"{'n/a':>9}")
+        floor = f"{floor_ms(kernel, results):9.3f}" if floor_ms(kernel, results) else f"{'n/a':>9}"
         for label in IMPLS:
             cell = row.get(label)
             if not isinstance(cell, dict):
@@ -758,8 +860,10 @@ def print_table(results: dict) -> None:  # noqa: C901 -- one row format per resu
             check = f"{'ok' if chk['ok'] else 'FAILED'} {chk['rel_err']:.1e}"
             regs = cell.get("regs")
             regs = f"{regs:5d}" if isinstance(regs, int) else f"{'?':>5}"
-            print(f"{name:14} {label:11} {cell['ms']:8.3f} {rate:>14} {floor} {regs}"
-                  f" {check:>16} {_ratio(cell['ms'], c_ms)}")
+            print(
+                f"{name:14} {label:11} {cell['ms']:8.3f} {rate:>14} {floor} {regs}"
+                f" {check:>16} {_ratio(cell['ms'], c_ms)}"
+            )
             floor = f"{'':9}"
     print(f"\n{'kernel':14} {'cujit/C':>8} {'numba/C':>8} {'cujit/numba':>12}")
     logs = {"cujit": [], "numba_cuda": [], "cujit_over_numba": []}
@@ -768,40 +872,62 @@ def print_table(results: dict) -> None:  # noqa: C901 -- one row format per resu
             continue
         c_ms, cj, nb = (_ms(row.get(k)) for k in ("cuda_c", "cujit", "numba_cuda"))
         print(f"{name:14} {_ratio(cj, c_ms):>8} {_ratio(nb, c_ms):>8} {_ratio(cj, nb):>12}")
-        for label, v, ref in (("cujit", cj, c_ms), ("numba_cuda", nb, c_ms),
-                              ("cujit_over_numba", cj, nb)):
+        for label, v, ref in (
+            ("cujit", cj, c_ms),
+            ("numba_cuda", nb, c_ms),
+            ("cujit_over_numba", cj, nb),
+        ):
             if v and ref:
                 logs[label].append(math.log(v / ref))
     geo = {k: math.exp(sum(v) / len(v)) if v else None for k, v in logs.items()}
-    results["geomean"] = {"cujit_over_c": geo["cujit"], "numba_over_c": geo["numba_cuda"],
-                          "cujit_over_numba": geo["cujit_over_numba"],
-                          "kernels": {k: len(v) for k, v in logs.items()}}
-    print(f"{'geomean':14} {_ratio(geo['cujit'], 1.0):>8} {_ratio(geo['numba_cuda'], 1.0):>8}"
-          f" {_ratio(geo['cujit_over_numba'], 1.0):>12}"
-          f"  (over {len(logs['cujit'])} / {len(logs['numba_cuda'])} /"
-          f" {len(logs['cujit_over_numba'])} kernels)")
+    results["geomean"] = {
+        "cujit_over_c": geo["cujit"],
+        "numba_over_c": geo["numba_cuda"],
+        "cujit_over_numba": geo["cujit_over_numba"],
+        "kernels": {k: len(v) for k, v in logs.items()},
+    }
+    print(
+        f"{'geomean':14} {_ratio(geo['cujit'], 1.0):>8} {_ratio(geo['numba_cuda'], 1.0):>8}"
+        f" {_ratio(geo['cujit_over_numba'], 1.0):>12}"
+        f"  (over {len(logs['cujit'])} / {len(logs['numba_cuda'])} /"
+        f" {len(logs['cujit_over_numba'])} kernels)"
+    )
     for line in notes:
         print(line)
 
 
 def main(argv=None) -> None:  # noqa: C901 -- argument handling and one section per compiler measured; a bench driver read top to bottom
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="", help="comma-separated kernels to run, of: "
-                        + ", ".join(KERNELS) + " (default: all)")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated kernels to run, of: " + ", ".join(KERNELS) + " (default: all)",
+    )
     opts = parser.parse_args(argv)
     names = [n for n in opts.only.split(",") if n] or list(KERNELS)
     unknown = [n for n in names if n not in KERNELS]
     if unknown:
         parser.error(f"unknown kernels {unknown}; kernels are {', '.join(KERNELS)}")
 
-    results: dict = {"date": datetime.now(timezone.utc).isoformat(),
-                     "machine": platform.node(), "kernels_run": names,
-                     "method": {"warmup": WARMUP, "reps": REPS, "per_sample": PER_SAMPLE,
-                                "seed": SEED, "timer": "cuda.bindings events, stream 0"}}
+    results: dict = {
+        "date": datetime.now(timezone.utc).isoformat(),
+        "machine": platform.node(),
+        "kernels_run": names,
+        "method": {
+            "warmup": WARMUP,
+            "reps": REPS,
+            "per_sample": PER_SAMPLE,
+            "seed": SEED,
+            "timer": "cuda.bindings events, stream 0",
+        },
+    }
     try:
-        results["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                                         "--format=csv,noheader"], capture_output=True,
-                                        text=True, timeout=30).stdout.strip()
+        results["gpu"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except Exception:
         results["gpu"] = "unknown"
 
@@ -818,8 +944,9 @@ def main(argv=None) -> None:  # noqa: C901 -- argument handling and one section 
         timer = EventTimer()
         sms = timer.attribute("MULTIPROCESSOR_COUNT")
         # fp32 peak: 128 FMA lanes per multiprocessor on sm_90, 2 flops each, top clock
-        results["fp32_peak_GFLOP_per_s"] = (sms * FP32_LANES_PER_SM * 2
-                                            * timer.attribute("CLOCK_RATE") * 1e3 / 1e9)
+        results["fp32_peak_GFLOP_per_s"] = (
+            sms * FP32_LANES_PER_SM * 2 * timer.attribute("CLOCK_RATE") * 1e3 / 1e9
+        )
     except Exception as exc:
         results["timer"] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
     results["multiprocessors"] = sms
@@ -847,8 +974,10 @@ def main(argv=None) -> None:  # noqa: C901 -- argument handling and one section 
                 if not cell["ptx"].startswith("unavailable"):
                     ptx[f"{name} {label}"] = cell.pop("ptx")
 
-    print(f"\n{results['gpu']}  " + ", ".join(
-        f"{k} {v}" for k, v in results["versions"].items() if k != "cujit_commit"))
+    print(
+        f"\n{results['gpu']}  "
+        + ", ".join(f"{k} {v}" for k, v in results["versions"].items() if k != "cujit_commit")
+    )
     try:
         print_table(results)
     except Exception as exc:

@@ -92,8 +92,23 @@ def k4(a, x, y, out):
 
 def k16(a0, a1, a2, a3, a4, a5, a6, a7, x0, x1, x2, x3, x4, x5, x6, x7):
     if x0.size < 0:
-        x0[0] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + x1[0] + x2[0] + x3[0] + x4[0] \
-            + x5[0] + x6[0] + x7[0]
+        x0[0] = (
+            a0
+            + a1
+            + a2
+            + a3
+            + a4
+            + a5
+            + a6
+            + a7
+            + x1[0]
+            + x2[0]
+            + x3[0]
+            + x4[0]
+            + x5[0]
+            + x6[0]
+            + x7[0]
+        )
 
 
 def args_for(fn, mod, n=1024):
@@ -113,10 +128,18 @@ def args_for(fn, mod, n=1024):
 # ctypes type per parameter kind of cujit.abi, for cuda.bindings' (values, types) packing;
 # a half travels as its 16 bits.
 RAW_CTYPES = {
-    "ptr": ctypes.c_void_p, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
-    "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint8": ctypes.c_uint8,
-    "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
-    "float16": ctypes.c_uint16, "float32": ctypes.c_float, "float64": ctypes.c_double,
+    "ptr": ctypes.c_void_p,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32,
+    "uint64": ctypes.c_uint64,
+    "float16": ctypes.c_uint16,
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
 }
 
 
@@ -175,8 +198,9 @@ def raw_params(spec, args, pointer=None) -> tuple[list, list[str]]:  # noqa: C90
         values = [v for v, k in zip(values, kept, strict=True) if k]
         kinds = [k for k, keep in zip(kinds, kept, strict=True) if keep]
     if kinds != list(spec.param_kinds):
-        raise ValueError(f"raw parameter kinds {kinds} differ from the specialisation's "
-                         f"{list(spec.param_kinds)}")
+        raise ValueError(
+            f"raw parameter kinds {kinds} differ from the specialisation's {list(spec.param_kinds)}"
+        )
     return values, kinds
 
 
@@ -248,13 +272,16 @@ def bench_launches() -> dict:
             ck = cupy.RawModule(code=CUPY_SRC).get_function(name)
             cargs = []
             for a in args:
-                cargs.append(cupy.asarray(a.copy_to_host()) if hasattr(a, "device_ptr")
-                             else np.float32(a))
+                cargs.append(
+                    cupy.asarray(a.copy_to_host()) if hasattr(a, "device_ptr") else np.float32(a)
+                )
             cargs.append(np.int64(1024))
             ck((1,), (32,), tuple(cargs))
             cupy.cuda.runtime.deviceSynchronize()
-            row["cupy_rawkernel"] = per_launch(lambda: ck((1,), (32,), tuple(cargs)),  # noqa: B023 -- called within this iteration
-                                               cupy.cuda.runtime.deviceSynchronize)
+            row["cupy_rawkernel"] = per_launch(
+                lambda: ck((1,), (32,), tuple(cargs)),  # noqa: B023 -- called within this iteration
+                cupy.cuda.runtime.deviceSynchronize,
+            )
         except Exception as exc:
             row["cupy_rawkernel"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
         rows[f"launch {name} ({len(args)} args)"] = row
@@ -264,8 +291,14 @@ def bench_launches() -> dict:
 # The kernel set of the warm-compile rows: saxpy first (its numbers keep the earlier
 # runs' JSON keys), then kernels of tests/kernels.py with shared memory, atomics, 2-D
 # indexing, libdevice math and Python integer semantics.
-WARM_KERNELS = ("saxpy", "matmul_shared_tiles", "reduce_shared_atomic", "stencil_boundaries",
-                "math_functions", "python_int_semantics")
+WARM_KERNELS = (
+    "saxpy",
+    "matmul_shared_tiles",
+    "reduce_shared_atomic",
+    "stencil_boundaries",
+    "math_functions",
+    "python_int_semantics",
+)
 WARM_ROUNDS = 5  # timed rounds per kernel and compiler, after one discarded warm-up round
 _serial = itertools.count()
 # In every kernel name this run makes: on a machine with a CUDA driver a PTX module seen
@@ -281,8 +314,9 @@ def renamed(pyfunc, tag: str):
     fields = {"co_name": name}
     if hasattr(code, "co_qualname"):
         fields["co_qualname"] = name
-    fn = pytypes.FunctionType(code.replace(**fields), pyfunc.__globals__, name,
-                              pyfunc.__defaults__, pyfunc.__closure__)
+    fn = pytypes.FunctionType(
+        code.replace(**fields), pyfunc.__globals__, name, pyfunc.__defaults__, pyfunc.__closure__
+    )
     fn.__qualname__ = name
     fn.__kwdefaults__ = pyfunc.__kwdefaults__
     return fn
@@ -313,8 +347,11 @@ def loaded_libraries(words) -> list[str] | str:
         with open("/proc/self/maps") as fh:
             paths = {line.split(None, 5)[5].strip() for line in fh if len(line.split(None, 5)) == 6}
         names = {p: os.path.basename(p).lower() for p in paths}
-        return sorted(p for p, n in names.items() if n.startswith("lib") and ".so" in n
-                      and any(w in n for w in words))
+        return sorted(
+            p
+            for p, n in names.items()
+            if n.startswith("lib") and ".so" in n and any(w in n for w in words)
+        )
     except Exception as exc:
         return f"unavailable: {type(exc).__name__}: {exc}"[:160]
 
@@ -326,12 +363,18 @@ def bench_warm_compile_isolated() -> dict:
     out: dict = {"kernels": {}, "isolation": "one child process per compiler"}
     for label in ("cujit", "numba_cuda"):
         try:
-            _, text = _run([sys.executable, os.path.abspath(__file__), "--child",
-                            f"warm_compile:{label}"], _env())
+            _, text = _run(
+                [sys.executable, os.path.abspath(__file__), "--child", f"warm_compile:{label}"],
+                _env(),
+            )
             child = json.loads(text.splitlines()[-1])
         except Exception as exc:
-            child = {"kernels": {name: {label: f"unavailable: {one_line(str(exc))}"[:160]}
-                                 for name in WARM_KERNELS}}
+            child = {
+                "kernels": {
+                    name: {label: f"unavailable: {one_line(str(exc))}"[:160]}
+                    for name in WARM_KERNELS
+                }
+            }
         out.setdefault("method", child.get("method"))
         out[f"toolchain_libraries_{label}"] = child.get("toolchain_libraries")
         kernels = child.get("kernels")
@@ -358,13 +401,15 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
     if tests not in sys.path:
         sys.path.insert(0, tests)
     out: dict = {
-        "method": (f"per kernel and compiler: {WARM_ROUNDS} rounds after one discarded "
-                   "warm-up round, each a new renamed function: jit, first launch on device "
-                   "arrays from the case's setup, synchronize; seconds.  'cujit' and "
-                   "'numba_cuda' (first_in_process = saxpy's warm-up round, later_median = "
-                   "its median) and 'toolchain_floor' are saxpy's, under the earlier runs' "
-                   "keys; 'kernels' holds the whole set (saxpy there is tests/kernels.py's, "
-                   "10000 elements; runs up to launch-20261130-095003 launched 1<<20)"),
+        "method": (
+            f"per kernel and compiler: {WARM_ROUNDS} rounds after one discarded "
+            "warm-up round, each a new renamed function: jit, first launch on device "
+            "arrays from the case's setup, synchronize; seconds.  'cujit' and "
+            "'numba_cuda' (first_in_process = saxpy's warm-up round, later_median = "
+            "its median) and 'toolchain_floor' are saxpy's, under the earlier runs' "
+            "keys; 'kernels' holds the whole set (saxpy there is tests/kernels.py's, "
+            "10000 elements; runs up to launch-20261130-095003 launched 1<<20)"
+        ),
         "kernels": {},
     }
     try:
@@ -390,8 +435,7 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
 
             # compile_bench's rebinding (cuda and the type names mean numba's) of a
             # renamed copy
-            compilers["numba_cuda"] = (ncuda,
-                                       lambda f: numba_function(renamed(f, "numba"), ncuda))
+            compilers["numba_cuda"] = (ncuda, lambda f: numba_function(renamed(f, "numba"), ncuda))
         except Exception as exc:
             compilers["numba_cuda"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
 
@@ -411,8 +455,14 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
                 continue
             mod, make = comp
             try:
-                times, kern = _compile_rounds(lambda: make(pyfunc), mod, host_args, grid,  # noqa: B023 -- called within this iteration
-                                              block, shmem)
+                times, kern = _compile_rounds(
+                    lambda: make(pyfunc),  # noqa: B023 -- called within this iteration
+                    mod,
+                    host_args,
+                    grid,
+                    block,
+                    shmem,
+                )
                 row[label] = statistics.median(times[1:])
                 row[f"{label}_warmup"] = times[0]
                 row[f"{label}_rounds"] = times[1:]
@@ -425,7 +475,8 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
                 if last_cujit is None:
                     raise RuntimeError("no cujit kernel compiled")
                 row["toolchain_floor"] = toolchain_floor(
-                    next(iter(last_cujit.overloads.values())), last_cujit._options().arch)
+                    next(iter(last_cujit.overloads.values())), last_cujit._options().arch
+                )
             except Exception as exc:
                 row["toolchain_floor"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
         out["kernels"][name] = row
@@ -436,11 +487,17 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
 def _summarise_warm(out: dict) -> dict:
     """Ratios, their geometric mean, and saxpy's row under the earlier runs' keys."""
     for row in out["kernels"].values():
-        if (isinstance(row, dict) and isinstance(row.get("cujit"), float)
-                and isinstance(row.get("numba_cuda"), float)):
+        if (
+            isinstance(row, dict)
+            and isinstance(row.get("cujit"), float)
+            and isinstance(row.get("numba_cuda"), float)
+        ):
             row["ratio_numba_over_cujit"] = row["numba_cuda"] / row["cujit"]
-    ratios = [r["ratio_numba_over_cujit"] for r in out["kernels"].values()
-              if isinstance(r, dict) and "ratio_numba_over_cujit" in r]
+    ratios = [
+        r["ratio_numba_over_cujit"]
+        for r in out["kernels"].values()
+        if isinstance(r, dict) and "ratio_numba_over_cujit" in r
+    ]
     out["geomean_numba_over_cujit"] = statistics.geometric_mean(ratios) if ratios else None
     out["geomean_over"] = len(ratios)
 
@@ -448,12 +505,12 @@ def _summarise_warm(out: dict) -> dict:
     sax = out["kernels"].get("saxpy")
     for label in ("cujit", "numba_cuda"):
         if isinstance(sax, dict) and isinstance(sax.get(label), float):
-            out[label] = {"first_in_process": sax[f"{label}_warmup"],
-                          "later_median": sax[label]}
+            out[label] = {"first_in_process": sax[f"{label}_warmup"], "later_median": sax[label]}
         else:
             out[label] = sax.get(label) if isinstance(sax, dict) else "unavailable: no saxpy row"
-    out["toolchain_floor"] = (sax.get("toolchain_floor") if isinstance(sax, dict)
-                              else "unavailable: no saxpy row")
+    out["toolchain_floor"] = (
+        sax.get("toolchain_floor") if isinstance(sax, dict) else "unavailable: no saxpy row"
+    )
     return out
 
 
@@ -474,31 +531,35 @@ def toolchain_floor(spec, arch) -> float:
     return statistics.median(times)
 
 
-FRESH_KERNEL = '''@cuda.jit
+FRESH_KERNEL = """@cuda.jit
 def saxpy(a, x, y, out):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = a * x[i] + y[i]
-'''
+"""
 FRESH_N, FRESH_GRID, FRESH_BLOCK = 1 << 20, 4096, 256  # FRESH's size and launch shape
-FRESH = textwrap.dedent('''
+FRESH = (
+    textwrap.dedent("""
 import time
 t0 = time.perf_counter()
 import numpy as np
 if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack  # for the numba-cuda anchor under NumPy 2.5
 from {mod} import cuda
-''') + FRESH_KERNEL + textwrap.dedent('''
+""")
+    + FRESH_KERNEL
+    + textwrap.dedent("""
 x = cuda.to_device(np.ones(1 << 20, np.float32))
 o = cuda.device_array_like(x)
 saxpy[4096, 256](np.float32(2.0), x, x, o)
 cuda.synchronize()
 print(time.perf_counter() - t0)
-''').lstrip("\n")
+""").lstrip("\n")
+)
 
 # The floor of FRESH: the same work through cuda.bindings alone, the cubin compiled
 # beforehand by the parent.  The output is checked after the clock stops.
-FRESH_FLOOR = string.Template('''
+FRESH_FLOOR = string.Template("""
 import time
 t0 = time.perf_counter()
 import ctypes
@@ -535,7 +596,7 @@ ok(drv.cuMemcpyDtoH(out.ctypes.data, do, out.nbytes))
 if not (out == np.float32(2.0) * x + x).all():
     raise SystemExit("wrong saxpy result: the parameters do not match the kernel")
 print(elapsed)
-''')
+""")
 
 
 def fresh_floor_script(tmpdir: str) -> str:
@@ -557,17 +618,21 @@ def fresh_floor_script(tmpdir: str) -> str:
     with open(path, "wb") as fh:
         fh.write(spec.result.cubin)
     return FRESH_FLOOR.substitute(
-        n=FRESH_N, grid=FRESH_GRID, block=FRESH_BLOCK, cubin=repr(path),
-        symbol=repr(spec.record.symbol.encode()), values=repr(tuple(values)),
-        ctypes_names=repr(tuple(RAW_CTYPES[k].__name__ for k in kinds)))
+        n=FRESH_N,
+        grid=FRESH_GRID,
+        block=FRESH_BLOCK,
+        cubin=repr(path),
+        symbol=repr(spec.record.symbol.encode()),
+        values=repr(tuple(values)),
+        ctypes_names=repr(tuple(RAW_CTYPES[k].__name__ for k in kinds)),
+    )
 
 
 def _env(**extra) -> dict:
     """The child processes' environment: cujit from this tree, and bytecode caching on,
     as in an installed package (a PYTHONDONTWRITEBYTECODE=1 machine would time
     compiling cujit's sources in every process)."""
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               **extra)
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
@@ -592,8 +657,11 @@ def bench_fresh_process() -> dict:
     """FRESH per tool, FRESH_ROUNDS processes each, the tools interleaved round by round
     (the machine drifts); cujit with its warm-up (the default) and without."""
     env = _env()
-    runs = (("cujit", "cujit", env), ("cujit_no_warmup", "cujit", _env(CUJIT_WARMUP="0")),
-            ("numba_cuda", "numba", env))
+    runs = (
+        ("cujit", "cujit", env),
+        ("cujit_no_warmup", "cujit", _env(CUJIT_WARMUP="0")),
+        ("numba_cuda", "numba", env),
+    )
     samples: dict = {label: [] for label, _, _ in runs}
     for _ in range(FRESH_ROUNDS):
         for label, mod, run_env in runs:
@@ -605,8 +673,7 @@ def bench_fresh_process() -> dict:
                 samples[label].append(float(_py(script, run_env)[1]))
             except Exception as exc:
                 samples[label] = f"unavailable: {exc}"[:160]
-    out = {label: v if isinstance(v, str) else statistics.median(v)
-           for label, v in samples.items()}
+    out = {label: v if isinstance(v, str) else statistics.median(v) for label, v in samples.items()}
     out["samples"] = samples
     # The floor: cuInit, primary context, allocation and copy-in, a prebuilt cubin loaded
     # and launched, synchronised; no compiler at all.
@@ -623,7 +690,7 @@ def bench_fresh_process() -> dict:
     return out
 
 
-CACHED = textwrap.dedent('''
+CACHED = textwrap.dedent("""
 import time
 import numpy as np
 if not hasattr(np, "row_stack"):
@@ -643,7 +710,7 @@ t0 = time.perf_counter()
 saxpy_cached[4096, 256](np.float32(2.0), x, x, o)
 cuda.synchronize()
 print(time.perf_counter() - t0)
-''')
+""")
 
 
 def bench_cache_hit() -> dict:
@@ -658,8 +725,10 @@ def bench_cache_hit() -> dict:
                 script = os.path.join(tmp, f"cached_{label}.py")  # numba caches file-backed code
                 with open(script, "w") as fh:
                     fh.write(CACHED.format(mod=mod))
-                env = _env(CUJIT_CACHE_DIR=os.path.join(tmp, "cujit"),
-                           NUMBA_CACHE_DIR=os.path.join(tmp, "numba"))
+                env = _env(
+                    CUJIT_CACHE_DIR=os.path.join(tmp, "cujit"),
+                    NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
+                )
                 miss = float(_run([sys.executable, script], env)[1])
                 hits = [float(_run([sys.executable, script], env)[1]) for _ in range(3)]
             out[label] = {"miss": miss, "hit_median": statistics.median(hits)}
@@ -672,9 +741,12 @@ def bench_import() -> dict:
     env = _env()
     base = statistics.median(_py("pass", env)[0] for _ in range(5))
     out = {"python_startup": base}
-    for label, stmt in (("cujit", "import cujit"), ("cujit_cuda", "from cujit import cuda"),
-                        ("numba_cuda", "from numba import cuda"),
-                        ("cuda_bindings_driver", "import cuda.bindings.driver")):
+    for label, stmt in (
+        ("cujit", "import cujit"),
+        ("cujit_cuda", "from cujit import cuda"),
+        ("numba_cuda", "from numba import cuda"),
+        ("cuda_bindings_driver", "import cuda.bindings.driver"),
+    ):
         try:
             out[label] = statistics.median(_py(stmt, env)[0] for _ in range(5)) - base
         except Exception as exc:
@@ -700,12 +772,16 @@ def ratio(a, b, spec="10.2f", suffix=""):
 
 
 def print_launch(rows) -> None:
-    print(f"{'host us per launch':28} {'cujit':>12} {'raw':>12} {'numba':>12} {'cupy':>12}"
-          f" {'cujit/raw':>10}")
+    print(
+        f"{'host us per launch':28} {'cujit':>12} {'raw':>12} {'numba':>12} {'cupy':>12}"
+        f" {'cujit/raw':>10}"
+    )
     for name, row in rows.items():
-        print(f"{name:28} {fmt(row['cujit'], 1e6, 'us')} {fmt(row['raw_bindings'], 1e6, 'us')}"
-              f" {fmt(row['numba_cuda'], 1e6, 'us')} {fmt(row['cupy_rawkernel'], 1e6, 'us')}"
-              f" {ratio(row['cujit'], row['raw_bindings'])}")
+        print(
+            f"{name:28} {fmt(row['cujit'], 1e6, 'us')} {fmt(row['raw_bindings'], 1e6, 'us')}"
+            f" {fmt(row['numba_cuda'], 1e6, 'us')} {fmt(row['cupy_rawkernel'], 1e6, 'us')}"
+            f" {ratio(row['cujit'], row['raw_bindings'])}"
+        )
         for key in ("raw_bindings", "numba_cuda", "cupy_rawkernel"):
             if isinstance(row.get(key), str):
                 print(f"  {key}: {one_line(row[key])}")
@@ -717,10 +793,14 @@ def ms(v, width: int = 9) -> str:
 
 
 def print_warm_compile(wc) -> None:
-    print(f"\nnew kernel in a warm process: compile + load + first launch + sync, ms "
-          f"(median of {WARM_ROUNDS} new functions after a warm-up round)")
-    print(f"{'kernel':22} {'cujit':>9} {'numba':>9} {'numba/cujit':>12} {'floor':>9}"
-          f" {'floor/cujit':>12} {'1st cujit':>10} {'1st numba':>10}")
+    print(
+        f"\nnew kernel in a warm process: compile + load + first launch + sync, ms "
+        f"(median of {WARM_ROUNDS} new functions after a warm-up round)"
+    )
+    print(
+        f"{'kernel':22} {'cujit':>9} {'numba':>9} {'numba/cujit':>12} {'floor':>9}"
+        f" {'floor/cujit':>12} {'1st cujit':>10} {'1st numba':>10}"
+    )
     kernels = wc.get("kernels")
     if isinstance(kernels, str):
         print(f"  {one_line(kernels)}")
@@ -730,14 +810,18 @@ def print_warm_compile(wc) -> None:
         if isinstance(row, str):
             print(f"{name:22} {one_line(row)}")
             continue
-        print(f"{name:22} {ms(row.get('cujit'))} {ms(row.get('numba_cuda'))}"
-              f" {ratio(row.get('numba_cuda'), row.get('cujit'), '11.2f', 'x')}"
-              f" {ms(row.get('toolchain_floor'))}"
-              f" {ratio(row.get('toolchain_floor'), row.get('cujit'), '12.2f')}"
-              f" {ms(row.get('cujit_warmup'), 10)} {ms(row.get('numba_cuda_warmup'), 10)}")
-        notes += [f"  {name} {k}: {one_line(row[k])}"
-                  for k in ("cujit", "numba_cuda", "toolchain_floor")
-                  if isinstance(row.get(k), str)]
+        print(
+            f"{name:22} {ms(row.get('cujit'))} {ms(row.get('numba_cuda'))}"
+            f" {ratio(row.get('numba_cuda'), row.get('cujit'), '11.2f', 'x')}"
+            f" {ms(row.get('toolchain_floor'))}"
+            f" {ratio(row.get('toolchain_floor'), row.get('cujit'), '12.2f')}"
+            f" {ms(row.get('cujit_warmup'), 10)} {ms(row.get('numba_cuda_warmup'), 10)}"
+        )
+        notes += [
+            f"  {name} {k}: {one_line(row[k])}"
+            for k in ("cujit", "numba_cuda", "toolchain_floor")
+            if isinstance(row.get(k), str)
+        ]
     geo = wc.get("geomean_numba_over_cujit")
     if isinstance(geo, float):
         print(f"geomean numba/cujit over {wc.get('geomean_over')} kernels: {geo:.2f}x (target 5x)")
@@ -748,32 +832,43 @@ def print_warm_compile(wc) -> None:
 def print_cache_hit(ch) -> None:
     for label, v in ch.items():
         if isinstance(v, dict):
-            print(f"cache hit, fresh process, first launch done, {label:10}: "
-                  f"{v['hit_median'] * 1e3:8.2f} ms (miss {v['miss'] * 1e3:.1f} ms)")
+            print(
+                f"cache hit, fresh process, first launch done, {label:10}: "
+                f"{v['hit_median'] * 1e3:8.2f} ms (miss {v['miss'] * 1e3:.1f} ms)"
+            )
         else:
             print(f"cache hit, {label}: {one_line(v)}")
 
 
 def print_import(imp) -> None:
-    print("import time (minus interpreter start): " + ", ".join(
-        f"{k} {fmt(v, 1e3, 'ms')}" for k, v in imp.items()))
+    print(
+        "import time (minus interpreter start): "
+        + ", ".join(f"{k} {fmt(v, 1e3, 'ms')}" for k, v in imp.items())
+    )
 
 
 def print_fresh(fp) -> None:
     print(f"\nfresh process, import -> first saxpy done (median of {FRESH_ROUNDS}):")
-    names = {"cujit": "cujit", "cujit_no_warmup": "cujit, CUJIT_WARMUP=0",
-             "numba_cuda": "numba-cuda",
-             "raw_bindings_floor": "raw cuda.bindings, prebuilt cubin (floor)"}
+    names = {
+        "cujit": "cujit",
+        "cujit_no_warmup": "cujit, CUJIT_WARMUP=0",
+        "numba_cuda": "numba-cuda",
+        "raw_bindings_floor": "raw cuda.bindings, prebuilt cubin (floor)",
+    }
     for key, v in fp.items():
         if key == "samples":
             continue
-        print(f"  {names.get(key, key):44} {fmt(v, 1e3, 'ms')}"
-              + (f"  {one_line(v)}" if isinstance(v, str) else ""))
+        print(
+            f"  {names.get(key, key):44} {fmt(v, 1e3, 'ms')}"
+            + (f"  {one_line(v)}" if isinstance(v, str) else "")
+        )
     numba = fp.get("numba_cuda")
     floor = fp.get("raw_bindings_floor")
-    print(f"  numba/cujit {ratio(numba, fp.get('cujit'), '.2f', 'x')} (target 10x);"
-          f" floor/numba {ratio(floor, numba, '.3f')};"
-          f" cujit/floor {ratio(fp.get('cujit'), floor, '.2f', 'x')}")
+    print(
+        f"  numba/cujit {ratio(numba, fp.get('cujit'), '.2f', 'x')} (target 10x);"
+        f" floor/numba {ratio(floor, numba, '.3f')};"
+        f" cujit/floor {ratio(fp.get('cujit'), floor, '.2f', 'x')}"
+    )
 
 
 PARTS = {  # name: (measure, print)
@@ -787,8 +882,11 @@ PARTS = {  # name: (measure, print)
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="", help="comma-separated parts to run, of: "
-                        + ", ".join(PARTS) + " (default: all)")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated parts to run, of: " + ", ".join(PARTS) + " (default: all)",
+    )
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)  # warm_compile:<label>
     opts = parser.parse_args(argv)
     if opts.child:
@@ -801,12 +899,18 @@ def main(argv=None) -> None:
     if unknown:
         parser.error(f"unknown parts {unknown}; parts are {', '.join(PARTS)}")
 
-    results = {"date": datetime.now(timezone.utc).isoformat(), "python": platform.python_version(),
-               "machine": platform.node(), "parts": parts}
+    results = {
+        "date": datetime.now(timezone.utc).isoformat(),
+        "python": platform.python_version(),
+        "machine": platform.node(),
+        "parts": parts,
+    }
     try:
-        results["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                                         "--format=csv,noheader"], capture_output=True,
-                                        text=True).stdout.strip()
+        results["gpu"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except Exception:
         results["gpu"] = "unknown"
     for part in parts:

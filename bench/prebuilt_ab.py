@@ -48,8 +48,11 @@ def build() -> None:
             analysis.non_overflowing_adds = real
         with open(os.path.join(OUT_DIR, f"reduce_sum-{variant}.cubin"), "wb") as fh:
             fh.write(r.cubin)
-        meta[variant] = {"symbol": r.symbol, "kept": r.kept,
-                         "loads_in_ptx": r.ptx.count("ld.global")}
+        meta[variant] = {
+            "symbol": r.symbol,
+            "kept": r.kept,
+            "loads_in_ptx": r.ptx.count("ld.global"),
+        }
     from cujit.ptx import toolchain_versions
 
     meta["toolchain"] = {k: v for k, v in toolchain_versions().items() if "path" not in k}
@@ -104,14 +107,19 @@ def run() -> None:
         values = [x.data.ptr, x.size, total.data.ptr, 1]  # x: data, extent; total: data, extent
         kept = meta[variant]["kept"] or [True] * 4
         kinds = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
-        params = (tuple(v for v, k in zip(values, kept, strict=True) if k),
-                  tuple(t for t, k in zip(kinds, kept, strict=True) if k))
-        launch_of[variant] = (lambda f=func, p=params: drv.cuLaunchKernel(
-            f, grid, 1, 1, block, 1, 1, 0, drv.CUstream(0), p, 0))
+        params = (
+            tuple(v for v, k in zip(values, kept, strict=True) if k),
+            tuple(t for t, k in zip(kinds, kept, strict=True) if k),
+        )
+        launch_of[variant] = lambda f=func, p=params: drv.cuLaunchKernel(
+            f, grid, 1, 1, block, 1, 1, 0, drv.CUstream(0), p, 0
+        )
     c_fn = cp.RawKernel(kb.KERNELS["reduce_sum"].c_src, "reduce_sum")
     launch_of["cuda_c"] = lambda: c_fn((grid,), (block,), (x, total, *c_extra))
-    out = {"toolchain": meta["toolchain"], "loads_in_ptx": {v: meta[v]["loads_in_ptx"]
-                                                           for v in ("nsw", "wrap")}}
+    out = {
+        "toolchain": meta["toolchain"],
+        "loads_in_ptx": {v: meta[v]["loads_in_ptx"] for v in ("nsw", "wrap")},
+    }
     for label in ("nsw", "wrap", "cuda_c"):
         check(label)
         out[label] = timed(launch_of[label])

@@ -45,7 +45,7 @@ SMALL = 1024
 HOST_CALLS = 2000
 SEED = 20261201
 
-SAXPY_PY = '''
+SAXPY_PY = """
 def saxpy_kernel(a, x, y, out):
     i = cuda.grid(1)
     if i < x.size:
@@ -78,7 +78,7 @@ def matmul4_kernel(a, b, c):
                 for k in range(4):
                     s += a[t, i, k] * b[t, k, j]
                 c[t, i, j] = s
-'''
+"""
 
 
 def _namespace(cuda_module, float32):
@@ -125,16 +125,24 @@ def bench_saxpy(timer, cj, nb) -> dict:
     vec = cuda.vectorize(["float32(float32, float32, float32)"])(cj["saxpy"])
     dout.copy_to_device(np.full(N, np.nan, np.float32))
     vec(a, dx, dy, out=dout)
-    res["cujit_vectorize"] = _cell(timer, lambda: vec(a, dx, dy, out=dout), cuda.synchronize,
-                                   nbytes, _check("cujit vectorize", dout.copy_to_host(),
-                                                  want, 1e-6))
+    res["cujit_vectorize"] = _cell(
+        timer,
+        lambda: vec(a, dx, dy, out=dout),
+        cuda.synchronize,
+        nbytes,
+        _check("cujit vectorize", dout.copy_to_host(), want, 1e-6),
+    )
     kern = cuda.jit(cj["saxpy_kernel"])
     grid = (N + 255) // 256
     dout.copy_to_device(np.full(N, np.nan, np.float32))
     kern[grid, 256](a, dx, dy, dout)
-    res["cujit_kernel"] = _cell(timer, lambda: kern[grid, 256](a, dx, dy, dout),
-                                cuda.synchronize, nbytes,
-                                _check("cujit kernel", dout.copy_to_host(), want, 1e-6))
+    res["cujit_kernel"] = _cell(
+        timer,
+        lambda: kern[grid, 256](a, dx, dy, dout),
+        cuda.synchronize,
+        nbytes,
+        _check("cujit kernel", dout.copy_to_host(), want, 1e-6),
+    )
     res["numba_cuda_vectorize"] = _anchor(lambda: _numba_saxpy(timer, nb, a, x, y, want))
     res["cupy_elementwise"] = _anchor(lambda: _cupy_saxpy(timer, a, x, y, want))
     res["cupy_copy_ceiling"] = _anchor(lambda: _cupy_copy(timer, nbytes))
@@ -157,14 +165,16 @@ def _numba_saxpy(timer, nb, a, x, y, want):
 def _cupy_saxpy(timer, a, x, y, want):
     import cupy as cp
 
-    k = cp.ElementwiseKernel("float32 a, float32 x, float32 y", "float32 out",
-                             "out = a * x + y", "cujit_bench_saxpy")
+    k = cp.ElementwiseKernel(
+        "float32 a, float32 x, float32 y", "float32 out", "out = a * x + y", "cujit_bench_saxpy"
+    )
     dx, dy = cp.asarray(x), cp.asarray(y)
     dout = cp.full(N, np.nan, np.float32)
     k(a, dx, dy, dout)
     err = _check("cupy elementwise", cp.asnumpy(dout), want, 1e-6)
-    return _cell(timer, lambda: k(a, dx, dy, dout), cp.cuda.runtime.deviceSynchronize,
-                 3 * x.nbytes, err)
+    return _cell(
+        timer, lambda: k(a, dx, dy, dout), cp.cuda.runtime.deviceSynchronize, 3 * x.nbytes, err
+    )
 
 
 def _cupy_copy(timer, nbytes):
@@ -174,8 +184,9 @@ def _cupy_copy(timer, nbytes):
     dst = cp.empty_like(src)
     cp.copyto(dst, src)
     err = _check("cupy copy", cp.asnumpy(dst), cp.asnumpy(src), 0.0)
-    return _cell(timer, lambda: cp.copyto(dst, src), cp.cuda.runtime.deviceSynchronize,
-                 2 * src.nbytes, err)
+    return _cell(
+        timer, lambda: cp.copyto(dst, src), cp.cuda.runtime.deviceSynchronize, 2 * src.nbytes, err
+    )
 
 
 def bench_reduce(timer, cj, nb) -> dict:
@@ -187,8 +198,13 @@ def bench_reduce(timer, cj, nb) -> dict:
     red = cuda.Reduce(cj["add"])
     dx, dres = cuda.to_device(x), cuda.to_device(np.full(1, np.nan, np.float32))
     red(dx, res=dres)
-    res["cujit_reduce"] = _cell(timer, lambda: red(dx, res=dres), cuda.synchronize, x.nbytes,
-                                _check("cujit reduce", dres.copy_to_host(), want, 1e-5))
+    res["cujit_reduce"] = _cell(
+        timer,
+        lambda: red(dx, res=dres),
+        cuda.synchronize,
+        x.nbytes,
+        _check("cujit reduce", dres.copy_to_host(), want, 1e-5),
+    )
     res["cupy_sum"] = _anchor(lambda: _cupy_sum(timer, x, want))
     res["torch_sum"] = _anchor(lambda: _torch_sum(timer, x, want))
     res["numba_cuda_reduce"] = _anchor(lambda: _numba_reduce(timer, nb, x, want))
@@ -201,8 +217,9 @@ def _cupy_sum(timer, x, want):
     dx, out = cp.asarray(x), cp.full((), np.nan, np.float32)
     cp.sum(dx, out=out)
     err = _check("cupy sum", cp.asnumpy(out).reshape(1), want, 1e-5)
-    return _cell(timer, lambda: cp.sum(dx, out=out), cp.cuda.runtime.deviceSynchronize,
-                 x.nbytes, err)
+    return _cell(
+        timer, lambda: cp.sum(dx, out=out), cp.cuda.runtime.deviceSynchronize, x.nbytes, err
+    )
 
 
 def _torch_sum(timer, x, want):
@@ -212,8 +229,9 @@ def _torch_sum(timer, x, want):
     out = torch.full((), float("nan"), dtype=torch.float32, device="cuda")
     torch.sum(dx, dim=0, out=out)
     err = _check("torch sum", out.cpu().numpy().reshape(1), want, 1e-5)
-    return _cell(timer, lambda: torch.sum(dx, dim=0, out=out), torch.cuda.synchronize,
-                 x.nbytes, err)
+    return _cell(
+        timer, lambda: torch.sum(dx, dim=0, out=out), torch.cuda.synchronize, x.nbytes, err
+    )
 
 
 def _numba_reduce(timer, nb, x, want):
@@ -240,15 +258,24 @@ def bench_matmul4(timer, cj, nb) -> dict:
     da, db = cuda.to_device(a), cuda.to_device(b)
     dc = cuda.to_device(np.full(a.shape, np.nan, np.float32))
     gu(da, db, out=dc)
-    res["cujit_guvectorize"] = _cell(timer, lambda: gu(da, db, out=dc), cuda.synchronize,
-                                     nbytes, _check("cujit gufunc", dc.copy_to_host(), want,
-                                                    1e-6))
+    res["cujit_guvectorize"] = _cell(
+        timer,
+        lambda: gu(da, db, out=dc),
+        cuda.synchronize,
+        nbytes,
+        _check("cujit gufunc", dc.copy_to_host(), want, 1e-6),
+    )
     kern = cuda.jit(cj["matmul4_kernel"])
     grid = (BATCH + 255) // 256
     dc.copy_to_device(np.full(a.shape, np.nan, np.float32))
     kern[grid, 256](da, db, dc)
-    res["cujit_kernel"] = _cell(timer, lambda: kern[grid, 256](da, db, dc), cuda.synchronize,
-                                nbytes, _check("cujit kernel", dc.copy_to_host(), want, 1e-6))
+    res["cujit_kernel"] = _cell(
+        timer,
+        lambda: kern[grid, 256](da, db, dc),
+        cuda.synchronize,
+        nbytes,
+        _check("cujit kernel", dc.copy_to_host(), want, 1e-6),
+    )
     res["numba_cuda_guvectorize"] = _anchor(lambda: _numba_matmul4(timer, nb, a, b, want))
     return res
 
@@ -256,8 +283,9 @@ def bench_matmul4(timer, cj, nb) -> dict:
 def _numba_matmul4(timer, nb, a, b, want):
     from numba import cuda as ncuda
 
-    gu = ncuda.guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])"],
-                           "(m,n),(n,p)->(m,p)")(nb["matmul4"])
+    gu = ncuda.guvectorize(
+        ["void(float32[:,:], float32[:,:], float32[:,:])"], "(m,n),(n,p)->(m,p)"
+    )(nb["matmul4"])
     da, db = ncuda.to_device(a), ncuda.to_device(b)
     dc = ncuda.to_device(np.full(a.shape, np.nan, np.float32))
     gu(da, db, out=dc)
@@ -274,8 +302,10 @@ def bench_host(timer, cj, nb) -> dict:
     dx, dy, dout = cuda.to_device(x), cuda.to_device(y), cuda.device_array(SMALL, np.float32)
     vec = cuda.vectorize(["float32(float32, float32, float32)"])(cj["saxpy"])
     kern = cuda.jit(cj["saxpy_kernel"])
-    calls = {"vectorize_call": lambda: vec(a, dx, dy, out=dout),
-             "kernel_launch": lambda: kern[(SMALL + 255) // 256, 256](a, dx, dy, dout)}
+    calls = {
+        "vectorize_call": lambda: vec(a, dx, dy, out=dout),
+        "kernel_launch": lambda: kern[(SMALL + 255) // 256, 256](a, dx, dy, dout),
+    }
     res = {}
     for name, call in calls.items():
         dout.copy_to_device(np.full(SMALL, np.nan, np.float32))
@@ -288,14 +318,20 @@ def bench_host(timer, cj, nb) -> dict:
         for _ in range(HOST_CALLS):
             call()
         cuda.synchronize()
-        res[name] = {"us_per_call": (time.perf_counter() - start) / HOST_CALLS * 1e6,
-                     "rel_err": err}
+        res[name] = {
+            "us_per_call": (time.perf_counter() - start) / HOST_CALLS * 1e6,
+            "rel_err": err,
+        }
     res["ratio"] = res["vectorize_call"]["us_per_call"] / res["kernel_launch"]["us_per_call"]
     return res
 
 
-BENCHES = {"saxpy": bench_saxpy, "reduce": bench_reduce, "matmul4": bench_matmul4,
-           "host": bench_host}
+BENCHES = {
+    "saxpy": bench_saxpy,
+    "reduce": bench_reduce,
+    "matmul4": bench_matmul4,
+    "host": bench_host,
+}
 
 
 def _versions() -> dict:
@@ -319,8 +355,10 @@ def _table(results: dict) -> str:
             elif "us_per_call" in cell:
                 lines.append(f"{bench:8} {impl:24} {cell['us_per_call']:9.2f}  us/call (host)")
             else:
-                lines.append(f"{bench:8} {impl:24} {'-':>9} {'-':>8}  "
-                             f"{cell.get('skipped') or cell.get('error')}")
+                lines.append(
+                    f"{bench:8} {impl:24} {'-':>9} {'-':>8}  "
+                    f"{cell.get('skipped') or cell.get('error')}"
+                )
     return "\n".join(lines)
 
 
@@ -343,8 +381,11 @@ def main() -> None:
     global N, BATCH, HOST_CALLS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=",".join(BENCHES))
-    parser.add_argument("--smoke", action="store_true",
-                        help="small sizes on cujit's CPU target, no anchors: a script check")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="small sizes on cujit's CPU target, no anchors: a script check",
+    )
     args = parser.parse_args()
     if args.smoke:
         os.environ["CUJIT_TARGET"] = "cpu"
@@ -363,8 +404,13 @@ def main() -> None:
     except Exception:  # noqa: BLE001  (the numba anchors then report their ImportError)
         nb = {}
     results = {name: BENCHES[name](timer, cj, nb) for name in args.only.split(",")}
-    report = {"date": datetime.now(UTC).isoformat(), "n": N, "batch": BATCH,
-              "versions": _versions(), "results": results}
+    report = {
+        "date": datetime.now(UTC).isoformat(),
+        "n": N,
+        "batch": BATCH,
+        "versions": _versions(),
+        "results": results,
+    }
     print(_table(results))
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     folders = [os.path.join(HERE, "results"), os.environ.get("OUT")] if not args.smoke else []

@@ -21,18 +21,31 @@ MARKS = {k: "0x" + struct.pack(">d", v).hex() for k, v in VALUES.items()}
 
 def _llvm_bytes(data: bytes) -> str:
     """Bytes as llvmlite spells them in a ``c"..."`` string (lower-case hex escapes)."""
-    return "".join(chr(b) if 0x20 <= b < 0x7F and b not in b'"\\' else f"\\{b:02x}"
-                   for b in data)
+    return "".join(chr(b) if 0x20 <= b < 0x7F and b not in b'"\\' else f"\\{b:02x}" for b in data)
 
 
 # A constant array holds the value as its little-endian bytes.
 BYTE_MARKS = {k: _llvm_bytes(struct.pack("<d", v)) for k, v in VALUES.items()}
 
-KERNELS = ("k_global", "k_module_attr", "k_submodule", "k_class", "k_inherited", "k_closure",
-           "k_device_global", "k_device_body", "k_array", "k_tuple", "k_numpy_scalar",
-           "k_namespace", "k_dataclass", "k_flag", "k_default")
+KERNELS = (
+    "k_global",
+    "k_module_attr",
+    "k_submodule",
+    "k_class",
+    "k_inherited",
+    "k_closure",
+    "k_device_global",
+    "k_device_body",
+    "k_array",
+    "k_tuple",
+    "k_numpy_scalar",
+    "k_namespace",
+    "k_dataclass",
+    "k_flag",
+    "k_default",
+)
 
-KMOD = '''
+KMOD = """
 import dataclasses
 import types
 
@@ -142,10 +155,10 @@ OPAQUE = Opaque()
 
 def k_opaque(x):
     x[0] = x[0] * OPAQUE.scale
-'''
+"""
 
 FILES = {
-    "consts.py": '''
+    "consts.py": """
 import numpy as np
 SCALE = {v}
 CLOSED = {v}
@@ -153,8 +166,8 @@ TABLE = np.array([0.0, {v}])
 PAIR = (0.0, {v})
 NPS = np.float64({v})
 FLAG = {flag}
-''',
-    "helpers.py": '''
+""",
+    "helpers.py": """
 from cujit import cuda
 OFF = {v}
 
@@ -172,11 +185,11 @@ def body(a):
 @cuda.jit(device=True)
 def defaulted(a, s={v}):
     return a * s
-''',
-    "base.py": '''
+""",
+    "base.py": """
 class Base:
     CSCALE = {v}
-''',
+""",
     "pkg/__init__.py": "",
     "pkg/sub.py": "FACTOR = {v}\n",
     "kmod.py": KMOD,
@@ -190,7 +203,7 @@ def write(folder, version: str) -> None:
         (folder / name).write_text(textwrap.dedent(text).format(**values))
 
 
-CHILD = '''
+CHILD = """
 import json, sys, warnings
 warnings.simplefilter("always")
 from cujit import cuda, float64
@@ -205,4 +218,4 @@ with warnings.catch_warnings(record=True) as caught:
         out[name] = [list(r.times) == ["cache"], *marks]
 out["warnings"] = [str(w.message) for w in caught]
 print(json.dumps(out))
-'''
+"""

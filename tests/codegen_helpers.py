@@ -46,6 +46,7 @@ LOC = Loc("kernel.py", 1, 0)
 
 # -- a tiny typed-IR builder ---------------------------------------------------------
 
+
 class FunctionBuilder:
     def __init__(self, name: str, **args: Type):
         self.name = name
@@ -83,8 +84,16 @@ class FunctionBuilder:
         self._term(ir.Jump(loc=LOC, target=target, args=tuple(args)))
 
     def branch(self, cond, then, els, then_args=(), else_args=()) -> None:
-        self._term(ir.Branch(loc=LOC, cond=cond, then_target=then, else_target=els,
-                             then_args=tuple(then_args), else_args=tuple(else_args)))
+        self._term(
+            ir.Branch(
+                loc=LOC,
+                cond=cond,
+                then_target=then,
+                else_target=els,
+                then_args=tuple(then_args),
+                else_args=tuple(else_args),
+            )
+        )
 
     def ret(self) -> None:
         self._term(ir.Return(loc=LOC))
@@ -132,8 +141,9 @@ class FunctionBuilder:
         return self._op(ir.TupleGet, tup.type.items[k], tuple=tup, index=k)
 
     def intrinsic(self, name: str, args, result_type: Type = none, **attrs):
-        return self._op(ir.Intrinsic, result_type, name=name, args=tuple(args),
-                        attrs=tuple(attrs.items()))
+        return self._op(
+            ir.Intrinsic, result_type, name=name, args=tuple(args), attrs=tuple(attrs.items())
+        )
 
     def get_iter(self, rng):
 
@@ -150,8 +160,9 @@ class FunctionBuilder:
         return self._op(ir.IterNext, it.type, iter=it)
 
     def finish(self) -> ir.Function:
-        blocks = tuple(ir.Block(i, params, tuple(ops), term)
-                       for i, params, ops, term in self._blocks)
+        blocks = tuple(
+            ir.Block(i, params, tuple(ops), term) for i, params, ops, term in self._blocks
+        )
         fn = ir.Function(self.name, self.arg_names, blocks, LOC)
         ir.verify(fn, typed=True)
         return fn
@@ -162,6 +173,7 @@ def arr(dtype: Scalar, ndim: int = 1, layout: str = "C") -> Array:
 
 
 # -- compiling: NVVM -> PTX -> cubin -----------------------------------------------------
+
 
 def nvvm_text(fn: ir.Function) -> str:
     return str(lower_to_llvm(fn, CUDA_TARGET))
@@ -184,8 +196,20 @@ def to_ptx(fn: ir.Function, arch=(9, 0)) -> str:
 
 # -- running on the host: the same lowering, retargeted -------------------------------------
 
-_HOST_MATH = {"floor", "ceil", "fmod", "copysign", "pow", "fabs", "sqrt", "exp", "log", "sin",
-              "atan2", "hypot"}
+_HOST_MATH = {
+    "floor",
+    "ceil",
+    "fmod",
+    "copysign",
+    "pow",
+    "fabs",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "atan2",
+    "hypot",
+}
 
 llvm.initialize_native_target()
 llvm.initialize_native_asmprinter()
@@ -196,18 +220,39 @@ HOST_TARGET = Target(
     triple=llvm.get_process_triple(),
     data_layout=str(_HOST_TM.target_data),
     # Only the target-independent intrinsics: the GPU ones have no host meaning.
-    intrinsics={k: v for k, v in INTRINSICS.items()
-                if not k.startswith(("cuda.", "shared.", "atomic."))},
-    math={**{(n, "float64"): MathFn(n, 2 if n in ("fmod", "copysign", "pow", "atan2",
-                                                  "hypot") else 1) for n in _HOST_MATH},
-          **{(n, "float32"): MathFn(n + "f", 2 if n in ("fmod", "copysign", "pow", "atan2",
-                                                        "hypot") else 1) for n in _HOST_MATH}},
+    intrinsics={
+        k: v for k, v in INTRINSICS.items() if not k.startswith(("cuda.", "shared.", "atomic."))
+    },
+    math={
+        **{
+            (n, "float64"): MathFn(
+                n, 2 if n in ("fmod", "copysign", "pow", "atan2", "hypot") else 1
+            )
+            for n in _HOST_MATH
+        },
+        **{
+            (n, "float32"): MathFn(
+                n + "f", 2 if n in ("fmod", "copysign", "pow", "atan2", "hypot") else 1
+            )
+            for n in _HOST_MATH
+        },
+    },
 )
 
-_CTYPES = {"bool": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
-           "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint8": ctypes.c_uint8,
-           "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
-           "float32": ctypes.c_float, "float64": ctypes.c_double, "ptr": ctypes.c_void_p}
+_CTYPES = {
+    "bool": ctypes.c_uint8,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32,
+    "uint64": ctypes.c_uint64,
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+    "ptr": ctypes.c_void_p,
+}
 _engines = []  # keep JIT engines (and their code) alive for the session
 
 
@@ -220,7 +265,8 @@ def host_compile(fn: ir.Function):
     _engines.append(engine)
     kinds = [k for p in fn.args for k in param_kinds(p.type)]
     cfunc = ctypes.CFUNCTYPE(None, *[_CTYPES[k] for k in kinds])(
-        engine.get_function_address(kernel_symbol(fn)))
+        engine.get_function_address(kernel_symbol(fn))
+    )
 
     def flatten(value, t: Type) -> list:
         if isinstance(t, Array):

@@ -16,21 +16,32 @@ from cujit.ir import format_function
 from cujit.pipeline import compile_kernel
 from cujit.types import typeof
 
-ROOT = (Path(__file__).resolve().parent / "golden" / "stages"
-        / f"{sys.version_info[0]}.{sys.version_info[1]}")
-KERNELS = ("saxpy", "python_int_semantics", "loops_break_continue", "matmul_shared_tiles",
-           "reduce_shared_atomic", "tuple_swap")
+ROOT = (
+    Path(__file__).resolve().parent
+    / "golden"
+    / "stages"
+    / f"{sys.version_info[0]}.{sys.version_info[1]}"
+)
+KERNELS = (
+    "saxpy",
+    "python_int_semantics",
+    "loops_break_continue",
+    "matmul_shared_tiles",
+    "reduce_shared_atomic",
+    "tuple_swap",
+)
 STAGES = ("typed", "passes", "llvm")
 
 
 def render(name: str) -> dict[str, str]:
     case = next(c for c in CASES if c.name == name)
     args, *_ = case.setup(np.random.default_rng(0))
-    result = compile_kernel(case.kernel.py_func, tuple(typeof(a) for a in args),
-                            stop_after="llvm")
-    return {"typed": format_function(result.outputs["typed"]),
-            "passes": format_function(result.outputs["passes"]),
-            "llvm": result.outputs["llvm"]}
+    result = compile_kernel(case.kernel.py_func, tuple(typeof(a) for a in args), stop_after="llvm")
+    return {
+        "typed": format_function(result.outputs["typed"]),
+        "passes": format_function(result.outputs["passes"]),
+        "llvm": result.outputs["llvm"],
+    }
 
 
 def path(name: str, stage: str) -> Path:

@@ -101,15 +101,22 @@ class B:
         self.term(ir.Jump, target=target, args=tuple(args))
 
     def branch(self, cond, then, else_, then_args=(), else_args=()):
-        self.term(ir.Branch, cond=cond, then_target=then, else_target=else_,
-                  then_args=tuple(then_args), else_args=tuple(else_args))
+        self.term(
+            ir.Branch,
+            cond=cond,
+            then_target=then,
+            else_target=else_,
+            then_args=tuple(then_args),
+            else_args=tuple(else_args),
+        )
 
     def ret(self, value=None):
         self.term(ir.Return, value=value)
 
     def build(self) -> ir.Function:
-        blocks = tuple(ir.Block(bid, p, tuple(ops), term)
-                       for bid, (p, ops, term) in self.blocks.items())
+        blocks = tuple(
+            ir.Block(bid, p, tuple(ops), term) for bid, (p, ops, term) in self.blocks.items()
+        )
         fn = ir.Function("k", self.names, blocks, Loc("kernel.py", 0))
         ir.verify(fn)
         return fn
@@ -142,6 +149,7 @@ def foo(x):
 
 
 # -- real kernels through irgen (test_passes.py uses these too) -----------------------
+
 
 def check_contract(fn: ir.Function) -> None:
     """The invariants docs/typed-ir.md promises lowering, op by op."""
@@ -179,8 +187,7 @@ def _kernel_cases():
     out = []
     for case in kernels.CASES:
         args, *_ = case.setup(np.random.default_rng(0))
-        out.append(pytest.param(case.kernel.py_func, tuple(typeof(a) for a in args),
-                                id=case.name))
+        out.append(pytest.param(case.kernel.py_func, tuple(typeof(a) for a in args), id=case.name))
     return out
 
 

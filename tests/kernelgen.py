@@ -84,13 +84,32 @@ class ProgramGen:
 
     # -- leaves -------------------------------------------------------------
     def lit_int(self) -> E:
-        v = self.r.choice([0, 1, 2, 3, -1, -2, 5, 7, -7, 10, 100, -1000, 12345,
-                           self.r.randint(-50, 50)])
+        v = self.r.choice(
+            [0, 1, 2, 3, -1, -2, 5, 7, -7, 10, 100, -1000, 12345, self.r.randint(-50, 50)]
+        )
         return E(f"({v})" if v < 0 else str(v), "w", abs(v))
 
     def lit_float(self) -> str:
-        return repr(self.r.choice([0.0, 0.5, -0.5, 1.0, -2.25, 3.0, 1e-3, 1e10, -1e-300,
-                                   0.1, 2.5, -7.75, 1e300, round(self.r.uniform(-9, 9), 3)]))
+        return repr(
+            self.r.choice(
+                [
+                    0.0,
+                    0.5,
+                    -0.5,
+                    1.0,
+                    -2.25,
+                    3.0,
+                    1e-3,
+                    1e10,
+                    -1e-300,
+                    0.1,
+                    2.5,
+                    -7.75,
+                    1e300,
+                    round(self.r.uniform(-9, 9), 3),
+                ]
+            )
+        )
 
     def col(self) -> int:
         return self.r.randrange(NCOLS)
@@ -206,13 +225,12 @@ class ProgramGen:
             return E(f"({a.code}, {b.code})[{r.choice([j, j - 2])}]", picked.t, picked.bound)
         if k < 0.95:
             a, b = self.same_int_type(self.gen_int(d - 1), self.gen_int(d - 1))
-            return E(f"({a.code} {r.choice(['and', 'or'])} {b.code})", a.t,
-                     max(a.bound, b.bound))
+            return E(f"({a.code} {r.choice(['and', 'or'])} {b.code})", a.t, max(a.bound, b.bound))
         a = self.gen_int(d - 1)
         n = r.choice([0, 1, 2, 3])
-        if a.t != "i64" and a.bound ** n > (W_LIMIT if a.t == "w" else I32_LIMIT):
+        if a.t != "i64" and a.bound**n > (W_LIMIT if a.t == "w" else I32_LIMIT):
             a = self.as_i64(a)
-        return E(f"({a.code} ** {n})", a.t, a.bound ** n)
+        return E(f"({a.code} ** {n})", a.t, a.bound**n)
 
     def float_to_int(self) -> E:
         """A float -> int conversion of a range-checked float variable."""
@@ -220,12 +238,20 @@ class ProgramGen:
         want = "f32" if r.random() < 0.4 else "f64"
         v = self.float_var(want)
         lo, hi = ("float32(-1e9)", "float32(1e9)") if want == "f32" else ("-1e9", "1e9")
-        conv, t = r.choice([("int({})", "w"), ("math.floor({})", "w"), ("math.ceil({})", "w"),
-                            ("int64({})", "i64"), ("int32({})", "i32")])
+        conv, t = r.choice(
+            [
+                ("int({})", "w"),
+                ("math.floor({})", "w"),
+                ("math.ceil({})", "w"),
+                ("int64({})", "i64"),
+                ("int32({})", "i32"),
+            ]
+        )
         alt = self.lit_int()
         alt_code = alt.code if t == "w" else f"{t[0:1] + 'nt' + t[1:]}({alt.code})"
-        return E(f"({conv.format(v)} if {lo} < {v} < {hi} else {alt_code})", t,
-                 10**9 + 1 + alt.bound)
+        return E(
+            f"({conv.format(v)} if {lo} < {v} < {hi} else {alt_code})", t, 10**9 + 1 + alt.bound
+        )
 
     # -- floats ---------------------------------------------------------------
     def as_f64(self, e: E) -> E:
@@ -271,11 +297,37 @@ class ProgramGen:
 
     def math64(self, d: int) -> E:
         r = self.r
-        x = self.as_f64(self.gen_float(d - 1, "f64")).code if r.random() < 0.3 else \
-            self.gen_float(d - 1, "f64").code
-        f = r.choice(["sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin",
-                      "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc", "fabs", "atan2",
-                      "hypot", "copysign", "pow", "pow2"])
+        x = (
+            self.as_f64(self.gen_float(d - 1, "f64")).code
+            if r.random() < 0.3
+            else self.gen_float(d - 1, "f64").code
+        )
+        f = r.choice(
+            [
+                "sqrt",
+                "exp",
+                "log",
+                "log2",
+                "log10",
+                "sin",
+                "cos",
+                "tan",
+                "asin",
+                "acos",
+                "atan",
+                "sinh",
+                "cosh",
+                "tanh",
+                "erf",
+                "erfc",
+                "fabs",
+                "atan2",
+                "hypot",
+                "copysign",
+                "pow",
+                "pow2",
+            ]
+        )
         if f == "sqrt":
             arg = f"abs({x})"
         elif f in ("exp", "sinh", "cosh"):
@@ -310,9 +362,13 @@ class ProgramGen:
             if want == "f32":
                 b = self.gen_float(d - 1, "f32")
             else:
-                b = r.choice([lambda: self.gen_float(d - 1, "f64"),
-                              lambda: self.gen_int(d - 1),
-                              lambda: self.gen_float(d - 1, "f32")])()
+                b = r.choice(
+                    [
+                        lambda: self.gen_float(d - 1, "f64"),
+                        lambda: self.gen_int(d - 1),
+                        lambda: self.gen_float(d - 1, "f32"),
+                    ]
+                )()
                 if b.t == "f32" and r.random() < 0.5:
                     a, b = b, a
                 res = self.float_binop(a, b, op)
@@ -332,8 +388,10 @@ class ProgramGen:
             a, b = self.gen_float(d - 1, want), self.gen_float(d - 1, want)
             # Python's min/max return one of their arguments as it is: if either
             # may be a Python float, so may the result.
-            return E(f"{r.choice(['min', 'max'])}({a.code}, {b.code})",
-                     "f32" if want == "f32" else ("wf" if "wf" in (a.t, b.t) else "f64"))
+            return E(
+                f"{r.choice(['min', 'max'])}({a.code}, {b.code})",
+                "f32" if want == "f32" else ("wf" if "wf" in (a.t, b.t) else "f64"),
+            )
         if k < 0.7:
             a, b = self.gen_float(d - 1, want), self.gen_float(d - 1, want)
             c = self.gen_bool(d - 1)
@@ -345,15 +403,18 @@ class ProgramGen:
                 a = self.gen_float(d - 1, "f32")
                 f = r.choice(["sqrt", "fabs", "copysign"])
                 if f == "copysign":
-                    return E(f"float32(math.copysign({a.code}, "
-                             f"{self.gen_float(d - 1, 'f32').code}))", "f32")
+                    return E(
+                        f"float32(math.copysign({a.code}, {self.gen_float(d - 1, 'f32').code}))",
+                        "f32",
+                    )
                 arg = f"abs({a.code})" if f == "sqrt" else a.code
                 return E(f"float32(math.{f}({arg}))", "f32")
             return self.math64(d)
         if k < 0.86:  # conversions between the float types and from ints
             if want == "f32":
-                src = r.choice([lambda: self.gen_float(d - 1, "f64"),
-                                lambda: self.gen_int(d - 1)])()
+                src = r.choice(
+                    [lambda: self.gen_float(d - 1, "f64"), lambda: self.gen_int(d - 1)]
+                )()
                 return self.as_f32(src) if src.t != "f32" else src
             return self.as_f64(self.gen_float(d - 1, "f32"))
         if k < 0.92:
@@ -443,13 +504,17 @@ class ProgramGen:
                 rhs = self.as_f32(rhs)
             self.emit(indent, f"{var} {op} {rhs.code}")
         else:  # tuple packing and unpacking
-            a, b = r.sample(self.ivars + self.fvars + self.gvars, 2) \
-                if len(self.ivars + self.fvars + self.gvars) > 1 else (var, var)
+            a, b = (
+                r.sample(self.ivars + self.fvars + self.gvars, 2)
+                if len(self.ivars + self.fvars + self.gvars) > 1
+                else (var, var)
+            )
             if a[len(self.p)] == b[len(self.p)] and r.random() < 0.5:
                 self.emit(indent, f"{a}, {b} = {b}, {a}")
             else:
-                self.emit(indent, f"{a}, {b} = {self.value_for(a, d - 1)}, "
-                                  f"{self.value_for(b, d - 1)}")
+                self.emit(
+                    indent, f"{a}, {b} = {self.value_for(a, d - 1)}, {self.value_for(b, d - 1)}"
+                )
 
     def block(self, indent: int, depth: int, n: int) -> None:
         for _ in range(n):
@@ -465,8 +530,10 @@ class ProgramGen:
                 return
             self.assign(indent)
         elif k < 0.7:
-            self.emit(indent, f"if {self.gen_bool(2)}:" if r.random() < 0.85 else
-                      f"if {self.gen_int(1).code}:")
+            self.emit(
+                indent,
+                f"if {self.gen_bool(2)}:" if r.random() < 0.85 else f"if {self.gen_int(1).code}:",
+            )
             self.block(indent + 1, depth + 1, r.randint(1, 3))
             for _ in range(r.choice([0, 0, 1, 2])):
                 self.emit(indent, f"elif {self.gen_bool(2)}:")
@@ -478,7 +545,8 @@ class ProgramGen:
             self.counter += 1
             name = f"{self.p}k{self.counter}"
             small = lambda: self.r.choice(  # noqa: E731
-                [str(r.randint(-3, 7)), f"({self.gen_int(1).code} % {r.randint(2, 7)})"])
+                [str(r.randint(-3, 7)), f"({self.gen_int(1).code} % {r.randint(2, 7)})"]
+            )
             nargs = r.randint(1, 3)
             if nargs == 1:
                 args, bound = small(), 8
@@ -509,29 +577,42 @@ class ProgramGen:
     def program(self, indent: int, cols: dict) -> None:
         r = self.r
         for v in self.ivars:
-            choices = [f"ai[i, {self.col()}]", f"int64({self.lit_int().code})",
-                       f"int64(bi[i, {self.col()}])"]
+            choices = [
+                f"ai[i, {self.col()}]",
+                f"int64({self.lit_int().code})",
+                f"int64(bi[i, {self.col()}])",
+            ]
             self.emit(indent, f"{v} = " + r.choice(choices))
         for v in self.fvars:
-            self.emit(indent, f"{v} = " + r.choice([f"af[i, {self.col()}]",
-                                                     f"float64({self.lit_float()})"]))
+            self.emit(
+                indent,
+                f"{v} = " + r.choice([f"af[i, {self.col()}]", f"float64({self.lit_float()})"]),
+            )
         for v in self.gvars:
-            self.emit(indent, f"{v} = " + r.choice([f"bf[i, {self.col()}]",
-                                                     f"float32({self.lit_float()})"]))
+            self.emit(
+                indent,
+                f"{v} = " + r.choice([f"bf[i, {self.col()}]", f"float32({self.lit_float()})"]),
+            )
         self.block(indent, 0, r.randint(2, 6))
-        for v, (arr, key) in zip(self.ivars + self.fvars + self.gvars,
-                                 [("oi", "i")] * len(self.ivars) + [("of", "f")] *
-                                 len(self.fvars) + [("og", "g")] * len(self.gvars), strict=True):
+        for v, (arr, key) in zip(
+            self.ivars + self.fvars + self.gvars,
+            [("oi", "i")] * len(self.ivars)
+            + [("of", "f")] * len(self.fvars)
+            + [("og", "g")] * len(self.gvars),
+            strict=True,
+        ):
             self.emit(indent, f"{arr}[i, {cols[key]}] = {v}")
             cols[key] += 1
 
 
 def generate_kernel(rng: random.Random, programs: int = 4) -> tuple[str, dict]:
     """(source of ``kernel``, output columns used per output array)."""
-    lines = ["def kernel(ai, bi, af, bf, oi, of, og):",
-             "    i = cuda.grid(1)",
-             "    if i >= oi.shape[0]:",
-             "        return"]
+    lines = [
+        "def kernel(ai, bi, af, bf, oi, of, og):",
+        "    i = cuda.grid(1)",
+        "    if i >= oi.shape[0]:",
+        "        return",
+    ]
     cols = {"i": 0, "f": 0, "g": 0}
     for n in range(programs):
         g = ProgramGen(rng, f"p{n}")

@@ -35,6 +35,7 @@ def case(setup, reference, rtol=1e-6):
     def register(kernel):
         CASES.append(Case(kernel.__name__, kernel, setup, reference, rtol))
         return kernel
+
     return register
 
 
@@ -100,6 +101,7 @@ def poison(shape, dtype):
 
 # -- 1-D basics ---------------------------------------------------------------
 
+
 def _saxpy_setup(rng):
     n = 10_000
     x = rng.standard_normal(n).astype(np.float32)
@@ -157,8 +159,7 @@ def _pyfloat_setup(rng):
     return [a, b, poison((3, n), np.float64)], 8, 256, 0
 
 
-@case(_pyfloat_setup, lambda a: {2: np.stack([a[0] // a[1], a[0] % a[1], a[0] / a[1]])},
-      rtol=1e-12)
+@case(_pyfloat_setup, lambda a: {2: np.stack([a[0] // a[1], a[0] % a[1], a[0] / a[1]])}, rtol=1e-12)
 @cuda.jit
 def python_float_floor(x, y, out):
     i = cuda.grid(1)
@@ -175,8 +176,13 @@ def _wrap_setup(rng):
     return [a, b, poison(n, np.int8), poison(n, np.uint32)], 2, 256, 0
 
 
-@case(_wrap_setup, lambda a: {2: (a[0].astype(np.int64) * 3 + 100).astype(np.int8),
-                              3: (a[1].astype(np.uint64) * 5 + 3).astype(np.uint32)})
+@case(
+    _wrap_setup,
+    lambda a: {
+        2: (a[0].astype(np.int64) * 3 + 100).astype(np.int8),
+        3: (a[1].astype(np.uint64) * 5 + 3).astype(np.uint32),
+    },
+)
 @cuda.jit
 def integer_wraparound(a, b, out_a, out_b):
     i = cuda.grid(1)
@@ -186,6 +192,7 @@ def integer_wraparound(a, b, out_a, out_b):
 
 
 # -- control flow ---------------------------------------------------------------
+
 
 def _loops_setup(rng):
     n = 1000
@@ -279,13 +286,17 @@ def logic_and_chains(x, y, out):
 
 # -- multi-dimensional grids and layouts ---------------------------------------
 
+
 def _grid2_setup(rng):
     a = rng.standard_normal((37, 70))
     return [a, poison((37, 70), np.float64)], (3, 5), (16, 16), 0
 
 
-@case(_grid2_setup, lambda a: {1: a[0] * 2 + np.arange(70)[None, :] - np.arange(37)[:, None]},
-      rtol=1e-12)
+@case(
+    _grid2_setup,
+    lambda a: {1: a[0] * 2 + np.arange(70)[None, :] - np.arange(37)[:, None]},
+    rtol=1e-12,
+)
 @cuda.jit
 def grid_2d(a, out):
     i, j = cuda.grid(2)
@@ -512,10 +523,24 @@ def _math_setup(rng):
 
 def _math_ref(a):
     x = a[0]
-    return {1: np.stack([
-        np.sqrt(x), np.exp(x), np.log(x), np.sin(x) * np.cos(x), np.tan(x), np.arcsin(x),
-        np.arctan2(x, 0.3), np.tanh(x), np.power(x, 1.5), np.hypot(x, 2.0),
-        np.floor(x * 10) + np.ceil(x * 10), np.full_like(x, math.pi * SCALE + 1.25)])}
+    return {
+        1: np.stack(
+            [
+                np.sqrt(x),
+                np.exp(x),
+                np.log(x),
+                np.sin(x) * np.cos(x),
+                np.tan(x),
+                np.arcsin(x),
+                np.arctan2(x, 0.3),
+                np.tanh(x),
+                np.power(x, 1.5),
+                np.hypot(x, 2.0),
+                np.floor(x * 10) + np.ceil(x * 10),
+                np.full_like(x, math.pi * SCALE + 1.25),
+            ]
+        )
+    }
 
 
 @case(_math_setup, _math_ref, rtol=1e-12)
@@ -532,7 +557,7 @@ def math_functions(x, out):
         out[5, i] = math.asin(v)
         out[6, i] = math.atan2(v, 0.3)
         out[7, i] = math.tanh(v)
-        out[8, i] = v ** 1.5
+        out[8, i] = v**1.5
         out[9, i] = math.hypot(v, 2.0)
         out[10, i] = math.floor(v * 10) + math.ceil(v * 10)
         out[11, i] = math.pi * SCALE + OFFSET
@@ -545,9 +570,15 @@ def _casts_setup(rng):
 
 def _casts_ref(a):
     x = a[0]
-    r = np.stack([x.astype(np.int64), np.minimum(x, 3.0).astype(np.int64),
-                  np.maximum(x.astype(np.int64), -5), np.abs(x.astype(np.int64)),
-                  (x > 0).astype(np.int64)])
+    r = np.stack(
+        [
+            x.astype(np.int64),
+            np.minimum(x, 3.0).astype(np.int64),
+            np.maximum(x.astype(np.int64), -5),
+            np.abs(x.astype(np.int64)),
+            (x > 0).astype(np.int64),
+        ]
+    )
     return {1: r.astype(np.int32), 2: (x * np.float32(0.5)) + np.float32(1)}
 
 
@@ -571,6 +602,7 @@ def make_closure_kernel(factor):
         i = cuda.grid(1)
         if i < x.size:
             out[i] = x[i] * factor
+
     return scale_by_closure
 
 
@@ -579,8 +611,15 @@ def _closure_setup(rng):
     return [x, poison(256, np.float64)], 1, 256, 0
 
 
-CASES.append(Case("closure_constant", make_closure_kernel(3.5), _closure_setup,
-                  lambda a: {1: a[0] * 3.5}, 1e-12))
+CASES.append(
+    Case(
+        "closure_constant",
+        make_closure_kernel(3.5),
+        _closure_setup,
+        lambda a: {1: a[0] * 3.5},
+        1e-12,
+    )
+)
 
 
 def _swap_setup(rng):
@@ -589,8 +628,11 @@ def _swap_setup(rng):
     return [x, y, poison((2, 256), np.float64)], 1, 256, 0
 
 
-@case(_swap_setup, lambda a: {2: np.stack([np.maximum(a[0], a[1]), np.minimum(a[0], a[1])])},
-      rtol=1e-12)
+@case(
+    _swap_setup,
+    lambda a: {2: np.stack([np.maximum(a[0], a[1]), np.minimum(a[0], a[1])])},
+    rtol=1e-12,
+)
 @cuda.jit
 def tuple_swap(x, y, out):
     i = cuda.grid(1)

@@ -38,6 +38,7 @@ def lanes(n):
 
 # -- warp shuffles --------------------------------------------------------------------------
 
+
 @cuda.jit
 def warp_shuffle_reduce(x, d, q, warp_sums, d_all, q_all):
     i = cuda.grid(1)
@@ -63,15 +64,21 @@ def _reduce_setup(rng):
     n = 4096
     x = rng.standard_normal(n).astype(np.float32)
     d = rng.standard_normal(n)
-    q = rng.integers(-2**40, 2**40, n)  # both 32-bit halves matter
-    return [x, d, q, poison(n // 32, np.float32), poison(n, np.float64),
-            poison(n, np.int64)], n // 128, 128, 0
+    q = rng.integers(-(2**40), 2**40, n)  # both 32-bit halves matter
+    return (
+        [x, d, q, poison(n // 32, np.float32), poison(n, np.float64), poison(n, np.int64)],
+        n // 128,
+        128,
+        0,
+    )
 
 
 def _reduce_ref(a):
-    return {3: a[0].astype(np.float64).reshape(-1, 32).sum(1),
-            4: np.repeat(a[1].reshape(-1, 32).sum(1), 32),
-            5: np.repeat(a[2].reshape(-1, 32).sum(1), 32)}
+    return {
+        3: a[0].astype(np.float64).reshape(-1, 32).sum(1),
+        4: np.repeat(a[1].reshape(-1, 32).sum(1), 32),
+        5: np.repeat(a[2].reshape(-1, 32).sum(1), 32),
+    }
 
 
 add_case("warp_shuffle_reduce", warp_shuffle_reduce, _reduce_setup, _reduce_ref, rtol=1e-5)
@@ -97,17 +104,25 @@ def shuffle_modes(a, b, c, out_a, out_b, out_c):
 
 def _modes_setup(rng):
     n = 1024
-    a = rng.integers(-2**31, 2**31, n).astype(np.int32)
+    a = rng.integers(-(2**31), 2**31, n).astype(np.int32)
     b = rng.integers(0, 2**64, n, dtype=np.uint64)
     c = rng.standard_normal(n)
-    return [a, b, c, poison((4, n), np.int32), poison((4, n), np.uint64),
-            poison((4, n), np.float64)], 8, 128, 0
+    return (
+        [a, b, c, poison((4, n), np.int32), poison((4, n), np.uint64), poison((4, n), np.float64)],
+        8,
+        128,
+        0,
+    )
 
 
 def _modes_ref(a):
     i, lane, base = lanes(a[0].size)
-    src = [base + (lane * 7 + 3) % 32, np.where(lane >= 3, i - 3, i),
-           np.where(lane + 5 <= 31, i + 5, i), base + (lane ^ 9)]
+    src = [
+        base + (lane * 7 + 3) % 32,
+        np.where(lane >= 3, i - 3, i),
+        np.where(lane + 5 <= 31, i + 5, i),
+        base + (lane ^ 9),
+    ]
     return {3 + k: np.stack([a[k][s] for s in src]) for k in range(3)}
 
 
@@ -115,6 +130,7 @@ add_case("shuffle_modes", shuffle_modes, _modes_setup, _modes_ref)
 
 
 # -- votes, matches, lane registers -----------------------------------------------------------
+
 
 @cuda.jit
 def vote_match(x, ballots, flags, matches):
@@ -134,7 +150,7 @@ def vote_match(x, ballots, flags, matches):
 def _vote_setup(rng):
     n = 1024
     x = rng.integers(-50, 50, n)
-    x[0:32] = rng.integers(1, 50, 32)     # warp 0: all positive
+    x[0:32] = rng.integers(1, 50, 32)  # warp 0: all positive
     x[32:64] = rng.integers(-50, -1, 32)  # warp 1: all negative (x // 1000 uniform)
     x[64:96] = 2 * rng.integers(-20, 20, 32)  # warp 2: all even
     return [x, poison(n, np.int32), poison((4, n), np.bool_), poison((3, n), np.int32)], 8, 128, 0
@@ -145,22 +161,22 @@ def _vote_ref(a):
     n = x.size
     ballots, flags, matches = [], np.zeros((4, n), bool), np.zeros((3, n), np.int64)
     for w in range(n // 32):
-        xs = x[32 * w: 32 * w + 32]
+        xs = x[32 * w : 32 * w + 32]
         p = xs > 0
         ballot = sum(1 << k for k in range(32) if p[k])
         ballots += [ballot] * 32
         odd = (xs & 1) != 0
         votes = [p.all(), p.any(), odd.all() or not odd.any()]
-        flags[:3, 32 * w: 32 * w + 32] = np.array(votes)[:, None]
+        flags[:3, 32 * w : 32 * w + 32] = np.array(votes)[:, None]
         for row, v in ((0, xs % 4), (1, (xs % 3).astype(np.float32))):
-            matches[row, 32 * w: 32 * w + 32] = [sum(1 << k for k in range(32) if v[k] == v[j])
-                                                 for j in range(32)]
+            matches[row, 32 * w : 32 * w + 32] = [
+                sum(1 << k for k in range(32) if v[k] == v[j]) for j in range(32)
+            ]
         hi = xs // 1000
         same = bool((hi == hi[0]).all())
-        matches[2, 32 * w: 32 * w + 32] = FULL if same else 0
-        flags[3, 32 * w: 32 * w + 32] = same
-    return {1: as_int32_bits(ballots), 2: flags,
-            3: as_int32_bits(matches.ravel()).reshape(3, n)}
+        matches[2, 32 * w : 32 * w + 32] = FULL if same else 0
+        flags[3, 32 * w : 32 * w + 32] = same
+    return {1: as_int32_bits(ballots), 2: flags, 3: as_int32_bits(matches.ravel()).reshape(3, n)}
 
 
 add_case("vote_match", vote_match, _vote_setup, _vote_ref)
@@ -190,14 +206,17 @@ def _lane_setup(rng):
 
 def _lane_ref(a):
     i, lane, _ = lanes(a[0].size)
-    return {1: np.stack([lane, np.full_like(lane, 32), np.full_like(lane, FULL), (1 << lane) - 1]),
-            2: a[0][i ^ 1]}
+    return {
+        1: np.stack([lane, np.full_like(lane, 32), np.full_like(lane, FULL), (1 << lane) - 1]),
+        2: a[0][i ^ 1],
+    }
 
 
 add_case("lane_registers", lane_registers, _lane_setup, _lane_ref)
 
 
 # -- block barriers with a reduction, fences --------------------------------------------------
+
 
 @cuda.jit
 def block_predicates(x, out):
@@ -263,11 +282,17 @@ def _last_setup(rng):
     return [x, poison(79, np.float64), np.zeros(1, np.uint32), poison(1, np.float64)], 79, 256, 0
 
 
-add_case("last_block_sum", last_block_sum, _last_setup,
-         lambda a: {2: np.zeros(1, np.uint32), 3: np.array([a[0].sum()])}, rtol=1e-12)
+add_case(
+    "last_block_sum",
+    last_block_sum,
+    _last_setup,
+    lambda a: {2: np.zeros(1, np.uint32), 3: np.array([a[0].sum()])},
+    rtol=1e-12,
+)
 
 
 # -- atomics ----------------------------------------------------------------------------------
+
 
 @cuda.jit
 def histogram_privatised(x, counts, stats):
@@ -314,9 +339,21 @@ def _hist_ref(a):
     x = a[0]
     b = x % BINS
     groups = [x[b == k] for k in range(BINS)]
-    return {1: np.bincount(b, minlength=BINS).astype(np.int32),
-            2: np.array([[g.max(), g.min(), np.bitwise_or.reduce(g), np.bitwise_xor.reduce(g),
-                          np.bitwise_and.reduce(g)] for g in groups]).T}
+    return {
+        1: np.bincount(b, minlength=BINS).astype(np.int32),
+        2: np.array(
+            [
+                [
+                    g.max(),
+                    g.min(),
+                    np.bitwise_or.reduce(g),
+                    np.bitwise_xor.reduce(g),
+                    np.bitwise_and.reduce(g),
+                ]
+                for g in groups
+            ]
+        ).T,
+    }
 
 
 add_case("histogram_privatised", histogram_privatised, _hist_setup, _hist_ref)
@@ -351,26 +388,45 @@ def _minmax_model(old, y):
     ignore a NaN operand and replace a NaN element."""
     with np.errstate(invalid="ignore"):
         if old.dtype.kind != "f":
-            return [np.maximum(old[0], y), np.minimum(old[1], y), np.maximum(old[2], y),
-                    np.minimum(old[3], y)]
+            return [
+                np.maximum(old[0], y),
+                np.minimum(old[1], y),
+                np.maximum(old[2], y),
+                np.minimum(old[3], y),
+            ]
         either = np.isnan(old[0]) | np.isnan(y), np.isnan(old[1]) | np.isnan(y)
-        return [np.where(either[0], old[0], np.maximum(old[0], y)),
-                np.where(either[1], old[1], np.minimum(old[1], y)),
-                np.where(np.isnan(y), old[2], np.fmax(old[2], y)),
-                np.where(np.isnan(y), old[3], np.fmin(old[3], y))]
+        return [
+            np.where(either[0], old[0], np.maximum(old[0], y)),
+            np.where(either[1], old[1], np.minimum(old[1], y)),
+            np.where(np.isnan(y), old[2], np.fmax(old[2], y)),
+            np.where(np.isnan(y), old[3], np.fmin(old[3], y)),
+        ]
 
 
 def _minmax_each_setup(dtype):
     def setup(rng):
         n = 2000
-        return [_values(rng, dtype, (4, n), nans=True), _values(rng, dtype, n, nans=True),
-                poison((4, n), dtype)], 8, 256, 0
+        return (
+            [
+                _values(rng, dtype, (4, n), nans=True),
+                _values(rng, dtype, n, nans=True),
+                poison((4, n), dtype),
+            ],
+            8,
+            256,
+            0,
+        )
+
     return setup
 
 
 for _t in ALL_TYPES:
-    add_case(f"atomic_minmax_each_{np.dtype(_t).name}", atomic_minmax_each,
-             _minmax_each_setup(_t), lambda a: {0: np.stack(_minmax_model(a[0], a[1])), 2: a[0]})
+    add_case(
+        f"atomic_minmax_each_{np.dtype(_t).name}",
+        atomic_minmax_each,
+        _minmax_each_setup(_t),
+        lambda a: {0: np.stack(_minmax_model(a[0], a[1])), 2: a[0]},
+    )
 
 
 @cuda.jit
@@ -388,10 +444,14 @@ def _slots_setup(dtype):
     def setup(rng):
         x = _values(rng, dtype, 5000, nans=True)
         res = np.zeros((4, 8), dtype)
-        lo, hi = (-1e30, 1e30) if np.dtype(dtype).kind == "f" else \
-            (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        lo, hi = (
+            (-1e30, 1e30)
+            if np.dtype(dtype).kind == "f"
+            else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        )
         res[0], res[1], res[2], res[3] = lo, hi, lo, hi
         return [res, x], 20, 256, 0
+
     return setup
 
 
@@ -406,8 +466,12 @@ def _slots_ref(a):
 
 
 for _t in ALL_TYPES:
-    add_case(f"atomic_minmax_slots_{np.dtype(_t).name}", atomic_minmax_slots, _slots_setup(_t),
-             _slots_ref)
+    add_case(
+        f"atomic_minmax_slots_{np.dtype(_t).name}",
+        atomic_minmax_slots,
+        _slots_setup(_t),
+        _slots_ref,
+    )
 
 
 @cuda.jit
@@ -425,20 +489,25 @@ def atomic_int_rmw(acc, y, olds):
 def _int_rmw_setup(dtype):
     def setup(rng):
         n = 1500
-        return [_values(rng, dtype, (6, n)), _values(rng, dtype, n), poison((6, n), dtype)], \
-            6, 256, 0
+        return (
+            [_values(rng, dtype, (6, n)), _values(rng, dtype, n), poison((6, n), dtype)],
+            6,
+            256,
+            0,
+        )
+
     return setup
 
 
 def _int_rmw_ref(a):
     acc, y = a[0], a[1]
-    return {0: np.stack([acc[0] + y, acc[1] - y, acc[2] & y, acc[3] | y, acc[4] ^ y, y]),
-            2: acc}
+    return {0: np.stack([acc[0] + y, acc[1] - y, acc[2] & y, acc[3] | y, acc[4] ^ y, y]), 2: acc}
 
 
 for _t in INT_TYPES:
-    add_case(f"atomic_int_rmw_{np.dtype(_t).name}", atomic_int_rmw, _int_rmw_setup(_t),
-             _int_rmw_ref)
+    add_case(
+        f"atomic_int_rmw_{np.dtype(_t).name}", atomic_int_rmw, _int_rmw_setup(_t), _int_rmw_ref
+    )
 
 
 @cuda.jit
@@ -453,8 +522,18 @@ def atomic_float_add_sub(acc, y, olds, total):
 def _float_rmw_setup(dtype):
     def setup(rng):
         n = 3000
-        return [_values(rng, dtype, (2, n)), _values(rng, dtype, n), poison((2, n), dtype),
-                np.zeros(1, dtype)], 12, 256, 0
+        return (
+            [
+                _values(rng, dtype, (2, n)),
+                _values(rng, dtype, n),
+                poison((2, n), dtype),
+                np.zeros(1, dtype),
+            ],
+            12,
+            256,
+            0,
+        )
+
     return setup
 
 
@@ -462,10 +541,17 @@ def _float_rmw_setup(dtype):
 # float32 rounding then differs from the float64 reference by up to ~n*eps/2 in the
 # worst order (no cancellation, since magnitudes are summed), hence 1e-4.
 for _t, _tol in ((np.float32, 1e-4), (np.float64, 1e-12)):
-    add_case(f"atomic_float_add_sub_{np.dtype(_t).name}", atomic_float_add_sub,
-             _float_rmw_setup(_t),
-             lambda a: {0: np.stack([a[0][0] + a[1], a[0][1] - a[1]]), 2: a[0],
-                        3: np.array([-np.abs(a[1].astype(np.float64)).sum()])}, rtol=_tol)
+    add_case(
+        f"atomic_float_add_sub_{np.dtype(_t).name}",
+        atomic_float_add_sub,
+        _float_rmw_setup(_t),
+        lambda a: {
+            0: np.stack([a[0][0] + a[1], a[0][1] - a[1]]),
+            2: a[0],
+            3: np.array([-np.abs(a[1].astype(np.float64)).sum()]),
+        },
+        rtol=_tol,
+    )
 
 
 @cuda.jit
@@ -487,6 +573,7 @@ def _inc_dec_setup(dtype):
         acc[:, ::7] = 0  # dec's wrap from 0 to lim
         acc[:, 1::7] = lim[1::7]
         return [acc, lim, poison((2, n), dtype), np.zeros(2, dtype)], 12, 256, 0
+
     return setup
 
 
@@ -495,13 +582,17 @@ def _inc_dec_ref(a):
     inc = np.where(acc[0] >= lim, 0, acc[0] + 1)
     dec = np.where((acc[1] == 0) | (acc[1] > lim), lim, acc[1] - 1)
     n = lim.size
-    return {0: np.stack([inc, dec]).astype(acc.dtype), 2: acc,
-            3: np.array([n % 10, (-n) % 10], acc.dtype)}
+    return {
+        0: np.stack([inc, dec]).astype(acc.dtype),
+        2: acc,
+        3: np.array([n % 10, (-n) % 10], acc.dtype),
+    }
 
 
 for _t in (np.uint32, np.uint64):
-    add_case(f"atomic_inc_dec_{np.dtype(_t).name}", atomic_inc_dec, _inc_dec_setup(_t),
-             _inc_dec_ref)
+    add_case(
+        f"atomic_inc_dec_{np.dtype(_t).name}", atomic_inc_dec, _inc_dec_setup(_t), _inc_dec_ref
+    )
 
 
 @cuda.jit
@@ -519,6 +610,7 @@ def _cas_setup(dtype):
         miss = rng.random(n) < 0.5
         expect[miss] = expect[miss] ^ dtype(1)
         return [acc, expect, _values(rng, dtype, n), poison(n, dtype)], 8, 256, 0
+
     return setup
 
 
@@ -541,12 +633,16 @@ def cas_election(flag, counts):
     cuda.atomic.add(counts, 1, old == 0 or old == flag[0])
 
 
-add_case("cas_election", cas_election,
-         lambda rng: ([np.zeros(1, np.int32), np.zeros(2, np.int32)], 1, 256, 0),
-         lambda a: {1: np.array([1, 256], np.int32)})
+add_case(
+    "cas_election",
+    cas_election,
+    lambda rng: ([np.zeros(1, np.int32), np.zeros(2, np.int32)], 1, 256, 0),
+    lambda a: {1: np.array([1, 256], np.int32)},
+)
 
 
 # -- bit and float intrinsics -------------------------------------------------------------------
+
 
 @cuda.jit
 def bit_ops(x, out):
@@ -562,8 +658,9 @@ def _bit_setup(dtype):
         info = np.iinfo(dtype)
         x = rng.integers(info.min, info.max, 1000, dtype=dtype, endpoint=True)
         x[:4] = [0, 1, info.max, info.min if info.min else 2]
-        x[4:40] = (np.ones(36, dtype) << (np.arange(36) % info.bits).astype(dtype))
+        x[4:40] = np.ones(36, dtype) << (np.arange(36) % info.bits).astype(dtype)
         return [x, poison((3, x.size), np.int64)], 4, 256, 0
+
     return setup
 
 
@@ -571,8 +668,16 @@ def _bit_ref(a):
     x = a[0]
     bits = x.dtype.itemsize * 8
     u = [int(v) & ((1 << bits) - 1) for v in x]  # the two's-complement bit pattern
-    return {1: np.array([[bin(v).count("1") for v in u], [bits - v.bit_length() for v in u],
-                         [(v & -v).bit_length() for v in u]], np.int64)}
+    return {
+        1: np.array(
+            [
+                [bin(v).count("1") for v in u],
+                [bits - v.bit_length() for v in u],
+                [(v & -v).bit_length() for v in u],
+            ],
+            np.int64,
+        )
+    }
 
 
 for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
@@ -589,17 +694,29 @@ def brev_ops(a, b, out_a, out_b):
 
 def _brev_setup(rng):
     n = 500
-    return [rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**64, n, dtype=np.uint64),
-            poison(n, np.uint32), poison(n, np.uint64)], 2, 256, 0
+    return (
+        [
+            rng.integers(0, 2**32, n, dtype=np.uint32),
+            rng.integers(0, 2**64, n, dtype=np.uint64),
+            poison(n, np.uint32),
+            poison(n, np.uint64),
+        ],
+        2,
+        256,
+        0,
+    )
 
 
 def _brev(values, bits):
     return [int(format(int(v), f"0{bits}b")[::-1], 2) for v in values]
 
 
-add_case("brev_ops", brev_ops, _brev_setup,
-         lambda a: {2: np.array(_brev(a[0], 32), np.uint32),
-                    3: np.array(_brev(a[1], 64), np.uint64)})
+add_case(
+    "brev_ops",
+    brev_ops,
+    _brev_setup,
+    lambda a: {2: np.array(_brev(a[0], 32), np.uint32), 3: np.array(_brev(a[1], 64), np.uint64)},
+)
 
 
 @cuda.jit
@@ -618,12 +735,15 @@ def _fma_setup(dtype):
         c = -(a * b)  # fma(a, b, -round(a*b)) is the product's rounding error, exactly
         x = (rng.standard_normal(n) * 50).astype(dtype)
         return [a, b, c, x, poison(n, dtype), poison(n, dtype)], 4, 256, 0
+
     return setup
 
 
 def _fma_ref(a):
-    exact = [float(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r)))
-             for p, q, r in zip(a[0], a[1], a[2], strict=True)]
+    exact = [
+        float(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r)))
+        for p, q, r in zip(a[0], a[1], a[2], strict=True)
+    ]
     return {4: np.array(exact).astype(a[0].dtype), 5: np.cbrt(a[3].astype(np.float64))}
 
 

@@ -21,6 +21,7 @@ def case(setup, reference, rtol=1e-6):
     def register(kernel):
         TYPE_CASES.append(Case(kernel.__name__, kernel, setup, reference, rtol))
         return kernel
+
     return register
 
 
@@ -41,8 +42,12 @@ def _mandel_setup(rng):
     re = np.linspace(-2.2, 0.8, w)
     im = np.linspace(-1.2, 1.2, h)
     c = (re[None, :] + 1j * im[:, None]).astype(np.complex128)
-    return [c, poison((h, w), np.float64), MANDEL_ITERS], ((w + 15) // 16, (h + 15) // 16), \
-        (16, 16), 0
+    return (
+        [c, poison((h, w), np.float64), MANDEL_ITERS],
+        ((w + 15) // 16, (h + 15) // 16),
+        (16, 16),
+        0,
+    )
 
 
 def _mandel_ref(args):
@@ -79,8 +84,21 @@ def _carith_setup(rng):
     a = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
     b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
     b[::7] = a[::7]  # some equal pairs for ==
-    return [a, b, np.float32(0.5), 1.5 - 2j, poison(n, np.complex64), poison(n, np.complex128),
-            poison((n, 4), np.float32), poison((n, 2), np.int32)], (n + 127) // 128, 128, 0
+    return (
+        [
+            a,
+            b,
+            np.float32(0.5),
+            1.5 - 2j,
+            poison(n, np.complex64),
+            poison(n, np.complex128),
+            poison((n, 4), np.float32),
+            poison((n, 2), np.int32),
+        ],
+        (n + 127) // 128,
+        128,
+        0,
+    )
 
 
 def _carith_ref(args):
@@ -121,12 +139,29 @@ def _cmath_setup(rng):
 def _cmath_ref(args):
     z = args[0]
     with np.errstate(all="ignore"):
-        out = np.stack([np.sqrt(z), np.exp(z), np.log(z), np.log10(z), np.sin(z), np.cos(z),
-                        np.array([cmath.rect(abs(v), cmath.phase(v)) for v in z]),
-                        np.array([complex(math.hypot(v.real, v.imag), 2.0) for v in z])],
-                       axis=1)
-    reals = np.stack([np.angle(z), np.abs(z), np.angle(z),
-                      np.isnan(z).astype(float), np.isfinite(z).astype(float)], axis=1)
+        out = np.stack(
+            [
+                np.sqrt(z),
+                np.exp(z),
+                np.log(z),
+                np.log10(z),
+                np.sin(z),
+                np.cos(z),
+                np.array([cmath.rect(abs(v), cmath.phase(v)) for v in z]),
+                np.array([complex(math.hypot(v.real, v.imag), 2.0) for v in z]),
+            ],
+            axis=1,
+        )
+    reals = np.stack(
+        [
+            np.angle(z),
+            np.abs(z),
+            np.angle(z),
+            np.isnan(z).astype(float),
+            np.isfinite(z).astype(float),
+        ],
+        axis=1,
+    )
     return {1: out, 2: reals}
 
 
@@ -154,6 +189,7 @@ def cmath_functions(z, out, reals):
 
 # -- float16 --------------------------------------------------------------------------
 
+
 def _haxpy_setup(rng):
     n = 4096
     x = rng.uniform(-4, 4, n).astype(np.float16)
@@ -176,15 +212,27 @@ def _hfuncs_setup(rng):
     x = rng.uniform(0.25, 4, n).astype(np.float16)
     y = rng.uniform(-4, 4, n).astype(np.float16)
     y[::5] = x[::5]  # some equal pairs for heq
-    return [x, y, poison((n, 10), np.float16), poison((n, 3), np.int32)], (n + 127) // 128, \
-        128, 0
+    return [x, y, poison((n, 10), np.float16), poison((n, 3), np.int32)], (n + 127) // 128, 128, 0
 
 
 def _hfuncs_ref(args):
     x, y = (v.astype(np.float32) for v in args[:2])
     h = np.float16
-    out = np.stack([x + y, x - y, x * y, x / y, -x, np.abs(y), x * y + x,
-                    np.maximum(x, y), np.sqrt(x), np.exp(x * 0.5)], axis=1).astype(h)
+    out = np.stack(
+        [
+            x + y,
+            x - y,
+            x * y,
+            x / y,
+            -x,
+            np.abs(y),
+            x * y + x,
+            np.maximum(x, y),
+            np.sqrt(x),
+            np.exp(x * 0.5),
+        ],
+        axis=1,
+    ).astype(h)
     flags = np.stack([x < y, x == y, x >= y], axis=1).astype(np.int32)
     return {2: out, 3: flags}
 
@@ -218,8 +266,14 @@ def _hmix_setup(rng):
 
 def _hmix_ref(args):
     x = args[0]
-    out = np.stack([x.astype(np.float32) * np.float32(3.0), np.sin(x.astype(np.float32)),
-                    np.floor(x.astype(np.float32))], axis=1)
+    out = np.stack(
+        [
+            x.astype(np.float32) * np.float32(3.0),
+            np.sin(x.astype(np.float32)),
+            np.floor(x.astype(np.float32)),
+        ],
+        axis=1,
+    )
     return {1: out, 2: (x * np.float16(2) - np.float16(1)).astype(np.float16)}
 
 
@@ -237,22 +291,38 @@ def fp16_conversions(x, out, halves):
 
 # -- NumPy scalar math ----------------------------------------------------------------
 
+
 def _npmath_setup(rng):
     n = 1000
     x = rng.uniform(-3, 3, n)
     y = rng.uniform(-3, 3, n)
     x[0] = np.nan
-    return [x, y, poison((n, 15), np.float64), poison((n, 2), np.float32)], \
-        (n + 127) // 128, 128, 0
+    return [x, y, poison((n, 15), np.float64), poison((n, 2), np.float32)], (n + 127) // 128, 128, 0
 
 
 def _npmath_ref(args):
     x, y = args[:2]
     ax = np.abs(x)
-    out = np.stack([np.sin(x), np.cos(x), np.exp(x), np.log(ax), np.sqrt(ax), np.abs(y),
-                    np.floor(x), np.ceil(y), np.tanh(x), np.arctan2(x, y), np.hypot(x, y),
-                    np.minimum(x, y), np.maximum(x, y), np.isnan(x).astype(float),
-                    np.absolute(y) + np.fabs(x)], axis=1)
+    out = np.stack(
+        [
+            np.sin(x),
+            np.cos(x),
+            np.exp(x),
+            np.log(ax),
+            np.sqrt(ax),
+            np.abs(y),
+            np.floor(x),
+            np.ceil(y),
+            np.tanh(x),
+            np.arctan2(x, y),
+            np.hypot(x, y),
+            np.minimum(x, y),
+            np.maximum(x, y),
+            np.isnan(x).astype(float),
+            np.absolute(y) + np.fabs(x),
+        ],
+        axis=1,
+    )
     xf = x.astype(np.float32)
     out32 = np.stack([np.sin(xf), np.floor(xf)], axis=1)
     return {2: out, 3: out32}

@@ -10,8 +10,13 @@ from cujit import cuda
 from cujit.cuda import libdevice
 from cujit.libdevice import FUNCTIONS
 
-NP = {"float32": np.float32, "float64": np.float64, "int16": np.int16, "int32": np.int32,
-      "int64": np.int64}
+NP = {
+    "float32": np.float32,
+    "float64": np.float64,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+}
 
 
 def outputs(name: str) -> tuple:
@@ -25,8 +30,12 @@ def pyfunc(name: str):
     outs = outputs(name)
     params = [f"r{k}" for k in range(len(outs))] + [f"a{k}" for k in range(len(fn.args))]
     call = f"libdevice.{name}({', '.join(f'a{k}[i]' for k in range(len(fn.args)))})"
-    lines = [f"def k({', '.join(params)}):", "    i = cuda.grid(1)", "    if i < r0.size:",
-             f"        v = {call}"]
+    lines = [
+        f"def k({', '.join(params)}):",
+        "    i = cuda.grid(1)",
+        "    if i < r0.size:",
+        f"        v = {call}",
+    ]
     if len(outs) == 1:
         lines.append("        r0[i] = v")
     else:

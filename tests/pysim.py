@@ -262,8 +262,7 @@ def run_kernel(kernel, grid, block, args, shmem: int = 0) -> None:
     args = [_arg(a) for a in args]
     threaded = uses_syncthreads(pyfunc)
     blocks = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
-    threads = [(x, y, z) for z in range(block[2]) for y in range(block[1])
-               for x in range(block[0])]
+    threads = [(x, y, z) for z in range(block[2]) for y in range(block[1]) for x in range(block[0])]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if threaded:
@@ -292,8 +291,6 @@ def _free_shared(launch: _Launch, bid) -> None:
         del launch.shared[key]
 
 
-
-
 class _Scheduler:
     """Runs a block's threads one at a time, each on its own Python thread: a thread
     runs until it reaches ``syncthreads`` or returns, then hands control back.  When
@@ -310,8 +307,9 @@ class _Scheduler:
         self.task = None  # the block to run; None stops the workers
         self.abort = False
         self.error: BaseException | None = None
-        self.workers = [threading.Thread(target=self._worker, args=(k,), daemon=True)
-                        for k in range(n)]
+        self.workers = [
+            threading.Thread(target=self._worker, args=(k,), daemon=True) for k in range(n)
+        ]
         for w in self.workers:
             w.start()
 

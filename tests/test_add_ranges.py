@@ -21,8 +21,11 @@ def typed(fn, types):
 def adds(fn: ir.Function) -> dict[str, bool]:
     """Each int ``+`` of ``fn`` (by result id, in order) -> proved not to overflow."""
     proved = non_overflowing_adds(fn)
-    return {op.result.id: op.result.id in proved for op in fn.all_ops()
-            if isinstance(op, ir.BinOp) and op.op == "+" and op.result.type.kind == "i"}
+    return {
+        op.result.id: op.result.id in proved
+        for op in fn.all_ops()
+        if isinstance(op, ir.BinOp) and op.op == "+" and op.result.type.kind == "i"
+    }
 
 
 def grid_stride(x, total):
@@ -38,8 +41,9 @@ def grid_stride(x, total):
 def test_a_grid_stride_while_loop_gets_nsw():
     fn = typed(grid_stride, (float32[::1], float32[::1]))
     assert list(adds(fn).values()) == [True]
-    llvm = compile_kernel(grid_stride, (float32[::1], float32[::1]), Options(arch=(9, 0)),
-                          stop_after="llvm").outputs["llvm"]
+    llvm = compile_kernel(
+        grid_stride, (float32[::1], float32[::1]), Options(arch=(9, 0)), stop_after="llvm"
+    ).outputs["llvm"]
     # The increment, and only it among the int64 adds of the loop (libNVVM then unrolls
     # the loop: bench/NOTES.md; the unrolling is the toolchain's, not checked here).
     assert llvm.count("add nsw i64") == 1
@@ -71,12 +75,15 @@ def bounded_sums(x, out):
     out[1] = x.size * 64 + x.size * 64  # up to 2**64: might wrap
 
 
-@pytest.mark.parametrize("fn,types,want", [
-    (stride_from_argument, (float32[::1], float32[::1], int64), [False]),
-    (bound_from_argument, (float32[::1], int64), [False]),
-    (strided_extent, (float32[:], float32[::1]), [False]),
-    (bounded_sums, (float32[::1], int64[::1]), [True, False]),
-])
+@pytest.mark.parametrize(
+    "fn,types,want",
+    [
+        (stride_from_argument, (float32[::1], float32[::1], int64), [False]),
+        (bound_from_argument, (float32[::1], int64), [False]),
+        (strided_extent, (float32[:], float32[::1]), [False]),
+        (bounded_sums, (float32[::1], int64[::1]), [True, False]),
+    ],
+)
 def test_what_is_and_is_not_proved(fn, types, want):
     assert list(adds(typed(fn, types)).values()) == want
 

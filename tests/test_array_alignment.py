@@ -27,6 +27,7 @@ def _addresses(target: str, align: int, dtype):
         if i == 0:
             out[0] = s.ctypes.data
             out[1] = loc.ctypes.data
+
     return k
 
 
@@ -42,8 +43,9 @@ def test_addresses_are_aligned(target, align):
 
 
 def test_the_alignment_is_in_the_ptx():
-    ptx, _ = cuda.compile_ptx(_addresses("cuda", 256, uint64).py_func,
-                              "void(uint64[::1], float32[::1])")
+    ptx, _ = cuda.compile_ptx(
+        _addresses("cuda", 256, uint64).py_func, "void(uint64[::1], float32[::1])"
+    )
     assert ".shared .align 256" in ptx
 
 

@@ -21,8 +21,9 @@ TYPES = (float32[::1], float32[::1])
 
 @pytest.mark.parametrize("boundscheck, checked", [(True, True), (False, False), (None, False)])
 def test_the_cuda_back_end_honours_boundscheck(boundscheck, checked):
-    result = compile_kernel(reads_past_the_end, TYPES, Options(boundscheck=boundscheck),
-                            stop_after="llvm")
+    result = compile_kernel(
+        reads_past_the_end, TYPES, Options(boundscheck=boundscheck), stop_after="llvm"
+    )
     llvm = result.outputs["llvm"]
     assert (abi.DEBUG_RECORD_SYMBOL in llvm) is checked
     assert bool(result.record.debug_sites) is checked

@@ -19,11 +19,33 @@ from cujit.bytecode import decode  # noqa: E402
 from cujit.diagnostics import UnsupportedError  # noqa: E402
 
 OUR_OPS = {
-    "LOAD_CONST", "LOAD_FAST", "STORE_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_ATTR",
-    "LOAD_ASSERTION_ERROR", "POP_TOP", "COPY", "SWAP", "UNARY_OP", "BINARY_OP", "COMPARE_OP",
-    "BINARY_SUBSCR", "STORE_SUBSCR", "BUILD_TUPLE", "UNPACK_SEQUENCE", "CALL", "GET_ITER",
-    "FOR_ITER", "JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
-    "POP_JUMP_IF_NOT_NONE", "RETURN", "RAISE",
+    "LOAD_CONST",
+    "LOAD_FAST",
+    "STORE_FAST",
+    "LOAD_GLOBAL",
+    "LOAD_DEREF",
+    "LOAD_ATTR",
+    "LOAD_ASSERTION_ERROR",
+    "POP_TOP",
+    "COPY",
+    "SWAP",
+    "UNARY_OP",
+    "BINARY_OP",
+    "COMPARE_OP",
+    "BINARY_SUBSCR",
+    "STORE_SUBSCR",
+    "BUILD_TUPLE",
+    "UNPACK_SEQUENCE",
+    "CALL",
+    "GET_ITER",
+    "FOR_ITER",
+    "JUMP",
+    "POP_JUMP_IF_TRUE",
+    "POP_JUMP_IF_FALSE",
+    "POP_JUMP_IF_NONE",
+    "POP_JUMP_IF_NOT_NONE",
+    "RETURN",
+    "RAISE",
 }
 
 
@@ -35,7 +57,8 @@ def ops(fn):
 def test_golden_listing(fn):
     path = render.golden_path(fn.__name__, "bytecode")
     assert render.same_listing(render.render(fn)["bytecode"], path.read_text()), (
-        f"{path} is stale: run tools/update_golden_frontend.py and review the diff")
+        f"{path} is stale: run tools/update_golden_frontend.py and review the diff"
+    )
 
 
 @pytest.mark.parametrize("fn", render.all_cases(), ids=lambda f: f.__name__)
@@ -51,6 +74,7 @@ def test_only_our_instruction_set(fn):
 # The expectations below are the same on every Python version: that is what
 # stage 1 is for.
 
+
 def test_straight_line_and_return_const():
     def f(a, b):
         return a + b
@@ -59,10 +83,13 @@ def test_straight_line_and_return_const():
         a = a
         return None
 
-    assert ops(f) == [("LOAD_FAST", "a"), ("LOAD_FAST", "b"), ("BINARY_OP", "+"),
-                      ("RETURN", None)]
-    assert ops(g) == [("LOAD_FAST", "a"), ("STORE_FAST", "a"), ("LOAD_CONST", None),
-                      ("RETURN", None)]
+    assert ops(f) == [("LOAD_FAST", "a"), ("LOAD_FAST", "b"), ("BINARY_OP", "+"), ("RETURN", None)]
+    assert ops(g) == [
+        ("LOAD_FAST", "a"),
+        ("STORE_FAST", "a"),
+        ("LOAD_CONST", None),
+        ("RETURN", None),
+    ]
 
 
 def test_superinstructions_are_split():
@@ -70,8 +97,14 @@ def test_superinstructions_are_split():
         a, b = b, a
         return a
 
-    assert ops(swap) == [("LOAD_FAST", "b"), ("LOAD_FAST", "a"), ("STORE_FAST", "b"),
-                         ("STORE_FAST", "a"), ("LOAD_FAST", "a"), ("RETURN", None)]
+    assert ops(swap) == [
+        ("LOAD_FAST", "b"),
+        ("LOAD_FAST", "a"),
+        ("STORE_FAST", "b"),
+        ("STORE_FAST", "a"),
+        ("LOAD_FAST", "a"),
+        ("RETURN", None),
+    ]
 
 
 def test_operators_resolved():
@@ -102,7 +135,7 @@ def test_assert_message_is_an_argument():
     f = cases.assert_and_raise  # pytest rewrites asserts in test modules: not here
     seq = [i.op for i in decode(f).instrs]
     i = seq.index("LOAD_ASSERTION_ERROR")
-    assert seq[i:i + 4] == ["LOAD_ASSERTION_ERROR", "LOAD_CONST", "CALL", "RAISE"]
+    assert seq[i : i + 4] == ["LOAD_ASSERTION_ERROR", "LOAD_CONST", "CALL", "RAISE"]
     assert decode(f).instrs[i + 2].arg == 1
 
 
@@ -126,7 +159,13 @@ def test_and_or_keep_the_value_on_the_stack():
         return a and b
 
     assert [i.op for i in decode(f).instrs] == [
-        "LOAD_FAST", "COPY", "POP_JUMP_IF_FALSE", "POP_TOP", "LOAD_FAST", "RETURN"]
+        "LOAD_FAST",
+        "COPY",
+        "POP_JUMP_IF_FALSE",
+        "POP_TOP",
+        "LOAD_FAST",
+        "RETURN",
+    ]
 
 
 def test_locations():
@@ -146,6 +185,7 @@ def test_globals_and_closure_are_captured():
 
 
 # -- unsupported constructs: the line marked `# <-` is where the error points
+
 
 def _try(x):
     try:  # <-
@@ -176,11 +216,13 @@ def _lambda(x):
 def _nested(x):
     def inner(y):  # <-
         return y
+
     return inner(x)
 
 
 def _import(x):
     import math  # <-
+
     return math.sqrt(x)
 
 
@@ -219,6 +261,7 @@ def _nonlocal_outer():
     def _nonlocal(x):
         nonlocal v
         v = x  # <-
+
     return _nonlocal
 
 
@@ -248,13 +291,26 @@ def _matmul(a, b):
 
 
 UNSUPPORTED = [
-    (_try, "'try'"), (_with, "'with'"), (_gen, "generators"), (_async, "async"),
-    (_lambda, "lambda"), (_nested, "nested functions"), (_import, "'import'"),
-    (_list, "list displays"), (_dict, "dict displays"), (_set, "set displays"),
-    (_listcomp, "comprehensions"), (_fstring, "f-strings"), (_del, "'del'"),
-    (_global, "'global'"), (_nonlocal_outer(), "'nonlocal'"),
-    (_starcall, "*args"), (_kwcall, "**kwargs"),
-    (_star_unpack, "star-unpacking"), (_varargs, "*args"), (_contains, "'in'"),
+    (_try, "'try'"),
+    (_with, "'with'"),
+    (_gen, "generators"),
+    (_async, "async"),
+    (_lambda, "lambda"),
+    (_nested, "nested functions"),
+    (_import, "'import'"),
+    (_list, "list displays"),
+    (_dict, "dict displays"),
+    (_set, "set displays"),
+    (_listcomp, "comprehensions"),
+    (_fstring, "f-strings"),
+    (_del, "'del'"),
+    (_global, "'global'"),
+    (_nonlocal_outer(), "'nonlocal'"),
+    (_starcall, "*args"),
+    (_kwcall, "**kwargs"),
+    (_star_unpack, "star-unpacking"),
+    (_varargs, "*args"),
+    (_contains, "'in'"),
     (_matmul, "'@'"),
 ]
 

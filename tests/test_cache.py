@@ -35,6 +35,7 @@ def scaled(factor):
         i = cuda.grid(1)
         if i < x.size:
             out[i] = x[i] * factor
+
     return scale
 
 
@@ -49,6 +50,7 @@ def entry_files(folder):
 
 
 # -- the key --------------------------------------------------------------------
+
 
 def test_key_is_stable_and_covers_what_changes_the_code(cache_dir, monkeypatch):
     k = kernel_key(saxpy, SAXPY_TYPES, Options())
@@ -85,9 +87,15 @@ def test_a_global_device_array_is_never_cached(cache_dir):
     # even where its repr (the contents) would give a stable key.
     from types import SimpleNamespace
 
-    table = SimpleNamespace(__cuda_array_interface__={  # a GPU array; its repr is stable
-        "shape": (4,), "strides": None, "typestr": "<f8", "data": (0x7F0000001000, False),
-        "version": 3})
+    table = SimpleNamespace(
+        __cuda_array_interface__={  # a GPU array; its repr is stable
+            "shape": (4,),
+            "strides": None,
+            "typestr": "<f8",
+            "data": (0x7F0000001000, False),
+            "version": 3,
+        }
+    )
 
     def kern(x, out):
         out[0] = table[0] + x[0]
@@ -98,6 +106,7 @@ def test_a_global_device_array_is_never_cached(cache_dir):
 
 
 # -- hits, misses, damaged entries ----------------------------------------------
+
 
 def test_miss_writes_an_entry_and_a_hit_reads_it_back(cache_dir):
     first = compile_cached(saxpy, SAXPY_TYPES, Options())
@@ -143,6 +152,7 @@ def test_entry_format_rejects_mixed_bytes():
 
 # -- concurrent processes ---------------------------------------------------------
 
+
 def _compile_in_child(folder, barrier, queue):
     os.environ["CUJIT_CACHE_DIR"] = folder
     barrier.wait()  # start compiling at the same moment as the other writer
@@ -153,8 +163,10 @@ def _compile_in_child(folder, barrier, queue):
 def test_two_processes_compiling_at_once_leave_one_whole_entry(tmp_path):
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(2), ctx.Queue()
-    writers = [ctx.Process(target=_compile_in_child, args=(str(tmp_path), barrier, queue))
-               for _ in range(2)]
+    writers = [
+        ctx.Process(target=_compile_in_child, args=(str(tmp_path), barrier, queue))
+        for _ in range(2)
+    ]
     for p in writers:
         p.start()
     results = [queue.get(timeout=120) for _ in writers]
@@ -202,6 +214,7 @@ def test_racing_writers_never_show_a_reader_a_mixed_entry(tmp_path):
 
 
 # -- the dispatcher and the command line -------------------------------------------
+
 
 def test_jit_cache_true_goes_through_the_cache(cache_dir):
     kernel = cuda.jit(cache=True)(saxpy)
@@ -264,12 +277,21 @@ def test_hit_in_a_fresh_process_loads_no_compiler_or_toolchain(tmp_path):
 
     (tmp_path / "kernel_module.py").write_text(KERNEL_MODULE)
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-    env = dict(os.environ, CUJIT_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join([src, str(tmp_path)]))
+    env = dict(
+        os.environ,
+        CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH=os.pathsep.join([src, str(tmp_path)]),
+    )
 
     def run():
-        out = subprocess.run([sys.executable, "-c", HIT_SCRIPT], env=env, check=True,
-                             capture_output=True, text=True, cwd=tmp_path).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", HIT_SCRIPT],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        ).stdout
         return ast.literal_eval(out.strip().splitlines()[-1])
 
     miss_times, _, size, _ = run()

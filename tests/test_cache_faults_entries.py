@@ -68,24 +68,28 @@ def _drop(name):
     def change(header, sections):
         header.pop(name, None)
         sections.pop(name, None)
+
     return change
 
 
 def _set(name, value):
     def change(header, sections):
         header[name] = value
+
     return change
 
 
 def _drop_record(name):  # a field of the launch record (abi.LaunchRecord.to_json)
     def change(header, sections):
         header["record"].pop(name)
+
     return change
 
 
 def _set_record(name, value):
     def change(header, sections):
         header["record"][name] = value
+
     return change
 
 
@@ -95,9 +99,9 @@ def _bad_utf8(header, sections):
 
 rng = np.random.default_rng(5)
 DAMAGES = {
-    "truncated to half": lambda d: d[:len(d) // 2],
+    "truncated to half": lambda d: d[: len(d) // 2],
     "truncated to one byte": lambda d: d[:1],
-    "truncated inside the header": lambda d: d[:len(store.MAGIC) + 40],
+    "truncated inside the header": lambda d: d[: len(store.MAGIC) + 40],
     "one byte short": lambda d: d[:-1],
     "one byte more": lambda d: d + b"\0",
     "empty": lambda d: b"",
@@ -123,10 +127,10 @@ DAMAGES = {
     "header is a list": lambda d: _raw_body(b"[1, 2]"),
     "header is not json": lambda d: _raw_body(b"{not json"),
     "header length past the end": lambda d: _raw_body(b"{}")[:-2] + b"\xff\xff",
-    "negative section size": lambda d: _raw_body(json.dumps(
-        {"key": "k", "sections": [["cubin", -5]]}).encode(), b"abc"),
-    "sections not a list": lambda d: _raw_body(json.dumps(
-        {"key": "k", "sections": 3}).encode()),
+    "negative section size": lambda d: _raw_body(
+        json.dumps({"key": "k", "sections": [["cubin", -5]]}).encode(), b"abc"
+    ),
+    "sections not a list": lambda d: _raw_body(json.dumps({"key": "k", "sections": 3}).encode()),
 }
 
 
@@ -179,8 +183,16 @@ def test_leftovers_of_a_crashed_writer_are_ignored_then_cleared(cache, reference
     assert store.clear(cache) >= 2 and not list(cache.glob(f"{store.TEMP_PREFIX}*"))
 
 
-@pytest.mark.parametrize("stamp", [b"", b"{", b"[]", b'{"identity": 5, "files": []}',
-                                   b'{"identity": "x", "files": [["/nonexistent", 1, 2]]}'])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        b"",
+        b"{",
+        b"[]",
+        b'{"identity": 5, "files": []}',
+        b'{"identity": "x", "files": [["/nonexistent", 1, 2]]}',
+    ],
+)
 def test_damaged_toolchain_stamp(cache, reference, monkeypatch, stamp):
     monkeypatch.setattr(key, "_env", None)  # as a new process: find (or write) the stamp
     compile_cached(scale, TYPES, Options())
@@ -205,8 +217,9 @@ def _writer(folder, barrier, queue, which):
 def test_concurrent_writers_of_several_kernels(tmp_path):
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(3), ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), barrier, queue, w))
-             for w in (1, -1, 1)]  # two orders: writers cross on both entries
+    procs = [
+        ctx.Process(target=_writer, args=(str(tmp_path), barrier, queue, w)) for w in (1, -1, 1)
+    ]  # two orders: writers cross on both entries
     for p in procs:
         p.start()
     results = [queue.get(timeout=180) for _ in procs]

@@ -18,10 +18,22 @@ SRC = os.path.join(os.path.dirname(TESTS), "src")
 
 
 def _child(project, cache, names) -> dict:
-    env = dict(os.environ, CUJIT_CACHE_DIR=str(cache), CUJIT_TARGET="cuda",
-               PYTHONPATH=os.pathsep.join([SRC, str(project), TESTS]), PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, "-c", files.CHILD, ",".join(names)], env=env,
-                          capture_output=True, text=True, cwd=project, timeout=240, check=False)
+    env = dict(
+        os.environ,
+        CUJIT_CACHE_DIR=str(cache),
+        CUJIT_TARGET="cuda",
+        PYTHONPATH=os.pathsep.join([SRC, str(project), TESTS]),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", files.CHILD, ",".join(names)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=240,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -23,6 +23,7 @@ def _copy_kernel(load: str, store: str):
         if i < x.size:
             st(y, i, ld(x, i) + 1)
             st(m, (i, 1), ld(m, (i, 0)))
+
     return k
 
 
@@ -41,8 +42,9 @@ def test_every_load_and_store_moves_the_element(target, dtype):
 
 @pytest.mark.parametrize("load,store", list(zip(LOADS, STORES * 2, strict=False)))
 def test_ptx_has_the_cache_operators(load, store):
-    ptx, _ = cuda.compile_ptx(_copy_kernel(load, store),
-                              "void(float64[::1], float64[::1], int8[:, ::1])")
+    ptx, _ = cuda.compile_ptx(
+        _copy_kernel(load, store), "void(float64[::1], float64[::1], int8[:, ::1])"
+    )
     assert f"ld.global.{load[2:]}.b64" in ptx and f"st.global.{store[2:]}.b64" in ptx
     assert f"ld.global.{load[2:]}.b8" in ptx and f"st.global.{store[2:]}.b8" in ptx
 

@@ -28,11 +28,17 @@ print(json.dumps(sorted(spec.result.times)))
 
 def test_racing_processes_compile_an_entry_once(tmp_path):
     cache, go = tmp_path / "cache", tmp_path / "go"
-    env = dict(os.environ, CUJIT_CACHE_DIR=str(cache),
-               PYTHONPATH=os.pathsep.join([SRC, HERE]))
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(go)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(3)]
+    env = dict(os.environ, CUJIT_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join([SRC, HERE]))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(go)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     try:
         time.sleep(3.0)  # let all three reach the start line
         go.write_text("go")
@@ -68,8 +74,13 @@ def test_a_lock_held_elsewhere_is_waited_for_then_given_up(tmp_path, monkeypatch
     monkeypatch.setattr(lock, "WAIT", 0.2)
     with lock.held(entry) as mine:
         assert mine
-        holder = subprocess.run([sys.executable, "-c", WAITER, str(entry), SRC],
-                                capture_output=True, text=True, timeout=120, check=False)
+        holder = subprocess.run(
+            [sys.executable, "-c", WAITER, str(entry), SRC],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     assert holder.returncode == 0, holder.stderr[-2000:]
     got, waited = holder.stdout.split()
     assert got == "False" and float(waited) >= 0.2  # waited its WAIT, then went on

@@ -47,9 +47,10 @@ def test_callee_typed_ir_is_shared_only_between_equal_options():
 
     release, debug = make_kernels("cpu")
     types = (typeof(np.zeros(1)), float64)
-    fns = [compile_kernel(k.py_func, types, opts, stop_after="passes").outputs["passes"]
-           for k, opts in ((release, Options()), (release, Options()),
-                           (debug, Options(debug=True)))]
+    fns = [
+        compile_kernel(k.py_func, types, opts, stop_after="passes").outputs["passes"]
+        for k, opts in ((release, Options()), (release, Options()), (debug, Options(debug=True)))
+    ]
     assert fns[0].callees[0] is fns[1].callees[0]  # the same options: compiled once
     assert fns[2].callees[0] is not fns[0].callees[0]
 

@@ -21,7 +21,8 @@ from cujit.cfg import build_cfg  # noqa: E402
 def test_golden_cfg(fn):
     path = render.golden_path(fn.__name__, "cfg")
     assert render.same_listing(render.render(fn)["cfg"], path.read_text()), (
-        f"{path} is stale: run tools/update_golden_frontend.py and review the diff")
+        f"{path} is stale: run tools/update_golden_frontend.py and review the diff"
+    )
 
 
 @pytest.mark.parametrize("fn", render.all_cases(), ids=lambda f: f.__name__)
@@ -53,8 +54,8 @@ def test_for_loop_header_holds_the_iterator():
     for h in headers:
         assert cfg.instrs(h)[-1].op == "FOR_ITER"
         body, exit_ = cfg.blocks[h.next], cfg.blocks[h.target]
-        assert body.depth == h.depth + 1      # the value is pushed
-        assert exit_.depth == h.depth - 1     # the iterator is popped
+        assert body.depth == h.depth + 1  # the value is pushed
+        assert exit_.depth == h.depth - 1  # the iterator is popped
 
 
 def test_while_loop_back_edges():
@@ -81,4 +82,3 @@ def test_short_circuit_value_crosses_blocks():
     cfg = build_cfg(decode(cases.and_or_not))
     # the value of `a and b` (or of `... or not c`) is on the stack at a merge
     assert any(b.depth == 1 and len(b.preds) > 1 for b in cfg.blocks)
-

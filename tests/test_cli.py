@@ -13,7 +13,7 @@ from cujit.pipeline import STAGES
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
-KERNEL_FILE = textwrap.dedent('''
+KERNEL_FILE = textwrap.dedent("""
     from cujit import cuda
 
     @cuda.jit
@@ -21,13 +21,19 @@ KERNEL_FILE = textwrap.dedent('''
         i = cuda.grid(1)
         if i < x.size:
             out[i] = x[i] * 3
-''')
+""")
 
 
 def run_cli(*args, cwd=None):
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "cujit", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "cujit", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -48,19 +54,37 @@ def test_explain_prints_every_stage_in_order_with_times(kernel_file):
     # layout 'A' arrays: pointer, extent, byte stride; out's extent is never read
     table = proc.stdout.split("== parameters")[1].splitlines()[1:]
     assert [line.split() for line in table] == [
-        ["x.data", "ptr"], ["x.shape0", "int64"], ["x.stride0", "int64"],
-        ["out.data", "ptr"], ["out.shape0", "int64", "(never", "read:", "not", "passed)"],
-        ["out.stride0", "int64"]]
+        ["x.data", "ptr"],
+        ["x.shape0", "int64"],
+        ["x.stride0", "int64"],
+        ["out.data", "ptr"],
+        ["out.shape0", "int64", "(never", "read:", "not", "passed)"],
+        ["out.stride0", "int64"],
+    ]
 
 
 def test_explain_emit_one_stage(kernel_file):
-    proc = run_cli("explain", f"{kernel_file}:scale", "--sig", "void(float64[:], float64[:])",
-                   "--emit", "typed")
+    proc = run_cli(
+        "explain",
+        f"{kernel_file}:scale",
+        "--sig",
+        "void(float64[:], float64[:])",
+        "--emit",
+        "typed",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("func scale(")
     assert "float64 = binop *" in proc.stdout and "== " not in proc.stdout
-    ptx = run_cli("explain", f"{kernel_file}:scale", "--sig", "void(float32[:], float32[:])",
-                  "--emit", "ptx", "--arch", "8.0")
+    ptx = run_cli(
+        "explain",
+        f"{kernel_file}:scale",
+        "--sig",
+        "void(float32[:], float32[:])",
+        "--emit",
+        "ptx",
+        "--arch",
+        "8.0",
+    )
     assert ".target sm_80" in ptx.stdout
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from cujit.cli import main
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import numpy as np
     from cujit import cuda
     import helper_mod
@@ -33,7 +33,7 @@ SCRIPT = textwrap.dedent('''
     open("side_effect.txt", "w").write("ran")
     if __name__ == "__main__":
         raise SystemExit("the script's main ran")
-''')
+""")
 
 
 @pytest.fixture
@@ -45,9 +45,23 @@ def script(tmp_path, monkeypatch):
 
 
 def test_explain_runs_definitions_only(script):
-    proc = subprocess.run([sys.executable, "-m", "cujit", "explain", "script.py:scale", "--sig",
-                           "void(float64[:])", "--emit", "typed"], capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cujit",
+            "explain",
+            "script.py:scale",
+            "--sig",
+            "void(float64[:])",
+            "--emit",
+            "typed",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     out, err = proc.stdout, proc.stderr
     assert proc.returncode == 0, err
     assert "const 3.25" in out  # SCALE, with the sibling module's value, reached the code
@@ -57,14 +71,17 @@ def test_explain_runs_definitions_only(script):
     assert "NoGPUError" not in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["explain", "missing.py:scale", "--sig", "void(float64[:])"], "no such file: missing.py"),
-    (["explain", "script.py:nope", "--sig", "void(float64[:])"], "no function 'nope'"),
-    (["explain", "script.py", "--sig", "void(float64[:])"], "expected FILE.py:KERNEL"),
-    (["explain", "script.py:np", "--sig", "void(float64[:])"], "not a kernel"),
-    (["explain", "script.py:scale", "--sig", "void(floot64[:])"], "'floot64' is not a type"),
-    (["explain", "script.py:scale", "--sig", "void(("], "syntax error"),
-])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["explain", "missing.py:scale", "--sig", "void(float64[:])"], "no such file: missing.py"),
+        (["explain", "script.py:nope", "--sig", "void(float64[:])"], "no function 'nope'"),
+        (["explain", "script.py", "--sig", "void(float64[:])"], "expected FILE.py:KERNEL"),
+        (["explain", "script.py:np", "--sig", "void(float64[:])"], "not a kernel"),
+        (["explain", "script.py:scale", "--sig", "void(floot64[:])"], "'floot64' is not a type"),
+        (["explain", "script.py:scale", "--sig", "void(("], "syntax error"),
+    ],
+)
 def test_explain_errors_are_one_line(script, capsys, argv, words):
     with pytest.raises(SystemExit) as info:
         main(argv)
@@ -73,8 +90,14 @@ def test_explain_errors_are_one_line(script, capsys, argv, words):
 
 def test_real_command_prints_no_traceback(script):
     for argv in (["missing.py:k", "--sig", "void()"], ["script.py:scale", "--sig", "bad sig"]):
-        proc = subprocess.run([sys.executable, "-m", "cujit", "explain", *argv],
-                              capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "cujit", "explain", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode != 0
-        assert "Traceback" not in proc.stderr and proc.stderr.startswith("cujit explain:"), \
+        assert "Traceback" not in proc.stderr and proc.stderr.startswith("cujit explain:"), (
             proc.stderr
+        )

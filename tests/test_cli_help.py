@@ -19,8 +19,9 @@ def help_text(capsys, *argv: str) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [(), ("demo",), ("explain",), ("cache",)],
-                         ids=["cujit", "demo", "explain", "cache"])
+@pytest.mark.parametrize(
+    "argv", [(), ("demo",), ("explain",), ("cache",)], ids=["cujit", "demo", "explain", "cache"]
+)
 def test_help_has_no_markup(capsys, argv):
     text = help_text(capsys, *argv)
     assert text.startswith("usage: cujit")

@@ -65,8 +65,12 @@ def test_int_floor_division_on_host(op, t):
 
 
 def test_int_floor_division_llvm_ir_and_ptx():
-    fn = elementwise("idiv", int32, int32, lambda fb, x, y: fb.binop(
-        "+", fb.binop("//", x, y), fb.binop("%", x, y)))
+    fn = elementwise(
+        "idiv",
+        int32,
+        int32,
+        lambda fb, x, y: fb.binop("+", fb.binop("//", x, y), fb.binop("%", x, y)),
+    )
     text = nvvm_text(fn)
     assert "sdiv i32" in text and "srem i32" in text
     assert re.search(r"icmp eq i32 %\"v\d+\", 0", text)  # the zero-divisor guard
@@ -83,30 +87,60 @@ def py_float_divmod(a: float, b: float) -> tuple[float, float]:
     return a // b, a % b
 
 
-FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.0, -3.0, 7.25, -7.25, 1e300,
-               -1e300, 5e-324, math.inf, -math.inf, math.nan, 0.1, -0.1, 1e-300]
+FLOAT_EDGES = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.5,
+    -2.5,
+    3.0,
+    -3.0,
+    7.25,
+    -7.25,
+    1e300,
+    -1e300,
+    5e-324,
+    math.inf,
+    -math.inf,
+    math.nan,
+    0.1,
+    -0.1,
+    1e-300,
+]
 
 
 @pytest.mark.parametrize("op", ["//", "%"])
 def test_float_floor_division_on_host(op):
     rng = np.random.default_rng(3)
     pairs = [(a, b) for a in FLOAT_EDGES for b in FLOAT_EDGES]
-    pairs += list(zip((rng.standard_normal(300) * 100).tolist(),
-                      (rng.standard_normal(300) * 10).tolist(), strict=True))
+    pairs += list(
+        zip(
+            (rng.standard_normal(300) * 100).tolist(),
+            (rng.standard_normal(300) * 10).tolist(),
+            strict=True,
+        )
+    )
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     fn = elementwise("fdiv", float64, float64, lambda fb, x, y: fb.binop(op, x, y))
     got = run_elementwise(fn, a, b, np.float64, 12345.0)
     k = 0 if op == "//" else 1
-    bad = [(x, y, g, py_float_divmod(x, y)[k]) for x, y, g in zip(a, b, got, strict=True)
-           if not same_float(g, py_float_divmod(float(x), float(y))[k])]
+    bad = [
+        (x, y, g, py_float_divmod(x, y)[k])
+        for x, y, g in zip(a, b, got, strict=True)
+        if not same_float(g, py_float_divmod(float(x), float(y))[k])
+    ]
     assert not bad, bad[:5]
 
 
 def test_float_floor_division_ptx():
     for t in (float32, float64):
-        fn = elementwise("fdiv", t, t, lambda fb, x, y: fb.binop(
-            "+", fb.binop("//", x, y), fb.binop("%", x, y)))
+        fn = elementwise(
+            "fdiv", t, t, lambda fb, x, y: fb.binop("+", fb.binop("//", x, y), fb.binop("%", x, y))
+        )
         suffix = "f" if t is float32 else ""
         text = nvvm_text(fn)
         for name in ("fmod", "floor", "copysign"):
@@ -137,8 +171,12 @@ def test_shifts_on_host(op, t):
 
 
 def test_shifts_ptx():
-    fn = elementwise("shift", int32, int32, lambda fb, x, y: fb.binop(
-        "^", fb.binop("<<", x, y), fb.binop(">>", x, y)))
+    fn = elementwise(
+        "shift",
+        int32,
+        int32,
+        lambda fb, x, y: fb.binop("^", fb.binop("<<", x, y), fb.binop(">>", x, y)),
+    )
     text = nvvm_text(fn)
     assert "shl i32" in text and "ashr i32" in text and "icmp uge i32" in text
     ptx = to_ptx(fn)
@@ -147,7 +185,7 @@ def test_shifts_ptx():
 
 def py_int_pow(a: int, n: int, t: Scalar) -> int:
     if n >= 0:
-        return wrap(a ** n, t)
+        return wrap(a**n, t)
     return 1 if a == 1 else (-1 if n % 2 else 1) if a == -1 else 0
 
 
@@ -171,12 +209,16 @@ def test_float_power_uses_libdevice():
     to_ptx(fn)
     x = np.array([2.0, 0.5, 9.0], np.float32)
     y = np.array([10.0, -1.0, 0.5], np.float32)
-    np.testing.assert_allclose(run_elementwise(fn, x, y, np.float32, np.nan), x ** y, rtol=1e-6)
+    np.testing.assert_allclose(run_elementwise(fn, x, y, np.float32, np.nan), x**y, rtol=1e-6)
 
 
 def test_int_arithmetic_wraps():
-    fn = elementwise("wrapadd", int8, int8, lambda fb, x, y: fb.binop(
-        "-", fb.binop("*", x, y), fb.unary("-", fb.binop("+", x, y))))
+    fn = elementwise(
+        "wrapadd",
+        int8,
+        int8,
+        lambda fb, x, y: fb.binop("-", fb.binop("*", x, y), fb.unary("-", fb.binop("+", x, y))),
+    )
     text = nvvm_text(fn)
     assert "nsw" not in text.replace("add nsw i64", "")  # only the range advance has a flag
     a = np.array([127, -128, 100, -1], np.int8)

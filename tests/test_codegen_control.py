@@ -30,6 +30,7 @@ from cujit.types import (
 
 # == control flow: block params become phis ===========================================
 
+
 def range_sum(step_is_arg: bool = True) -> ir.Function:
     """``acc = 0; for k in range(start, stop, step): acc += k * k; out[0] = acc``."""
     fb = FunctionBuilder("rsum", start=int64, stop=int64, step=int64, out=arr(int64))
@@ -55,16 +56,30 @@ def test_loop_phis_llvm_ir_and_ptx():
     text = nvvm_text(range_sum())
     # The iterator is carried as one phi per field, the accumulator as its own.
     for field in (0, 1, 2):  # next, stop, step
-        assert re.search(rf'%"v\d+\.{field}" = phi  i64 \[%"[.\w]+", %"block0"\], '
-                         r'\[%"[.\w]+", %"block2"\]', text)
+        assert re.search(
+            rf'%"v\d+\.{field}" = phi  i64 \[%"[.\w]+", %"block0"\], '
+            r'\[%"[.\w]+", %"block2"\]',
+            text,
+        )
     assert len(re.findall(r"= phi  i64", text)) >= 5  # next, stop, step, acc, total
     assert "add nsw i64" in text  # the range advance
     to_ptx(range_sum())
 
 
-@pytest.mark.parametrize("start,stop,step", [(0, 10, 1), (3, 20, 4), (10, 0, -1), (10, -7, -3),
-                                             (5, 5, 1), (5, 0, 1), (0, 5, -1), (0, 5, 0),
-                                             (-4, 4, 3)])
+@pytest.mark.parametrize(
+    "start,stop,step",
+    [
+        (0, 10, 1),
+        (3, 20, 4),
+        (10, 0, -1),
+        (10, -7, -3),
+        (5, 5, 1),
+        (5, 0, 1),
+        (0, 5, -1),
+        (0, 5, 0),
+        (-4, 4, 3),
+    ],
+)
 def test_range_loop_on_host(start, stop, step):
     out = np.full(1, -1, np.int64)
     host_compile(range_sum())(start, stop, step, out)
@@ -100,8 +115,9 @@ def test_unreachable_blocks_compile_time_values_and_raise():
     dead, _ = fb.block()
     fail, _ = fb.block()
     ok, _ = fb.block()
-    fb.branch(fb.compare("<", fb.intrinsic("array.size", (x,), int64), fb.const(int64, 0)),
-              fail, ok)
+    fb.branch(
+        fb.compare("<", fb.intrinsic("array.size", (x,), int64), fb.const(int64, 0)), fail, ok
+    )
     fb.enter(fail)
     fb.raise_()
     fb.enter(ok)

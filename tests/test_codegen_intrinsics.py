@@ -34,6 +34,7 @@ from cujit.types import (
 
 # == GPU intrinsics ====================================================================
 
+
 def test_special_registers_grid_and_gridsize():
     fb = FunctionBuilder("grid3", out=arr(int64, 3))
     (out,) = fb.args
@@ -61,8 +62,10 @@ def shared_kernel(shape, dtype=float32, twice=False) -> ir.Function:
     """``buf = shared.array(shape); buf[t] = x[t]; syncthreads(); x[t] = buf[n-1-t]``."""
     fb = FunctionBuilder("smem", x=arr(dtype))
     (x,) = fb.args
-    bufs = [fb.intrinsic("shared.array", (), Array(dtype, len(shape), "C"), shape=shape,
-                         dtype=dtype) for _ in range(2 if twice else 1)]
+    bufs = [
+        fb.intrinsic("shared.array", (), Array(dtype, len(shape), "C"), shape=shape, dtype=dtype)
+        for _ in range(2 if twice else 1)
+    ]
     t = fb.cast(int64, fb.intrinsic("cuda.sreg", (), int32, reg="threadIdx.x"))
     idx = t if len(shape) == 1 else fb.tuple(t, fb.const(int64, 0))
     fb.setitem(bufs[0], idx, fb.getitem(x, t))
@@ -78,8 +81,11 @@ def test_static_shared_arrays():
     fn = shared_kernel((128,), twice=True)
     text = nvvm_text(fn)
     # One global per op, in the shared address space, 16-byte aligned.
-    globals_ = re.findall(r'@"__cujit_shared_\d+" = internal addrspace\(3\) global '
-                          r'\[128 x float\] undef, align 16', text)
+    globals_ = re.findall(
+        r'@"__cujit_shared_\d+" = internal addrspace\(3\) global '
+        r"\[128 x float\] undef, align 16",
+        text,
+    )
     assert len(globals_) == 2
     assert "addrspacecast float addrspace(3)* " in text and " to float*" in text
     assert 'call void @"llvm.nvvm.barrier0"()' in text
@@ -93,8 +99,10 @@ def test_dynamic_shared_array():
     fn = shared_kernel((0,), int32, twice=True)
     text = nvvm_text(fn)
     # One extern zero-length array serves every dynamic op.
-    assert text.count('@"__cujit_dynamic_shared" = external addrspace(3) global [0 x i8], '
-                      'align 16') == 1
+    assert (
+        text.count('@"__cujit_dynamic_shared" = external addrspace(3) global [0 x i8], align 16')
+        == 1
+    )
     assert "mov.u32 $0, %dynamic_smem_size;" in text
     assert re.search(r"udiv i64 %\"\.\d+\", 4", text)  # extent = bytes / itemsize
     ptx = to_ptx(fn)
@@ -114,9 +122,11 @@ def local_kernel() -> ir.Function:
             fb.setitem(tmp, ij, fb.getitem(x, fb.const(int64, 2 * i + j)))
     for i in range(4):
         for j in range(2):
-            v = fb.binop("*", fb.getitem(tmp, fb.tuple(fb.const(int64, i - 4),
-                                                       fb.const(int64, j))),
-                         fb.const(float64, float(10 ** (2 * i + j))))
+            v = fb.binop(
+                "*",
+                fb.getitem(tmp, fb.tuple(fb.const(int64, i - 4), fb.const(int64, j))),
+                fb.const(float64, float(10 ** (2 * i + j))),
+            )
             total = v if total is None else fb.binop("+", total, v)
     fb.setitem(out, fb.const(int64, 0), total)
     fb.ret()
@@ -131,18 +141,22 @@ def test_local_array():
     x = np.arange(1.0, 9.0)
     out = np.full(1, np.nan)
     host_compile(local_kernel())(x, out)
-    assert out[0] == sum(x[k] * 10 ** k for k in range(8))
+    assert out[0] == sum(x[k] * 10**k for k in range(8))
 
 
-@pytest.mark.parametrize("dtype,ptx_op", [(float32, "add.f32"), (float64, "add.f64"),
-                                          (int32, "add.u32"), (uint64, "add.u64")], ids=str)
+@pytest.mark.parametrize(
+    "dtype,ptx_op",
+    [(float32, "add.f32"), (float64, "add.f64"), (int32, "add.u32"), (uint64, "add.u64")],
+    ids=str,
+)
 def test_atomic_add(dtype, ptx_op):
     """``old = atomic.add(acc, (i, -1), x[i]); x[i] = old``, 2-d for the index path."""
     fb = FunctionBuilder("atom", acc=arr(dtype, 2), x=arr(dtype))
     acc, x = fb.args
     i = fb.intrinsic("cuda.grid", (), int64, ndim=1)
-    old = fb.intrinsic("atomic.add", (acc, fb.tuple(i, fb.const(int64, -1)), fb.getitem(x, i)),
-                       dtype)
+    old = fb.intrinsic(
+        "atomic.add", (acc, fb.tuple(i, fb.const(int64, -1)), fb.getitem(x, i)), dtype
+    )
     fb.setitem(x, i, old)
     fb.ret()
     fn = fb.finish()
@@ -150,11 +164,14 @@ def test_atomic_add(dtype, ptx_op):
     if dtype.kind == "f":
         bits = dtype.bits
         ty = "float" if bits == 32 else "double"
-        assert (f'call {ty} @"llvm.nvvm.atomic.load.add.f{bits}.p0f{bits}"({ty}* ' in text)
+        assert f'call {ty} @"llvm.nvvm.atomic.load.add.f{bits}.p0f{bits}"({ty}* ' in text
         assert "atomicrmw" not in text
     else:
-        assert re.search(rf"atomicrmw add i{dtype.bits}\* %\"\.\d+\", i{dtype.bits} "
-                         r"%\"v\d+\" monotonic", text)
+        assert re.search(
+            rf"atomicrmw add i{dtype.bits}\* %\"\.\d+\", i{dtype.bits} "
+            r"%\"v\d+\" monotonic",
+            text,
+        )
     ptx = to_ptx(fn)
     assert f"atom.global.{ptx_op}" in ptx
 
@@ -168,8 +185,27 @@ def test_atomic_add_result_unused_becomes_red():
     assert "red.global.add.f32" in ptx or "atom.global.add.f32" in ptx
 
 
-MATH1 = ["sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-         "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc"]
+MATH1 = [
+    "sqrt",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "floor",
+    "ceil",
+    "fabs",
+    "erf",
+    "erfc",
+]
 MATH2 = ("pow", "atan2", "hypot", "copysign")
 
 
@@ -182,8 +218,9 @@ def test_every_math_function_compiles(t):
         args = (v,) if name in MATH1 else (v, v)
         fb.setitem(x, fb.const(int64, k), fb.intrinsic(f"math.{name}", args, t))
     for k, name in enumerate(("isnan", "isinf", "isfinite")):
-        fb.setitem(x, fb.const(int64, 100 + k),
-                   fb.cast(t, fb.intrinsic(f"math.{name}", (v,), boolean)))
+        fb.setitem(
+            x, fb.const(int64, 100 + k), fb.cast(t, fb.intrinsic(f"math.{name}", (v,), boolean))
+        )
     fb.ret()
     fn = fb.finish()
     text = nvvm_text(fn)
@@ -195,8 +232,15 @@ def test_every_math_function_compiles(t):
 
 
 # math functions libdevice provides under their C names (math.gamma is C's tgamma).
-MATH1_MORE = {"expm1": "expm1", "log1p": "log1p", "asinh": "asinh", "acosh": "acosh",
-              "atanh": "atanh", "gamma": "tgamma", "lgamma": "lgamma"}
+MATH1_MORE = {
+    "expm1": "expm1",
+    "log1p": "log1p",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+    "gamma": "tgamma",
+    "lgamma": "lgamma",
+}
 
 
 @pytest.mark.parametrize("t", [float32, float64], ids=str)
@@ -219,24 +263,53 @@ def test_more_math_functions_reach_libdevice(t):
 
 def test_math_on_host_and_float_classes():
     t = float64
-    fn = elementwise("m", t, t, lambda fb, x, y: fb.binop(
-        "+", fb.intrinsic("math.atan2", (x, y), t), fb.intrinsic("math.sqrt", (
-            fb.intrinsic("abs", (x,), t),), t)))
+    fn = elementwise(
+        "m",
+        t,
+        t,
+        lambda fb, x, y: fb.binop(
+            "+",
+            fb.intrinsic("math.atan2", (x, y), t),
+            fb.intrinsic("math.sqrt", (fb.intrinsic("abs", (x,), t),), t),
+        ),
+    )
     a = np.array([1.0, -2.0, 0.5])
     b = np.array([3.0, 0.25, -1.0])
-    np.testing.assert_allclose(run_elementwise(fn, a, b, np.float64, np.nan),
-                               np.arctan2(a, b) + np.sqrt(np.abs(a)), rtol=1e-15)
+    np.testing.assert_allclose(
+        run_elementwise(fn, a, b, np.float64, np.nan),
+        np.arctan2(a, b) + np.sqrt(np.abs(a)),
+        rtol=1e-15,
+    )
     vals = np.array([0.0, 1.0, math.inf, -math.inf, math.nan, 5e-324])
     for name, ref in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)):
-        fn = elementwise(name, t, boolean, lambda fb, x, y, name=name: fb.intrinsic(
-            f"math.{name}", (x,), boolean))
+        fn = elementwise(
+            name,
+            t,
+            boolean,
+            lambda fb, x, y, name=name: fb.intrinsic(f"math.{name}", (x,), boolean),
+        )
         assert run_elementwise(fn, vals, vals, np.bool_, False).tolist() == ref(vals).tolist()
 
 
 def test_target_tables_cover_the_typed_ir_contract():
-    names = {"cuda.sreg", "cuda.grid", "cuda.gridsize", "cuda.syncthreads", "shared.array",
-             "local.array", "atomic.add", "array.shape", "array.size", "abs", "min", "max",
-             "range", "math.isnan", "math.isinf", "math.isfinite"}
+    names = {
+        "cuda.sreg",
+        "cuda.grid",
+        "cuda.gridsize",
+        "cuda.syncthreads",
+        "shared.array",
+        "local.array",
+        "atomic.add",
+        "array.shape",
+        "array.size",
+        "abs",
+        "min",
+        "max",
+        "range",
+        "math.isnan",
+        "math.isinf",
+        "math.isfinite",
+    }
     names |= {f"math.{n}" for n in MATH1 + list(MATH2)}
     assert names <= set(CUDA_TARGET.intrinsics)
     for n in MATH1 + list(MATH2) + ["fmod"]:

@@ -31,9 +31,11 @@ from cujit.types import (
 
 # == the kernel signature ==========================================================
 
+
 def test_parameters_follow_the_abi():
-    fb = FunctionBuilder("sig", flag=boolean, n=int32, x=arr(float64, 2, "A"),
-                         pair=Tuple((float32, arr(uint8))))
+    fb = FunctionBuilder(
+        "sig", flag=boolean, n=int32, x=arr(float64, 2, "A"), pair=Tuple((float32, arr(uint8)))
+    )
     fb.ret()
     fn = fb.finish()
     llfn = lower_to_llvm(fn, CUDA_TARGET).get_global("sig")
@@ -57,6 +59,7 @@ def test_kernel_symbol_is_a_ptx_identifier():
 
 # == saxpy ========================================================================
 
+
 def saxpy() -> ir.Function:
     fb = FunctionBuilder("saxpy", a=float32, x=arr(float32), y=arr(float32), out=arr(float32))
     a, x, y, out = fb.args
@@ -76,15 +79,18 @@ def test_saxpy_llvm_ir():
     text = nvvm_text(saxpy())
     assert 'target triple = "nvptx64-nvidia-cuda"' in text
     # C-contiguous arrays travel as pointer and extent (cujit.abi): no stride parameter
-    assert re.search(r'define void @"saxpy"\(float %"a", float\* %"x.data", i64 %"x.shape0", '
-                     r'float\* %"y.data",', text)
+    assert re.search(
+        r'define void @"saxpy"\(float %"a", float\* %"x.data", i64 %"x.shape0", '
+        r'float\* %"y.data",',
+        text,
+    )
     for sreg in ("ctaid.x", "ntid.x", "tid.x"):
-        assert f"@\"llvm.nvvm.read.ptx.sreg.{sreg}\"(), !range" in text  # with its range
+        assert f'@"llvm.nvvm.read.ptx.sreg.{sreg}"(), !range' in text  # with its range
     assert "mul nuw nsw i64" in text  # cuda.grid in int64
     assert re.search(r"fmul float %\"a\", %\"v\d+\"", text)
     assert "load float, float*" in text and "store float" in text
     assert "noalias" not in text  # arrays may alias
-    assert re.search(r'!nvvm.annotations = !{ !\d+ }', text)
+    assert re.search(r"!nvvm.annotations = !{ !\d+ }", text)
     assert re.search(r'!{ void \(float, float\*, .*\)\* @"saxpy", !"kernel", i32 1 }', text)
     assert "!{ i32 2, i32 0, i32 3, i32 1 }" in text
 
@@ -100,10 +106,12 @@ def test_saxpy_ptx(arch):
 
 # == 2-D indexing in the three layouts ===============================================
 
+
 def copy_at(layout: str) -> ir.Function:
     """``out[0] = x[i, j]``: one element read through the layout's addressing."""
-    fb = FunctionBuilder(f"at_{layout}", x=arr(float64, 2, layout), i=int64, j=int64,
-                         out=arr(float64))
+    fb = FunctionBuilder(
+        f"at_{layout}", x=arr(float64, 2, layout), i=int64, j=int64, out=arr(float64)
+    )
     x, i, j, out = fb.args
     fb.setitem(out, fb.const(int64, 0), fb.getitem(x, fb.tuple(i, j)))
     fb.ret()
@@ -113,8 +121,9 @@ def copy_at(layout: str) -> ir.Function:
 @pytest.mark.parametrize("layout", ["C", "F", "A"])
 def test_2d_layout_llvm_ir_and_ptx(layout):
     text = nvvm_text(copy_at(layout))
-    strides_read = re.search(r"extractvalue \{double\*, \[2 x i64\], \[2 x i64\]\} %\"v0\", 2,",
-                             text)
+    strides_read = re.search(
+        r"extractvalue \{double\*, \[2 x i64\], \[2 x i64\]\} %\"v0\", 2,", text
+    )
     # C and F address from the extents alone; A multiplies by the byte strides.
     assert bool(strides_read) == (layout == "A")
     if layout == "A":
@@ -128,9 +137,11 @@ def test_2d_layout_llvm_ir_and_ptx(layout):
 def test_2d_layout_addresses_on_host(layout):
     rng = np.random.default_rng(1)
     base = rng.standard_normal((7, 10))
-    x = {"C": base[:5, :6].copy(),
-         "F": np.asfortranarray(base[:5, :6]),
-         "A": base[::-1, ::2][:5, :5]}[layout]  # negative and non-unit strides
+    x = {
+        "C": base[:5, :6].copy(),
+        "F": np.asfortranarray(base[:5, :6]),
+        "A": base[::-1, ::2][:5, :5],
+    }[layout]  # negative and non-unit strides
     assert x.flags.c_contiguous == (layout == "C") and x.flags.f_contiguous == (layout == "F")
     run = host_compile(copy_at(layout))
     out = np.full(1, np.nan)

@@ -33,20 +33,22 @@ from cujit.types import (
 
 # == min, max, abs, compares, casts, bools ============================================
 
+
 def test_min_max_follow_python_on_host():
     vals = [1.0, -1.0, 0.0, -0.0, math.nan, math.inf, -math.inf, 2.5]
     a = np.array([x for x in vals for _ in vals])
     b = np.array([y for _ in vals for y in vals])
     for name, ref in (("min", min), ("max", max)):
-        fn = elementwise(name, float64, float64,
-                         lambda fb, x, y, name=name: fb.intrinsic(name, (x, y), float64))
+        fn = elementwise(
+            name, float64, float64, lambda fb, x, y, name=name: fb.intrinsic(name, (x, y), float64)
+        )
         got = run_elementwise(fn, a, b, np.float64, 42.0)
         bad = [(x, y) for x, y, g in zip(a, b, got, strict=True) if not same_float(g, ref(x, y))]
         assert not bad, (name, bad)
     fn = elementwise("imin", int32, int32, lambda fb, x, y: fb.intrinsic("min", (x, y), int32))
-    a32 = np.array([-5, 3, 2**31 - 1, -2**31], np.int32)
+    a32 = np.array([-5, 3, 2**31 - 1, -(2**31)], np.int32)
     b32 = np.array([2, -7, 0, 5], np.int32)
-    assert run_elementwise(fn, a32, b32, np.int32, 0).tolist() == [-5, -7, 0, -2**31]
+    assert run_elementwise(fn, a32, b32, np.int32, 0).tolist() == [-5, -7, 0, -(2**31)]
     assert "icmp slt i32" in nvvm_text(fn)
 
 
@@ -54,16 +56,21 @@ def test_abs_on_host():
     fn = elementwise("iabs", int8, int8, lambda fb, x, y: fb.intrinsic("abs", (x,), int8))
     a = np.array([-5, 5, 0, -128, 127], np.int8)
     assert run_elementwise(fn, a, a, np.int8, 1).tolist() == [5, 5, 0, -128, 127]
-    fn = elementwise("fabs", float32, float32, lambda fb, x, y: fb.intrinsic("abs", (x,),
-                                                                             float32))
+    fn = elementwise("fabs", float32, float32, lambda fb, x, y: fb.intrinsic("abs", (x,), float32))
     assert 'call float @"__nv_fabsf"' in nvvm_text(fn)
     to_ptx(fn)
 
 
 @pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
 def test_compares_on_host(op):
-    ops = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y,
-           ">=": lambda x, y: x >= y, "==": lambda x, y: x == y, "!=": lambda x, y: x != y}
+    ops = {
+        "<": lambda x, y: x < y,
+        "<=": lambda x, y: x <= y,
+        ">": lambda x, y: x > y,
+        ">=": lambda x, y: x >= y,
+        "==": lambda x, y: x == y,
+        "!=": lambda x, y: x != y,
+    }
     vals = [1.0, -1.0, 0.0, -0.0, math.nan, math.inf]
     a = np.array([x for x in vals for _ in vals])
     b = np.array([y for _ in vals for y in vals])
@@ -94,8 +101,9 @@ CASTS = [
 ]
 
 
-@pytest.mark.parametrize("src,dst,values", CASTS, ids=lambda v: str(v) if isinstance(
-    v, Scalar) else "")
+@pytest.mark.parametrize(
+    "src,dst,values", CASTS, ids=lambda v: str(v) if isinstance(v, Scalar) else ""
+)
 def test_casts_follow_numpy_astype_on_host(src, dst, values):
     a = np.array(values, dtype=src.dtype)
     fn = elementwise("cast", src, dst, lambda fb, x, y: fb.cast(dst, x))
@@ -133,8 +141,7 @@ def test_unary_ops_on_host():
     a = np.array([0.0, -0.0, 1.5, math.inf])
     got = run_elementwise(fn, a, a, np.float64, 9.0)
     assert [math.copysign(1, g) for g in got] == [-1, 1, -1, -1]
-    assert "fsub double -0.0" in nvvm_text(fn) or "fsub double 0x8000000000000000" in \
-        nvvm_text(fn)
+    assert "fsub double -0.0" in nvvm_text(fn) or "fsub double 0x8000000000000000" in nvvm_text(fn)
     fn = elementwise("inv", int32, int32, lambda fb, x, y: fb.unary("~", x))
     ia = np.array([0, -1, 5], np.int32)
     assert run_elementwise(fn, ia, ia, np.int32, 9).tolist() == [-1, 0, -6]

@@ -45,8 +45,7 @@ def test_device_function_numba_abi_returns_through_pointer():
     ptx, rtype = cuda.compile_ptx(add, (float32, float32), device=True)
     assert rtype == float32
     assert ".visible .entry" not in ptx
-    m = re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+add\(([^)]*)\)",
-                  ptx)
+    m = re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+add\(([^)]*)\)", ptx)
     assert m, ptx
     params = re.findall(r"\.param\s+\.(\w+)\s+\w+", m.group(1))
     # First the result's address (64-bit), then the two float32 arguments.
@@ -57,8 +56,7 @@ def test_device_function_numba_abi_returns_through_pointer():
 def test_device_function_c_abi_returns_the_value():
     ptx, rtype = cuda.compile(add, int64(int64, int64), device=True, abi="c")
     assert rtype == int64
-    m = re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b64\s+func_retval0\)\s+add\(([^)]*)\)",
-                  ptx)
+    m = re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b64\s+func_retval0\)\s+add\(([^)]*)\)", ptx)
     assert m, ptx
     assert len(re.findall(r"\.param", m.group(1))) == 2
 
@@ -70,9 +68,14 @@ def test_c_abi_name_from_abi_info_and_lambda():
     assert [n for _, n in _funcs(ptx)] == ["_lambda_"]
 
 
-@pytest.mark.parametrize("sig, rtype", [(int16(int16, int16), int16),
-                                        ("uint32(uint32, uint32)", uint32),
-                                        ((float32, float32), float32)])
+@pytest.mark.parametrize(
+    "sig, rtype",
+    [
+        (int16(int16, int16), int16),
+        ("uint32(uint32, uint32)", uint32),
+        ((float32, float32), float32),
+    ],
+)
 def test_return_type_declared_or_inferred(sig, rtype):
     _, got = cuda.compile(add, sig, device=True)
     assert got == rtype
@@ -142,12 +145,14 @@ define void @caller(i32* %out, i32 %a, i32 %b) {{
 
 
 def test_ltoir_links_with_another_ltoir_module():
-    lto, rtype = cuda.compile(scaled_sum, int32(int32, int32), output="ltoir",
-                              abi_info={"abi_name": "scaled"}, cc=(9, 0))
+    lto, rtype = cuda.compile(
+        scaled_sum, int32(int32, int32), output="ltoir", abi_info={"abi_name": "scaled"}, cc=(9, 0)
+    )
     assert int.from_bytes(lto[:4], "little") == LTOIR_MAGIC and rtype == int32
     caller = compile_ltoir(CALLER_IR, (9, 0))
-    cubin = link_cubin(None, (9, 0), inputs=(("ltoir", caller, "caller.ltoir"),
-                                             ("ltoir", lto, "scaled.ltoir")))
+    cubin = link_cubin(
+        None, (9, 0), inputs=(("ltoir", caller, "caller.ltoir"), ("ltoir", lto, "scaled.ltoir"))
+    )
     assert cubin[:4] == b"\x7fELF" and b"caller" in cubin
     with pytest.raises(LinkError, match="scaled"):  # without the definition: unresolved
         link_cubin(None, (9, 0), inputs=(("ltoir", caller, "caller.ltoir"),))
@@ -169,8 +174,7 @@ def test_kernel_ltoir_keeps_its_entry_through_lto():
         if i < len(r):
             r[i] = x[i]
 
-    lto, _ = cuda.compile(k, (float32[:], float32[:]), device=False, abi="numba",
-                          output="ltoir")
+    lto, _ = cuda.compile(k, (float32[:], float32[:]), device=False, abi="numba", output="ltoir")
     assert int.from_bytes(lto[:4], "little") == LTOIR_MAGIC
     cubin = link_cubin(None, (9, 0), inputs=(("ltoir", lto, "k.ltoir"),))
     assert b"\x00k\x00" in cubin  # the kernel's symbol survived link-time optimisation
@@ -178,8 +182,9 @@ def test_kernel_ltoir_keeps_its_entry_through_lto():
 
 def test_compile_all_adds_the_declared_functions_code():
     src = 'extern "C" __device__ int twice(int x) { return 2 * x; }'
-    twice = cuda.declare_device("twice", "int32(int32)", abi="c",
-                                link=[cuda.CUSource(src, name="t.cu")])
+    twice = cuda.declare_device(
+        "twice", "int32(int32)", abi="c", link=[cuda.CUSource(src, name="t.cu")]
+    )
 
     def f(x):
         return twice(x) + 1
@@ -192,10 +197,14 @@ def test_compile_all_adds_the_declared_functions_code():
     assert all(int.from_bytes(c[:4], "little") == LTOIR_MAGIC for c in codes)
 
 
-@pytest.mark.parametrize("bounds, directives", [
-    (128, [r"\.maxntid\s+128"]),
-    ((256, 2), [r"\.maxntid\s+256", r"\.minnctapersm\s+2"]),
-    ((128, 2, 4), [r"\.maxntid\s+128", r"\.minnctapersm\s+2", r"\.maxclusterrank\s+4"])])
+@pytest.mark.parametrize(
+    "bounds, directives",
+    [
+        (128, [r"\.maxntid\s+128"]),
+        ((256, 2), [r"\.maxntid\s+256", r"\.minnctapersm\s+2"]),
+        ((128, 2, 4), [r"\.maxntid\s+128", r"\.minnctapersm\s+2", r"\.maxclusterrank\s+4"]),
+    ],
+)
 def test_launch_bounds_become_ptx_directives(bounds, directives):
     def f():
         pass

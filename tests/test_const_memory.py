@@ -15,7 +15,7 @@ from cujit.options import Options
 from cujit.pipeline import compile_kernel
 from cujit.types import float32, float64, int32, typeof
 
-TABLE = (np.arange(12, dtype=np.float64).reshape(3, 4) * 1.5 - 2.0)
+TABLE = np.arange(12, dtype=np.float64).reshape(3, 4) * 1.5 - 2.0
 COEFFS = np.array([3, -1, 4, 1, 5, -9, 2, 6], dtype=np.int32)
 
 
@@ -39,6 +39,7 @@ def _closure_kernel():
             for k in range(w.shape[0]):
                 acc += w[k] * float32(i)
             out[i] = acc
+
     return kern, weights
 
 
@@ -67,8 +68,7 @@ def test_closure_table(target):
     kern, weights = _closure_kernel()
     out = np.full(256, np.nan, np.float32)
     _run(kern, target, out)
-    np.testing.assert_allclose(out, weights.sum() * np.arange(256, dtype=np.float32),
-                               rtol=1e-6)
+    np.testing.assert_allclose(out, weights.sum() * np.arange(256, dtype=np.float32), rtol=1e-6)
 
 
 def test_ptx_has_a_const_table():
@@ -79,11 +79,19 @@ def test_ptx_has_a_const_table():
 
 
 def test_typed_ir_carries_the_bytes():
-    result = compile_kernel(_lookup, (typeof(np.zeros(1)), typeof(np.zeros(1, np.int32))),
-                            Options(verify=True), stop_after="typed")
+    result = compile_kernel(
+        _lookup,
+        (typeof(np.zeros(1)), typeof(np.zeros(1, np.int32))),
+        Options(verify=True),
+        stop_after="typed",
+    )
     fn = result.outputs["typed"]
-    ops = [op for b in fn.blocks for op in b.ops
-           if isinstance(op, Intrinsic) and op.name == "const.array_like"]
+    ops = [
+        op
+        for b in fn.blocks
+        for op in b.ops
+        if isinstance(op, Intrinsic) and op.name == "const.array_like"
+    ]
     assert len(ops) == 2
     first = ops[0]
     assert first.attr("shape") == (3, 4) and first.attr("dtype") == float64
@@ -132,12 +140,14 @@ def test_placeholder_raises_on_the_host():
 
 # -- global and closure arrays used directly: frozen as numba freezes them ----------
 
+
 def _direct_lookup(out, idx):
     i = cuda.grid(1)
     if i < out.shape[0]:
         j = idx[i]
-        out[i] = TABLE[j % TABLE.shape[0], j % TABLE.shape[1]] * COEFFS[j % len(COEFFS)] \
-            + TABLE.size
+        out[i] = (
+            TABLE[j % TABLE.shape[0], j % TABLE.shape[1]] * COEFFS[j % len(COEFFS)] + TABLE.size
+        )
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -165,11 +175,18 @@ def test_a_global_array_is_frozen_at_compile_time():
 
 
 def test_a_direct_global_array_is_a_const_table():
-    result = compile_kernel(_direct_lookup,
-                            (typeof(np.zeros(1)), typeof(np.zeros(1, np.int32))),
-                            Options(verify=True), stop_after="typed")
-    ops = [op for b in result.outputs["typed"].blocks for op in b.ops
-           if isinstance(op, Intrinsic) and op.name == "const.array_like"]
+    result = compile_kernel(
+        _direct_lookup,
+        (typeof(np.zeros(1)), typeof(np.zeros(1, np.int32))),
+        Options(verify=True),
+        stop_after="typed",
+    )
+    ops = [
+        op
+        for b in result.outputs["typed"].blocks
+        for op in b.ops
+        if isinstance(op, Intrinsic) and op.name == "const.array_like"
+    ]
     assert {op.attr("data") for op in ops} == {TABLE.tobytes(), COEFFS.tobytes()}
     ptx, _ = cuda.compile_ptx(_direct_lookup, "void(float64[:], int32[:])")
     assert "ld.const.f64" in ptx
@@ -203,12 +220,15 @@ def _cas_into_const(out):
     out[0] = cuda.atomic.cas(cuda.const.array_like(COEFFS), 0, 3, 4)
 
 
-@pytest.mark.parametrize("kern,what,line", [
-    (_store_into_const, "cannot assign into a constant array", 2),
-    (_store_into_frozen_global, "cannot assign into", 3),
-    (_atomic_into_const, "cuda.atomic.add cannot update a constant array", 1),
-    (_cas_into_const, "cuda.atomic.cas cannot update a constant array", 1),
-])
+@pytest.mark.parametrize(
+    "kern,what,line",
+    [
+        (_store_into_const, "cannot assign into a constant array", 2),
+        (_store_into_frozen_global, "cannot assign into", 3),
+        (_atomic_into_const, "cuda.atomic.add cannot update a constant array", 1),
+        (_cas_into_const, "cuda.atomic.cas cannot update a constant array", 1),
+    ],
+)
 @pytest.mark.parametrize("target", ["cuda", "cpu"])
 def test_a_store_into_a_constant_array_is_refused_at_its_line(kern, what, line, target):
     with pytest.raises(TypingError, match=what) as e:
@@ -244,9 +264,15 @@ def test_a_gpu_array_global_on_the_cpu_target_is_refused_at_its_line():
 
     from cujit.diagnostics import UnsupportedError
 
-    gpu = SimpleNamespace(__cuda_array_interface__={
-        "shape": (4,), "strides": None, "typestr": "<f8", "data": (0x7F0000000000, False),
-        "version": 3})
+    gpu = SimpleNamespace(
+        __cuda_array_interface__={
+            "shape": (4,),
+            "strides": None,
+            "typestr": "<f8",
+            "data": (0x7F0000000000, False),
+            "version": 3,
+        }
+    )
 
     def kern(out):
         out[0] = gpu[0]

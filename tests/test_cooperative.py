@@ -203,13 +203,16 @@ def stored(x):
     x[0] = cuda.cg.this_grid()
 
 
-@pytest.mark.parametrize("fn, offset, message", [
-    (bad_args, 1, "cuda.cg.this_grid() takes no arguments (1 given)"),
-    (bad_sync, 2, "cuda.cg.GridGroup.sync() takes no arguments (1 given)"),
-    (bad_method, 2, "'cuda.cg.GridGroup' has no attribute 'wait'"),
-    (not_called, 1, "'cuda.cg.this_grid' has no attribute 'sync'"),
-    (stored, 1, "needs a number, not pyobject(cujit.cuda.cg.GridGroup)"),
-])
+@pytest.mark.parametrize(
+    "fn, offset, message",
+    [
+        (bad_args, 1, "cuda.cg.this_grid() takes no arguments (1 given)"),
+        (bad_sync, 2, "cuda.cg.GridGroup.sync() takes no arguments (1 given)"),
+        (bad_method, 2, "'cuda.cg.GridGroup' has no attribute 'wait'"),
+        (not_called, 1, "'cuda.cg.this_grid' has no attribute 'sync'"),
+        (stored, 1, "needs a number, not pyobject(cujit.cuda.cg.GridGroup)"),
+    ],
+)
 def test_misuse_is_a_typing_error_at_the_line(fn, offset, message):
     with pytest.raises(TypingError) as info:
         cuda.compile_ptx(fn, "void(float32[:])")
@@ -242,8 +245,7 @@ def jacobi_problem(n):
     return np.zeros(n), np.zeros(n), np.sin(np.pi * x) * np.pi**2, h * h
 
 
-def run_jacobi(kernel, n, grid, block, iters, to_device=lambda a: a, back=lambda a: a,
-               rtol=1e-12):
+def run_jacobi(kernel, n, grid, block, iters, to_device=lambda a: a, back=lambda a: a, rtol=1e-12):
     u, v, f, h2 = jacobi_problem(n)
     expected = jacobi_reference(u, f, h2, iters)
     du, dv, df = to_device(u), to_device(v), to_device(f)
@@ -311,8 +313,16 @@ def test_cpu_grid_sync_in_a_device_function_runs_inlined():
 def test_gpu_jacobi_with_a_grid_sync_per_sweep():
     k = cuda.jit(jacobi)
     # (libNVVM contracts a * b + c to an fma: a last-bit difference per sweep)
-    run_jacobi(k, n=100_000, grid=64, block=128, iters=400, to_device=cuda.to_device,
-               back=lambda a: a.copy_to_host(), rtol=1e-9)
+    run_jacobi(
+        k,
+        n=100_000,
+        grid=64,
+        block=128,
+        iters=400,
+        to_device=cuda.to_device,
+        back=lambda a: a.copy_to_host(),
+        rtol=1e-9,
+    )
     assert k.overloads[next(iter(k.overloads))].result.cooperative
 
 

@@ -13,8 +13,15 @@ import pytest
 from cujit.cuda import _CPU_NAMES, _RUNTIME_NAMES
 from cujit.targets.cpu import device, launch
 
-NAMES = ("gpus", "list_devices", "get_current_device", "current_context", "select_device",
-         "detect", "close")
+NAMES = (
+    "gpus",
+    "list_devices",
+    "get_current_device",
+    "current_context",
+    "select_device",
+    "detect",
+    "close",
+)
 
 
 def test_every_device_name_has_both_forms():
@@ -32,8 +39,7 @@ def test_the_device_reports_the_cpu_targets_launch_limits():
     assert dev.MAX_SHARED_MEMORY_PER_BLOCK == launch.MAX_SHARED_PER_BLOCK
     assert dev.WARP_SIZE == dev.warp_size == 32
     assert dev.MULTIPROCESSOR_COUNT == os.cpu_count()
-    assert dev.compute_capability == (dev.COMPUTE_CAPABILITY_MAJOR,
-                                      dev.COMPUTE_CAPABILITY_MINOR)
+    assert dev.compute_capability == (dev.COMPUTE_CAPABILITY_MAJOR, dev.COMPUTE_CAPABILITY_MINOR)
     assert dev.id == 0 and "CPU" in dev.name and dev.uuid.startswith("CPU-")
     with pytest.raises(AttributeError, match="no attribute 'NOT_AN_ATTRIBUTE'"):
         _ = dev.NOT_AN_ATTRIBUTE
@@ -83,18 +89,25 @@ def test_detect_prints_the_device_and_says_it_runs(capsys):
 
 
 def test_under_cujit_target_cpu_the_namespace_serves_them_without_a_gpu():
-    code = ("from cujit import cuda\n"
-            "d = cuda.get_current_device()\n"
-            "print(type(d).__module__, d.compute_capability, len(cuda.gpus),\n"
-            "      cuda.list_devices()[0] is d, cuda.current_context().device is d,\n"
-            "      cuda.detect())\n"
-            "cuda.close()\n")
+    code = (
+        "from cujit import cuda\n"
+        "d = cuda.get_current_device()\n"
+        "print(type(d).__module__, d.compute_capability, len(cuda.gpus),\n"
+        "      cuda.list_devices()[0] is d, cuda.current_context().device is d,\n"
+        "      cuda.detect())\n"
+        "cuda.close()\n"
+    )
     env = dict(os.environ, CUJIT_TARGET="cpu", PYTHONPATH=os.pathsep.join(sys.path))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == \
-        "cujit.targets.cpu.device (9, 0) 1 True True True"
+    assert out.stdout.strip().splitlines()[-1] == "cujit.targets.cpu.device (9, 0) 1 True True True"
 
 
 @pytest.mark.gpu
@@ -104,8 +117,7 @@ def test_on_the_gpu_they_are_the_drivers():
     dev = devices.get_current_device()
     assert dev.MAX_THREADS_PER_BLOCK == dev.max_threads_per_block
     assert dev.WARP_SIZE == 32 and dev.uuid.startswith("GPU-")
-    assert dev.compute_capability == (dev.COMPUTE_CAPABILITY_MAJOR,
-                                      dev.COMPUTE_CAPABILITY_MINOR)
+    assert dev.compute_capability == (dev.COMPUTE_CAPABILITY_MAJOR, dev.COMPUTE_CAPABILITY_MINOR)
     ctx = context.current_context()
     assert ctx.device is dev
     free, total = ctx.get_memory_info()

@@ -477,10 +477,10 @@ def test_warp_and_block_votes_in_device_functions():
     rng = np.random.default_rng(9)
     block, nblocks, k, k2 = 128, 4, 0, -30
     x = rng.integers(-40, 40, (nblocks, block))
-    x[0, :32] = rng.integers(1, 40, 32)    # a warp where all hold
+    x[0, :32] = rng.integers(1, 40, 32)  # a warp where all hold
     x[0, 32:64] = rng.integers(-40, 0, 32)  # a warp where none hold
-    x[1] = rng.integers(-30, 40, block)    # a block where all are >= k2
-    x[2] = rng.integers(-40, -30, block)   # a block where none are
+    x[1] = rng.integers(-30, 40, block)  # a block where all are >= k2
+    x[2] = rng.integers(-40, -30, block)  # a block where none are
     ballots = np.full(x.size, 77, np.uint32)
     flags = np.full((4, x.size), -77, np.int32)
     counts = np.full(x.size, -77, np.int64)

@@ -17,11 +17,15 @@ from cujit.targets.cpu import streams
 
 
 def test_every_stream_event_and_pinned_name_has_a_cpu_form():
-    names = [n for n, m in _RUNTIME_NAMES.items()
-             if m in ("cujit.runtime.stream", "cujit.runtime.event", "cujit.runtime.host")
-             and n != "external_stream"]  # a foreign stream handle means a GPU
-    assert sorted(names) == sorted(n for n, m in _CPU_NAMES.items()
-                                   if m == "cujit.targets.cpu.streams")
+    names = [
+        n
+        for n, m in _RUNTIME_NAMES.items()
+        if m in ("cujit.runtime.stream", "cujit.runtime.event", "cujit.runtime.host")
+        and n != "external_stream"
+    ]  # a foreign stream handle means a GPU
+    assert sorted(names) == sorted(
+        n for n, m in _CPU_NAMES.items() if m == "cujit.targets.cpu.streams"
+    )
     for n in names:
         assert callable(getattr(streams, n))
 
@@ -75,9 +79,16 @@ def test_gpu_runtime_program_runs_unchanged_under_the_cpu_target():
         "end.synchronize()\n"
         "assert cuda.event_elapsed_time(start, end) >= 0\n"
         "assert (y.copy_to_host(stream=s) == 2 * np.arange(100) + 1).all()\n"
-        "print(type(s).__module__)\n")
+        "print(type(s).__module__)\n"
+    )
     env = dict(os.environ, CUJIT_TARGET="cpu")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "cujit.targets.cpu.streams"

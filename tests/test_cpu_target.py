@@ -39,8 +39,9 @@ def cpu_kernel(kernel, args):
 
 def run(kernel, grid, block, args, shmem=0):
     k, types = cpu_kernel(kernel, args)
-    dims = [tuple(d) + (1,) * (3 - len(d)) if isinstance(d, tuple) else (d, 1, 1)
-            for d in (grid, block)]
+    dims = [
+        tuple(d) + (1,) * (3 - len(d)) if isinstance(d, tuple) else (d, 1, 1) for d in (grid, block)
+    ]
     k.launch(dims[0], dims[1], shmem, types, args)
     return k
 
@@ -199,6 +200,7 @@ def test_large_coroutine_frames_on_heap_then_in_slots():
 
 # -- atomics while blocks run on both cores -------------------------------------------
 
+
 @cuda.jit
 def contended_atomics(ticket, counts, fsum, dsum):
     i = cuda.grid(1)
@@ -235,6 +237,7 @@ def test_large_grids_are_planned_on_every_core():
 
 # -- math, scalars, launch checks ---------------------------------------------------
 
+
 @cuda.jit
 def float32_math(x, out):
     i = cuda.grid(1)
@@ -253,9 +256,14 @@ def test_float32_math_uses_the_host_library():
     xd = x.astype(np.float64)
     from math import erf
 
-    expect = np.stack([np.sqrt(xd) + np.floor(x * np.float32(10)), np.exp(xd) * np.log(xd),
-                       np.sin(xd) + np.arctan2(xd, 0.5),
-                       np.vectorize(erf)(xd) + np.hypot(xd, 2) + xd])
+    expect = np.stack(
+        [
+            np.sqrt(xd) + np.floor(x * np.float32(10)),
+            np.exp(xd) * np.log(xd),
+            np.sin(xd) + np.arctan2(xd, 0.5),
+            np.vectorize(erf)(xd) + np.hypot(xd, 2) + xd,
+        ]
+    )
     np.testing.assert_allclose(out, expect, rtol=2e-6)
     assert re.search(r'call float @"?sinf"?\(', k.llvm_ir)  # single precision throughout
 
@@ -293,12 +301,19 @@ def test_launch_limits_and_gpu_arrays_are_refused():
         k.launch((1, 1, 1), (8, 1, 1), 0, types, [np.float32(1), GpuArray(), x, x])
 
 
-@pytest.mark.parametrize("sig,value,ok", [
-    ("void(int64, int64[:])", 2**63 - 1, True), ("void(int64, int64[:])", 2**63, False),
-    ("void(int64, int64[:])", -(2**70), False), ("void(int32, int64[:])", -(2**31), True),
-    ("void(int32, int64[:])", 2**31, False), ("void(uint8, int64[:])", 255, True),
-    ("void(uint8, int64[:])", -1, False), ("void(uint64, int64[:])", 2**64 - 1, True),
-])
+@pytest.mark.parametrize(
+    "sig,value,ok",
+    [
+        ("void(int64, int64[:])", 2**63 - 1, True),
+        ("void(int64, int64[:])", 2**63, False),
+        ("void(int64, int64[:])", -(2**70), False),
+        ("void(int32, int64[:])", -(2**31), True),
+        ("void(int32, int64[:])", 2**31, False),
+        ("void(uint8, int64[:])", 255, True),
+        ("void(uint8, int64[:])", -1, False),
+        ("void(uint64, int64[:])", 2**64 - 1, True),
+    ],
+)
 def test_an_int_outside_its_type_is_refused_not_wrapped(sig, value, ok):
     # As the GPU launch refuses what its parameter cannot hold (tests/test_launcher.py).
     @cuda.jit(sig, target="cpu")
@@ -316,6 +331,7 @@ def test_an_int_outside_its_type_is_refused_not_wrapped(sig, value, ok):
 
 
 # -- device arrays backed by host memory ----------------------------------------------
+
 
 @cuda.jit
 def double_it(v):
@@ -375,7 +391,7 @@ def every_atomic(v, ints, uints, floats, olds):
 def test_every_atomic_operation():
     n = 500
     v = np.random.default_rng().integers(-999, 999, n).astype(np.int64)
-    ints = np.array([0, -10**6, 10**6, 0, -1, 0, 0, 0], np.int64)
+    ints = np.array([0, -(10**6), 10**6, 0, -1, 0, 0, 0], np.int64)
     uints = np.zeros(3, np.uint32)
     floats = np.array([-np.inf, np.inf, -np.inf, 0.0])
     olds = np.full(n, -77, np.int64)
@@ -390,8 +406,9 @@ def test_every_atomic_operation():
     assert ints[7] == 5
     # inc wraps to 0 after 9: n increments from 0 -> n % 10; dec from 0 wraps to 5 first
     assert uints[0] == n % 10 and uints[1] == (5 - (n - 1) % 6) and uints[2] == v.max() + 1000
-    np.testing.assert_array_equal(floats, [v.max() * 0.5, v.min() * 0.5,
-                                           v[v % 2 == 0].max(), -0.25 * n])
+    np.testing.assert_array_equal(
+        floats, [v.max() * 0.5, v.min() * 0.5, v[v % 2 == 0].max(), -0.25 * n]
+    )
 
 
 def test_laneid_and_warpsize_follow_the_linear_thread_index():
@@ -412,6 +429,7 @@ def test_float_mod_of_a_nan_known_to_be_nan():
     NaN, hence "not infinite", and rewrote the libm call ``fmodf(x, 1.0)`` into
     ``frem nnan`` -- poison -- so ``x %= 1.0`` stored 0.0.  Python (and the GPU)
     give NaN.  The CPU target now calls fmod under a name LLVM does not know."""
+
     @cuda.jit(target="cpu")
     def mod_if_nan(x, out32, y, out64):
         i = cuda.grid(1)

@@ -140,13 +140,17 @@ def test_64_bit_shuffles_move_both_halves():
     rng = np.random.default_rng(4)
     n = 256
     d = rng.standard_normal(n) * 1e200  # exponent bits in the high half
-    q = rng.integers(-2**62, 2**62, n)
+    q = rng.integers(-(2**62), 2**62, n)
     out_d, out_q = np.zeros((4, n)), np.zeros((4, n), np.int64)
     shuffle_64[2, 128](d, q, out_d, out_q)
     i = np.arange(n)
     lane, base = i % 32, i - i % 32
-    src = [base + 31 - lane, np.where(lane >= 5, i - 5, i), np.where(lane + 7 < 32, i + 7, i),
-           base + (lane ^ 21)]
+    src = [
+        base + 31 - lane,
+        np.where(lane >= 5, i - 5, i),
+        np.where(lane + 7 < 32, i + 7, i),
+        base + (lane ^ 21),
+    ]
     np.testing.assert_array_equal(out_d, np.stack([d[s] for s in src]))
     np.testing.assert_array_equal(out_q, np.stack([q[s] for s in src]))
 
@@ -168,8 +172,8 @@ def test_lanes_follow_the_linear_thread_id_in_a_2d_block():
     t = np.arange(96)
     lane = t % 32
     ref = np.concatenate([b * 96 + np.where(lane < 16, t + 16, t) for b in range(2)])
-    np.testing.assert_array_equal(out[:x.size], ref)
-    np.testing.assert_array_equal(out[x.size:], np.tile(lane, 2))
+    np.testing.assert_array_equal(out[: x.size], ref)
+    np.testing.assert_array_equal(out[x.size :], np.tile(lane, 2))
 
 
 # -- votes, matches, lane masks ----------------------------------------------------------
@@ -189,7 +193,7 @@ def vote_model(x, k, n_block):
     ballots, flags = [], np.zeros((3, x.size), bool)
     for b0 in range(0, x.size, n_block):
         for w0 in range(0, n_block, 32):
-            xs = x[b0 + w0: b0 + w0 + min(32, n_block - w0)]
+            xs = x[b0 + w0 : b0 + w0 + min(32, n_block - w0)]
             p, nz = xs > k, xs % 3 != 0
             ballots += [sum(1 << j for j in range(len(xs)) if p[j])] * len(xs)
             s = slice(b0 + w0, b0 + w0 + len(xs))
@@ -202,9 +206,9 @@ def vote_model(x, k, n_block):
 def test_ballot_all_any_eq_against_a_model(block):
     rng = np.random.default_rng(5)
     x = rng.integers(-40, 40, 4 * block)
-    x[:32] = rng.integers(1, 40, 32)            # a warp where all hold
-    x[32:64] = rng.integers(-40, -1, 32)        # none hold
-    x[64:64 + min(32, block - 64)] = 3 * rng.integers(1, 9, min(32, block - 64))  # all % 3 == 0
+    x[:32] = rng.integers(1, 40, 32)  # a warp where all hold
+    x[32:64] = rng.integers(-40, -1, 32)  # none hold
+    x[64 : 64 + min(32, block - 64)] = 3 * rng.integers(1, 9, min(32, block - 64))  # all % 3 == 0
     ballots, flags = np.zeros(x.size, np.int32), np.zeros((3, x.size), np.bool_)
     votes[4, block](x, 0, ballots, flags)
     ref_b, ref_f = vote_model(x, 0, block)
@@ -231,15 +235,16 @@ def test_activemask_and_lanemask_lt(block):
     lane_masks[2, block](out)
     lane, _, size = warps(block)
     lane, size = np.tile(lane, 2), np.tile(size, 2)
-    present = (1 << size) - 1   # the lanes of the warp that exist
+    present = (1 << size) - 1  # the lanes of the warp that exist
     thirds = sum(1 << j for j in range(0, 32, 3))
     np.testing.assert_array_equal(out[0], present)
     np.testing.assert_array_equal(out[1], (1 << lane) - 1)
     np.testing.assert_array_equal(out[2], lane)
     np.testing.assert_array_equal(out[3], 32)
     # each side of the branch sees the lanes that took it
-    np.testing.assert_array_equal(out[4], np.where(lane % 3 == 0, thirds & present,
-                                                   ~thirds & present))
+    np.testing.assert_array_equal(
+        out[4], np.where(lane % 3 == 0, thirds & present, ~thirds & present)
+    )
 
 
 @cpu
@@ -263,7 +268,7 @@ def match_model(values, block):
     out = []
     for b0 in range(0, values.size, block):
         for w0 in range(0, block, 32):
-            v = bits[b0 + w0: b0 + w0 + min(32, block - w0)]
+            v = bits[b0 + w0 : b0 + w0 + min(32, block - w0)]
             out += [sum(1 << k for k in range(len(v)) if v[k] == v[j]) for j in range(len(v))]
     return int32_bits(out)
 
@@ -273,7 +278,7 @@ def all_model(values, block):
     for b0 in range(0, values.size, block):
         for w0 in range(0, block, 32):
             n = min(32, block - w0)
-            v = values[b0 + w0: b0 + w0 + n].view(np.uint8).reshape(n, -1)
+            v = values[b0 + w0 : b0 + w0 + n].view(np.uint8).reshape(n, -1)
             ok = bool((v == v[0]).all())
             masks += [((1 << n) - 1) if ok else 0] * n
             same += [ok] * n
@@ -285,11 +290,11 @@ def test_match_any_and_all_against_a_model(block):
     rng = np.random.default_rng(6)
     n = 2 * block
     a = rng.integers(0, 5, n).astype(np.int32)
-    a[:32] += 700   # warp 0 of block 0: all a // 100 == 7
+    a[:32] += 700  # warp 0 of block 0: all a // 100 == 7
     b = rng.integers(0, 3, n).astype(np.int64) << 40  # only the high halves differ
     c = rng.integers(0, 4, n).astype(np.float32) / 2
     d = rng.choice([0.5, -0.0, 0.0, 2.0], n)  # -0.0 and 0.0 differ in their bits
-    d[block:block + 32] = 1.5  # d * 0.0: +0.0 everywhere here
+    d[block : block + 32] = 1.5  # d * 0.0: +0.0 everywhere here
     any_out, all_out = np.zeros((4, n), np.int32), np.zeros((2, n), np.int32)
     agree = np.zeros((2, n), np.bool_)
     matches[2, block](a, b, c, d, any_out, all_out, agree)
@@ -299,7 +304,7 @@ def test_match_any_and_all_against_a_model(block):
         masks, same = all_model(np.ascontiguousarray(v), block)
         np.testing.assert_array_equal(all_out[row], masks)
         np.testing.assert_array_equal(agree[row], same)
-    assert agree[0, :32].all() and agree[1, block:block + 32].all()  # the model is not vacuous
+    assert agree[0, :32].all() and agree[1, block : block + 32].all()  # the model is not vacuous
 
 
 # -- block votes and syncwarp ---------------------------------------------------------------
@@ -329,8 +334,15 @@ def test_syncthreads_count_and_or_inside_a_loop():
     out = np.full((5, 6, 3), -1, np.int32)
     block_votes_in_a_loop[5, 256](x.ravel(), out)
     live = x[:, :200]
-    ref = np.stack([np.stack([(live > 10 * k).sum(1), (live >= 10 * k).all(1),
-                              (live > 50 + 10 * k).any(1)], 1) for k in range(6)], 1)
+    ref = np.stack(
+        [
+            np.stack(
+                [(live > 10 * k).sum(1), (live >= 10 * k).all(1), (live > 50 + 10 * k).any(1)], 1
+            )
+            for k in range(6)
+        ],
+        1,
+    )
     np.testing.assert_array_equal(out, ref)
     assert ref[1, 2, 1] == 1 and ref[0, 2, 1] == 0  # both outcomes of `and` occur
 
@@ -381,15 +393,15 @@ def test_divergent_half_warps_with_their_own_masks():
     ref = np.zeros(x.size, np.int64)
     ballot = np.zeros(x.size, np.int64)
     for w0 in range(0, x.size, 32):
-        lo = x[w0:w0 + 16].copy()
+        lo = x[w0 : w0 + 16].copy()
         # down by 8 then by 4 within lanes 0-15; a source past lane 15 is outside the
         # mask, so the lane keeps its own value
         lo = lo + np.array([lo[j + 8] if j + 8 < 16 else lo[j] for j in range(16)])
         lo = lo + np.array([lo[j + 4] if j + 4 < 16 else lo[j] for j in range(16)])
-        hi = x[w0 + 16:w0 + 32][np.arange(16) ^ 1]
-        ref[w0:w0 + 16], ref[w0 + 16:w0 + 32] = lo, hi
-        ballot[w0:w0 + 16] = sum(1 << j for j in range(16) if lo[j] > 0)
-        ballot[w0 + 16:w0 + 32] = sum(1 << (16 + j) for j in range(16) if hi[j] > 0)
+        hi = x[w0 + 16 : w0 + 32][np.arange(16) ^ 1]
+        ref[w0 : w0 + 16], ref[w0 + 16 : w0 + 32] = lo, hi
+        ballot[w0 : w0 + 16] = sum(1 << j for j in range(16) if lo[j] > 0)
+        ballot[w0 + 16 : w0 + 32] = sum(1 << (16 + j) for j in range(16) if hi[j] > 0)
     np.testing.assert_array_equal(out[0], ref)
     np.testing.assert_array_equal(out[1], int32_bits(ballot))
 
@@ -423,11 +435,13 @@ def test_a_partial_last_warp():
     lane, base, size = np.tile(lane, 2), np.tile(base, 2), np.tile(size, 2)
     i = np.arange(x.size)
     first = (i // block) * block + base
+
     def exists(j):
         return j < size
 
-    np.testing.assert_array_equal(out[0], np.where(exists(lane + 4) & (lane + 4 < 32),
-                                                   x[np.minimum(i + 4, x.size - 1)], x))
+    np.testing.assert_array_equal(
+        out[0], np.where(exists(lane + 4) & (lane + 4 < 32), x[np.minimum(i + 4, x.size - 1)], x)
+    )
     np.testing.assert_array_equal(out[1], x[first])
     xor8 = x[np.minimum(first + (lane ^ 8), x.size - 1)]
     np.testing.assert_array_equal(out[2], np.where(exists(lane ^ 8), xor8, x))
@@ -436,11 +450,11 @@ def test_a_partial_last_warp():
     # the tree reduction, modelled lane by lane with the same rule
     ref = np.zeros(x.size, np.int64)
     for w0 in np.unique(first):
-        s = list(x[w0:w0 + size[w0]])
+        s = list(x[w0 : w0 + size[w0]])
         n = len(s)
         for off in (16, 8, 4, 2, 1):
             s = [s[j] + (s[j + off] if j + off < n else s[j]) for j in range(n)]
-        ref[w0:w0 + n] = s
+        ref[w0 : w0 + n] = s
     np.testing.assert_array_equal(out[5], ref)
 
 
@@ -462,11 +476,18 @@ def test_exited_lanes_leave_the_mask():
     lane = np.arange(96) % 32
     alive = lane % 4 != 1
     present = sum(1 << j for j in range(32) if j % 4 != 1)
-    ballot = [sum(1 << j for j in range(32) if j % 4 != 1 and x[w + j] > 0)
-              for w in range(0, 96, 32)]
+    ballot = [
+        sum(1 << j for j in range(32) if j % 4 != 1 and x[w + j] > 0) for w in range(0, 96, 32)
+    ]
     partner = np.arange(96) ^ 1
-    ref = np.stack([int32_bits(np.repeat(ballot, 32)), np.ones(96), np.full(96, present),
-                    np.where(lane % 4 == 0, x, x[partner])])
+    ref = np.stack(
+        [
+            int32_bits(np.repeat(ballot, 32)),
+            np.ones(96),
+            np.full(96, present),
+            np.where(lane % 4 == 0, x, x[partner]),
+        ]
+    )
     np.testing.assert_array_equal(out[:, alive], ref[:, alive])
     assert (out[:, ~alive] == -1).all()
 
@@ -525,8 +546,9 @@ def not_in_own_mask(x):
 
 
 def test_a_lane_that_never_arrives_is_a_launch_error():
-    with pytest.raises(LaunchError, match="'half_then_barrier'.*lane 16 of its warp is at a "
-                                          "block barrier"):
+    with pytest.raises(
+        LaunchError, match="'half_then_barrier'.*lane 16 of its warp is at a block barrier"
+    ):
         half_then_barrier[2, 64](np.zeros(128, np.float32))
 
 

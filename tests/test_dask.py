@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 dask = pytest.importorskip("dask", reason="cujit.dask needs dask: pip install 'cujit[dask]'")
-distributed = pytest.importorskip("distributed",
-                                  reason="cujit.dask's tests need distributed: "
-                                         "pip install 'cujit[dask]'")
+distributed = pytest.importorskip(
+    "distributed", reason="cujit.dask's tests need distributed: pip install 'cujit[dask]'"
+)
 pytest.importorskip("dask.array", reason="cujit.dask needs dask.array: pip install 'cujit[dask]'")
 
 import dask.array as da
@@ -54,13 +54,23 @@ def cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(cache_dir):
-    env = {"CUJIT_TARGET": "cpu", "CUJIT_CACHE_DIR": str(cache_dir),
-           "PYTHONPATH": os.pathsep.join([SRC, HERE, os.environ.get("PYTHONPATH", "")])}
+    env = {
+        "CUJIT_TARGET": "cpu",
+        "CUJIT_CACHE_DIR": str(cache_dir),
+        "PYTHONPATH": os.pathsep.join([SRC, HERE, os.environ.get("PYTHONPATH", "")]),
+    }
     with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
         with _environ(env):  # the spawned workers inherit it (and their imports see it)
             cluster = distributed.LocalCluster(
-                n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                dashboard_address=None, env=env, death_timeout=60, silence_logs=50)
+                n_workers=2,
+                processes=True,
+                threads_per_worker=1,
+                host="127.0.0.1",
+                dashboard_address=None,
+                env=env,
+                death_timeout=60,
+                silence_logs=50,
+            )
         try:
             with distributed.Client(cluster, timeout=60) as c:
                 c.wait_for_workers(2, timeout=TIMEOUT)
@@ -83,6 +93,7 @@ def _make_affine(factor):
         i = cuda.grid(1)
         if i < out.shape[0]:
             out[i] = factor * x[i] - y[i]
+
     return affine
 
 
@@ -91,15 +102,16 @@ def _make_smooth():
     def smooth(x, out):
         i, j = cuda.grid(2)
         if 0 < i < x.shape[0] - 1 and 0 < j < x.shape[1] - 1:
-            out[i, j] = 0.5 * x[i, j] + 0.125 * (x[i - 1, j] + x[i + 1, j]
-                                                + x[i, j - 1] + x[i, j + 1])
+            out[i, j] = 0.5 * x[i, j] + 0.125 * (
+                x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1]
+            )
+
     return smooth
 
 
 def _laplace_ref(padded):
     c = padded[1:-1, 1:-1]
-    return (padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
-            - 4.0 * c)
+    return padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:] - 4.0 * c
 
 
 def test_launch_configurations_cover_the_chunk():
@@ -117,12 +129,10 @@ def test_launch_configurations_cover_the_chunk():
 
 def test_map_blocks_with_a_module_level_kernel(client):
     x = np.random.default_rng(1).uniform(-2, 2, 10_000)
-    out = _compute(client, cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000),
-                                         args=(3.0,)))
+    out = _compute(client, cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000), args=(3.0,)))
     np.testing.assert_allclose(out, 3.0 * x + 1.0, rtol=1e-15)
     # Another output dtype: the kernel stores float64 values into float32 chunks.
-    narrow = cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000), args=(3.0,),
-                           dtype=np.float32)
+    narrow = cd.map_blocks(dk.scale, da.from_array(x, chunks=1_000), args=(3.0,), dtype=np.float32)
     assert narrow.dtype == np.float32
     got = _compute(client, narrow)
     assert got.dtype == np.float32
@@ -131,10 +141,10 @@ def test_map_blocks_with_a_module_level_kernel(client):
 
 def test_map_blocks_with_a_closure_kernel_of_two_arrays(client):
     rng = np.random.default_rng(2)
-    x, y = rng.uniform(1, 2, 5_000).astype(np.float32), rng.uniform(1, 2, 5_000).astype(
-        np.float32)
-    arr = cd.map_blocks(_make_affine(2.5), da.from_array(x, chunks=700),
-                        da.from_array(y, chunks=700))
+    x, y = rng.uniform(1, 2, 5_000).astype(np.float32), rng.uniform(1, 2, 5_000).astype(np.float32)
+    arr = cd.map_blocks(
+        _make_affine(2.5), da.from_array(x, chunks=700), da.from_array(y, chunks=700)
+    )
     out = _compute(client, arr)
     assert out.dtype == np.float32
     ref = 2.5 * x.astype(np.float64) - y
@@ -143,8 +153,9 @@ def test_map_blocks_with_a_closure_kernel_of_two_arrays(client):
 
 def test_map_overlap_with_a_module_level_stencil(client):
     x = np.random.default_rng(3).uniform(-1, 1, (300, 220))
-    arr = cd.map_overlap(dk.laplace, da.from_array(x, chunks=(100, 110)), depth=1,
-                         boundary="periodic")
+    arr = cd.map_overlap(
+        dk.laplace, da.from_array(x, chunks=(100, 110)), depth=1, boundary="periodic"
+    )
     out = _compute(client, arr)
     ref = _laplace_ref(np.pad(x, 1, mode="wrap"))
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-12
@@ -152,8 +163,7 @@ def test_map_overlap_with_a_module_level_stencil(client):
 
 def test_map_overlap_with_a_closure_stencil_and_a_constant_boundary(client):
     x = np.random.default_rng(4).uniform(1, 2, (257, 190))
-    arr = cd.map_overlap(_make_smooth(), da.from_array(x, chunks=(64, 64)), depth=1,
-                         boundary=0.0)
+    arr = cd.map_overlap(_make_smooth(), da.from_array(x, chunks=(64, 64)), depth=1, boundary=0.0)
     out = _compute(client, arr)
     p = np.pad(x, 1, mode="constant", constant_values=0.0)
     ref = 0.5 * x + 0.125 * (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])
@@ -204,7 +214,8 @@ def test_dask_delayed_runs_a_closure_kernel(client):
 def _compile_into_cache():
     """Compile ``cached_axpy`` for the CUDA target (no GPU needed); what the cache did."""
     spec = __import__("dask_kernels").cached_axpy.compile(
-        "void(float32, float32[:], float32[:], float32[:])")
+        "void(float32, float32[:], float32[:], float32[:])"
+    )
     return os.getpid(), sorted(spec.result.times)
 
 
@@ -213,13 +224,15 @@ def test_the_second_worker_hits_the_first_workers_cache_entry(client, cache_dir)
 
     first, second = _workers(client)
     pid1, times1 = client.submit(_compile_into_cache, workers=[first], pure=False).result(
-        timeout=TIMEOUT)
+        timeout=TIMEOUT
+    )
     entries = [e for e in store.entries(cache_dir) if not isinstance(e, os.PathLike)]
     assert [e.header["name"] for e in entries] == ["cached_axpy"]
     assert "cache" not in times1 and "ptx" in times1  # the first worker compiled
     stamp = os.stat(entries[0].path).st_mtime_ns, os.stat(entries[0].path).st_ino
     pid2, times2 = client.submit(_compile_into_cache, workers=[second], pure=False).result(
-        timeout=TIMEOUT)
+        timeout=TIMEOUT
+    )
     assert pid1 != pid2
     assert times2 == ["cache"]  # a hit: no stage ran
     after = [e for e in store.entries(cache_dir) if not isinstance(e, os.PathLike)]
@@ -237,7 +250,8 @@ def test_the_second_worker_hits_the_first_workers_cache_entry(client, cache_dir)
 def _compile_when_told(event: str):
     distributed.Event(event).wait(timeout=TIMEOUT)
     spec = __import__("dask_kernels").cached_axpy.compile(
-        "void(float64, float64[:], float64[:], float64[:])")
+        "void(float64, float64[:], float64[:], float64[:])"
+    )
     return os.getpid(), sorted(spec.result.times)
 
 
@@ -245,8 +259,9 @@ def test_workers_missing_the_cache_at_once_compile_once_between_them(client, cac
     from cujit.cache import store
 
     workers = _workers(client)
-    futures = [client.submit(_compile_when_told, "cujit-go", workers=[w], pure=False)
-               for w in workers]
+    futures = [
+        client.submit(_compile_when_told, "cujit-go", workers=[w], pure=False) for w in workers
+    ]
     deadline = time.monotonic() + TIMEOUT
     while sum(bool(v) for v in client.processing().values()) < 2:  # both tasks waiting
         assert time.monotonic() < deadline, "the tasks did not start"
@@ -256,8 +271,11 @@ def test_workers_missing_the_cache_at_once_compile_once_between_them(client, cac
     results = client.gather(futures)
     assert len({pid for pid, _ in results}) == 2
     assert sorted(times == ["cache"] for _, times in results) == [False, True]
-    names = [e.header["arg_types"][0] for e in store.entries(cache_dir)
-             if not isinstance(e, os.PathLike) and e.header["name"] == "cached_axpy"]
+    names = [
+        e.header["arg_types"][0]
+        for e in store.entries(cache_dir)
+        if not isinstance(e, os.PathLike) and e.header["name"] == "cached_axpy"
+    ]
     assert names.count("float64") == 1
 
 
@@ -266,6 +284,7 @@ def _make_bad():
     def bad(x, out):
         i = cuda.grid(1)
         out[i] = x[i] + "a"  # BAD LINE: strings are not supported
+
     return bad
 
 
@@ -274,13 +293,17 @@ def _make_out_of_bounds():
     def oob(x, out):
         i = cuda.grid(1)
         out[i + 1] = x[i]  # OOB LINE: the last thread writes past the end
+
     return oob
 
 
 def _line_of(marker: str) -> int:
     with open(__file__) as f:
-        return next(n for n, text in enumerate(f, 1) if marker in text and "def " not in text
-                    and "_line_of" not in text)
+        return next(
+            n
+            for n, text in enumerate(f, 1)
+            if marker in text and "def " not in text and "_line_of" not in text
+        )
 
 
 def test_a_located_compile_error_comes_back_as_itself(client):
@@ -305,12 +328,33 @@ def test_a_debug_mode_index_error_comes_back_with_its_location(client):
 
 
 def test_the_example_runs_on_two_workers(tmp_path):
-    env = dict(os.environ, CUJIT_TARGET="cpu", CUJIT_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
-    got = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "dask_stencil.py"),
-                          "--workers", "2", "--size", "600", "--chunk", "200", "--steps", "3",
-                          "--check"], check=False, capture_output=True, text=True, env=env,
-                         timeout=300,                         cwd=tmp_path)
+    env = dict(
+        os.environ,
+        CUJIT_TARGET="cpu",
+        CUJIT_CACHE_DIR=str(tmp_path),
+        PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]),
+    )
+    got = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "examples", "dask_stencil.py"),
+            "--workers",
+            "2",
+            "--size",
+            "600",
+            "--chunk",
+            "200",
+            "--steps",
+            "3",
+            "--check",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-3000:]
     assert "matches NumPy" in got.stdout
 

@@ -15,9 +15,9 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 dask = pytest.importorskip("dask", reason="cujit.dask needs dask: pip install 'cujit[dask]'")
-distributed = pytest.importorskip("distributed",
-                                  reason="cujit.dask's tests need distributed: "
-                                         "pip install 'cujit[dask]'")
+distributed = pytest.importorskip(
+    "distributed", reason="cujit.dask's tests need distributed: pip install 'cujit[dask]'"
+)
 pytest.importorskip("dask.array", reason="cujit.dask needs dask.array: pip install 'cujit[dask]'")
 
 import dask.array as da
@@ -39,16 +39,25 @@ import cujit.dask as cd
 
 def _gpu_cluster(n: int, cache: str):
     """A client of ``n`` worker processes on this machine's first GPU; closed after."""
-    env = {"CUJIT_TARGET": "cuda",
-           "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0],
-           "CUJIT_CACHE_DIR": cache,
-           "PYTHONPATH": os.pathsep.join([SRC, HERE, os.environ.get("PYTHONPATH", "")])}
+    env = {
+        "CUJIT_TARGET": "cuda",
+        "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0],
+        "CUJIT_CACHE_DIR": cache,
+        "PYTHONPATH": os.pathsep.join([SRC, HERE, os.environ.get("PYTHONPATH", "")]),
+    }
     with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
         with _environ(env):
             cluster = distributed.LocalCluster(
-                n_workers=n, processes=True, threads_per_worker=1, host="127.0.0.1",
-                dashboard_address=None, env=env, death_timeout=60, silence_logs=50,
-                preload=["cujit.dask"])
+                n_workers=n,
+                processes=True,
+                threads_per_worker=1,
+                host="127.0.0.1",
+                dashboard_address=None,
+                env=env,
+                death_timeout=60,
+                silence_logs=50,
+                preload=["cujit.dask"],
+            )
         try:
             with distributed.Client(cluster, timeout=60) as c:
                 c.wait_for_workers(n, timeout=TIMEOUT)
@@ -75,19 +84,23 @@ def _device_of_worker():
 
 
 def test_the_worker_uses_its_gpu(client):
-    (visible, dev), = client.run(_device_of_worker).values()
+    ((visible, dev),) = client.run(_device_of_worker).values()
     assert dev == 0 and visible is not None  # its GPU, as CUDA_VISIBLE_DEVICES names it
 
 
 def test_numpy_chunks_go_through_the_gpu(client):
     x = np.random.default_rng(11).uniform(-2, 2, 100_000)
-    out = client.compute(cd.map_blocks(dk.scale, da.from_array(x, chunks=25_000),
-                                       args=(3.0,))).result(timeout=TIMEOUT)
+    out = client.compute(
+        cd.map_blocks(dk.scale, da.from_array(x, chunks=25_000), args=(3.0,))
+    ).result(timeout=TIMEOUT)
     assert type(out) is np.ndarray
     np.testing.assert_allclose(out, 3.0 * x + 1.0, rtol=1e-15)
     y = np.random.default_rng(12).uniform(-1, 1, (512, 384))
-    lap = client.compute(cd.map_overlap(dk.laplace, da.from_array(y, chunks=(128, 128)),
-                                        depth=1, boundary="periodic")).result(timeout=TIMEOUT)
+    lap = client.compute(
+        cd.map_overlap(
+            dk.laplace, da.from_array(y, chunks=(128, 128)), depth=1, boundary="periodic"
+        )
+    ).result(timeout=TIMEOUT)
     ref = _laplace_ref(np.pad(y, 1, mode="wrap"))
     assert np.linalg.norm(lap - ref) / np.linalg.norm(ref) < 1e-12
 
@@ -166,7 +179,8 @@ def test_a_device_array_sent_to_another_worker_lands_on_its_gpu(two_workers):
     x = np.random.default_rng(17).uniform(1, 2, (100, 7))
     fut = two_workers.submit(_to_device, x, workers=[first], pure=False)
     here = two_workers.submit(os.getpid, workers=[first], pure=False).result(timeout=TIMEOUT)
-    is_device, pid, values = two_workers.submit(_received, fut, workers=[second],
-                                                pure=False).result(timeout=TIMEOUT)
+    is_device, pid, values = two_workers.submit(
+        _received, fut, workers=[second], pure=False
+    ).result(timeout=TIMEOUT)
     assert is_device and pid != here  # received by the other worker, as a device array
     np.testing.assert_array_equal(values, x)

@@ -39,8 +39,8 @@ def test_arithmetic_meets_in_the_finer_unit_and_keeps_nat(target):
     def k(days, hours, step, diff, later, scaled, halved):
         i = cuda.grid(1)
         if i < days.size:
-            diff[i] = hours[i] - days[i]        # timedelta64[h]
-            later[i] = days[i] + step           # datetime64[h]: D + h
+            diff[i] = hours[i] - days[i]  # timedelta64[h]
+            later[i] = days[i] + step  # datetime64[h]: D + h
             scaled[i] = (hours[i] - days[i]) * 3
             halved[i] = (hours[i] - days[i]) // -7  # NumPy truncates toward zero
 
@@ -48,8 +48,12 @@ def test_arithmetic_meets_in_the_finer_unit_and_keeps_nat(target):
     hours = _dates(seed=1, unit="h")
     hours[5] = NAT
     step = np.timedelta64(-30, "h")
-    outs = [np.zeros(days.size, "m8[h]"), np.zeros(days.size, "M8[h]"),
-            np.zeros(days.size, "m8[h]"), np.zeros(days.size, "m8[h]")]
+    outs = [
+        np.zeros(days.size, "m8[h]"),
+        np.zeros(days.size, "M8[h]"),
+        np.zeros(days.size, "m8[h]"),
+        np.zeros(days.size, "m8[h]"),
+    ]
     k[2, 32](days, hours, step, *outs)
     np.testing.assert_array_equal(outs[0], hours - days)
     np.testing.assert_array_equal(outs[1], days + step)
@@ -113,12 +117,23 @@ def _compares_kinds(a, d, out):
     out[0] = a[0] < d[0]  # <- kinds
 
 
-@pytest.mark.parametrize("fn,args,marker,words", [
-    (_adds_dates, (_dates(), np.zeros(1, "M8[D]")), "# <- dates",
-     "unsupported operand types for +: 'datetime64[D]' and 'datetime64[D]'"),
-    (_compares_kinds, (_dates(), np.zeros(1, "m8[D]"), np.zeros(1, bool)), "# <- kinds",
-     "datetimes compare with datetimes"),
-])
+@pytest.mark.parametrize(
+    "fn,args,marker,words",
+    [
+        (
+            _adds_dates,
+            (_dates(), np.zeros(1, "M8[D]")),
+            "# <- dates",
+            "unsupported operand types for +: 'datetime64[D]' and 'datetime64[D]'",
+        ),
+        (
+            _compares_kinds,
+            (_dates(), np.zeros(1, "m8[D]"), np.zeros(1, bool)),
+            "# <- kinds",
+            "datetimes compare with datetimes",
+        ),
+    ],
+)
 def test_refused_operations_are_errors_at_the_line(fn, args, marker, words):
     with pytest.raises(TypingError) as info:
         cuda.jit(fn, target="cpu")[1, 1](*args)

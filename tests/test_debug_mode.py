@@ -46,15 +46,16 @@ def where(fn, text: str) -> str:
     lines, first = inspect.getsourcelines(fn)
     for k, line in enumerate(lines):
         if text in line:
-            return (f"{inspect.getsourcefile(fn)}:{first + k}:{line.index(text) + 1}",
-                    line.strip())
+            return (f"{inspect.getsourcefile(fn)}:{first + k}:{line.index(text) + 1}", line.strip())
     raise AssertionError(text)
 
 
 def report(fn, text: str, message: str, kernel: str, thread, block) -> str:
     loc, source = where(fn, text)
-    return (f"{message}\n  in kernel {kernel!r} at {loc}, thread {thread} of block {block}:\n"
-            f"    {source}")
+    return (
+        f"{message}\n  in kernel {kernel!r} at {loc}, thread {thread} of block {block}:\n"
+        f"    {source}"
+    )
 
 
 def jit(fn, target, debug=True):
@@ -67,13 +68,22 @@ def test_out_of_bounds_write_names_line_thread_and_block(target):
     x = np.zeros(11, np.float32)
     with pytest.raises(IndexError) as info:
         k[3, 4](x)  # global thread 11 = thread 3 of block 2 writes past the end
-    assert str(info.value) == report(write_all, "x[i]", "index 11 is out of bounds for axis "
-                                     "0 with size 11", "write_all", (3, 0, 0), (2, 0, 0))
+    assert str(info.value) == report(
+        write_all,
+        "x[i]",
+        "index 11 is out of bounds for axis 0 with size 11",
+        "write_all",
+        (3, 0, 0),
+        (2, 0, 0),
+    )
     failure = info.value.kernel_failure
     assert isinstance(failure, KernelFailure)
     assert (failure.thread, failure.block) == ((3, 0, 0), (2, 0, 0))
-    frames = [f for f in traceback.extract_tb(info.value.__traceback__)
-              if os.path.abspath(f.filename).startswith(CUJIT_SRC)]
+    frames = [
+        f
+        for f in traceback.extract_tb(info.value.__traceback__)
+        if os.path.abspath(f.filename).startswith(CUJIT_SRC)
+    ]
     assert len(frames) == 1  # the API boundary's re-raise only
     # The process (and the CUDA context) go on: the next launch runs and is right.
     y = np.zeros(12, np.float32)
@@ -127,9 +137,14 @@ def test_atomic_out_of_bounds(target):
     keys = np.array([0, 1, 2, 3, 2, 9], np.int64)
     with pytest.raises(IndexError) as info:
         k[1, 8](counts, keys)
-    assert str(info.value) == report(atomic_count, "cuda.atomic.add", "index 9 is out of "
-                                     "bounds for axis 0 with size 4", "atomic_count",
-                                     (5, 0, 0), (0, 0, 0))
+    assert str(info.value) == report(
+        atomic_count,
+        "cuda.atomic.add",
+        "index 9 is out of bounds for axis 0 with size 4",
+        "atomic_count",
+        (5, 0, 0),
+        (0, 0, 0),
+    )
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -139,8 +154,9 @@ def test_failed_assert_with_message(target):
     with pytest.raises(AssertionError) as info:
         k[1, 4](x)
     # A failed assert points at its condition (where Python's own traceback points).
-    assert str(info.value) == report(checks_input, "x[i] >= 0", "negative input", "checks_input",
-                                     (2, 0, 0), (0, 0, 0))
+    assert str(info.value) == report(
+        checks_input, "x[i] >= 0", "negative input", "checks_input", (2, 0, 0), (0, 0, 0)
+    )
     x = np.array([1, 2, 3, 4], np.float32)
     k[1, 4](x)
     assert (x == [2, 3, 4, 5]).all()
@@ -162,8 +178,14 @@ def test_raise_value_error(target):
     x = np.array([0, 1, 2, 3, 4], np.float32)
     with pytest.raises(ValueError) as info:
         k[1, 5](x)
-    assert str(info.value) == report(raises_value_error, "raise Value", "three is not allowed",
-                                     "raises_value_error", (3, 0, 0), (0, 0, 0))
+    assert str(info.value) == report(
+        raises_value_error,
+        "raise Value",
+        "three is not allowed",
+        "raises_value_error",
+        (3, 0, 0),
+        (0, 0, 0),
+    )
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -182,9 +204,14 @@ def test_failure_in_a_device_function(target):
     out = np.zeros(2, np.float32)
     with pytest.raises(IndexError) as info:
         k[1, 4](x, out)  # thread 3 loads x[4]
-    assert str(info.value) == report(load_at.py_func, "a[i]", "index 4 is out of bounds for "
-                                     "axis 0 with size 4", "calls_device", (3, 0, 0),
-                                     (0, 0, 0))
+    assert str(info.value) == report(
+        load_at.py_func,
+        "a[i]",
+        "index 4 is out of bounds for axis 0 with size 4",
+        "calls_device",
+        (3, 0, 0),
+        (0, 0, 0),
+    )
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -216,6 +243,7 @@ def test_cujit_debug_environment_variable(monkeypatch):
 
 # -- without debug mode --------------------------------------------------------------
 
+
 def test_assert_compiles_to_nothing_without_debug():
     k = cuda.jit(checks_input, target="cpu", boundscheck=False)
     x = np.array([1, -2], np.float32)
@@ -236,7 +264,8 @@ def test_assert_compiles_to_nothing_without_debug():
     sites = next(iter(debug.overloads.values())).result.debug_sites
     assert sorted({(s.exc.__name__, s.message) for s in sites.values()}) == [
         ("AssertionError", "negative input"),
-        ("IndexError", "index {index} is out of bounds for axis {axis} with size {size}")]
+        ("IndexError", "index {index} is out of bounds for axis {axis} with size {size}"),
+    ]
 
 
 def test_ptx_has_no_record_without_debug():

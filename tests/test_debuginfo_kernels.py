@@ -31,8 +31,11 @@ def test_compiles_with_debug_info(case, level):
     r = compile_kernel(fn, tuple(typeof(a) for a in args), opts)
     assert r.cubin[:4] == b"\x7fELF"
     files = dict(re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', r.ptx, re.MULTILINE))
-    mine = [k for k, v in files.items()
-            if os.path.abspath(v) == os.path.abspath(fn.__code__.co_filename)]
+    mine = [
+        k
+        for k, v in files.items()
+        if os.path.abspath(v) == os.path.abspath(fn.__code__.co_filename)
+    ]
     assert mine, files
     assert re.search(rf"^\s*\.loc\s+{mine[0]}\s+[1-9]\d*\s", r.ptx, re.MULTILINE)
     has_dwarf = bool(re.search(r"\.section\s+\.debug_info", r.ptx))

@@ -41,8 +41,9 @@ def arg_types_of(case):
 @pytest.mark.parametrize("case", DEVICE_CASES, ids=[c.name for c in DEVICE_CASES])
 @pytest.mark.parametrize("arch", [(9, 0), (8, 0)], ids=["sm_90", "sm_80"])
 def test_compiles_to_cubin(case, arch):
-    result = compile_kernel(case.kernel.py_func, arg_types_of(case),
-                            Options(arch=arch, verify=True))
+    result = compile_kernel(
+        case.kernel.py_func, arg_types_of(case), Options(arch=arch, verify=True)
+    )
     assert list(result.outputs)[: len(STAGES)] == list(STAGES)
     assert f".target sm_{arch[0]}{arch[1]}" in result.ptx
     assert result.cubin[:4] == ELF_MAGIC
@@ -51,25 +52,51 @@ def test_compiles_to_cubin(case, arch):
 FEATURES = {
     # kernel case -> PTX text that must appear (the feature reached the machine code)
     "warp_shuffle_reduce": ["shfl.sync.down.b32", "shfl.sync.bfly.b32"],
-    "shuffle_modes": ["shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32",
-                      "shfl.sync.bfly.b32"],
-    "vote_match": ["vote.sync.ballot.b32", "vote.sync.all.pred", "vote.sync.any.pred",
-                   "vote.sync.uni.pred", "match.any.sync.b64", "match.any.sync.b32",
-                   "match.all.sync.b64"],
-    "lane_registers": ["%laneid", "activemask.b32", "%lanemask_lt", "bar.warp.sync",
-                       "membar.cta", "membar.sys"],
+    "shuffle_modes": [
+        "shfl.sync.idx.b32",
+        "shfl.sync.up.b32",
+        "shfl.sync.down.b32",
+        "shfl.sync.bfly.b32",
+    ],
+    "vote_match": [
+        "vote.sync.ballot.b32",
+        "vote.sync.all.pred",
+        "vote.sync.any.pred",
+        "vote.sync.uni.pred",
+        "match.any.sync.b64",
+        "match.any.sync.b32",
+        "match.all.sync.b64",
+    ],
+    "lane_registers": [
+        "%laneid",
+        "activemask.b32",
+        "%lanemask_lt",
+        "bar.warp.sync",
+        "membar.cta",
+        "membar.sys",
+    ],
     "block_predicates": ["bar.red.popc.u32", "bar.red.and.pred", "bar.red.or.pred"],
     "last_block_sum": ["membar.gl", "atom.global.inc.u32", "bar.red.or.pred"],
-    "histogram_privatised": ["atom.shared.add.u32", "atom.shared.max.s64",
-                             "atom.shared.min.s64", "atom.shared.or.b64", "atom.shared.xor.b64",
-                             "atom.shared.and.b64", "atom.global.max.s64",
-                             "atom.global.and.b64"],
+    "histogram_privatised": [
+        "atom.shared.add.u32",
+        "atom.shared.max.s64",
+        "atom.shared.min.s64",
+        "atom.shared.or.b64",
+        "atom.shared.xor.b64",
+        "atom.shared.and.b64",
+        "atom.global.max.s64",
+        "atom.global.and.b64",
+    ],
     "atomic_minmax_each_uint32": ["atom.global.max.u32", "atom.global.min.u32"],
     "atomic_minmax_each_int64": ["atom.global.max.s64", "atom.global.min.s64"],
     "atomic_minmax_each_float32": ["atom.global.cas.b32"],
     "atomic_minmax_each_float64": ["atom.global.cas.b64"],
-    "atomic_int_rmw_int32": ["atom.global.exch.b32", "atom.global.and.b32", "atom.global.or.b32",
-                             "atom.global.xor.b32"],
+    "atomic_int_rmw_int32": [
+        "atom.global.exch.b32",
+        "atom.global.and.b32",
+        "atom.global.or.b32",
+        "atom.global.xor.b32",
+    ],
     "atomic_float_add_sub_float32": ["atom.global.add.f32"],
     "atomic_float_add_sub_float64": ["atom.global.add.f64"],
     "atomic_inc_dec_uint32": ["atom.global.inc.u32", "atom.global.dec.u32"],
@@ -93,36 +120,78 @@ def test_ptx_features(name):
 
 
 def test_every_new_intrinsic_has_a_cuda_lowering():
-    names = {"cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or",
-             "cuda.syncwarp", "cuda.threadfence", "cuda.threadfence_block",
-             "cuda.threadfence_system", "cuda.shfl_sync", "cuda.shfl_up_sync",
-             "cuda.shfl_down_sync", "cuda.shfl_xor_sync", "cuda.all_sync", "cuda.any_sync",
-             "cuda.eq_sync", "cuda.ballot_sync", "cuda.match_any_sync", "cuda.match_all_sync",
-             "cuda.activemask", "cuda.lanemask_lt", "cuda.popc", "cuda.brev", "cuda.clz",
-             "cuda.ffs", "cuda.fma", "cuda.cbrt", "atomic.cas"}
-    names |= {f"atomic.{op}" for op in ("add", "sub", "max", "min", "nanmax", "nanmin", "and",
-                                        "or", "xor", "exch", "inc", "dec")}
+    names = {
+        "cuda.syncthreads_count",
+        "cuda.syncthreads_and",
+        "cuda.syncthreads_or",
+        "cuda.syncwarp",
+        "cuda.threadfence",
+        "cuda.threadfence_block",
+        "cuda.threadfence_system",
+        "cuda.shfl_sync",
+        "cuda.shfl_up_sync",
+        "cuda.shfl_down_sync",
+        "cuda.shfl_xor_sync",
+        "cuda.all_sync",
+        "cuda.any_sync",
+        "cuda.eq_sync",
+        "cuda.ballot_sync",
+        "cuda.match_any_sync",
+        "cuda.match_all_sync",
+        "cuda.activemask",
+        "cuda.lanemask_lt",
+        "cuda.popc",
+        "cuda.brev",
+        "cuda.clz",
+        "cuda.ffs",
+        "cuda.fma",
+        "cuda.cbrt",
+        "atomic.cas",
+    }
+    names |= {
+        f"atomic.{op}"
+        for op in (
+            "add",
+            "sub",
+            "max",
+            "min",
+            "nanmax",
+            "nanmin",
+            "and",
+            "or",
+            "xor",
+            "exch",
+            "inc",
+            "dec",
+        )
+    }
     assert names <= set(CUDA_TARGET.intrinsics)
 
 
 # -- typing: numba's signatures ---------------------------------------------------------------
 
+
 def typed(pyfunc, *arg_types):
     return compile_kernel(pyfunc, arg_types, Options(verify=True), stop_after="typed").outputs[
-        "typed"]
+        "typed"
+    ]
 
 
 def intrinsics(fn, name):
-    return [op for b in fn.blocks for op in b.ops
-            if isinstance(op, ir.Intrinsic) and op.name == name]
+    return [
+        op for b in fn.blocks for op in b.ops if isinstance(op, ir.Intrinsic) and op.name == name
+    ]
 
 
 def result_type(call, arg_type, name):
     """The result type of ``cuda.<call>`` applied to a value of ``arg_type``."""
+
     def kernel(x, out):
         out[0] = call(x[0])
-    (op,) = intrinsics(typed(kernel, typeof(np.zeros(1, arg_type.dtype)), typeof(np.zeros(1))),
-                       name)
+
+    (op,) = intrinsics(
+        typed(kernel, typeof(np.zeros(1, arg_type.dtype)), typeof(np.zeros(1))), name
+    )
     return op.result.type
 
 
@@ -142,21 +211,25 @@ def test_float_intrinsic_types():
     def mixed(a, out):
         out[0] = cuda.fma(a[0], a[0], float32(1))
         out[1] = cuda.fma(a[0], a[0], 1.0)
+
     fn = typed(mixed, typeof(np.zeros(1, np.float32)), typeof(np.zeros(2)))
     assert [op.result.type for op in intrinsics(fn, "cuda.fma")] == [float32, float64]
 
 
 def test_warp_and_barrier_types():
     def kernel(x, f, out):
-        m, ok = cuda.match_all_sync(0xffffffff, x[0])
-        out[0] = cuda.ballot_sync(0xffffffff, x[0]) + cuda.all_sync(0xffffffff, x[0] > 0)
-        out[1] = cuda.match_any_sync(0xffffffff, f[0]) + m + ok
+        m, ok = cuda.match_all_sync(0xFFFFFFFF, x[0])
+        out[0] = cuda.ballot_sync(0xFFFFFFFF, x[0]) + cuda.all_sync(0xFFFFFFFF, x[0] > 0)
+        out[1] = cuda.match_any_sync(0xFFFFFFFF, f[0]) + m + ok
         out[2] = cuda.activemask() + cuda.lanemask_lt() + cuda.laneid + cuda.warpsize
-        out[3] = cuda.syncthreads_count(x[0]) + cuda.shfl_sync(0xffffffff, f[0], 0)
-    fn = typed(kernel, typeof(np.zeros(1, np.int64)), typeof(np.zeros(1, np.float32)),
-               typeof(np.zeros(4)))
-    kinds = {op.name: op.result.type for b in fn.blocks for op in b.ops
-             if isinstance(op, ir.Intrinsic)}
+        out[3] = cuda.syncthreads_count(x[0]) + cuda.shfl_sync(0xFFFFFFFF, f[0], 0)
+
+    fn = typed(
+        kernel, typeof(np.zeros(1, np.int64)), typeof(np.zeros(1, np.float32)), typeof(np.zeros(4))
+    )
+    kinds = {
+        op.name: op.result.type for b in fn.blocks for op in b.ops if isinstance(op, ir.Intrinsic)
+    }
     assert kinds["cuda.match_all_sync"] == Tuple((int32, boolean))
     assert kinds["cuda.ballot_sync"] == int32 and kinds["cuda.all_sync"] == boolean
     assert kinds["cuda.match_any_sync"] == int32
@@ -169,6 +242,7 @@ def test_atomic_results_are_the_dtype_and_values_are_converted():
     def kernel(a, out):
         out[0] = cuda.atomic.max(a, (0, -1), 1)
         out[1] = cuda.atomic.cas(a, (1, 2), 3, 4.0)
+
     fn = typed(kernel, typeof(np.zeros((2, 3), np.uint64)), typeof(np.zeros(2)))
     (mx,) = intrinsics(fn, "atomic.max")
     (cas,) = intrinsics(fn, "atomic.cas")
@@ -177,19 +251,22 @@ def test_atomic_results_are_the_dtype_and_values_are_converted():
     assert cas.result.type == uint64 and [a.type for a in cas.args[2:]] == [uint64, uint64]
 
 
-@pytest.mark.parametrize("func, dtype, message", [
-    (lambda a: cuda.atomic.inc(a, 0, 1), np.int32, "does not support arrays of int32"),
-    (lambda a: cuda.atomic.xor(a, 0, 1), np.float32, "does not support arrays of float32"),
-    (lambda a: cuda.atomic.exch(a, 0, 1), np.float64, "does not support arrays of float64"),
-    (lambda a: cuda.atomic.cas(a, 0, 1, 2), np.float32, "does not support arrays of float32"),
-    (lambda a: cuda.atomic.max(a, 0, 1), np.int16, "does not support arrays of int16"),
-    (lambda a: cuda.atomic.add(a, 0, 1), np.int8, "does not support arrays of int8"),
-    (lambda a: cuda.atomic.min(a, (0, 1), 1), np.int32, "indexed with 2 indices"),
-    (lambda a: cuda.shfl_sync(0xffffffff, a[0], 0), np.int16, "32- and 64-bit"),
-    (lambda a: cuda.popc(a[0]), np.float32, "needs an integer"),
-    (lambda a: cuda.syncthreads_count(a[0]), np.float64, "integer or a bool"),
-    (lambda a: cuda.ballot_sync(1.5, a[0]), np.int32, "must be an integer"),
-])
+@pytest.mark.parametrize(
+    "func, dtype, message",
+    [
+        (lambda a: cuda.atomic.inc(a, 0, 1), np.int32, "does not support arrays of int32"),
+        (lambda a: cuda.atomic.xor(a, 0, 1), np.float32, "does not support arrays of float32"),
+        (lambda a: cuda.atomic.exch(a, 0, 1), np.float64, "does not support arrays of float64"),
+        (lambda a: cuda.atomic.cas(a, 0, 1, 2), np.float32, "does not support arrays of float32"),
+        (lambda a: cuda.atomic.max(a, 0, 1), np.int16, "does not support arrays of int16"),
+        (lambda a: cuda.atomic.add(a, 0, 1), np.int8, "does not support arrays of int8"),
+        (lambda a: cuda.atomic.min(a, (0, 1), 1), np.int32, "indexed with 2 indices"),
+        (lambda a: cuda.shfl_sync(0xFFFFFFFF, a[0], 0), np.int16, "32- and 64-bit"),
+        (lambda a: cuda.popc(a[0]), np.float32, "needs an integer"),
+        (lambda a: cuda.syncthreads_count(a[0]), np.float64, "integer or a bool"),
+        (lambda a: cuda.ballot_sync(1.5, a[0]), np.int32, "must be an integer"),
+    ],
+)
 def test_misuse_is_a_typing_error(func, dtype, message):
     with pytest.raises(TypingError, match=message):
         typed(func, typeof(np.zeros(2, dtype)))  # the lambda is the kernel
@@ -198,6 +275,7 @@ def test_misuse_is_a_typing_error(func, dtype, message):
 def test_compare_and_swap_needs_a_1d_array():
     def kernel(a):
         cuda.atomic.compare_and_swap(a, 0, 1)
+
     with pytest.raises(TypingError, match="1-d array"):
         typed(kernel, typeof(np.zeros((2, 2), np.int32)))
 
@@ -210,10 +288,18 @@ def test_effects_survive_when_their_results_are_unused():
         cuda.syncthreads_and(1)
         cuda.syncwarp()
         cuda.threadfence()
-    ptx = compile_kernel(kernel, (typeof(np.zeros(2, np.int32)), typeof(np.zeros(1, np.uint32))),
-                         stop_after="ptx").ptx
-    for needle in ("atom.global.max.s32", "atom.global.cas.b32", "atom.global.dec.u32",
-                   "bar.red.and.pred", "bar.warp.sync", "membar.gl"):
+
+    ptx = compile_kernel(
+        kernel, (typeof(np.zeros(2, np.int32)), typeof(np.zeros(1, np.uint32))), stop_after="ptx"
+    ).ptx
+    for needle in (
+        "atom.global.max.s32",
+        "atom.global.cas.b32",
+        "atom.global.dec.u32",
+        "bar.red.and.pred",
+        "bar.warp.sync",
+        "membar.gl",
+    ):
         assert needle in ptx, needle
 
 

@@ -14,8 +14,7 @@ import pytest
 from kernels import run_case
 from kernels_device import DEVICE_CASES
 
-CASES = [pytest.param(c, "cuda", id=f"{c.name}-cuda", marks=pytest.mark.gpu)
-         for c in DEVICE_CASES]
+CASES = [pytest.param(c, "cuda", id=f"{c.name}-cuda", marks=pytest.mark.gpu) for c in DEVICE_CASES]
 CASES += [pytest.param(c, "cpu", id=f"{c.name}-cpu") for c in DEVICE_CASES]
 
 
@@ -26,8 +25,9 @@ def check(case, got: dict, expected: dict):
         assert out.shape == ref.shape, f"{case.name}: output {idx} shape"
         if ref.dtype.kind == "f" or out.dtype.kind == "f":
             nan = np.isnan(ref)
-            assert np.array_equal(np.isnan(out), nan), f"{case.name}: output {idx} NaNs " \
-                "(unwritten, or NaN semantics)"
+            assert np.array_equal(np.isnan(out), nan), (
+                f"{case.name}: output {idx} NaNs (unwritten, or NaN semantics)"
+            )
             o, r = out[~nan].astype(np.float64), ref[~nan].astype(np.float64)
             err = np.linalg.norm(o - r) / max(np.linalg.norm(r), 1e-300)
             assert err <= case.rtol, f"{case.name}: output {idx} relative error {err:.3e}"

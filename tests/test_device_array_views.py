@@ -77,7 +77,7 @@ def test_split_gives_consecutive_views(target):
     parts = d.split(4)
     assert [p.shape for p in parts] == [(4,), (4,), (2,)]
     for p, lo in zip(parts, (0, 4, 8), strict=True):
-        assert np.array_equal(p.copy_to_host(), host[lo:lo + 4])
+        assert np.array_equal(p.copy_to_host(), host[lo : lo + 4])
     parts[1].copy_to_device(np.full(4, -1, np.int64))
     assert np.array_equal(d.copy_to_host()[4:8], [-1] * 4)  # views, not copies
     with pytest.raises(ValueError):
@@ -103,11 +103,19 @@ def test_gpu_arrays_views_over_a_fake_allocation():
 
     d = DeviceArray._view((10,), (8,), np.dtype(np.int64), 0x1000, None)
     parts = d.split(4)
-    assert [(p.shape, p.device_ptr) for p in parts] == [((4,), 0x1000), ((4,), 0x1020),
-                                                       ((2,), 0x1040)]
+    assert [(p.shape, p.device_ptr) for p in parts] == [
+        ((4,), 0x1000),
+        ((4,), 0x1020),
+        ((2,), 0x1040),
+    ]
     v = d.view(np.int32)
-    assert (v.shape, v.strides, v.dtype, v.device_ptr, v.size) == ((20,), (4,),
-                                                                  np.dtype(np.int32), 0x1000, 20)
+    assert (v.shape, v.strides, v.dtype, v.device_ptr, v.size) == (
+        (20,),
+        (4,),
+        np.dtype(np.int32),
+        0x1000,
+        20,
+    )
     m = DeviceArray._view((1, 6, 1), (48, 8, 8), np.dtype(np.float64), 0x2000, None)
     assert m.squeeze().shape == (6,) and m.squeeze(axis=-1).shape == (1, 6)
     assert m.flags["C_CONTIGUOUS"] and m.flags["F_CONTIGUOUS"]

@@ -27,6 +27,7 @@ def case(setup, reference, rtol=1e-6):
     def register(kernel):
         CASES.append(Case(kernel.__name__, kernel, setup, reference, rtol))
         return kernel
+
     return register
 
 
@@ -38,6 +39,7 @@ def _xy(rng, dtype=np.float32):
 
 # -- device functions at module level, called by name (globals) ------------------------
 
+
 @cuda.jit(device=True)
 def axpy(a, x, y):
     return a * x + y
@@ -45,27 +47,27 @@ def axpy(a, x, y):
 
 @cuda.jit(device=True)
 def sum_diff(x, y):
-    return x + y, x - y          # a tuple
+    return x + y, x - y  # a tuple
 
 
 @cuda.jit(device=True)
-def store(out, i, value):        # returns nothing
+def store(out, i, value):  # returns nothing
     out[i] = value
 
 
 @cuda.jit(device=True)
-def clamp(v, lo=0.0, hi=1.0):    # defaults
+def clamp(v, lo=0.0, hi=1.0):  # defaults
     return min(max(v, lo), hi)
 
 
 @cuda.jit(device=True)
-def norm2(x, y):                 # calls another device function and math
+def norm2(x, y):  # calls another device function and math
     s, d = sum_diff(x, y)
     return math.sqrt(s * s + d * d)
 
 
 @cuda.jit(device=True)
-def thread_index():              # a device function reading the thread state
+def thread_index():  # a device function reading the thread state
     return cuda.grid(1)
 
 
@@ -89,8 +91,13 @@ def _scale_pair_setup(rng):
     return [x, y, poison(N, np.float32), poison(N, np.float32)], (N + 127) // 128, 128, 0
 
 
-@case(_scale_pair_setup, lambda a: {2: 2.0 * a[0].astype(np.float64) + a[1],
-                                    3: (a[0].astype(np.float64) + a[1]) * (a[0] - a[1])})
+@case(
+    _scale_pair_setup,
+    lambda a: {
+        2: 2.0 * a[0].astype(np.float64) + a[1],
+        3: (a[0].astype(np.float64) + a[1]) * (a[0] - a[1]),
+    },
+)
 @cuda.jit
 def scalar_and_tuple_returns(x, y, out, prod):
     i = thread_index()
@@ -114,8 +121,10 @@ def defaults_and_keywords(x, a, b):
         b[i] = clamp(x[i], hi=0.25, lo=-0.5)
 
 
-@case(lambda rng: ([*_xy(rng, np.float64), poison(N, np.float64)], 8, 128, 0),
-      lambda a: {2: np.sqrt(2 * (a[0] ** 2 + a[1] ** 2))})
+@case(
+    lambda rng: ([*_xy(rng, np.float64), poison(N, np.float64)], 8, 128, 0),
+    lambda a: {2: np.sqrt(2 * (a[0] ** 2 + a[1] ** 2))},
+)
 @cuda.jit
 def nested_calls(x, y, out):
     i = cuda.grid(1)
@@ -123,9 +132,15 @@ def nested_calls(x, y, out):
         out[i] = norm2(x[i], y[i])
 
 
-@case(lambda rng: ([(rng.standard_normal(N) * 25).astype(np.float64), poison(N, np.float64)],
-                   8, 128, 0),
-      lambda a: {1: np.array([early_exit.py_func(v) for v in a[0]])})  # the Python model
+@case(
+    lambda rng: (
+        [(rng.standard_normal(N) * 25).astype(np.float64), poison(N, np.float64)],
+        8,
+        128,
+        0,
+    ),
+    lambda a: {1: np.array([early_exit.py_func(v) for v in a[0]])},
+)  # the Python model
 @cuda.jit
 def returns_in_loops(x, out):
     i = cuda.grid(1)
@@ -133,35 +148,52 @@ def returns_in_loops(x, out):
         out[i] = early_exit(x[i])
 
 
-@case(lambda rng: ([rng.integers(-100, 100, N).astype(np.int32),
-                    rng.standard_normal(N).astype(np.float64),
-                    poison(N, np.int64), poison(N, np.float64), poison(N, np.float32)], 8, 128, 0),
-      lambda a: {2: a[0].astype(np.int64) * 2 + 1, 3: a[1] * 2 + 1,
-                 4: (a[1].astype(np.float32) * np.float32(3.0))})
+@case(
+    lambda rng: (
+        [
+            rng.integers(-100, 100, N).astype(np.int32),
+            rng.standard_normal(N).astype(np.float64),
+            poison(N, np.int64),
+            poison(N, np.float64),
+            poison(N, np.float32),
+        ],
+        8,
+        128,
+        0,
+    ),
+    lambda a: {
+        2: a[0].astype(np.int64) * 2 + 1,
+        3: a[1] * 2 + 1,
+        4: (a[1].astype(np.float32) * np.float32(3.0)),
+    },
+)
 @cuda.jit
 def one_function_two_specialisations(n, x, ni, nx, declared):
     i = cuda.grid(1)
     if i < x.size:
-        ni[i] = axpy(2, n[i], 1)        # int64 arithmetic
-        nx[i] = axpy(2.0, x[i], 1.0)    # float64
+        ni[i] = axpy(2, n[i], 1)  # int64 arithmetic
+        nx[i] = axpy(2.0, x[i], 1.0)  # float64
         declared[i] = declared_mul(x[i], 3)  # converted to the declared float32
 
 
 def _make_closure_kernel(scale):
     @cuda.jit(device=True)
     def scaled(v):
-        return v * scale           # a closure variable of the device function
+        return v * scale  # a closure variable of the device function
 
     @cuda.jit
     def closure_kernel(x, out):
         i = cuda.grid(1)
         if i < x.size:
             out[i] = scaled(x[i])  # the device function is a closure of the kernel
+
     return closure_kernel
 
 
-closure_kernel = case(lambda rng: ([rng.standard_normal(N), poison(N, np.float64)], 8, 128, 0),
-                      lambda a: {1: a[0] * 3.5})(_make_closure_kernel(3.5))
+closure_kernel = case(
+    lambda rng: ([rng.standard_normal(N), poison(N, np.float64)], 8, 128, 0),
+    lambda a: {1: a[0] * 3.5},
+)(_make_closure_kernel(3.5))
 
 TILE = 128
 
@@ -178,8 +210,11 @@ def block_sum(buf, t):
     return buf[0]
 
 
-@case(lambda rng: ([rng.standard_normal(TILE * 8), poison(8, np.float64)], 8, TILE, 0),
-      lambda a: {1: a[0].reshape(8, TILE).sum(axis=1)}, rtol=1e-12)
+@case(
+    lambda rng: ([rng.standard_normal(TILE * 8), poison(8, np.float64)], 8, TILE, 0),
+    lambda a: {1: a[0].reshape(8, TILE).sum(axis=1)},
+    rtol=1e-12,
+)
 @cuda.jit
 def shared_array_reduction(x, out):
     buf = cuda.shared.array(TILE, np.float64)
@@ -197,10 +232,21 @@ def element_at(a, i, j):
     return a[i, j]
 
 
-@case(lambda rng: ([rng.standard_normal((5, 7)), np.asfortranarray(rng.standard_normal((5, 7))),
-                    rng.standard_normal((10, 14))[::2, ::2], poison((5, 7), np.float64)],
-                   (1, 1), (8, 8), 0),
-      lambda a: {3: a[0] + 10 * a[1] + 100 * a[2]}, rtol=1e-12)
+@case(
+    lambda rng: (
+        [
+            rng.standard_normal((5, 7)),
+            np.asfortranarray(rng.standard_normal((5, 7))),
+            rng.standard_normal((10, 14))[::2, ::2],
+            poison((5, 7), np.float64),
+        ],
+        (1, 1),
+        (8, 8),
+        0,
+    ),
+    lambda a: {3: a[0] + 10 * a[1] + 100 * a[2]},
+    rtol=1e-12,
+)
 @cuda.jit
 def strided_signature(c, f, view, out):
     # A C- or F-contiguous kernel argument arrives without its strides (cujit.abi); the
@@ -217,6 +263,7 @@ def _types(c: Case):
 
 # -- compile to cubin (CI) -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_compiles_to_cubin(c):
     result = compile_kernel(c.kernel.py_func, _types(c), Options(verify=True))
@@ -227,13 +274,14 @@ def test_compiles_to_cubin(c):
 def test_callees_are_internal_functions_of_the_kernel_module():
     c = next(c for c in CASES if c.name == "nested_calls")
     llvm = compile_kernel(c.kernel.py_func, _types(c), stop_after="llvm").outputs["llvm"]
-    assert "define internal double @\"cujit_dev_norm2_float64_float64\"" in llvm
-    assert "define internal {double, double} @\"cujit_dev_sum_diff_float64_float64\"" in llvm
+    assert 'define internal double @"cujit_dev_norm2_float64_float64"' in llvm
+    assert 'define internal {double, double} @"cujit_dev_sum_diff_float64_float64"' in llvm
     ptx = compile_kernel(c.kernel.py_func, _types(c), Options(opt=0), stop_after="ptx").ptx
     assert ".func" in ptx and "call" in ptx  # at -O0 a real call; at -O3 inlined
 
 
 # -- run on the CPU target (CI) and on the GPU -----------------------------------------
+
 
 def _run(c: Case, target: str):
     kernel = cuda.jit(c.kernel.py_func, target=target)
@@ -257,12 +305,15 @@ def test_runs_on_gpu(c):
 
 # -- the typed IR: callees ride with the kernel; explain prints the kernel -----------
 
+
 def test_typed_ir_carries_specialised_callees():
     c = next(c for c in CASES if c.name == "one_function_two_specialisations")
     fn = compile_kernel(c.kernel.py_func, _types(c), stop_after="passes").outputs["passes"]
     assert {f.name for f in fn.callees} == {
-        "axpy(int64, int32, int64)", "axpy(float64, float64, float64)",
-        "declared_mul(float32, float32)"}
+        "axpy(int64, int32, int64)",
+        "axpy(float64, float64, float64)",
+        "declared_mul(float32, float32)",
+    }
     text = format_function(fn)
     assert text.startswith("func one_function_two_specialisations(")
     assert "callfunction 'axpy(float64, float64, float64)'" in text
@@ -300,6 +351,7 @@ def test_two_closures_with_one_name_get_two_symbols():
         @cuda.jit(device=True)
         def f(v):
             return v + k
+
         return f
 
     f1, f2 = make(1.0), make(2.0)
@@ -315,6 +367,7 @@ def test_two_closures_with_one_name_get_two_symbols():
 
 
 # -- errors ------------------------------------------------------------------------------
+
 
 @cuda.jit(device=True)
 def bad_index(v):
@@ -417,6 +470,7 @@ def test_argument_errors():
 
 # -- forall ------------------------------------------------------------------------------
 
+
 @cuda.jit
 def add_one(x):
     i = cuda.grid(1)
@@ -456,6 +510,7 @@ def test_float32_device_function_keeps_float32():
     def kern(x):
         x[0] = half(x[0])
 
-    fn = compile_kernel(kern, (typeof(np.zeros(1, np.float32)),),
-                        stop_after="passes").outputs["passes"]
+    fn = compile_kernel(kern, (typeof(np.zeros(1, np.float32)),), stop_after="passes").outputs[
+        "passes"
+    ]
     assert fn.callees[0].return_type == float32

@@ -96,6 +96,7 @@ def test_case_matches_plain_python(case, target):
 def test_plain_python_runner_is_not_vacuous():
     """pysim must compute, not copy: a kernel that writes the wrong value must differ,
     and a kernel that skips a thread must leave its poison in place."""
+
     @cuda.jit
     def off_by_one(x, out):
         i = cuda.grid(1)
@@ -110,6 +111,7 @@ def test_plain_python_runner_is_not_vacuous():
 
 def test_plain_python_runner_shared_memory_per_block():
     """Shared arrays are per block and per call site; syncthreads orders the block."""
+
     @cuda.jit
     def rotate(x, out):
         a = cuda.shared.array(8, int64)
@@ -130,8 +132,16 @@ def test_plain_python_runner_shared_memory_per_block():
 
 # -- arithmetic edge cases ----------------------------------------------------------
 
-NS = {"cuda": cuda, "math": math, "int8": int8, "int16": int16, "int32": int32,
-      "int64": int64, "float32": float32, "float64": float64}
+NS = {
+    "cuda": cuda,
+    "math": math,
+    "int8": int8,
+    "int16": int16,
+    "int32": int32,
+    "int64": int64,
+    "float32": float32,
+    "float64": float64,
+}
 _EXPR_KERNELS: dict = {}
 
 
@@ -139,10 +149,12 @@ def expr_kernel(expr: str, target: str):
     """A kernel ``out[i] = <expr>`` over ``a[i]``, ``b[i]``, compiled for ``target``."""
     key = (expr, target)
     if key not in _EXPR_KERNELS:
-        src = ("def kernel(a, b, out):\n"
-               "    i = cuda.grid(1)\n"
-               "    if i < out.size:\n"
-               f"        out[i] = {expr}\n")
+        src = (
+            "def kernel(a, b, out):\n"
+            "    i = cuda.grid(1)\n"
+            "    if i < out.size:\n"
+            f"        out[i] = {expr}\n"
+        )
         ns = dict(NS)
         exec(compile(src, f"<differential {expr}>", "exec"), ns)
         _EXPR_KERNELS[key] = cuda.jit(ns["kernel"], target=target)
@@ -152,8 +164,11 @@ def expr_kernel(expr: str, target: str):
 def run_three(expr, target, a, b, out_dtype):
     """(compiled result, pysim result) of ``out[i] = expr`` over arrays a, b."""
     n = len(a)
-    out = np.full(n, 123, out_dtype) if np.dtype(out_dtype).kind != "f" else \
-        np.full(n, np.nan, out_dtype)
+    out = (
+        np.full(n, 123, out_dtype)
+        if np.dtype(out_dtype).kind != "f"
+        else np.full(n, np.nan, out_dtype)
+    )
     k = expr_kernel(expr, target)
     got = out.copy()
     k[max(1, (n + 31) // 32), 32](a.copy(), b.copy(), got)
@@ -166,17 +181,25 @@ def same_bits(got, want, what):
     """Equal as values, with nan equal to nan and -0.0 different from 0.0."""
     got, want = np.asarray(got), np.asarray(want, dtype=got.dtype)
     if got.dtype.kind == "f":
-        ok = ((got == want) & (np.signbit(got) == np.signbit(want))) | \
-            (np.isnan(got) & np.isnan(want))
+        ok = ((got == want) & (np.signbit(got) == np.signbit(want))) | (
+            np.isnan(got) & np.isnan(want)
+        )
     else:
         ok = got == want
     bad = np.flatnonzero(~ok)
-    assert not bad.size, f"{what}: first mismatch at {bad[0]}: got {got[bad[0]]!r}, " \
+    assert not bad.size, (
+        f"{what}: first mismatch at {bad[0]}: got {got[bad[0]]!r}, "
         f"expected {want[bad[0]]!r} (of {bad.size})"
+    )
 
 
-HYP = settings(max_examples=60, deadline=None, derandomize=True, database=None,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+HYP = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 INT_TYPES = [np.int8, np.int16, np.int32, np.int64]
 
 
@@ -193,8 +216,9 @@ def ints(dt):
 
 
 def int_pairs(dt, b_strategy=None):
-    return st.lists(st.tuples(ints(dt), ints(dt) if b_strategy is None else b_strategy),
-                    min_size=1, max_size=48)
+    return st.lists(
+        st.tuples(ints(dt), ints(dt) if b_strategy is None else b_strategy), min_size=1, max_size=48
+    )
 
 
 def _arrays(pairs, dt):
@@ -287,10 +311,22 @@ def f32_values():
 
 
 def f64_values():
-    special = st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -5e-324,
-                               2.2250738585072014e-308, 1.7976931348623157e308, 1.0, -1.0])
-    return st.one_of(special, st.floats(allow_nan=True, allow_infinity=True),
-                     st.floats(-100, 100))
+    special = st.sampled_from(
+        [
+            0.0,
+            -0.0,
+            math.inf,
+            -math.inf,
+            math.nan,
+            5e-324,
+            -5e-324,
+            2.2250738585072014e-308,
+            1.7976931348623157e308,
+            1.0,
+            -1.0,
+        ]
+    )
+    return st.one_of(special, st.floats(allow_nan=True, allow_infinity=True), st.floats(-100, 100))
 
 
 FLOAT_TYPES = {"float32": (np.float32, f32_values), "float64": (np.float64, f64_values)}
@@ -334,9 +370,18 @@ def _float_op_model(expr, x, y, dt):
         return _FLOAT_OP_MODELS[expr](dt(x), dt(y))
 
 
-FLOAT_EXPRS = ["a[i] + b[i]", "a[i] - b[i]", "a[i] * b[i]", "a[i] / b[i]", "a[i] // b[i]",
-               "a[i] % b[i]", "min(a[i], b[i])", "max(a[i], b[i])", "abs(a[i]) + b[i] * 0",
-               "-a[i]"]
+FLOAT_EXPRS = [
+    "a[i] + b[i]",
+    "a[i] - b[i]",
+    "a[i] * b[i]",
+    "a[i] / b[i]",
+    "a[i] // b[i]",
+    "a[i] % b[i]",
+    "min(a[i], b[i])",
+    "max(a[i], b[i])",
+    "abs(a[i]) + b[i] * 0",
+    "-a[i]",
+]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -423,11 +468,16 @@ def test_float_to_int_casts_in_range(dtname, target):
     """``int(x)``, ``int32(x)`` and ``int8(x)`` truncate toward zero for x in range;
     ``float32(x)`` of a float64 rounds to nearest even."""
     dt, _ = FLOAT_TYPES[dtname]
-    exprs = {"int(a[i]) + int(b[i]) * 0": (np.int64, lambda x, y: math.trunc(x)),
-             "int32(a[i]) + int32(b[i])": (np.int32, lambda x, y: math.trunc(x) + math.trunc(y)),
-             "int8(a[i])": (np.int8, lambda x, y: math.trunc(x))}
-    lim = {"int(a[i]) + int(b[i]) * 0": 2.0**62,
-           "int32(a[i]) + int32(b[i])": 2.0**30, "int8(a[i])": 127.75}
+    exprs = {
+        "int(a[i]) + int(b[i]) * 0": (np.int64, lambda x, y: math.trunc(x)),
+        "int32(a[i]) + int32(b[i])": (np.int32, lambda x, y: math.trunc(x) + math.trunc(y)),
+        "int8(a[i])": (np.int8, lambda x, y: math.trunc(x)),
+    }
+    lim = {
+        "int(a[i]) + int(b[i]) * 0": 2.0**62,
+        "int32(a[i]) + int32(b[i])": 2.0**30,
+        "int8(a[i])": 127.75,
+    }
 
     @HYP
     @given(st.data())
@@ -454,10 +504,17 @@ def test_float64_to_float32_rounding(target):
         a = np.array([p[0] for p in pairs])
         b = np.array([p[1] for p in pairs])
         got, sim = run_three("float32(a[i])", target, a, b, np.float32)
-        want = np.array([struct.unpack("f", struct.pack("f", x))[0]
-                         if abs(x) < 3.4028235677973366e38 or not math.isfinite(x)
-                         else math.copysign(math.inf, x) if abs(x) >= 3.4028235677973366e38
-                         else x for x in a], np.float32)
+        want = np.array(
+            [
+                struct.unpack("f", struct.pack("f", x))[0]
+                if abs(x) < 3.4028235677973366e38 or not math.isfinite(x)
+                else math.copysign(math.inf, x)
+                if abs(x) >= 3.4028235677973366e38
+                else x
+                for x in a
+            ],
+            np.float32,
+        )
         same_bits(got, want, "float32(float64) compiled")
         same_bits(sim, want, "float32(float64) plain Python")
 
@@ -468,6 +525,7 @@ def test_float64_to_float32_rounding(target):
 def test_float32_vs_float64_promotion(target):
     """float32 with float32 stays float32 (rounded each step); mixing in a float64
     promotes (numba's rule, and NumPy's for two arrays' scalars)."""
+
     @HYP
     @given(st.lists(st.tuples(f32_values(), f32_values()), min_size=1, max_size=48))
     def check(pairs):
@@ -482,8 +540,7 @@ def test_float32_vs_float64_promotion(target):
             # do: on the GPU the float32 chain may round once instead of twice.
             fused = (a.astype(np.float64) * b + a).astype(np.float32).astype(np.float64)
         if target == "cuda":
-            want32 = np.where((got32 == fused) | (np.isnan(got32) & np.isnan(fused)),
-                              fused, want32)
+            want32 = np.where((got32 == fused) | (np.isnan(got32) & np.isnan(fused)), fused, want32)
         same_bits(got32, want32, "float32 chain compiled")
         same_bits(sim32, want32, "float32 chain plain Python")
         same_bits(got64, want64, "promoted chain compiled")

@@ -20,6 +20,7 @@ def test_observers_see_compiles_and_launches_and_cannot_break_them():
     events.subscribe(broken)
     events.subscribe(record)
     try:
+
         @cuda.jit(target="cpu")
         def add_one(a):
             i = cuda.grid(1)

@@ -37,7 +37,7 @@ def test_constants_stored_into_string_arrays(target):
     expect = u.copy(), s.copy(), short.copy()
     k[1, 8](u, s, short)
     expect[0][:-1], expect[1][:-1], expect[2][:-1] = "XYZ\u00e9", b"XYZ", b"lo"
-    for got, want in zip((u, s, short), expect):
+    for got, want in zip((u, s, short), expect, strict=True):
         assert got.tobytes() == want.tobytes()  # padding zeroed as NumPy does
 
 
@@ -72,8 +72,10 @@ def _number_into_string(s):
     s[0] = 3
 
 
-@pytest.mark.parametrize("fn,words", [(_non_ascii_bytes, "a non-ASCII string"),
-                                      (_number_into_string, "cannot store int64")])
+@pytest.mark.parametrize(
+    "fn,words",
+    [(_non_ascii_bytes, "a non-ASCII string"), (_number_into_string, "cannot store int64")],
+)
 def test_what_does_not_convert_is_refused(fn, words):
     with pytest.raises(TypingError, match=words) as info:
         cuda.jit(fn, target="cpu")[1, 1](np.zeros(2, "S4"))

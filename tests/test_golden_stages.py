@@ -12,4 +12,5 @@ import pytest
 def test_stage_golden(name, stage):
     expected = gs.path(name, stage).read_text()
     assert gs.render(name)[stage] == expected, (
-        f"{gs.path(name, stage)} is stale: run tools/update_golden_stages.py and review")
+        f"{gs.path(name, stage)} is stale: run tools/update_golden_stages.py and review"
+    )

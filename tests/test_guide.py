@@ -69,22 +69,41 @@ def blocks_of(page: Path) -> list[Block]:
             assert found and found[-1].output is None, f"{page.name}: output without code"
             found[-1].output = body
         elif info[0] == "python":
-            needs = tuple(n for word in info[1:] if word.startswith("needs=")
-                          for n in word[6:].split(","))
-            found.append(Block(body, "gpu" in info[1:], "cpu" in info[1:], needs, None,
-                               text.count("\n", 0, m.start()) + 1))
+            needs = tuple(
+                n for word in info[1:] if word.startswith("needs=") for n in word[6:].split(",")
+            )
+            found.append(
+                Block(
+                    body,
+                    "gpu" in info[1:],
+                    "cpu" in info[1:],
+                    needs,
+                    None,
+                    text.count("\n", 0, m.start()) + 1,
+                )
+            )
     return found
 
 
 def run_blocks(page: Path, blocks: list[Block], env: dict, timeout: int = 240) -> list[str]:
     payload = json.dumps([(b.source, list(b.needs)) for b in blocks])
-    proc = subprocess.run([sys.executable, "-c", RUNNER], input=payload, text=True, check=False,
-                          capture_output=True, env=env, cwd=str(GUIDE), timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNNER],
+        input=payload,
+        text=True,
+        check=False,
+        capture_output=True,
+        env=env,
+        cwd=str(GUIDE),
+        timeout=timeout,
+    )
     outputs = proc.stdout.split(MARK + "\n")
-    assert proc.returncode == 0, (f"{page.name}: block {len(outputs)} (of {len(blocks)}, "
-                                  f"line {blocks[min(len(outputs), len(blocks)) - 1].line}) "
-                                  f"failed:\n{proc.stderr[-4000:]}")
-    return outputs[:len(blocks)]
+    assert proc.returncode == 0, (
+        f"{page.name}: block {len(outputs)} (of {len(blocks)}, "
+        f"line {blocks[min(len(outputs), len(blocks)) - 1].line}) "
+        f"failed:\n{proc.stderr[-4000:]}"
+    )
+    return outputs[: len(blocks)]
 
 
 def child_env(target: str | None) -> dict:
@@ -104,8 +123,10 @@ def check(page: Path, gpu: bool) -> None:
     outputs = run_blocks(page, blocks, child_env(None if gpu else "cpu"))
     for block, printed in zip(blocks, outputs, strict=True):
         if block.output is not None and not printed.startswith("skipped: "):
-            assert printed == block.output, (f"{page.name}:{block.line}: printed\n{printed}"
-                                             f"\nwhere the page shows\n{block.output}")
+            assert printed == block.output, (
+                f"{page.name}:{block.line}: printed\n{printed}"
+                f"\nwhere the page shows\n{block.output}"
+            )
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])

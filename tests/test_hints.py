@@ -45,36 +45,65 @@ def fill_f32(x, out):
 X = np.arange(8, dtype=np.float32)
 
 LAUNCHES = [
-    ("list argument", lambda: fill[1, 8]([1.0, 2.0], X),
-     ("kernel 'fill': argument 0 ('x'): cannot pass a value of Python type list to a kernel\n"
-     "hint: kernels take arrays, not lists: pass np.asarray(...) for 'x' (or "
-     "cuda.to_device(np.asarray(...)) to keep it on the GPU between launches)"
-     f"{G}first-kernel.md#host-arrays-and-device-arrays")),
-    ("eager signature, dtype", lambda: fill_f32[1, 8](np.arange(8.0), X),
-     ("kernel 'fill_f32' was compiled for (array(float32, 1d, A), array(float32, 1d, A)) and "
-     "cannot take arguments of types (array(float64, 1d, C), array(float32, 1d, C))\n"
-     "hint: argument 0 ('x') is float64[::1] where the signature has float32[:]; the signature "
-     "'void(float64[::1], float32[::1])' would take these arguments, or convert the argument "
-     "(x.astype(np.float32)), or drop the signature so that cujit compiles for the types "
-     f"each launch passes{G}first-kernel.md#signatures")),
-    ("no launch configuration", lambda: fill(X, X),
-     ("kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)\n"
-     "hint: give blocks and threads per block in brackets, for instance "
-     f"fill[(x.size + 255) // 256, 256](x, out){G}first-kernel.md#launching")),
-    ("float grid", lambda: fill[X.size / 256, 256](X, X),
-     ("grid must be made of ints, got 0.03125\nhint: compute it with integer division, for "
-     f"instance (n + 255) // 256: '/' always gives a float{G}first-kernel.md#launching")),
-    ("float block", lambda: fill[1, (8.0, 1)](X, X),
-     ("block must be made of ints, got (8.0, 1)\nhint: compute it with integer division, for "
-     f"instance (n + 255) // 256: '/' always gives a float{G}first-kernel.md#launching")),
-    ("argument count", lambda: fill[1, 8](X),
-     ("kernel 'fill' takes 2 arguments, 1 given\nhint: pass one value per parameter: "
-     f"fill[blocks, threads](x, out){G}first-kernel.md#launching")),
+    (
+        "list argument",
+        lambda: fill[1, 8]([1.0, 2.0], X),
+        (
+            "kernel 'fill': argument 0 ('x'): cannot pass a value of Python type list to a kernel\n"
+            "hint: kernels take arrays, not lists: pass np.asarray(...) for 'x' (or "
+            "cuda.to_device(np.asarray(...)) to keep it on the GPU between launches)"
+            f"{G}first-kernel.md#host-arrays-and-device-arrays"
+        ),
+    ),
+    (
+        "eager signature, dtype",
+        lambda: fill_f32[1, 8](np.arange(8.0), X),
+        (
+            "kernel 'fill_f32' was compiled for (array(float32, 1d, A), array(float32, 1d, A)) and "
+            "cannot take arguments of types (array(float64, 1d, C), array(float32, 1d, C))\n"
+            "hint: argument 0 ('x') is float64[::1] where the signature has float32[:]; the signature "
+            "'void(float64[::1], float32[::1])' would take these arguments, or convert the argument "
+            "(x.astype(np.float32)), or drop the signature so that cujit compiles for the types "
+            f"each launch passes{G}first-kernel.md#signatures"
+        ),
+    ),
+    (
+        "no launch configuration",
+        lambda: fill(X, X),
+        (
+            "kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)\n"
+            "hint: give blocks and threads per block in brackets, for instance "
+            f"fill[(x.size + 255) // 256, 256](x, out){G}first-kernel.md#launching"
+        ),
+    ),
+    (
+        "float grid",
+        lambda: fill[X.size / 256, 256](X, X),
+        (
+            "grid must be made of ints, got 0.03125\nhint: compute it with integer division, for "
+            f"instance (n + 255) // 256: '/' always gives a float{G}first-kernel.md#launching"
+        ),
+    ),
+    (
+        "float block",
+        lambda: fill[1, (8.0, 1)](X, X),
+        (
+            "block must be made of ints, got (8.0, 1)\nhint: compute it with integer division, for "
+            f"instance (n + 255) // 256: '/' always gives a float{G}first-kernel.md#launching"
+        ),
+    ),
+    (
+        "argument count",
+        lambda: fill[1, 8](X),
+        (
+            "kernel 'fill' takes 2 arguments, 1 given\nhint: pass one value per parameter: "
+            f"fill[blocks, threads](x, out){G}first-kernel.md#launching"
+        ),
+    ),
 ]
 
 
-@pytest.mark.parametrize("launch,message", [c[1:] for c in LAUNCHES],
-                         ids=[c[0] for c in LAUNCHES])
+@pytest.mark.parametrize("launch,message", [c[1:] for c in LAUNCHES], ids=[c[0] for c in LAUNCHES])
 def test_launch_mistakes(launch, message):
     out = np.full(8, -1.0, np.float32)
     with pytest.raises(LaunchError) as info:
@@ -125,25 +154,52 @@ def returns(x):
 
 
 COMPILES = [
-    (calls_helper, UnsupportedError, "call to unsupported function 'helper'",
-     (f"decorate 'helper' with @cuda.jit(device=True) to call it from a kernel"
-     f"{G}first-kernel.md#device-functions")),
-    (allocates, UnsupportedError, "call to unsupported function 'numpy.zeros'",
-     ("a kernel cannot allocate arrays: use cuda.local.array(shape, dtype) for one per thread "
-     "or cuda.shared.array(shape, dtype) for one per block (shape and dtype constants), or "
-     f"allocate it on the host and pass it in{G}memory.md#local-arrays")),
-    (reduces, UnsupportedError, "call to unsupported function 'numpy.sum'",
-     ("in a kernel NumPy's math functions take numbers (np.sin(x[i])) or fill an 'out' array "
-     "(np.sin(x, out)); for np.sum loop over the elements, or combine threads' results with "
-     "cuda.atomic.add; docs/numba-api.md lists what kernels can call"
-     f"{G}first-kernel.md#what-a-kernel-can-call")),
-    (stores_global, UnsupportedError,
-     "assigning to a 'global' variable is not supported in kernels",
-     ("a kernel cannot change Python variables: write the result into an array argument "
-     "(out[0] = ...) and read that array on the host after the launch"
-     f"{G}first-kernel.md#results-go-into-arrays")),
-    (returns, CompileError, "a kernel cannot return a value",
-     f"write the result into an array argument instead{G}first-kernel.md#results-go-into-arrays"),
+    (
+        calls_helper,
+        UnsupportedError,
+        "call to unsupported function 'helper'",
+        (
+            f"decorate 'helper' with @cuda.jit(device=True) to call it from a kernel"
+            f"{G}first-kernel.md#device-functions"
+        ),
+    ),
+    (
+        allocates,
+        UnsupportedError,
+        "call to unsupported function 'numpy.zeros'",
+        (
+            "a kernel cannot allocate arrays: use cuda.local.array(shape, dtype) for one per thread "
+            "or cuda.shared.array(shape, dtype) for one per block (shape and dtype constants), or "
+            f"allocate it on the host and pass it in{G}memory.md#local-arrays"
+        ),
+    ),
+    (
+        reduces,
+        UnsupportedError,
+        "call to unsupported function 'numpy.sum'",
+        (
+            "in a kernel NumPy's math functions take numbers (np.sin(x[i])) or fill an 'out' array "
+            "(np.sin(x, out)); for np.sum loop over the elements, or combine threads' results with "
+            "cuda.atomic.add; docs/numba-api.md lists what kernels can call"
+            f"{G}first-kernel.md#what-a-kernel-can-call"
+        ),
+    ),
+    (
+        stores_global,
+        UnsupportedError,
+        "assigning to a 'global' variable is not supported in kernels",
+        (
+            "a kernel cannot change Python variables: write the result into an array argument "
+            "(out[0] = ...) and read that array on the host after the launch"
+            f"{G}first-kernel.md#results-go-into-arrays"
+        ),
+    ),
+    (
+        returns,
+        CompileError,
+        "a kernel cannot return a value",
+        f"write the result into an array argument instead{G}first-kernel.md#results-go-into-arrays",
+    ),
 ]
 
 
@@ -163,7 +219,8 @@ def test_eager_hint_for_a_dimension_mismatch():
         "argument 0 ('x') is float32[:, ::1] where the signature has float32[:]; the signature "
         "'void(float32[:, ::1], float32[::1])' would take these arguments, or convert the argument "
         "(x.reshape(...) to 1 dimension(s)), or drop the signature so that cujit compiles for "
-        f"the types each launch passes{G}first-kernel.md#signatures")
+        f"the types each launch passes{G}first-kernel.md#signatures"
+    )
 
 
 def test_signature_text_spells_numba_syntax():

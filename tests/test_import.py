@@ -11,8 +11,16 @@ import sys
 # Modules that cost tens of milliseconds each, or load native CUDA libraries.
 HEAVY = ("numpy", "llvmlite", "cuda.bindings", "cuda.pathfinder", "cuda.core", "numba")
 # cujit's own modules that pull those in: the compiler's stages and the runtime.
-LATE = ("cujit.pipeline", "cujit.bytecode", "cujit.infer", "cujit.codegen", "cujit.ptx",
-        "cujit.runtime", "cujit.cache", "cujit.targets")
+LATE = (
+    "cujit.pipeline",
+    "cujit.bytecode",
+    "cujit.infer",
+    "cujit.codegen",
+    "cujit.ptx",
+    "cujit.runtime",
+    "cujit.cache",
+    "cujit.targets",
+)
 
 
 def modules_after(code: str) -> list[str]:
@@ -20,14 +28,14 @@ def modules_after(code: str) -> list[str]:
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     script = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def heavy_in(modules: list[str]) -> list[str]:
-    return [m for m in modules
-            if any(m == h or m.startswith(h + ".") for h in HEAVY + LATE)]
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY + LATE)]
 
 
 def test_import_cujit_and_cuda_loads_nothing_heavy():
@@ -54,6 +62,8 @@ sig = float32(float32, float32[:])  # numba's type objects work without numpy to
 
 
 def test_types_still_reach_numpy_when_asked():
-    code = "from cujit import float32, int64\nassert float32.dtype.itemsize == 4\n" \
-           "assert repr(int64(7)) == 'np.int64(7)'"
+    code = (
+        "from cujit import float32, int64\nassert float32.dtype.itemsize == 4\n"
+        "assert repr(int64(7)) == 'np.int64(7)'"
+    )
     assert "numpy" in modules_after(code)

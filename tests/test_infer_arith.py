@@ -41,7 +41,9 @@ def test_saxpy_types_exactly():
     b.at(done)
     b.ret(b.const(None))
     fn = infer(b, float32, F32_1D, F32_1D, F32_1D)
-    assert text(fn) == """\
+    assert (
+        text(fn)
+        == """\
 func k(%0: float32 a, %1: array(float32, 1d, C) x, %2: array(float32, 1d, C) y, \
 %3: array(float32, 1d, C) out) -> void
 block0(%0: float32, %1: array(float32, 1d, C), %2: array(float32, 1d, C), \
@@ -64,6 +66,7 @@ block2:
   %14: none = const none
   return none
 """
+    )
 
 
 # -- the promotion table ------------------------------------------------------------
@@ -98,8 +101,9 @@ def _scalar_arg(t):
     return boolean if t is bool else t
 
 
-@pytest.mark.parametrize("op,lt,rt,operand,result,why", BINOP_CASES,
-                         ids=[f"{c[1]}{c[0]}{c[2]}" for c in BINOP_CASES])
+@pytest.mark.parametrize(
+    "op,lt,rt,operand,result,why", BINOP_CASES, ids=[f"{c[1]}{c[0]}{c[2]}" for c in BINOP_CASES]
+)
 def test_binop_promotion(op, lt, rt, operand, result, why):
     b = B("p", "q", "out")
     p, q, out = b.args
@@ -134,14 +138,17 @@ def test_compare_unifies_operands(lt, rt, common, why):
     assert cmp.lhs.type == cmp.rhs.type == common, why
 
 
-@pytest.mark.parametrize("op,t,result", [
-    ("-", boolean, int64),    # UnaryOp: (bool) -> intp
-    ("-", int8, int64),       # choose_result_int widens small ints
-    ("-", uint32, uint64),
-    ("-", float32, float32),
-    ("~", boolean, boolean),  # BitwiseInvert: numpy semantics, bool stays bool
-    ("~", int32, int64),
-])
+@pytest.mark.parametrize(
+    "op,t,result",
+    [
+        ("-", boolean, int64),  # UnaryOp: (bool) -> intp
+        ("-", int8, int64),  # choose_result_int widens small ints
+        ("-", uint32, uint64),
+        ("-", float32, float32),
+        ("~", boolean, boolean),  # BitwiseInvert: numpy semantics, bool stays bool
+        ("~", int32, int64),
+    ],
+)
 def test_unary_types(op, t, result):
     b = B("p", "out")
     r = b.unary(op, b.args[0])
@@ -171,7 +178,10 @@ def test_bitwise_on_float_is_a_typing_error():
     b = B("p", "q")
     b.binop("&", *b.args)
     b.ret()
-    with pytest.raises(TypingError, match=r"unsupported operand types for &: 'float32' and "
-                                          r"'int64'") as e:
+    with pytest.raises(
+        TypingError,
+        match=r"unsupported operand types for &: 'float32' and "
+        r"'int64'",
+    ) as e:
         infer(b, float32, int64)
     assert e.value.loc.line == 1

@@ -108,8 +108,11 @@ def test_int_on_one_path_and_array_on_another():
     b.jump(merge, x)
     b.at(merge)
     b.ret()
-    with pytest.raises(TypingError, match=r"holds int64 on one path and array\(float32, 1d, C\) "
-                                          "on another") as e:
+    with pytest.raises(
+        TypingError,
+        match=r"holds int64 on one path and array\(float32, 1d, C\) "
+        "on another",
+    ) as e:
         infer(b, boolean, F32_1D)
     assert e.value.loc.file == "kernel.py"
 

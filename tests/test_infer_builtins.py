@@ -36,15 +36,18 @@ def _store_call(func, arg_type, out_type):
     return fn, op_of(fn, ops(fn, ir.SetItem)[0].value)
 
 
-@pytest.mark.parametrize("func,arg,result,name", [
-    (math.sqrt, float32, float32, "math.sqrt"),   # mathdecl: float32 -> float32
-    (math.sqrt, int64, float64, "math.sqrt"),     # ints compute in float64
-    (math.exp, int32, float64, "math.exp"),
-    (math.fabs, float64, float64, "math.fabs"),
-    (math.isnan, float32, boolean, "math.isnan"),
-    (abs, int32, int32, "abs"),                   # abs keeps the type
-    (abs, float32, float32, "abs"),
-])
+@pytest.mark.parametrize(
+    "func,arg,result,name",
+    [
+        (math.sqrt, float32, float32, "math.sqrt"),  # mathdecl: float32 -> float32
+        (math.sqrt, int64, float64, "math.sqrt"),  # ints compute in float64
+        (math.exp, int32, float64, "math.exp"),
+        (math.fabs, float64, float64, "math.fabs"),
+        (math.isnan, float32, boolean, "math.isnan"),
+        (abs, int32, int32, "abs"),  # abs keeps the type
+        (abs, float32, float32, "abs"),
+    ],
+)
 def test_math_and_abs_result_types(func, arg, result, name):
     _, producer = _store_call(func, arg, result)
     assert isinstance(producer, ir.Intrinsic) and producer.name == name
@@ -52,13 +55,21 @@ def test_math_and_abs_result_types(func, arg, result, name):
     assert producer.args[0].type == (float64 if arg.is_int and name != "abs" else arg)
 
 
-@pytest.mark.parametrize("func,name", [
-    (math.gamma, "math.gamma"), (math.lgamma, "math.lgamma"), (math.expm1, "math.expm1"),
-    (math.log1p, "math.log1p"), (math.asinh, "math.asinh"), (math.acosh, "math.acosh"),
-    (math.atanh, "math.atanh"), (np.expm1, "math.expm1"), (np.arcsinh, "math.asinh"),
-])
-@pytest.mark.parametrize("arg,result", [(float32, float32), (float64, float64),
-                                        (int32, float64)])
+@pytest.mark.parametrize(
+    "func,name",
+    [
+        (math.gamma, "math.gamma"),
+        (math.lgamma, "math.lgamma"),
+        (math.expm1, "math.expm1"),
+        (math.log1p, "math.log1p"),
+        (math.asinh, "math.asinh"),
+        (math.acosh, "math.acosh"),
+        (math.atanh, "math.atanh"),
+        (np.expm1, "math.expm1"),
+        (np.arcsinh, "math.asinh"),
+    ],
+)
+@pytest.mark.parametrize("arg,result", [(float32, float32), (float64, float64), (int32, float64)])
 def test_more_math_functions_type_as_numba(func, name, arg, result):
     # numba's math typing: float32 stays float32, ints compute in float64.
     _, producer = _store_call(func, arg, result)
@@ -69,17 +80,21 @@ def test_more_math_functions_type_as_numba(func, name, arg, result):
 def test_math_fmod_trunc_degrees_radians():
     b = B("p", "q", "out")
     p, q, out = b.args
-    fm = b.call(math.fmod, p, q)     # (float32, int32) -> float64, as math.atan2
-    tr = b.call(math.trunc, p)       # numba: int64
-    dg = b.call(math.degrees, p)     # float32 stays float32: one multiplication
-    rd = b.call(math.radians, q)     # an int computes in float64
+    fm = b.call(math.fmod, p, q)  # (float32, int32) -> float64, as math.atan2
+    tr = b.call(math.trunc, p)  # numba: int64
+    dg = b.call(math.degrees, p)  # float32 stays float32: one multiplication
+    rd = b.call(math.radians, q)  # an int computes in float64
     for k, v in enumerate((fm, tr, dg, rd)):
         b.setitem(out, b.const(k), v)
     b.ret()
     fn = infer(b, float32, int32, Array(float64, 1, "C"))
     stored = [op_of(fn, st.value) for st in ops(fn, ir.SetItem)]
-    stored = [op_of(fn, op.operand) if isinstance(op, ir.Cast) and op.result.type == float64
-              and op.operand.type != float64 else op for op in stored]  # the stores' casts
+    stored = [
+        op_of(fn, op.operand)
+        if isinstance(op, ir.Cast) and op.result.type == float64 and op.operand.type != float64
+        else op
+        for op in stored
+    ]  # the stores' casts
     fmod, trunc, deg, rad = stored
     assert fmod.name == "math.fmod" and fmod.result.type == float64
     assert isinstance(trunc, ir.Cast) and trunc.result.type == int64
@@ -98,10 +113,18 @@ def test_math_floor_returns_int64():
     assert floor.name == "math.floor" and floor.result.type == float32
 
 
-@pytest.mark.parametrize("func,target", [
-    (float32, float32), (np.int32, int32), (np.float64, float64), (int, int64),
-    (float, float64), (bool, boolean), (uint8, uint8),
-])
+@pytest.mark.parametrize(
+    "func,target",
+    [
+        (float32, float32),
+        (np.int32, int32),
+        (np.float64, float64),
+        (int, int64),
+        (float, float64),
+        (bool, boolean),
+        (uint8, uint8),
+    ],
+)
 def test_casts(func, target):
     _, producer = _store_call(func, int16, target)
     assert isinstance(producer, ir.Cast) and producer.result.type == target
@@ -115,16 +138,17 @@ def test_isnan_of_an_int_folds_to_false():
     b.setitem(b.args[1], b.const(0), b.binop("&", r, r2))
     b.ret()
     fn = infer(b, int32, Array(boolean, 1, "C"))
-    assert op_of(fn, r) == ir.Const(loc=op_of(fn, r).loc, result=ir.Value(r.id, boolean),
-                                    value=False)
+    assert op_of(fn, r) == ir.Const(
+        loc=op_of(fn, r).loc, result=ir.Value(r.id, boolean), value=False
+    )
     assert op_of(fn, r2).value is True
 
 
 def test_math_pow_and_atan2_types():
     b = B("p", "q", "out")
     p, q, out = b.args
-    pw = b.call(math.pow, p, q)        # numba math.pow(float32, int32) -> float64
-    at = b.call(math.atan2, p, p)      # (float32, float32) -> float32
+    pw = b.call(math.pow, p, q)  # numba math.pow(float32, int32) -> float64
+    at = b.call(math.atan2, p, p)  # (float32, float32) -> float32
     b.setitem(out, b.const(0), b.binop("+", pw, at))
     b.ret()
     fn = infer(b, float32, int32, Array(float64, 1, "C"))
@@ -139,8 +163,9 @@ def test_math_constants_fold_to_float64():
     b.setitem(b.args[0], b.const(0), pi)
     b.ret()
     fn = infer(b, F32_1D)
-    assert op_of(fn, pi) == ir.Const(loc=op_of(fn, pi).loc, result=ir.Value(pi.id, float64),
-                                     value=math.pi)
+    assert op_of(fn, pi) == ir.Const(
+        loc=op_of(fn, pi).loc, result=ir.Value(pi.id, float64), value=math.pi
+    )
 
 
 def test_min_max_unify_and_chain():

@@ -59,11 +59,14 @@ def test_grid_needs_a_constant_ndim():
     assert e.value.loc.line == 2
 
 
-@pytest.mark.parametrize("shape,dtype,kw,want_shape,want_dtype", [
-    ((16, 8), float32, False, (16, 8), float32),
-    (4, np.int32, True, (4,), int32),
-    (0, np.dtype("float64"), False, (0,), float64),
-])
+@pytest.mark.parametrize(
+    "shape,dtype,kw,want_shape,want_dtype",
+    [
+        ((16, 8), float32, False, (16, 8), float32),
+        (4, np.int32, True, (4,), int32),
+        (0, np.dtype("float64"), False, (0,), float64),
+    ],
+)
 def test_shared_array_attrs(shape, dtype, kw, want_shape, want_dtype):
     b = B("out")
     s, d = b.const(shape), b.const(dtype)

@@ -21,6 +21,7 @@ from cujit.types import (
 
 # -- real kernels through irgen ------------------------------------------------------
 
+
 @pytest.mark.parametrize("pyfunc,arg_types", _kernel_cases())
 def test_kernel_set_meets_the_contract(pyfunc, arg_types):
     check_contract(infer_types(_frontend(pyfunc), arg_types))
@@ -50,8 +51,7 @@ def mixed_paths(flag, x, out):
 
 
 def test_real_if_else_merge_unifies():
-    fn = infer_types(_frontend(mixed_paths), (boolean, Array(int32, 1, "C"),
-                                              Array(int32, 1, "C")))
+    fn = infer_types(_frontend(mixed_paths), (boolean, Array(int32, 1, "C"), Array(int32, 1, "C")))
     check_contract(fn)
     merges = [b for b in fn.blocks if b.params and b.id != fn.blocks[0].id]
     # int32 from x[0] and the int64 literal 1 unify to int64
@@ -74,8 +74,7 @@ def bad_index(x, out):
 
 def test_real_index_count_error():
     # x[1] of a matrix is its row (a view), which cannot be stored as one element.
-    with pytest.raises(TypingError, match="storing into an array of float32 needs a number") \
-            as e:
+    with pytest.raises(TypingError, match="storing into an array of float32 needs a number") as e:
         infer_types(_frontend(bad_index), (F32_2D, F32_1D))
     assert e.value.loc.line == bad_index.__code__.co_firstlineno + 1
     assert "bad_index" not in str(e.value) or "test_infer.py" in e.value.loc.file

@@ -61,9 +61,12 @@ def raising(x, out, after):
 
 
 def typed(fn, args, debug=False):
-    return compile_kernel(fn, tuple(typeof(a) for a in args),
-                          Options(target="cpu", verify=True, debug=debug),
-                          stop_after="passes").outputs["passes"]
+    return compile_kernel(
+        fn,
+        tuple(typeof(a) for a in args),
+        Options(target="cpu", verify=True, debug=debug),
+        stop_after="passes",
+    ).outputs["passes"]
 
 
 def run(fn_ir, args, grid, block, debug=False):
@@ -93,6 +96,7 @@ def test_inlined_kernel_computes_what_the_calls_did():
     run(inlined, got, 1, 64)
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_array_equal(got[2], want[2])
+
     def clamp_twice_ref(v):
         return np.where(v > 1.5, 3.0, 2.0 * v)
 

@@ -46,11 +46,14 @@ def fake_array(shape, dtype=np.float32, order="C", **flags) -> DeviceArray:
 class CAIObject:
     """A producer speaking only the CUDA Array Interface (as numba's arrays do)."""
 
-    def __init__(self, shape, typestr="<f4", strides=None, readonly=False, stream=None,
-                 version=3):
+    def __init__(self, shape, typestr="<f4", strides=None, readonly=False, stream=None, version=3):
         self.__cuda_array_interface__ = {
-            "shape": shape, "typestr": typestr, "strides": strides,
-            "data": (FAKE_PTR, readonly), "version": version}
+            "shape": shape,
+            "typestr": typestr,
+            "strides": strides,
+            "data": (FAKE_PTR, readonly),
+            "version": version,
+        }
         if version >= 3:
             self.__cuda_array_interface__["stream"] = stream
 
@@ -88,8 +91,9 @@ def driver_calls(monkeypatch):
     rec = Recorder()
     monkeypatch.setattr(event, "call", rec)
     monkeypatch.setattr(interop, "call", rec)
-    monkeypatch.setattr(context, "get_context",
-                        lambda: SimpleNamespace(device=SimpleNamespace(id=0)))
+    monkeypatch.setattr(
+        context, "get_context", lambda: SimpleNamespace(device=SimpleNamespace(id=0))
+    )
     monkeypatch.setattr(event._tls, "events", {}, raising=False)
     # Events made here hold fake handles: their finalizers must not reach a real
     # driver (on a GPU machine, cuEventDestroy of a fake handle crashes the process).
@@ -98,6 +102,7 @@ def driver_calls(monkeypatch):
 
 
 # -- CUDA Array Interface in ------------------------------------------------------------
+
 
 def test_cai_view_reads_layout_flags_and_keeps_the_producer():
     obj = CAIObject((4, 6), "<f8", strides=(8, 32), readonly=True)
@@ -129,11 +134,15 @@ def test_as_cuda_array_synchronizes_the_producer_stream(driver_calls):
 
 def test_launch_waits_on_the_cai_stream_through_an_event(driver_calls):
     # Producer stream 0x5000, launch on 0x9000: record on the producer, wait on the consumer.
-    values, writebacks = prepare_args((Array(float32, 1),), (CAIObject((8,), stream=0x5000),),
-                                      stream=0x9000)
+    values, writebacks = prepare_args(
+        (Array(float32, 1),), (CAIObject((8,), stream=0x5000),), stream=0x9000
+    )
     assert values == [FAKE_PTR, 8, 4] and writebacks == []
-    assert driver_calls == [("cuEventCreate", 2), ("cuEventRecord", 0xE0, 0x5000),
-                            ("cuStreamWaitEvent", 0x9000, 0xE0, 0)]
+    assert driver_calls == [
+        ("cuEventCreate", 2),
+        ("cuEventRecord", 0xE0, 0x5000),
+        ("cuStreamWaitEvent", 0x9000, 0xE0, 0),
+    ]
     driver_calls.clear()
     # Same stream, or the legacy stream under its two names (1 and 0): nothing to order.
     prepare_args((Array(float32, 1),), (CAIObject((8,), stream=0x9000),), stream=0x9000)
@@ -147,6 +156,7 @@ def test_launch_waits_on_the_cai_stream_through_an_event(driver_calls):
 
 # -- streams -------------------------------------------------------------------------------
 
+
 def test_stream_arguments_of_every_kind():
     class CoreLike:  # cuda.core / CuPy: the protocol method
         def __cuda_stream__(self):
@@ -159,8 +169,9 @@ def test_stream_arguments_of_every_kind():
     assert int(as_cu_stream(CoreLike())) == 0x1234 and int(as_cu_stream(TorchLike())) == 0x4321
     assert stream_handle(None) == 0 and stream_handle(7) == 7
     s = external_stream(CoreLike())
-    assert s.handle == 0x1234 and s.__cuda_stream__() == (0, 0x1234) and isinstance(s.owner,
-                                                                                   CoreLike)
+    assert (
+        s.handle == 0x1234 and s.__cuda_stream__() == (0, 0x1234) and isinstance(s.owner, CoreLike)
+    )
     assert external_stream(0x99).handle == 0x99
     assert per_thread_default_stream().handle == 2
     assert same_stream(0, 1) and same_stream(5, 5) and not same_stream(0, 2)
@@ -170,6 +181,7 @@ def test_stream_arguments_of_every_kind():
 
 # -- read-only and device checks at launch ---------------------------------------------------
 
+
 def test_readonly_arrays_refused_where_the_kernel_writes():
     types = (Array(float32, 1), Array(float32, 1))
     ro = CAIObject((8,), readonly=True)
@@ -177,8 +189,11 @@ def test_readonly_arrays_refused_where_the_kernel_writes():
     names = ("src", "out")
     # Reading a read-only array is fine; writing it is refused, naming the argument.
     prepare_args(types, (ro, rw), written=(False, True), names=names)
-    with pytest.raises(LaunchError, match=r"argument 1 \('out'\) is a read-only CAIObject "
-                                          r"buffer, but the kernel writes to it"):
+    with pytest.raises(
+        LaunchError,
+        match=r"argument 1 \('out'\) is a read-only CAIObject "
+        r"buffer, but the kernel writes to it",
+    ):
         prepare_args(types, (rw, ro), written=(False, True), names=names)
     frozen = np.zeros(8, np.float32)
     frozen.flags.writeable = False
@@ -197,8 +212,11 @@ def test_arrays_on_another_device_are_refused():
     types = (Array(float32, 1), Array(float32, 1))
     on0, on1, unknown = fake_array(8, device_id=0), fake_array(8, device_id=1), fake_array(8)
     prepare_args(types, (on0, unknown), device_id=0)
-    with pytest.raises(LaunchError, match=r"argument 1 \('y'\) is an array on GPU 1, but the "
-                                          r"kernel is launched on GPU 0"):
+    with pytest.raises(
+        LaunchError,
+        match=r"argument 1 \('y'\) is an array on GPU 1, but the "
+        r"kernel is launched on GPU 0",
+    ):
         prepare_args(types, (on0, on1), device_id=0, names=("x", "y"))
     with pytest.raises(LaunchError, match="argument 0 is an array on GPU 0.* on GPU 1"):
         check_devices(((on0,), 2.0), device_id=1)
@@ -207,6 +225,7 @@ def test_arrays_on_another_device_are_refused():
 
 
 # -- arrays out: CUDA Array Interface and DLPack ----------------------------------------------
+
 
 def test_cai_export_carries_readonly_and_stream():
     d = fake_array((3, 4))
@@ -223,7 +242,8 @@ def test_cai_export_carries_readonly_and_stream():
 def _capsule_tensor(capsule, versioned: bool):
     name = b"dltensor_versioned" if versioned else b"dltensor"
     get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-        ("PyCapsule_GetPointer", ctypes.pythonapi))
+        ("PyCapsule_GetPointer", ctypes.pythonapi)
+    )
     cls = dlpack.DLManagedTensorVersioned if versioned else dlpack.DLManagedTensor
     return cls.from_address(get(capsule, name))
 
@@ -269,8 +289,12 @@ def test_dlpack_round_trip_through_cuda_core(readonly):
     live = len(dlpack._live)
     v = interop.from_dlpack(producer, stream=None)  # no ordering asked: no driver needed
     assert producer.calls[0]["stream"] == -1
-    assert (v.shape, v.strides, v.dtype, v.device_ptr) == (src.shape, src.strides, src.dtype,
-                                                            src.device_ptr)
+    assert (v.shape, v.strides, v.dtype, v.device_ptr) == (
+        src.shape,
+        src.strides,
+        src.dtype,
+        src.device_ptr,
+    )
     assert v.readonly == readonly and v.device_id == 0
     assert len(dlpack._live) == live + 1  # the consumer owns the capsule now
     del v
@@ -299,6 +323,7 @@ def test_dlpack_of_host_memory_is_refused():
 
 # -- pickling ----------------------------------------------------------------------------------
 
+
 def test_device_arrays_pickle_through_the_host(host_driver):  # noqa: F811
     from cujit.runtime import to_device
 
@@ -314,6 +339,7 @@ def test_device_arrays_pickle_through_the_host(host_driver):  # noqa: F811
 
 
 # -- several GPUs --------------------------------------------------------------------------------
+
 
 def test_gpus_context_manager_restores_the_previous_device(monkeypatch):
     class FakeContext:
@@ -364,8 +390,20 @@ def test_graph_needs_a_capturable_stream_and_a_capture():
 def test_cuda_namespace_serves_the_new_names():
     from cujit import cuda
 
-    for name in ("as_cuda_array", "from_dlpack", "pinned_array", "pinned", "event",
-                 "event_elapsed_time", "graph", "gpus", "select_device", "external_stream",
-                 "per_thread_default_stream", "get_current_device", "list_devices"):
+    for name in (
+        "as_cuda_array",
+        "from_dlpack",
+        "pinned_array",
+        "pinned",
+        "event",
+        "event_elapsed_time",
+        "graph",
+        "gpus",
+        "select_device",
+        "external_stream",
+        "per_thread_default_stream",
+        "get_current_device",
+        "list_devices",
+    ):
         assert callable(getattr(cuda, name)) or name == "gpus", name
     assert cuda.gpus is devices.gpus

@@ -50,8 +50,9 @@ def test_every_row_is_lowered_by_the_target_or_refused(target, table):
     for row in intrinsics.ROWS:
         if row.name not in lowered:
             message = row.refusal(target)
-            assert message and row.name in message, f"{target} neither lowers nor refuses " \
-                                                    f"{row.name}"
+            assert message and row.name in message, (
+                f"{target} neither lowers nor refuses {row.name}"
+            )
     # ...and no target lowers a name the IR cannot hold.
     assert set(lowered) - set(intrinsics.TABLE) == set()
 
@@ -63,8 +64,13 @@ def test_every_name_the_typing_rules_build_has_a_row():
     built = set(atomic_calls.ATOMIC_INTRINSICS)
     built |= {f"cuda.{n}" for n in (*warp_calls.SHUFFLES, *warp_calls.VOTES)}
     built |= {f"cmath.{n}" for n in cmath_calls.CMATH_INTRINSICS}
-    maths = (*calls._MATH_UNARY, *calls._MATH_BINARY, *numpy_calls.NP_UNARY.values(),
-             *numpy_calls.NP_BINARY.values(), *fp16_calls._FP16_MATH.values())
+    maths = (
+        *calls._MATH_UNARY,
+        *calls._MATH_BINARY,
+        *numpy_calls.NP_UNARY.values(),
+        *numpy_calls.NP_BINARY.values(),
+        *fp16_calls._FP16_MATH.values(),
+    )
     built |= {f"math.{n}" for n in maths}
     assert built - set(intrinsics.TABLE) == set()
 
@@ -81,6 +87,7 @@ def test_refusal_is_the_error_the_user_sees(monkeypatch):
     monkeypatch.delitem(cpu_intrinsics.INTRINSICS, "cuda.fma")
     cpu_target.cache_clear()
     try:
+
         @cuda.jit(target="cpu")
         def fused(out, a):
             out[0] = cuda.fma(a[0], a[1], a[2])  # the refused line
@@ -91,8 +98,11 @@ def test_refusal_is_the_error_the_user_sees(monkeypatch):
     finally:
         cpu_target.cache_clear()
     text = str(info.value)
-    line = next(k for k, src in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
-                if src.strip().endswith("# the refused line"))
+    line = next(
+        k
+        for k, src in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
+        if src.strip().endswith("# the refused line")
+    )
     assert message in text
     assert f"{pathlib.Path(__file__).name}:{line}:" in text
     assert np.isnan(out[0])  # nothing ran
@@ -109,8 +119,9 @@ def _atomic_kernel(a, b):
 
 def _typed_atomic():
     types = (float32[::1], float32[::1])
-    return compile_kernel(_atomic_kernel, types, Options(verify=True),
-                          stop_after="typed").outputs["typed"]
+    return compile_kernel(_atomic_kernel, types, Options(verify=True), stop_after="typed").outputs[
+        "typed"
+    ]
 
 
 def _names(fn) -> list[str]:
@@ -130,26 +141,48 @@ def test_a_new_row_with_an_effect_survives_dce(monkeypatch):
     """The next intrinsic someone adds needs its row only, not an entry in dce.py."""
     fn = _typed_atomic()
     renamed = _rename(fn, "atomic.add", "cuda.nanosleep")
-    monkeypatch.setitem(intrinsics.TABLE, "cuda.nanosleep", intrinsics.IntrinsicRow(
-        name="cuda.nanosleep", typing="cujit.infer.cuda_calls:fence", arity=3, fence=True))
+    monkeypatch.setitem(
+        intrinsics.TABLE,
+        "cuda.nanosleep",
+        intrinsics.IntrinsicRow(
+            name="cuda.nanosleep", typing="cujit.infer.cuda_calls:fence", arity=3, fence=True
+        ),
+    )
     assert "cuda.nanosleep" in _names(eliminate_dead_code(renamed))
-    monkeypatch.setitem(intrinsics.TABLE, "cuda.nanosleep", intrinsics.IntrinsicRow(
-        name="cuda.nanosleep", typing="cujit.infer.cuda_calls:fence", arity=3))
+    monkeypatch.setitem(
+        intrinsics.TABLE,
+        "cuda.nanosleep",
+        intrinsics.IntrinsicRow(
+            name="cuda.nanosleep", typing="cujit.infer.cuda_calls:fence", arity=3
+        ),
+    )
     assert "cuda.nanosleep" not in _names(eliminate_dead_code(renamed))
 
 
 def _rename(fn, old: str, new: str):
-    blocks = tuple(dataclasses.replace(b, ops=tuple(
-        dataclasses.replace(op, name=new) if isinstance(op, ir.Intrinsic) and op.name == old
-        else op for op in b.ops)) for b in fn.blocks)
+    blocks = tuple(
+        dataclasses.replace(
+            b,
+            ops=tuple(
+                dataclasses.replace(op, name=new)
+                if isinstance(op, ir.Intrinsic) and op.name == old
+                else op
+                for op in b.ops
+            ),
+        )
+        for b in fn.blocks
+    )
     return dataclasses.replace(fn, blocks=blocks)
 
 
 def test_written_arguments_follow_stores_into(monkeypatch):
     fn = _typed_atomic()
     assert written_arguments(fn) == (True, True)
-    monkeypatch.setitem(intrinsics.TABLE, "atomic.add", dataclasses.replace(
-        intrinsics.TABLE["atomic.add"], stores_into=None))
+    monkeypatch.setitem(
+        intrinsics.TABLE,
+        "atomic.add",
+        dataclasses.replace(intrinsics.TABLE["atomic.add"], stores_into=None),
+    )
     assert written_arguments(fn) == (False, True)
 
 
@@ -163,9 +196,18 @@ def test_verifier_rejects_a_name_not_in_the_table():
 
 def test_verifier_checks_the_rows_operand_count():
     fn = _typed_atomic()
-    blocks = tuple(dataclasses.replace(b, ops=tuple(
-        dataclasses.replace(op, args=op.args[:2]) if isinstance(op, ir.Intrinsic)
-        and op.name == "atomic.add" else op for op in b.ops)) for b in fn.blocks)
+    blocks = tuple(
+        dataclasses.replace(
+            b,
+            ops=tuple(
+                dataclasses.replace(op, args=op.args[:2])
+                if isinstance(op, ir.Intrinsic) and op.name == "atomic.add"
+                else op
+                for op in b.ops
+            ),
+        )
+        for b in fn.blocks
+    )
     with pytest.raises(ir.VerificationError, match="'atomic.add' takes 3 operands, has 2"):
         ir.verify(dataclasses.replace(fn, blocks=blocks), typed=True)
 
@@ -190,8 +232,9 @@ def test_cpu_suspension_comes_from_the_row(monkeypatch):
 
     fn = _typed_atomic()
     assert not coro.suspends(fn)
-    monkeypatch.setattr(coro, "_SUSPENDING", intrinsics.names_where(
-        lambda r: r.suspends or r.name == "atomic.add"))
+    monkeypatch.setattr(
+        coro, "_SUSPENDING", intrinsics.names_where(lambda r: r.suspends or r.name == "atomic.add")
+    )
     assert coro.suspends(fn)
 
 
@@ -210,17 +253,18 @@ def test_effects_of_the_known_rows():
 def _doc_section(text: str) -> str:
     start = text.index("<!-- intrinsic-effects:begin")
     start = text.index("\n", start) + 1
-    return text[start:text.index("<!-- intrinsic-effects:end -->")]
+    return text[start : text.index("<!-- intrinsic-effects:end -->")]
 
 
 def test_docs_effects_section_is_generated_from_the_table():
-    assert _doc_section(DOC.read_text()) == intrinsics.markdown_table(), \
+    assert _doc_section(DOC.read_text()) == intrinsics.markdown_table(), (
         "regenerate with: PYTHONPATH=src python tools/intrinsic_doc.py"
+    )
 
 
 def _documented_names(text: str) -> set[str]:
     """The names of the contract's hand-written intrinsic table, patterns expanded."""
-    section = text[text.index("## Intrinsics ("):text.index("<!-- intrinsic-effects:begin")]
+    section = text[text.index("## Intrinsics (") : text.index("<!-- intrinsic-effects:begin")]
     names: set[str] = set()
     for line in section.splitlines():
         if not line.startswith("| `"):
@@ -248,6 +292,7 @@ def test_docs_contract_names_exactly_the_tables_rows():
 @pytest.mark.parametrize("dtype", [float32, float64])
 def test_atomic_kept_by_dce_still_runs(dtype):
     """End to end on the CPU target: the unused-result atomic of a kernel happens."""
+
     @cuda.jit(target="cpu")
     def count(a):
         cuda.atomic.add(a, 0, 1.0)

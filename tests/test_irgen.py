@@ -38,11 +38,13 @@ def compile_ir(fn) -> ir.Function:
 
 # -- goldens --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fn", render.all_cases(), ids=lambda f: f.__name__)
 def test_golden_ir(fn):
     path = render.golden_path(fn.__name__, "ir")
     assert render.render(fn)["ir"] == path.read_text(), (
-        f"{path} is stale: run tools/update_golden_frontend.py and review the diff")
+        f"{path} is stale: run tools/update_golden_frontend.py and review the diff"
+    )
 
 
 def test_shared_ir_cases_have_no_per_version_golden():
@@ -52,6 +54,7 @@ def test_shared_ir_cases_have_no_per_version_golden():
 
 
 # -- structure ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("fn", render.all_cases(), ids=lambda f: f.__name__)
 def test_entry_and_locations(fn):
@@ -91,11 +94,15 @@ def test_loop_at_entry_gets_its_own_entry_block():
 
 
 def test_frozen_globals_and_closure():
-    consts = [op.value for op in compile_ir(cases.globals_and_closure).all_ops()
-              if isinstance(op, ir.Const)]
+    consts = [
+        op.value
+        for op in compile_ir(cases.globals_and_closure).all_ops()
+        if isinstance(op, ir.Const)
+    ]
     assert consts == [3, 100, abs]
-    consts = [op.value for op in compile_ir(cases.closure_const).all_ops()
-              if isinstance(op, ir.Const)]
+    consts = [
+        op.value for op in compile_ir(cases.closure_const).all_ops() if isinstance(op, ir.Const)
+    ]
     assert consts == [7]
 
 
@@ -132,6 +139,7 @@ def test_empty_closure_cell():
     def outer():
         def f(x):
             return x + later  # noqa: F821 -- an empty closure cell is the test
+
         cell_holder = f
         later = 1  # noqa: F841
         del later
@@ -169,18 +177,36 @@ def test_end_to_end_kernel_set_builds(monkeypatch):
 
 # -- reference interpreter ----------------------------------------------------------
 
+
 class Unbound:
     def __init__(self, name):
         self.name = name
 
 
-BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-          "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
-          "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_,
-          "|": operator.or_, "^": operator.xor}
-COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-           "==": operator.eq, "!=": operator.ne, "is": operator.is_,
-           "is not": operator.is_not}
+BINARY = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+}
+COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "is": operator.is_,
+    "is not": operator.is_not,
+}
 UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_}
 
 
@@ -256,11 +282,12 @@ def run_ir(f: ir.Function, args):
             raise get(term.exc)
         if isinstance(term, ir.Branch):
             taken = bool(get(term.cond))
-            target, args = ((term.then_target, term.then_args) if taken
-                            else (term.else_target, term.else_args))
+            target, args = (
+                (term.then_target, term.then_args) if taken else (term.else_target, term.else_args)
+            )
         else:
             target, args = term.target, term.args
-        values = [env[a.id] for a in args]   # Unbound may flow through params
+        values = [env[a.id] for a in args]  # Unbound may flow through params
         block = f.block(target)
         env.update(zip((p.id for p in block.params), values, strict=True))
     raise AssertionError("the IR did not terminate")
@@ -274,6 +301,7 @@ def outcome(call):
 
 
 # -- extra SSA stress functions (semantic check only) --------------------------------
+
 
 def fib(n):
     a, b = 0, 1
@@ -430,20 +458,36 @@ def test_for_body_with_two_predecessors_gets_an_edge_block():
 
     at = Loc(__file__, 1)
     prog = [
-        ("LOAD_CONST", 0), ("STORE_FAST", "s"),
-        ("LOAD_GLOBAL", "range"), ("LOAD_FAST", "n"), ("CALL", 1), ("GET_ITER", None),
-        ("FOR_ITER", 19),                                                   # 6
-        ("STORE_FAST", "i"),                                                # 7: body
-        ("LOAD_FAST", "s"), ("LOAD_FAST", "i"), ("BINARY_OP", "+"), ("STORE_FAST", "s"),
-        ("LOAD_FAST", "i"), ("LOAD_CONST", 3), ("COMPARE_OP", "=="),
-        ("POP_JUMP_IF_FALSE", 6),                                           # 15
-        ("LOAD_CONST", 1000), ("JUMP", 7),           # re-enter the body with 1000 on top
-        ("LOAD_CONST", None),                        # 18: unreachable
-        ("LOAD_FAST", "s"), ("RETURN", None),                               # 19
+        ("LOAD_CONST", 0),
+        ("STORE_FAST", "s"),
+        ("LOAD_GLOBAL", "range"),
+        ("LOAD_FAST", "n"),
+        ("CALL", 1),
+        ("GET_ITER", None),
+        ("FOR_ITER", 19),  # 6
+        ("STORE_FAST", "i"),  # 7: body
+        ("LOAD_FAST", "s"),
+        ("LOAD_FAST", "i"),
+        ("BINARY_OP", "+"),
+        ("STORE_FAST", "s"),
+        ("LOAD_FAST", "i"),
+        ("LOAD_CONST", 3),
+        ("COMPARE_OP", "=="),
+        ("POP_JUMP_IF_FALSE", 6),  # 15
+        ("LOAD_CONST", 1000),
+        ("JUMP", 7),  # re-enter the body with 1000 on top
+        ("LOAD_CONST", None),  # 18: unreachable
+        ("LOAD_FAST", "s"),
+        ("RETURN", None),  # 19
     ]
-    bc = Bytecode(name="edge", arg_names=("n",), local_names=("n", "s", "i"),
-                  instrs=tuple(Instr(op, arg, at) for op, arg in prog), loc=at,
-                  globals={"range": range})
+    bc = Bytecode(
+        name="edge",
+        arg_names=("n",),
+        local_names=("n", "s", "i"),
+        instrs=tuple(Instr(op, arg, at) for op, arg in prog),
+        loc=at,
+        globals={"range": range},
+    )
     f = build_ir(build_cfg(bc))
     ir.verify(f)
     assert run_ir(f, (5,)) == 0 + 1 + 2 + 3 + 1000 + 4

@@ -37,9 +37,13 @@ def test_loops_over_arrays():
     out = np.full(5, np.nan)
     loops[1, 1](out, x, y)
     xs, ys = list(x), list(y)
-    ref = [sum(xs), sum(i * v for i, v in enumerate(xs)), sum(a * b for a, b in zip(xs, ys)),
-           sum(i * a - b for i, (a, b) in enumerate(zip(xs, ys))),
-           sum(i * a + b for (i, a), b in zip(enumerate(xs, 2), ys))]
+    ref = [
+        sum(xs),
+        sum(i * v for i, v in enumerate(xs)),
+        sum(a * b for a, b in zip(xs, ys)),
+        sum(i * a - b for i, (a, b) in enumerate(zip(xs, ys))),
+        sum(i * a + b for (i, a), b in zip(enumerate(xs, 2), ys)),
+    ]
     np.testing.assert_allclose(out, ref, rtol=1e-12)
 
 
@@ -63,15 +67,17 @@ def test_loops_over_tuples():
     out = np.full(3, np.nan)
     k[1, 1](out, np.array([3.0]))
     t = (1, 2.5, 3.0)
-    np.testing.assert_allclose(out, [sum(t), sum(i * v for i, v in enumerate(t)),
-                                     sum(a * b for a, b in zip(t, (4, 5, 6, 7)))])
+    np.testing.assert_allclose(
+        out,
+        [sum(t), sum(i * v for i, v in enumerate(t)), sum(a * b for a, b in zip(t, (4, 5, 6, 7)))],
+    )
 
 
 def test_integer_array_and_break():
     @cuda.jit(target="cpu")
     def k(out, x):
         n = 0
-        for i, v in enumerate(x):
+        for _i, v in enumerate(x):
             if v < 0:
                 break
             n += v
@@ -117,7 +123,11 @@ def test_loops_gpu():
     out = np.full(5, np.nan)
     cuda.jit(loops.py_func)[1, 1](out, x, y)
     xs, ys = list(x), list(y)
-    ref = [sum(xs), sum(i * v for i, v in enumerate(xs)), sum(a * b for a, b in zip(xs, ys)),
-           sum(i * a - b for i, (a, b) in enumerate(zip(xs, ys))),
-           sum(i * a + b for (i, a), b in zip(enumerate(xs, 2), ys))]
+    ref = [
+        sum(xs),
+        sum(i * v for i, v in enumerate(xs)),
+        sum(a * b for a, b in zip(xs, ys)),
+        sum(i * a - b for i, (a, b) in enumerate(zip(xs, ys))),
+        sum(i * a + b for (i, a), b in zip(enumerate(xs, 2), ys)),
+    ]
     np.testing.assert_allclose(out, ref, rtol=1e-12)

@@ -24,6 +24,7 @@ def _kernel(target: str):
         s[cuda.threadIdx.x] = x[i]
         cuda.syncthreads()
         y[i] = s[cuda.threadIdx.x] * 2
+
     return twice
 
 

@@ -22,8 +22,9 @@ def arg_types_of(case):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 @pytest.mark.parametrize("arch", [(9, 0), (8, 0)], ids=["sm_90", "sm_80"])
 def test_compiles_to_cubin(case, arch):
-    result = compile_kernel(case.kernel.py_func, arg_types_of(case), Options(arch=arch,
-                                                                             verify=True))
+    result = compile_kernel(
+        case.kernel.py_func, arg_types_of(case), Options(arch=arch, verify=True)
+    )
     assert list(result.outputs)[: len(STAGES)] == list(STAGES)
     major, minor = arch
     assert f".target sm_{major}{minor}" in result.ptx

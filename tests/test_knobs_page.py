@@ -22,14 +22,16 @@ def load_generator():
 
 def test_page_is_what_the_generator_writes():
     assert PAGE.read_text() == load_generator().render(), (
-        "docs/guide/environment.md is stale: run PYTHONPATH=src python tools/gen_knobs.py")
+        "docs/guide/environment.md is stale: run PYTHONPATH=src python tools/gen_knobs.py"
+    )
 
 
 def test_every_declared_knob_has_its_row():
     text = PAGE.read_text()
     for knob in config.KNOBS:
-        row = next((line for line in text.splitlines() if line.startswith(f"| `{knob.name}` |")),
-                   None)
+        row = next(
+            (line for line in text.splitlines() if line.startswith(f"| `{knob.name}` |")), None
+        )
         assert row is not None, f"{knob.name} is missing from {PAGE.name}"
         assert knob.doc.replace("|", "\\|") in row
 

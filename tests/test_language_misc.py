@@ -16,10 +16,11 @@ def test_bit_count():
 
     out = np.full(3, -1, np.int64)
     a = np.array([0xF0F3], np.uint16)
-    b = np.array([-7, 2 ** 40 + 5], np.int64)
+    b = np.array([-7, 2**40 + 5], np.int64)
     k[1, 1](out, a, b)
-    np.testing.assert_array_equal(out, [int(a[0]).bit_count(), (-7).bit_count(),
-                                        (2 ** 40 + 5).bit_count()])
+    np.testing.assert_array_equal(
+        out, [int(a[0]).bit_count(), (-7).bit_count(), (2**40 + 5).bit_count()]
+    )
 
 
 def add(x, y):
@@ -68,5 +69,6 @@ def test_run_time_tuple_index_and_bool_identity():
     for x, pred in ((1, True), (2, False)):
         out = np.full(4, np.nan)
         k[1, 1](out, a, x, pred)
-        np.testing.assert_array_equal(out, [a.shape[-x], (1.5, 2, 3)[x], 1.0 if pred else 2.0,
-                                            pred is not False])
+        np.testing.assert_array_equal(
+            out, [a.shape[-x], (1.5, 2, 3)[x], 1.0 if pred else 2.0, pred is not False]
+        )

@@ -31,8 +31,9 @@ BASE = 0x7F00_0000_0000  # fake device addresses: the stand-in driver never read
 
 def fake_device_array(shape, dtype=np.float32, order="C", readonly=False, offset=0):
     host = np.empty(shape, dtype, order=order)
-    return DeviceArray._view(host.shape, host.strides, host.dtype, BASE + offset, None,
-                             readonly=readonly)
+    return DeviceArray._view(
+        host.shape, host.strides, host.dtype, BASE + offset, None, readonly=readonly
+    )
 
 
 class FakeGPU:
@@ -42,11 +43,14 @@ class FakeGPU:
     def __init__(self):
         self.launches: list[tuple] = []
         self.result = 0
-        device = SimpleNamespace(id=0, compute_capability=(9, 0),
-                                 max_block_dim=(1024, 1024, 64),
-                                 max_grid_dim=(2**31 - 1, 65535, 65535),
-                                 max_threads_per_block=1024,
-                                 max_shared_memory_per_block_optin=227 * 1024)
+        device = SimpleNamespace(
+            id=0,
+            compute_capability=(9, 0),
+            max_block_dim=(1024, 1024, 64),
+            max_grid_dim=(2**31 - 1, 65535, 65535),
+            max_threads_per_block=1024,
+            max_shared_memory_per_block_optin=227 * 1024,
+        )
         self.context = SimpleNamespace(device=device)
 
     def function(self, symbol):
@@ -61,18 +65,27 @@ class FakeGPU:
             gpu.launches.append(((gx, gy, gz), (bx, by, bz), shmem, block))
             return (gpu.result,)
 
-        return SimpleNamespace(name=symbol, handle=object(), device=self.context.device,
-                               checked={}, max_threads_per_block=1024, num_regs=32,
-                               static_shared_bytes=0, cu_launch=cu_launch, cooperative=False,
-                               ensure_dynamic_shared=lambda n: None)
+        return SimpleNamespace(
+            name=symbol,
+            handle=object(),
+            device=self.context.device,
+            checked={},
+            max_threads_per_block=1024,
+            num_regs=32,
+            static_shared_bytes=0,
+            cu_launch=cu_launch,
+            cooperative=False,
+            ensure_dynamic_shared=lambda n: None,
+        )
 
 
 @pytest.fixture
 def gpu(monkeypatch):
     fake = FakeGPU()
     monkeypatch.setattr(context._tls, "ctx", fake.context, raising=False)
-    monkeypatch.setattr(rt_module, "load_module", lambda cubin: SimpleNamespace(
-        get_function=fake.function))
+    monkeypatch.setattr(
+        rt_module, "load_module", lambda cubin: SimpleNamespace(get_function=fake.function)
+    )
     import cujit.runtime.launch as rt_launch
 
     monkeypatch.setattr(rt_launch, "_DEFAULT_STREAM", [0])
@@ -134,20 +147,27 @@ def test_second_launch_of_a_kind_goes_through_the_launcher(gpu):
     assert len(gpu.general) == 1  # both went through the launcher
     # The kernel reads a, x's pointer and extent (x.size), out's pointer: not out's extent.
     assert kept(k) == (True, True, True, True, False)
-    want = [block(kept(k), "f", a, p, q)
-            for a, p, q in ((2.5, x, out), (-1.0, y, out), (0.5, x, y))]
+    want = [
+        block(kept(k), "f", a, p, q) for a, p, q in ((2.5, x, out), (-1.0, y, out), (0.5, x, y))
+    ]
     assert [launch[3] for launch in gpu.launches] == want
     assert want[0][4:16] == b"\0" * 4 + struct.pack("<Q", BASE)  # padding, then x's pointer
     assert len(want[0]) == 32  # a, padding, x's pointer and extent, out's pointer
     assert all(launch[:3] == ((4, 1, 1), (32, 1, 1), 0) for launch in gpu.launches)
 
 
-@pytest.mark.parametrize("other,code", [
-    (lambda: (np.float32(3), fake_device_array(64, np.float64), fake_device_array(64)), "f"),
-    (lambda: (np.float32(3), fake_device_array((8, 8)), fake_device_array(64)), "f"),  # ndim
-    (lambda: (np.float32(3), fake_device_array(128)[::2], fake_device_array(64)), "f"),  # layout
-    (lambda: (3.0, fake_device_array(64), fake_device_array(64)), "d"),  # a float64 scalar
-])
+@pytest.mark.parametrize(
+    "other,code",
+    [
+        (lambda: (np.float32(3), fake_device_array(64, np.float64), fake_device_array(64)), "f"),
+        (lambda: (np.float32(3), fake_device_array((8, 8)), fake_device_array(64)), "f"),  # ndim
+        (
+            lambda: (np.float32(3), fake_device_array(128)[::2], fake_device_array(64)),
+            "f",
+        ),  # layout
+        (lambda: (3.0, fake_device_array(64), fake_device_array(64)), "d"),  # a float64 scalar
+    ],
+)
 def test_a_changed_kind_takes_the_general_path_and_compiles(gpu, other, code):
     k = cuda.jit(first)
     cfg = k[1, 64]
@@ -160,7 +180,8 @@ def test_a_changed_kind_takes_the_general_path_and_compiles(gpu, other, code):
     # ``first`` reads a, x's extents (x.size) and out's pointer only.
     x, out = args[1:]
     assert mask == (True, False) + (True,) * x.ndim + (False,) * (
-        0 if x.is_c_contiguous() else x.ndim) + (True, False)
+        0 if x.is_c_contiguous() else x.ndim
+    ) + (True, False)
     assert gpu.launches[-1][3] == block(mask, code, 3.0, *args[1:])
     args = other()
     cfg(*args)  # that kind has its own launcher now
@@ -218,8 +239,9 @@ def test_driver_error_from_the_launcher_names_the_call(gpu):
     args = (np.float32(1), fake_device_array(64), fake_device_array(64))
     k[1, 64](*args)
     gpu.result = cu.CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-    with pytest.raises(CudaDriverError, match="cuLaunchKernel failed: "
-                       "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") as info:
+    with pytest.raises(
+        CudaDriverError, match="cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
+    ) as info:
         k[1, 64](*args)
     assert len(gpu.general) == 1  # raised by the launcher itself
     # Shown: the user's frame and the one re-raise line of the launch's API boundary.
@@ -247,8 +269,12 @@ def test_eager_strided_signature_takes_contiguous_arrays_with_their_strides(gpu)
     # 'A' passes extents and strides; out's are dead (its index is known non-negative and
     # below x.size), x's extent is read (x.size), its stride for the address.
     assert kept(k) == (True, True, True, True, True, False, True)
-    want = (struct.pack("<f", 2) + pad + struct.pack("<Qqq", x.device_ptr, 64, 4)
-            + struct.pack("<Qq", out.device_ptr, 4))
+    want = (
+        struct.pack("<f", 2)
+        + pad
+        + struct.pack("<Qqq", x.device_ptr, 64, 4)
+        + struct.pack("<Qq", out.device_ptr, 4)
+    )
     assert [launch[3] for launch in gpu.launches] == [want, want]
     assert len(gpu.general) == 1
 
@@ -263,4 +289,5 @@ def test_configurations_share_one_generated_launcher_per_kind(gpu):
     assert len(spec.launcher_code) == 1  # code made once, bound to ten shapes
     assert len(gpu.general) == 10  # each configuration's first launch only
     assert [launch[0] for launch in gpu.launches] == [
-        (blocks, 1, 1) for blocks in range(1, 11) for _ in range(2)]
+        (blocks, 1, 1) for blocks in range(1, 11) for _ in range(2)
+    ]

@@ -82,7 +82,7 @@ def find_cycle(graph) -> list[str] | None:
         path.append(n)
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                return path[path.index(m):] + [m]
+                return path[path.index(m) :] + [m]
             if m not in state and (found := visit(m)):
                 return found
         path.pop()
@@ -132,8 +132,12 @@ def test_every_import_is_allowed_by_the_layering_table():
     assert not missing, f"packages missing from docs/architecture.md's layering table: {missing}"
     unknown = sorted(set(table) - set(graph))
     assert not unknown, f"the layering table names packages that do not exist: {unknown}"
-    bad = [f"{a} -> {b} ({why[0]})" for a, edges in sorted(graph.items())
-           for b, why in sorted(edges.items()) if b not in table[a]]
+    bad = [
+        f"{a} -> {b} ({why[0]})"
+        for a, edges in sorted(graph.items())
+        for b, why in sorted(edges.items())
+        if b not in table[a]
+    ]
     assert not bad, "imports the layering table does not allow:\n" + "\n".join(bad)
 
 
@@ -143,6 +147,20 @@ def test_the_layering_table_itself_has_no_cycle():
 
 
 def test_the_runtime_imports_nothing_of_the_compiler():
-    compiler = {"bytecode", "cfg", "irgen", "ir", "infer", "passes", "codegen", "targets",
-                "ptx", "pipeline", "warmup", "cache", "dispatcher", "device_function"}
+    compiler = {
+        "bytecode",
+        "cfg",
+        "irgen",
+        "ir",
+        "infer",
+        "passes",
+        "codegen",
+        "targets",
+        "ptx",
+        "pipeline",
+        "warmup",
+        "cache",
+        "dispatcher",
+        "device_function",
+    }
     assert not set(import_graph()["runtime"]) & compiler

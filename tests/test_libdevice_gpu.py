@@ -15,17 +15,23 @@ pytestmark = pytest.mark.gpu
 RNG = np.random.default_rng(7)
 
 SAMPLE = {
-    "sin": (RNG.uniform(-3, 3, 256),), "expf": (RNG.uniform(-3, 3, 256),),
-    "sincos": (RNG.uniform(-3, 3, 256),), "frexp": (RNG.uniform(1, 10, 256),),
+    "sin": (RNG.uniform(-3, 3, 256),),
+    "expf": (RNG.uniform(-3, 3, 256),),
+    "sincos": (RNG.uniform(-3, 3, 256),),
+    "frexp": (RNG.uniform(1, 10, 256),),
     "remquof": (RNG.uniform(-9, 9, 256), RNG.uniform(0.5, 2, 256)),
     "sad": (RNG.integers(0, 200, 256), RNG.integers(0, 200, 256), RNG.integers(0, 9, 256)),
-    "umul64hi": (RNG.integers(-2**63, 2**63, 256), RNG.integers(-2**63, 2**63, 256)),
-    "byte_perm": (RNG.integers(0, 2**31, 256), RNG.integers(0, 2**31, 256),
-                  RNG.integers(0, 2**15, 256)),
+    "umul64hi": (RNG.integers(-(2**63), 2**63, 256), RNG.integers(-(2**63), 2**63, 256)),
+    "byte_perm": (
+        RNG.integers(0, 2**31, 256),
+        RNG.integers(0, 2**31, 256),
+        RNG.integers(0, 2**15, 256),
+    ),
     "dadd_rd": (RNG.uniform(-1e3, 1e3, 256), RNG.uniform(-1e3, 1e3, 256)),
     "fmaf_ru": tuple(RNG.uniform(-9, 9, 256) for _ in range(3)),
-    "ull2float_rz": (RNG.integers(-2**63, 2**63, 256),),
-    "erfinv": (RNG.uniform(-0.99, 0.99, 256),), "normcdfinvf": (RNG.uniform(0.01, 0.99, 256),),
+    "ull2float_rz": (RNG.integers(-(2**63), 2**63, 256),),
+    "erfinv": (RNG.uniform(-0.99, 0.99, 256),),
+    "normcdfinvf": (RNG.uniform(0.01, 0.99, 256),),
 }
 
 

@@ -103,8 +103,9 @@ def test_llvm_locations_follow_the_source_order():
     assert fmul and int(locs[fmul.group(1)]) == line_of(scale, "out[i] = x[i] * a")
     # One subprogram, at the function's first line, in this file.
     assert llvm.count("distinct !DISubprogram") == 1
-    assert re.search(r'!DIFile\(.*filename: "test_lineinfo.py"', llvm) or \
-        re.search(r'!DIFile\(directory: "[^"]*", filename: "test_lineinfo.py"\)', llvm)
+    assert re.search(r'!DIFile\(.*filename: "test_lineinfo.py"', llvm) or re.search(
+        r'!DIFile\(directory: "[^"]*", filename: "test_lineinfo.py"\)', llvm
+    )
 
 
 def test_inlined_device_function_has_inlined_at():
@@ -132,18 +133,25 @@ def test_debug_emits_dwarf_with_parameters():
     assert re.search(r"!DICompileUnit\(.*emissionKind:\s+FullDebug", llvm)
     assert re.search(r"\.section\s+\.debug_info", ptx)
     for argno, name in enumerate(("x", "out", "a"), start=1):
-        md = re.search(rf'^!(\d+) = !DILocalVariable\([^)]*arg: {argno}[^)]*name: "{name}"',
-                       llvm, re.MULTILINE) or re.search(
-            rf'^!(\d+) = !DILocalVariable\([^)]*name: "{name}"[^)]*', llvm, re.MULTILINE)
+        md = re.search(
+            rf'^!(\d+) = !DILocalVariable\([^)]*arg: {argno}[^)]*name: "{name}"', llvm, re.MULTILINE
+        ) or re.search(rf'^!(\d+) = !DILocalVariable\([^)]*name: "{name}"[^)]*', llvm, re.MULTILINE)
         assert md, name
-        assert re.search(rf'call void @"llvm\.dbg\.declare"\(.*metadata !{md.group(1)}\b',
-                         llvm), name
+        assert re.search(rf'call void @"llvm\.dbg\.declare"\(.*metadata !{md.group(1)}\b', llvm), (
+            name
+        )
     # The scalar parameter is a 32-bit float to the debugger.
-    var = re.search(r'!DILocalVariable\([^)]*name: "a"[^)]*type: !(\d+)', llvm) or \
-        re.search(r'!DILocalVariable\([^)]*type: !(\d+)[^)]*name: "a"', llvm)
-    assert re.search(rf"^!{var.group(1)} = !DIBasicType\(.*DW_ATE_float.*size: 32", llvm,
-                     re.MULTILINE) or re.search(rf"^!{var.group(1)} = !DIBasicType\(.*size: 32.*"
-                                        r"DW_ATE_float", llvm, re.MULTILINE)
+    var = re.search(r'!DILocalVariable\([^)]*name: "a"[^)]*type: !(\d+)', llvm) or re.search(
+        r'!DILocalVariable\([^)]*type: !(\d+)[^)]*name: "a"', llvm
+    )
+    assert re.search(
+        rf"^!{var.group(1)} = !DIBasicType\(.*DW_ATE_float.*size: 32", llvm, re.MULTILINE
+    ) or re.search(
+        rf"^!{var.group(1)} = !DIBasicType\(.*size: 32.*"
+        r"DW_ATE_float",
+        llvm,
+        re.MULTILINE,
+    )
     assert r.cubin[:4] == b"\x7fELF"
 
 
@@ -168,18 +176,28 @@ def test_debug_describes_locals_and_stores_them_at_their_lines():
     llvm = r.outputs["llvm"]
     locs = dict(re.findall(r"^!(\d+) = !DILocation\(.*?line: (\d+)", llvm, re.MULTILINE))
     for name in ("acc", "i", "j"):
-        var = re.search(rf'^!(\d+) = !DILocalVariable\((?![^)]*arg:)[^)]*name: "{name}"',
-                        llvm, re.MULTILINE)
+        var = re.search(
+            rf'^!(\d+) = !DILocalVariable\((?![^)]*arg:)[^)]*name: "{name}"', llvm, re.MULTILINE
+        )
         assert var, name
-        slot = re.search(rf'call void @"llvm\.dbg\.declare"\(metadata i64\* %"([^"]+)", '
-                         rf"metadata !{var.group(1)}\b", llvm)
+        slot = re.search(
+            rf'call void @"llvm\.dbg\.declare"\(metadata i64\* %"([^"]+)", '
+            rf"metadata !{var.group(1)}\b",
+            llvm,
+        )
         assert slot, f"{name}: no 64-bit slot declared"  # range() counts in int64
-        stores = re.findall(rf'store i64 [^,]+, i64\* %"{re.escape(slot.group(1))}", '
-                            r"!dbg !(\d+)", llvm)
+        stores = re.findall(
+            rf'store i64 [^,]+, i64\* %"{re.escape(slot.group(1))}", '
+            r"!dbg !(\d+)",
+            llvm,
+        )
         lines = {int(locs[s]) for s in stores}
         assert lines, name
-        expected = {"acc": {line_of(nested, "acc = 0"), line_of(nested, "acc += i + j")},
-                    "i": {line_of(nested, "for i in")}, "j": {line_of(nested, "for j in")}}
+        expected = {
+            "acc": {line_of(nested, "acc = 0"), line_of(nested, "acc += i + j")},
+            "i": {line_of(nested, "for i in")},
+            "j": {line_of(nested, "for j in")},
+        }
         # acc is also merged at the loop headers (its block parameters): those stores sit
         # at the first line of the header's code.
         assert expected[name] <= lines, (name, lines)
@@ -218,15 +236,20 @@ def test_debug_describes_complex_as_real_and_imag():
     r = compile_kernel(cabs, (float32[::1], complex64), Options(debug=True, verify=True))
     llvm = r.outputs["llvm"]
     var = re.search(r'!DILocalVariable\(arg: 2,[^)]*name: "a"[^)]*type: !(\d+)', llvm)
-    struct = re.search(rf"^!{var.group(1)} = distinct !DICompositeType\(.*elements: !(\d+)"
-                       r".*size: 64.*tag: DW_TAG_structure_type", llvm, re.MULTILINE)
+    struct = re.search(
+        rf"^!{var.group(1)} = distinct !DICompositeType\(.*elements: !(\d+)"
+        r".*size: 64.*tag: DW_TAG_structure_type",
+        llvm,
+        re.MULTILINE,
+    )
     assert struct, llvm[-3000:]
     members = re.search(rf"^!{struct.group(1)} = !{{(.*)}}", llvm, re.MULTILINE).group(1)
     ids = re.findall(r"!(\d+)", members)
     got = []
     for i in ids:
-        m = re.search(rf'^!{i} = !DIDerivedType\(.*name: "(\w+)", offset: (\d+), size: 32',
-                      llvm, re.MULTILINE)
+        m = re.search(
+            rf'^!{i} = !DIDerivedType\(.*name: "(\w+)", offset: (\d+), size: 32', llvm, re.MULTILINE
+        )
         got.append((m.group(1), int(m.group(2))))
     # complex64 is two float32 in memory: real at bit 0, imag at bit 32.
     assert got == [("real", 0), ("imag", 32)]

@@ -15,10 +15,10 @@ from cujit.cuda import float32, int32
 from cujit.diagnostics import CompileError, CujitError, UnsupportedError
 from cujit.ptx.nvrtc import NVRTCError, compile_cuda
 
-SHIM = '''
+SHIM = """
 extern "C" __device__ float axpy(float a, float x, float y) { return a * x + y; }
 extern "C" __device__ int imul(int *result, int a, int b) { *result = a * b; return 0; }
-'''
+"""
 ARGS = (float32[:], float32[:], float32[:])
 
 
@@ -43,8 +43,9 @@ def _poisoned(n):
 def test_cusource_c_abi_links_to_a_cubin():
     spec = _axpy_kernel([cuda.CUSource(SHIM, name="shim.cu")]).compile(ARGS)
     ptx = spec.result.ptx
-    m = re.search(r"\.extern\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+axpy\s*\(([^)]*)\)",
-                  ptx)
+    m = re.search(
+        r"\.extern\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+axpy\s*\(([^)]*)\)", ptx
+    )
     assert m and len(re.findall(r"\.param\s+\.b32", m.group(1))) == 3
     assert re.search(r"call\.uni[^;]*axpy", ptx)
     assert spec.result.cubin[:4] == b"\x7fELF"
@@ -60,8 +61,9 @@ def test_numba_abi_passes_a_result_pointer():
             out[i] = imul(a[i], 3)
 
     ptx = k.compile((int32[:], int32[:])).result.ptx
-    m = re.search(r"\.extern\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+imul\s*\(([^)]*)\)",
-                  ptx)
+    m = re.search(
+        r"\.extern\s+\.func\s+\(\.param\s+\.b32\s+func_retval0\)\s+imul\s*\(([^)]*)\)", ptx
+    )
     assert m and re.findall(r"\.param\s+\.(\w+)", m.group(1)) == ["b64", "b32", "b32"]
 
 
@@ -75,8 +77,12 @@ def test_cu_and_ptx_files_by_path(tmp_path):
 
 
 def test_declaration_link_travels_with_the_function():
-    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c",
-                               link=[cuda.CUSource(SHIM, name="shim.cu")])
+    axpy = cuda.declare_device(
+        "axpy",
+        "float32(float32, float32, float32)",
+        abi="c",
+        link=[cuda.CUSource(SHIM, name="shim.cu")],
+    )
 
     @cuda.jit
     def k(out, x, y):
@@ -90,10 +96,12 @@ def _udf(x, y):
 
 
 def test_ltoir_from_cuda_compile_links_into_a_kernel():
-    lto, _ = cuda.compile(_udf, float32(float32, float32), output="ltoir",
-                          abi_info={"abi_name": "udf"})
-    udf = cuda.declare_device("udf", "float32(float32, float32)", abi="c",
-                              link=[cuda.LTOIR(lto, name="udf.ltoir")])
+    lto, _ = cuda.compile(
+        _udf, float32(float32, float32), output="ltoir", abi_info={"abi_name": "udf"}
+    )
+    udf = cuda.declare_device(
+        "udf", "float32(float32, float32)", abi="c", link=[cuda.LTOIR(lto, name="udf.ltoir")]
+    )
 
     @cuda.jit
     def k(out, x, y):
@@ -134,8 +142,7 @@ def test_signature_that_differs_from_the_definition(sig):
     def three(out, x, y):
         out[0] = wrong(x[0], y[0], x[0])
 
-    k = cuda.jit(link=[cuda.CUSource(SHIM, name="shim.cu")])(
-        two if sig.count(",") == 1 else three)
+    k = cuda.jit(link=[cuda.CUSource(SHIM, name="shim.cu")])(two if sig.count(",") == 1 else three)
     with pytest.raises(CompileError, match=r"does not match its definition in 'shim\.cu'"):
         k.compile(ARGS)
 
@@ -203,10 +210,10 @@ def test_gpu_kernel_calls_a_cpp_function():
 def test_gpu_numba_abi_and_ltoir_linked_function():
     imul = cuda.declare_device("imul", "int32(int32, int32)", abi="numba")
     cc = tuple(cuda.get_current_device().compute_capability)
-    lto, _ = cuda.compile(_udf, float32(float32, float32), output="ltoir",
-                          abi_info={"abi_name": "udf"}, cc=cc)
-    udf = cuda.declare_device("udf", "float32(float32, float32)", abi="c",
-                              link=[cuda.LTOIR(lto)])
+    lto, _ = cuda.compile(
+        _udf, float32(float32, float32), output="ltoir", abi_info={"abi_name": "udf"}, cc=cc
+    )
+    udf = cuda.declare_device("udf", "float32(float32, float32)", abi="c", link=[cuda.LTOIR(lto)])
 
     @cuda.jit(link=[cuda.CUSource(SHIM)])
     def k(out, prod, x, y, a):
@@ -231,8 +238,12 @@ def test_link_on_a_device_function_is_refused_not_ignored():
 
 def test_a_declarations_files_are_part_of_the_cache_key():
     def kernel_with(src):
-        axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c",
-                                   link=[cuda.CUSource(src, name="s.cu")])
+        axpy = cuda.declare_device(
+            "axpy",
+            "float32(float32, float32, float32)",
+            abi="c",
+            link=[cuda.CUSource(src, name="s.cu")],
+        )
 
         def k(out, x, y):
             out[0] = axpy(1.0, x[0], y[0])
@@ -246,8 +257,10 @@ def test_a_declarations_files_are_part_of_the_cache_key():
 
 
 def test_void_and_bool_across_the_c_abi():
-    src = cuda.CUSource('extern "C" __device__ void note(int *p) {}\n'
-                        'extern "C" __device__ bool odd(int x) { return x & 1; }')
+    src = cuda.CUSource(
+        'extern "C" __device__ void note(int *p) {}\n'
+        'extern "C" __device__ bool odd(int x) { return x & 1; }'
+    )
     odd = cuda.declare_device("odd", "boolean(int32)", abi="c")
 
     @cuda.jit(link=[src])

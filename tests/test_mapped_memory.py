@@ -75,8 +75,7 @@ CPU_MAKERS = {
 
 @pytest.mark.parametrize("kind", sorted(CPU_MAKERS))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int64])
-@pytest.mark.parametrize("shape,order", [(37, "C"), ((5, 9), "C"), ((5, 9), "F"),
-                                         ((1, 33), "F")])
+@pytest.mark.parametrize("shape,order", [(37, "C"), ((5, 9), "C"), ((5, 9), "F"), ((1, 33), "F")])
 def test_cpu_kernel_writes_are_read_on_the_host(kind, dtype, shape, order):
     a = CPU_MAKERS[kind](shape, dtype, order=order)
     assert isinstance(a, np.ndarray) and a.dtype == dtype
@@ -140,10 +139,17 @@ def test_cpu_target_names_resolve_to_host_memory():
         "k[4, 32](x, y)\n"
         "cuda.synchronize()\n"
         "assert (y == 2 * np.arange(100) + 1).all(), y\n"
-        "print('ok')\n")
+        "print('ok')\n"
+    )
     env = dict(os.environ, CUJIT_TARGET="cpu")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
@@ -261,8 +267,10 @@ def test_host_side_numba_methods():
     assert a.device_ctypes_pointer.value == host_ptr(a) + DEVICE_OFFSET
 
 
-@pytest.mark.parametrize("shape,strides,err", [
-    ((4,), (-8,), "negative strides"), ((4, 2), (8,), "do not match"), ((-1,), None, "negative")])
+@pytest.mark.parametrize(
+    "shape,strides,err",
+    [((4,), (-8,), "negative strides"), ((4, 2), (8,), "do not match"), ((-1,), None, "negative")],
+)
 def test_bad_layouts_are_refused(shape, strides, err):
     with pytest.raises(ValueError, match=err):
         mapped._layout(shape, np.float64, strides, "C")
@@ -276,6 +284,7 @@ def test_layouts():
 
 
 # -- allocation and freeing through a stand-in driver -------------------------------------
+
 
 class FakeDriver:
     """The driver calls runtime.mapped makes, over NumPy memory; records the frees."""
@@ -319,8 +328,9 @@ def driver(monkeypatch):
     return drv
 
 
-@pytest.mark.parametrize("portable,wc,flags", [(False, False, 2), (True, False, 3),
-                                               (False, True, 6), (True, True, 7)])
+@pytest.mark.parametrize(
+    "portable,wc,flags", [(False, False, 2), (True, False, 3), (False, True, 6), (True, True, 7)]
+)
 def test_mapped_allocation_flags(driver, portable, wc, flags):
     a = mapped.mapped_array((3, 5), np.float32, order="F", portable=portable, wc=wc)
     assert driver.calls[0] == ("cuMemHostAlloc", 60, flags)
@@ -347,8 +357,9 @@ def test_like_and_empty_arrays(driver):
     assert e.shape == (0,) and driver.calls[-1] == ("cuMemAllocManaged", 1, 1)
 
 
-@pytest.mark.parametrize("make,free", [(mapped.mapped_array, "cuMemFreeHost"),
-                                       (mapped.managed_array, "cuMemFree")])
+@pytest.mark.parametrize(
+    "make,free", [(mapped.mapped_array, "cuMemFreeHost"), (mapped.managed_array, "cuMemFree")]
+)
 def test_memory_is_freed_when_the_array_and_its_views_are_collected(driver, make, free):
     a = make((8, 8), np.float64)
     ptr = host_ptr(a)
@@ -396,12 +407,16 @@ def test_out_of_memory_collects_and_retries_once(monkeypatch, driver):
     assert attempts == ["cuMemAllocManaged", "cuMemAllocManaged"] and a.size == 4
     attempts.clear()
     driver.refuse["cuMemHostAlloc"] = (2, "CUDA_ERROR_OUT_OF_MEMORY")
-    with pytest.raises(CudaDriverError, match="cuda.mapped_array: cuMemHostAlloc of 32 bytes "
-                                              r"\(CU_MEMHOSTALLOC_DEVICEMAP\) failed"):
+    with pytest.raises(
+        CudaDriverError,
+        match="cuda.mapped_array: cuMemHostAlloc of 32 bytes "
+        r"\(CU_MEMHOSTALLOC_DEVICEMAP\) failed",
+    ):
         mapped.mapped_array(4)
 
 
 # -- on a GPU -----------------------------------------------------------------------------
+
 
 @cuda.jit
 def gpu_add_index_1d(x, k):
@@ -428,8 +443,7 @@ def run_gpu(a, k=3, stream=0):
     if a.ndim == 1:
         gpu_add_index_1d[(a.shape[0] + 127) // 128, 128, stream](a, k)
     else:
-        gpu_add_index_2d[((a.shape[0] + 15) // 16, (a.shape[1] + 15) // 16), (16, 16),
-                         stream](a, k)
+        gpu_add_index_2d[((a.shape[0] + 15) // 16, (a.shape[1] + 15) // 16), (16, 16), stream](a, k)
 
 
 def pointer_attribute(name: str, ptr: int) -> int:
@@ -446,9 +460,13 @@ def device_attribute(name: str) -> int:
     from cujit.runtime.context import get_device
     from cujit.runtime.driver import call
 
-    return int(call("cuDeviceGetAttribute",
-                    getattr(drv.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name),
-                    get_device().handle))
+    return int(
+        call(
+            "cuDeviceGetAttribute",
+            getattr(drv.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name),
+            get_device().handle,
+        )
+    )
 
 
 @pytest.mark.gpu
@@ -464,8 +482,9 @@ def test_gpu_kernel_writes_mapped_memory_seen_by_the_host_after_synchronize():
     assert dev_ptr == int(call("cuMemHostGetDevicePointer", host_ptr(a), 0))
     from cuda.bindings import driver as drv
 
-    assert pointer_attribute("CU_POINTER_ATTRIBUTE_MEMORY_TYPE", dev_ptr) == \
-        int(drv.CUmemorytype.CU_MEMORYTYPE_HOST)
+    assert pointer_attribute("CU_POINTER_ATTRIBUTE_MEMORY_TYPE", dev_ptr) == int(
+        drv.CUmemorytype.CU_MEMORYTYPE_HOST
+    )
     values, writebacks = prepare_args([typeof(a)], [a])
     assert values[0] == dev_ptr and writebacks == []  # no device copy, no copy back
     s = cuda.stream()
@@ -489,20 +508,22 @@ def test_gpu_managed_array_host_then_kernel_then_host(attach_global):
     before = np.array(a)
     run_gpu(a, 2)  # read and modified by a kernel
     cuda.synchronize()
-    np.testing.assert_allclose(a, before * 2 + np.add.outer(np.arange(300) * 10,
-                                                            np.arange(70)),
-                               rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(
+        a, before * 2 + np.add.outer(np.arange(300) * 10, np.arange(70)), rtol=1e-12, atol=1e-9
+    )
     a += 1.0  # the host writes again, and a second kernel sees it
     run_gpu(a, 1)
     cuda.synchronize()
-    np.testing.assert_allclose(a, before * 2 + 1 + 2 * np.add.outer(np.arange(300) * 10,
-                                                                    np.arange(70)),
-                               rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(
+        a,
+        before * 2 + 1 + 2 * np.add.outer(np.arange(300) * 10, np.arange(70)),
+        rtol=1e-12,
+        atol=1e-9,
+    )
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("make", [cuda.mapped_array, cuda.managed_array],
-                         ids=["mapped", "managed"])
+@pytest.mark.parametrize("make", [cuda.mapped_array, cuda.managed_array], ids=["mapped", "managed"])
 def test_gpu_views(make):
     a = make((64, 48), np.float32, order="F")
     a[...] = -1.0
@@ -557,9 +578,11 @@ def test_gpu_stream_is_exported_and_as_cuda_array_views_with_no_copy():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("make,query", [
-    (cuda.mapped_array, "cuMemHostGetFlags"),
-    (cuda.managed_array, None)], ids=["mapped", "managed"])
+@pytest.mark.parametrize(
+    "make,query",
+    [(cuda.mapped_array, "cuMemHostGetFlags"), (cuda.managed_array, None)],
+    ids=["mapped", "managed"],
+)
 def test_gpu_memory_freed_after_collection(make, query):
     from cujit.runtime.driver import call
 

@@ -29,10 +29,18 @@ def math_kernel(out, e, a):
 
 def math_reference(a):
     xs = [float(x) for x in a]
-    return ([[2.0 ** x for x in xs], [math.frexp(x)[0] for x in xs],
-             [math.ldexp(x, 3) for x in xs], [math.modf(x)[0] for x in xs],
-             [math.modf(x)[1] for x in xs], [math.nextafter(x, 100.0) for x in xs],
-             [math.remainder(x, 2.0) for x in xs]], [math.frexp(x)[1] for x in xs])
+    return (
+        [
+            [2.0**x for x in xs],
+            [math.frexp(x)[0] for x in xs],
+            [math.ldexp(x, 3) for x in xs],
+            [math.modf(x)[0] for x in xs],
+            [math.modf(x)[1] for x in xs],
+            [math.nextafter(x, 100.0) for x in xs],
+            [math.remainder(x, 2.0) for x in xs],
+        ],
+        [math.frexp(x)[1] for x in xs],
+    )
 
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-15), (np.float32, 1e-6)])
@@ -42,8 +50,9 @@ def test_math_functions(dtype, rtol):
     e = np.full(a.size, -99, np.int32)
     cuda.jit(math_kernel, target="cpu")[1, a.size](out, e, a)
     ref, exps = math_reference(a)
-    np.testing.assert_allclose(out[[0, 1, 2, 3, 4, 6]], np.array(ref, dtype)[[0, 1, 2, 3, 4, 6]],
-                               rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(
+        out[[0, 1, 2, 3, 4, 6]], np.array(ref, dtype)[[0, 1, 2, 3, 4, 6]], rtol=rtol, atol=rtol
+    )
     # nextafter(float32, 100.0) computes in float64 (the common type), as numba does
     np.testing.assert_array_equal(out[5], np.nextafter(a.astype(np.float64), 100.0).astype(dtype))
     np.testing.assert_array_equal(e, exps)
@@ -66,9 +75,12 @@ def test_complex_power():
     n = np.array([3, -2, 0, 5, 7], dtype=np.int64)
     out = np.full((4, z.size), np.nan, np.complex128)
     k[1, z.size](out, z, w, n)
-    ref = [[complex(a) ** complex(b) for a, b in zip(z, w)],
-           [complex(a) ** int(m) for a, m in zip(z, n)], [complex(a) ** 0.5 for a in z],
-           [complex(a) ** complex(b) for a, b in zip(z, w)]]
+    ref = [
+        [complex(a) ** complex(b) for a, b in zip(z, w, strict=True)],
+        [complex(a) ** int(m) for a, m in zip(z, n, strict=True)],
+        [complex(a) ** 0.5 for a in z],
+        [complex(a) ** complex(b) for a, b in zip(z, w, strict=True)],
+    ]
     np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-15)
 
 
@@ -83,7 +95,7 @@ def test_complex64_power_stays_complex64():
     w = np.array([0.3 - 1.2j, 3.0 + 0j], np.complex64)
     out = np.full(2, np.nan, np.complex64)
     k[1, 2](out, z, w)
-    ref = [complex(a) ** complex(b) for a, b in zip(z, w)]
+    ref = [complex(a) ** complex(b) for a, b in zip(z, w, strict=True)]
     np.testing.assert_allclose(out, ref, rtol=1e-5)
 
 

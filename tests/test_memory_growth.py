@@ -29,8 +29,9 @@ from cujit import cuda
 BOUND_KB = 24
 WARMUP, WINDOWS, PER_WINDOW = 40, 3, 30
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="reads /proc/self/statm and glibc's malloc_trim")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads /proc/self/statm and glibc's malloc_trim"
+)
 
 
 def _rss_kb() -> float:
@@ -46,10 +47,13 @@ def _rss_kb() -> float:
 def _kernel(k: int):
     """A kernel of its own: its name, its constants, its code differ from every other."""
     ns = {"cuda": cuda}
-    exec(f"def grow_{k}(x):\n"  # noqa: S102 - distinct kernels, made from text
-         f"    i = cuda.grid(1)\n"
-         f"    if i < x.size:\n"
-         f"        x[i] = x[i] * {k + 2} + {k}.25\n", ns)
+    exec(
+        f"def grow_{k}(x):\n"  # noqa: S102 - distinct kernels, made from text
+        f"    i = cuda.grid(1)\n"
+        f"    if i < x.size:\n"
+        f"        x[i] = x[i] * {k + 2} + {k}.25\n",
+        ns,
+    )
     return cuda.jit(ns[f"grow_{k}"], target="cpu")
 
 

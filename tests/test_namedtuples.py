@@ -53,6 +53,7 @@ def to_device(target: str):
 
 # -- running ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_params_argument(target):
     @cuda.jit(target=target)
@@ -88,8 +89,7 @@ def test_heterogeneous_fields_with_arrays(target, where):
     ys, xs = np.zeros(50, np.float32), np.zeros(50, np.int32)
     if where == "device":
         dev = to_device(target)
-        args = (Mixed(dev(values), np.float32(3.0), np.int32(-2), True),
-                Point(dev(xs), dev(ys)))
+        args = (Mixed(dev(values), np.float32(3.0), np.int32(-2), True), Point(dev(xs), dev(ys)))
     else:
         args = (Mixed(values, np.float32(3.0), np.int32(-2), True), Point(xs, ys))
     apply[2, 32](*args)
@@ -159,8 +159,12 @@ def test_specialised_by_class(target):
         results.append(out[0])
     assert results == [3.0, 6.0, 2.0, -3.0]
     keys = [types[0] for types in first_minus_second.overloads]
-    assert keys == [NamedTuple((float64, float64), Point), NamedTuple((float64, float64), Pair),
-                    Tuple((float64, float64)), NamedTuple((int64, int64), Point)]
+    assert keys == [
+        NamedTuple((float64, float64), Point),
+        NamedTuple((float64, float64), Pair),
+        Tuple((float64, float64)),
+        NamedTuple((int64, int64), Point),
+    ]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -190,10 +194,12 @@ def test_nested_merged_and_closure_class(target):
 
 # -- types -------------------------------------------------------------------------
 
+
 def test_types_are_keyed_on_class_and_items():
     a = NamedTuple((float64, int64), Point)
     assert a == NamedTuple([float64, int64], Point) and hash(a) == hash(
-        NamedTuple((float64, int64), Point))
+        NamedTuple((float64, int64), Point)
+    )
     assert a != NamedTuple((float64, int64), Pair)
     assert a != Tuple((float64, int64)) and Tuple((float64, int64)) != a
     assert a != NamedTuple((float64, float64), Point)
@@ -223,6 +229,7 @@ def test_cache_key_covers_the_fields():
     def kernel_reading(cls):
         def read_x(out):
             out[0] = cls(1.0, 2.0).x
+
         return read_x
 
     def key(cls):
@@ -235,6 +242,7 @@ def test_cache_key_covers_the_fields():
 
 
 # -- compiling for sm_90 -------------------------------------------------------------
+
 
 def axpy_params(p, x, out):
     i = cuda.grid(1)
@@ -249,8 +257,11 @@ AXPY_TYPES = (NamedTuple((float64, int64), Params), float64[::1], float64[::1])
 def test_ptx_and_cubin_sm90():
     result = compile_kernel(axpy_params, AXPY_TYPES, Options(arch=(9, 0), verify=True))
     assert ".target sm_90" in result.ptx and result.cubin[:4] == b"\x7fELF"
-    params = [line for line in result.ptx.splitlines()
-              if line.strip().startswith(".param") and result.symbol in line]
+    params = [
+        line
+        for line in result.ptx.splitlines()
+        if line.strip().startswith(".param") and result.symbol in line
+    ]
     # The ABI: a double and an int64; the C-contiguous arrays: pointer and extent each.
     # Of those the kernel reads all but the arrays' extents (i is in [0, p.n)).
     assert result.kept == (True, True, True, False, True, False)
@@ -259,8 +270,9 @@ def test_ptx_and_cubin_sm90():
 
 
 def test_typed_ir_reads_fields_by_index():
-    fn = compile_kernel(axpy_params, AXPY_TYPES, Options(verify=True),
-                        stop_after="typed").outputs["typed"]
+    fn = compile_kernel(axpy_params, AXPY_TYPES, Options(verify=True), stop_after="typed").outputs[
+        "typed"
+    ]
     assert fn.args[0].type == AXPY_TYPES[0]
     typed = format_function(fn)
     assert "getattr" not in typed
@@ -275,6 +287,7 @@ def test_compile_ptx_with_namedtuple_signature():
 
 
 # -- errors at the user's line -------------------------------------------------------
+
 
 def unknown_field(p, out):
     out[0] = p.beta  # <-
@@ -322,24 +335,34 @@ def mixes_classes(p, out):
 
 
 ERROR_CASES = [
-    (unknown_field, "namedtuple 'Params' has no field 'beta'", "p.beta",
-     "Params has the fields alpha, n"),
+    (
+        unknown_field,
+        "namedtuple 'Params' has no field 'beta'",
+        "p.beta",
+        "Params has the fields alpha, n",
+    ),
     (too_many_fields, "Params() takes 2 arguments (3 given)", "Params", None),
     (too_few_fields, "Params() takes 2 arguments (1 given)", "Params", None),
     (unexpected_keyword, "Params() got an unexpected keyword argument 'm'", "Params", None),
     (field_given_twice, "Params() got multiple values for 'alpha'", "Params", None),
     (missing_without_default, "Scaled() is missing its 'value' argument", "Scaled", None),
-    (holds_a_function, "Params field 'alpha' cannot hold pyobject(math.sqrt)", "Params",
-     None),
+    (holds_a_function, "Params field 'alpha' cannot hold pyobject(math.sqrt)", "Params", None),
     (assigns_into, "tuples are immutable", "p[0]", None),
-    (mixes_classes, ("a variable holds Point(x: float64, y: float64) on one path and "
-     "Pair(x: float64, y: float64) on another; give it one type on every path"),
-     "Pair(", None),
+    (
+        mixes_classes,
+        (
+            "a variable holds Point(x: float64, y: float64) on one path and "
+            "Pair(x: float64, y: float64) on another; give it one type on every path"
+        ),
+        "Pair(",
+        None,
+    ),
 ]
 
 
-@pytest.mark.parametrize("fn,message,at,hint", ERROR_CASES, ids=[c[0].__name__ for c in
-                                                                  ERROR_CASES])
+@pytest.mark.parametrize(
+    "fn,message,at,hint", ERROR_CASES, ids=[c[0].__name__ for c in ERROR_CASES]
+)
 def test_typing_error_at_user_line(fn, message, at, hint):
     kernel = cuda.jit(fn, target="cpu")
     with pytest.raises(CompileError) as info:

@@ -20,7 +20,7 @@ import pytest
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 # A numba.cuda program as numba's users write it: nothing in it names cujit.
-PROGRAM = textwrap.dedent('''
+PROGRAM = textwrap.dedent("""
     import json
     import sys
 
@@ -73,11 +73,11 @@ PROGRAM = textwrap.dedent('''
     print(json.dumps({"cuda": cuda.__name__, "numba_file": getattr(numba, "__file__", None),
                       "scale": out.tolist(), "cubes": c.tolist(),
                       "sums": sums.copy_to_host().tolist(), "target": scale.target}))
-''')
+""")
 
 # Run the drop-in with numba and numba-cuda made unimportable, as where they are not
 # installed: a finder first on sys.meta_path refuses them.
-NO_NUMBA = textwrap.dedent('''
+NO_NUMBA = textwrap.dedent("""
     import importlib.abc, sys
     class NoNumba(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
@@ -86,7 +86,7 @@ NO_NUMBA = textwrap.dedent('''
     sys.meta_path.insert(0, NoNumba())
     from cujit.cli import main
     sys.exit(main(sys.argv[1:]))
-''')
+""")
 
 
 def child_env(**extra) -> dict:
@@ -98,8 +98,14 @@ def child_env(**extra) -> dict:
 
 
 def run(args, **extra) -> dict:
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          env=child_env(**extra), timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env=child_env(**extra),
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -115,7 +121,7 @@ def check_outputs(got: dict, factor: float) -> None:
     x = (np.arange(64, dtype=np.float32) + 1) / 7
     assert got["cuda"] == "cujit.cuda"
     np.testing.assert_allclose(got["scale"], factor * x, rtol=1e-6)
-    assert got["cubes"] == [i ** 3 - 5 for i in range(40)]
+    assert got["cubes"] == [i**3 - 5 for i in range(40)]
     ref = x.astype(np.float64).reshape(2, 32).sum(axis=1)
     np.testing.assert_allclose(got["sums"], ref, rtol=1e-5)
 
@@ -141,9 +147,11 @@ def test_run_on_the_gpu(program):
     assert got["target"] == "cuda"
 
 
-PROBE = ("import json, sys, {first}; import numba.cuda as c; from numba import cuda as d; "
-         "k = c.jit(lambda a: None); print(json.dumps({{'c': c.__name__, 'd': d.__name__, "
-         "'target': k.target, 'numba': 'numba.core' in sys.modules}}))")
+PROBE = (
+    "import json, sys, {first}; import numba.cuda as c; from numba import cuda as d; "
+    "k = c.jit(lambda a: None); print(json.dumps({{'c': c.__name__, 'd': d.__name__, "
+    "'target': k.target, 'numba': 'numba.core' in sys.modules}}))"
+)
 
 
 def test_environment_variable_installs_it():
@@ -153,15 +161,21 @@ def test_environment_variable_installs_it():
 
 def test_without_the_variable_numba_cuda_is_numba_cudas():
     pytest.importorskip("numba_cuda")
-    got = run(["-c", PROBE.format(first="cujit").replace("k = c.jit(lambda a: None); ", "")
-               .replace(", 'target': k.target", "")], NUMBA_ENABLE_CUDASIM="1")
+    got = run(
+        [
+            "-c",
+            PROBE.format(first="cujit")
+            .replace("k = c.jit(lambda a: None); ", "")
+            .replace(", 'target': k.target", ""),
+        ],
+        NUMBA_ENABLE_CUDASIM="1",
+    )
     assert got["c"] == got["d"] == "numba.cuda"
 
 
 def test_function_installs_it_even_after_numba_cuda_was_imported():
     pytest.importorskip("numba_cuda")
-    code = ("import numba.cuda, cujit; cujit.install_numba_drop_in(); "
-            + PROBE.format(first="os"))
+    code = "import numba.cuda, cujit; cujit.install_numba_drop_in(); " + PROBE.format(first="os")
     got = run(["-c", code], NUMBA_ENABLE_CUDASIM="1")
     assert got["c"] == got["d"] == "cujit.cuda"
 
@@ -174,8 +188,10 @@ def test_numba_cudasim_selects_the_cpu_target_and_cujit_target_wins():
 
 
 def test_a_numba_cuda_module_cujit_lacks_is_an_import_error_naming_it():
-    code = ("import cujit; cujit.install_numba_drop_in()\n"
-            "try:\n    import numba.cuda.cudadrv.driver\nexcept ImportError as e:\n"
-            "    import json; print(json.dumps({'msg': str(e)}))\n")
+    code = (
+        "import cujit; cujit.install_numba_drop_in()\n"
+        "try:\n    import numba.cuda.cudadrv.driver\nexcept ImportError as e:\n"
+        "    import json; print(json.dumps({'msg': str(e)}))\n"
+    )
     got = run(["-c", code])
     assert "numba.cuda.cudadrv" in got["msg"] and "cujit" in got["msg"]

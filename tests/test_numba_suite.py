@@ -19,9 +19,14 @@ import numba_suite_worker as worker
 
 def suite(*args):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
-    return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "numba_suite.py"),
-                           *args], capture_output=True, text=True, env=env, timeout=600,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "numba_suite.py"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -32,13 +37,16 @@ def needs_numba_cuda():
 
 def test_kernels_of_the_suite_are_compiled_by_cujit(needs_numba_cuda, tmp_path):
     out = tmp_path / "r.json"
-    proc = suite("-k", "cudapy/test_idiv", "-k", "cudapy/test_laplace", "--no-check",
-                 "--json", str(out))
+    proc = suite(
+        "-k", "cudapy/test_idiv", "-k", "cudapy/test_laplace", "--no-check", "--json", str(out)
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     tests = {t["id"]: t for t in json.loads(out.read_text())["tests"]}
-    assert set(tests) == {"cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div",
-                          "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div_double",
-                          "cudapy/test_laplace.py::TestCudaLaplace::test_laplace_small"}
+    assert set(tests) == {
+        "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div",
+        "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div_double",
+        "cudapy/test_laplace.py::TestCudaLaplace::test_laplace_small",
+    }
     for t in tests.values():
         assert t["outcome"] == "passed", t
         assert t["compiles"] >= 1 and t["numba_compiles"] == 0
@@ -47,29 +55,51 @@ def test_kernels_of_the_suite_are_compiled_by_cujit(needs_numba_cuda, tmp_path):
 
 def test_an_expected_pass_that_does_not_pass_fails_the_check(needs_numba_cuda, tmp_path):
     expected = tmp_path / "expected.txt"
-    expected.write_text("cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div\n"
-                        "cudapy/test_idiv.py::TestCudaIDiv::test_no_such_test\n")
-    proc = suite("-k", "cudapy/test_idiv", "--expected", str(expected),
-                 "--json", str(tmp_path / "r.json"))
+    expected.write_text(
+        "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div\n"
+        "cudapy/test_idiv.py::TestCudaIDiv::test_no_such_test\n"
+    )
+    proc = suite(
+        "-k", "cudapy/test_idiv", "--expected", str(expected), "--json", str(tmp_path / "r.json")
+    )
     assert proc.returncode == 1
-    assert "EXPECTED PASS NOT PASSING: cudapy/test_idiv.py::TestCudaIDiv::test_no_such_test" \
+    assert (
+        "EXPECTED PASS NOT PASSING: cudapy/test_idiv.py::TestCudaIDiv::test_no_such_test"
         in proc.stdout
-    assert "new pass (add it: --update): cudapy/test_idiv.py::TestCudaIDiv::" \
+    )
+    assert (
+        "new pass (add it: --update): cudapy/test_idiv.py::TestCudaIDiv::"
         "test_inplace_div_double" in proc.stdout
-    proc = suite("-k", "cudapy/test_idiv", "--expected", str(expected), "--update",
-                 "--json", str(tmp_path / "r.json"))
+    )
+    proc = suite(
+        "-k",
+        "cudapy/test_idiv",
+        "--expected",
+        str(expected),
+        "--update",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
     assert proc.returncode == 0
     ids = [ln for ln in expected.read_text().splitlines() if not ln.startswith("#")]
-    assert ids == ["cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div",
-                   "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div_double"]
+    assert ids == [
+        "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div",
+        "cudapy/test_idiv.py::TestCudaIDiv::test_inplace_div_double",
+    ]
 
 
 def _finish(compiles: int, launches: int, numba: int, when="call", outcome="passed"):
     records = []
-    plugin = worker.Plugin(SimpleNamespace(write=lambda s: records.append(json.loads(s)),
-                                           flush=lambda: None), set(), 60)
-    plugin.reports = [SimpleNamespace(when=when, failed=outcome == "failed",
-                                      skipped=outcome == "skipped", longrepr=None)]
+    plugin = worker.Plugin(
+        SimpleNamespace(write=lambda s: records.append(json.loads(s)), flush=lambda: None),
+        set(),
+        60,
+    )
+    plugin.reports = [
+        SimpleNamespace(
+            when=when, failed=outcome == "failed", skipped=outcome == "skipped", longrepr=None
+        )
+    ]
     worker.Counts.compiles, worker.Counts.launches = compiles, launches
     worker.Counts.numba_compiles = numba
     plugin.pytest_runtest_logfinish("numba/cuda/tests/cudapy/test_x.py::T::test_y", None)
@@ -86,14 +116,24 @@ def test_a_pass_counts_only_when_cujit_and_not_numba_cuda_ran_the_kernels():
     assert _finish(0, 0, 0, when="setup", outcome="failed") == "error"
 
 
-def test_a_test_past_its_timeout_is_recorded_and_the_rest_still_run(needs_numba_cuda,
-                                                                   tmp_path):
+def test_a_test_past_its_timeout_is_recorded_and_the_rest_still_run(needs_numba_cuda, tmp_path):
     # 0.05 s is less than any of these tests takes (each starts a cold worker): each one's worker
     # is ended and a new
     # one carries on with the tests left, so every test still gets an outcome.
     out = tmp_path / "r.json"
-    proc = suite("-k", "cudapy/test_idiv", "-k", "cudapy/test_laplace", "--no-check",
-                 "--test-timeout", "0.05", "--chunks", "1", "--json", str(out))
+    proc = suite(
+        "-k",
+        "cudapy/test_idiv",
+        "-k",
+        "cudapy/test_laplace",
+        "--no-check",
+        "--test-timeout",
+        "0.05",
+        "--chunks",
+        "1",
+        "--json",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     tests = json.loads(out.read_text())["tests"]
     assert len(tests) == 3
@@ -104,12 +144,20 @@ def test_a_test_past_its_timeout_is_recorded_and_the_rest_still_run(needs_numba_
 def test_a_kernel_numba_cuda_runs_is_counted_as_numba_cudas(needs_numba_cuda):
     # Without the routing, numba-cuda's simulator runs the kernel: the worker's counter
     # of numba-cuda's work must see it (that is what makes such a test no pass).
-    code = ("import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
-            "import numba_suite_worker as w; w._count_numba_cuda(); from numba import cuda\n"
-            "@cuda.jit\ndef k(a):\n    a[0] = 7\n"
-            "a = np.zeros(1); k[1, 1](a); print(w.Counts.numba_compiles, a[0])")
+    code = (
+        "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
+        "import numba_suite_worker as w; w._count_numba_cuda(); from numba import cuda\n"
+        "@cuda.jit\ndef k(a):\n    a[0] = 7\n"
+        "a = np.zeros(1); k[1, 1](a); print(w.Counts.numba_compiles, a[0])"
+    )
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.path.join(ROOT, "src"))
-    proc = subprocess.run([sys.executable, "-c", code, os.path.join(ROOT, "tools")],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, os.path.join(ROOT, "tools")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["1", "7.0"]

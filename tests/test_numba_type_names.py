@@ -27,8 +27,14 @@ def test_every_scalar_spelling_of_numba_is_the_same_scalar():
 
 def test_domains_match_numbas():
     nt = pytest.importorskip("numba.cuda.types")
-    for name in ("integer_domain", "real_domain", "complex_domain", "number_domain",
-                 "signed_domain", "unsigned_domain"):
+    for name in (
+        "integer_domain",
+        "real_domain",
+        "complex_domain",
+        "number_domain",
+        "signed_domain",
+        "unsigned_domain",
+    ):
         assert {str(t) for t in getattr(types, name)} == {str(t) for t in getattr(nt, name)}
 
 
@@ -60,8 +66,14 @@ def test_numba_spellings_in_signatures_compile_and_run():
     def pair(x):
         return x, 2 * x
 
-    @cuda.jit(types.void(types.Array(types.ulonglong, 1, "C"), types.intc,
-                         types.Tuple([types.longlong, types.double])), target="cpu")
+    @cuda.jit(
+        types.void(
+            types.Array(types.ulonglong, 1, "C"),
+            types.intc,
+            types.Tuple([types.longlong, types.double]),
+        ),
+        target="cpu",
+    )
     def k(out, n, t):
         i = cuda.grid(1)
         if i < n:

@@ -72,7 +72,8 @@ def test_numba_signatures_convert():
     from numba.core.typing import signature
 
     assert parse_signature(numba.void(numba.float32[:])) == Signature(
-        void, (Array(float32, 1, "A"),))
+        void, (Array(float32, 1, "A"),)
+    )
     sig = parse_signature(signature(nt.float64, nt.int32, nt.float32[:, ::1]))
     assert sig.return_type is float64 and sig.args == (int32, Array(float32, 2, "C"))
     assert parse_signature((numba.int32, numba.float64)).args == (int32, float64)

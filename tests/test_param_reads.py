@@ -31,8 +31,11 @@ SM90 = Options(arch=(9, 0))
 
 def entry_params(result) -> list[str]:
     """The parameter names the PTX entry declares."""
-    return [ln.split()[-1].rstrip(",") for ln in result.ptx.splitlines()
-            if ln.strip().startswith(".param") and result.symbol + "_param_" in ln]
+    return [
+        ln.split()[-1].rstrip(",")
+        for ln in result.ptx.splitlines()
+        if ln.strip().startswith(".param") and result.symbol + "_param_" in ln
+    ]
 
 
 def passed(fn, types, options=SM90) -> tuple[bool, ...]:
@@ -62,6 +65,7 @@ def test_saxpy_takes_its_pointers_and_one_extent():
 
 
 # -- each kind of use keeps what it reads ------------------------------------------
+
 
 def neg_index(x, out):
     i = cuda.grid(1)
@@ -110,19 +114,26 @@ def ignore(a, b, c):
     pass
 
 
-@pytest.mark.parametrize("fn,types,want", [
-    (neg_index, (float64[::1], float64[::1]), (True, True, True, False)),
-    (strided_2d, (float64[:, :], float64[:, ::1], int32),
-     # a: data, extents not read (no wrap), strides; out: data and extents; n unread
-     (True, False, False, True, True, True, True, True, False)),
-    (shape_only, (float64[::1], float64[::1]), (False, True, True, False)),
-    (scalar_index, (float64[::1], int64), (True, True, True)),
-    (loop_index, (float64[::1],), (True, False)),
-    (atomics, (int32[::1], int32), (True, True, True)),
-    (column_major, (float64[::1, :], float64[::1]), (True, True, False, True, False)),
-    (through_device_function, (float64[::1], float64[::1]), (True, True, True, False)),
-    (ignore, (float64[:, :], int64, complex128), (False,) * 8),
-], ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.parametrize(
+    "fn,types,want",
+    [
+        (neg_index, (float64[::1], float64[::1]), (True, True, True, False)),
+        (
+            strided_2d,
+            (float64[:, :], float64[:, ::1], int32),
+            # a: data, extents not read (no wrap), strides; out: data and extents; n unread
+            (True, False, False, True, True, True, True, True, False),
+        ),
+        (shape_only, (float64[::1], float64[::1]), (False, True, True, False)),
+        (scalar_index, (float64[::1], int64), (True, True, True)),
+        (loop_index, (float64[::1],), (True, False)),
+        (atomics, (int32[::1], int32), (True, True, True)),
+        (column_major, (float64[::1, :], float64[::1]), (True, True, False, True, False)),
+        (through_device_function, (float64[::1], float64[::1]), (True, True, True, False)),
+        (ignore, (float64[:, :], int64, complex128), (False,) * 8),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
 def test_what_the_code_reads_decides(fn, types, want):
     assert passed(fn, types) == want
 
@@ -154,22 +165,23 @@ def test_cpu_target_passes_every_parameter():
 def test_the_llvm_function_declares_only_the_passed_parameters():
     llvm = compile_kernel(saxpy, SAXPY, SM90, stop_after="llvm").outputs["llvm"]
     header = next(ln for ln in llvm.splitlines() if ln.startswith("define"))
-    assert re.findall(r'%"([^"]+)"', header) == ["a", "x.data", "x.shape0", "y.data",
-                                                 "out.data"]
+    assert re.findall(r'%"([^"]+)"', header) == ["a", "x.data", "x.shape0", "y.data", "out.data"]
 
 
 # -- soundness: nothing the code loads is left out ---------------------------------
+
 
 def _loaded_params(fn, types) -> tuple[bool, ...]:
     """Per flat parameter: does the optimised PTX load it, when the kernel declares
     every parameter and is otherwise the code the analysis leads to?"""
     typed = compile_kernel(fn, types, SM90, stop_after="passes").outputs["passes"]
     use = read_params(typed)
-    module = lower_to_llvm(typed, CUDA_TARGET, params=ParamUse((True,) * len(use.passed),
-                                                                use.unwrapped))
+    module = lower_to_llvm(
+        typed, CUDA_TARGET, params=ParamUse((True,) * len(use.passed), use.unwrapped)
+    )
     ptx = compile_ptx(str(module), SM90.arch)
     symbol = re.search(r"\.entry\s+(\w+)\s*\(", ptx).group(1)
-    body = ptx[ptx.index("{", ptx.index(".entry " + symbol)):]
+    body = ptx[ptx.index("{", ptx.index(".entry " + symbol)) :]
     read = {int(n) for n in re.findall(rf"\b{symbol}_param_(\d+)\b", body)}
     return tuple(k in read for k in range(len(use.passed))), use.passed
 
@@ -179,13 +191,17 @@ def _types(case) -> tuple:
     return tuple(typeof(a) for a in args)
 
 
-SOUNDNESS = [pytest.param(c.kernel.py_func, _types(c), id=c.name)
-             for c in CASES + DEVICE_CASES] + [
-    pytest.param(f, t, id=f.__name__) for f, t in (
-        (saxpy, SAXPY), (neg_index, (float64[::1], float64[::1])),
+SOUNDNESS = [pytest.param(c.kernel.py_func, _types(c), id=c.name) for c in CASES + DEVICE_CASES] + [
+    pytest.param(f, t, id=f.__name__)
+    for f, t in (
+        (saxpy, SAXPY),
+        (neg_index, (float64[::1], float64[::1])),
         (strided_2d, (float64[:, :], float64[:, ::1], int32)),
-        (atomics, (int32[::1], int32)), (column_major, (float64[::1, :], float64[::1])),
-        (loop_index, (float64[::1],)))]
+        (atomics, (int32[::1], int32)),
+        (column_major, (float64[::1, :], float64[::1])),
+        (loop_index, (float64[::1],)),
+    )
+]
 
 
 @pytest.mark.parametrize("fn,types", SOUNDNESS)

@@ -93,8 +93,12 @@ def _fold_one(build):
     """Build ``out[0] = <expr>`` with ``build(t)`` returning the expr; fold; return its op."""
     t = T(Array(float64, 1, "A"))
     r = build(t)
-    t.op(ir.SetItem, obj=t.args[0], index=t.const(0, int64),
-         value=t.op(ir.Cast, float64, operand=r) if r.type != float64 else r)
+    t.op(
+        ir.SetItem,
+        obj=t.args[0],
+        index=t.const(0, int64),
+        value=t.op(ir.Cast, float64, operand=r) if r.type != float64 else r,
+    )
     t.term(ir.Return)
     fn = fold_constants(t.build())
     ir.verify(fn, typed=True)
@@ -153,61 +157,74 @@ def test_float32_fold_rounds_to_float32():
     assert folded.value == 16777216.0
 
 
-@pytest.mark.parametrize("ty,op,a,b", [
-    (int64, "//", 5, 0),
-    (int64, "%", 5, 0),
-    (uint8, "//", 1, 0),
-    (float64, "/", 1.0, 0.0),
-    (float32, "//", 1.0, 0.0),
-    (float64, "%", 1.0, 0.0),
-    (int64, "<<", 1, 64),
-    (int32, ">>", 1, -1),
-    (int64, "**", 2, -1),
-])
+@pytest.mark.parametrize(
+    "ty,op,a,b",
+    [
+        (int64, "//", 5, 0),
+        (int64, "%", 5, 0),
+        (uint8, "//", 1, 0),
+        (float64, "/", 1.0, 0.0),
+        (float32, "//", 1.0, 0.0),
+        (float64, "%", 1.0, 0.0),
+        (int64, "<<", 1, 64),
+        (int32, ">>", 1, -1),
+        (int64, "**", 2, -1),
+    ],
+)
 def test_undefined_or_trapping_results_are_not_folded(ty, op, a, b):
     folded = _fold_one(binop(ty, op, a, b))
     assert isinstance(folded, ir.BinOp)
 
 
-@pytest.mark.parametrize("ty,op,a,want", [
-    (int8, "-", -128, -128),
-    (uint8, "~", 0, 255),
-    (int64, "~", 5, -6),
-    (float32, "-", 1.5, -1.5),
-    (boolean, "not", True, False),
-    (boolean, "~", False, True),
-])
+@pytest.mark.parametrize(
+    "ty,op,a,want",
+    [
+        (int8, "-", -128, -128),
+        (uint8, "~", 0, 255),
+        (int64, "~", 5, -6),
+        (float32, "-", 1.5, -1.5),
+        (boolean, "not", True, False),
+        (boolean, "~", False, True),
+    ],
+)
 def test_unary_folds(ty, op, a, want):
     folded = _fold_one(lambda t: t.op(ir.UnaryOp, ty, op=op, operand=t.const(a, ty)))
     assert isinstance(folded, ir.Const) and folded.value == want
 
 
-@pytest.mark.parametrize("ty,op,a,b,want", [
-    (int64, "<", -1, 0, True),
-    (uint64, ">", 2**64 - 1, 0, True),
-    (float64, "!=", math.nan, math.nan, True),   # NaN is unordered
-    (float64, "==", math.nan, math.nan, False),
-    (float32, "<=", 1.5, 1.5, True),
-])
+@pytest.mark.parametrize(
+    "ty,op,a,b,want",
+    [
+        (int64, "<", -1, 0, True),
+        (uint64, ">", 2**64 - 1, 0, True),
+        (float64, "!=", math.nan, math.nan, True),  # NaN is unordered
+        (float64, "==", math.nan, math.nan, False),
+        (float32, "<=", 1.5, 1.5, True),
+    ],
+)
 def test_compare_folds(ty, op, a, b, want):
-    folded = _fold_one(lambda t: t.op(ir.Compare, boolean, op=op, lhs=t.const(a, ty),
-                                      rhs=t.const(b, ty)))
+    folded = _fold_one(
+        lambda t: t.op(ir.Compare, boolean, op=op, lhs=t.const(a, ty), rhs=t.const(b, ty))
+    )
     assert isinstance(folded, ir.Const) and folded.value is want
 
 
-@pytest.mark.parametrize("src,dst,a,want", [
-    (float32, int32, 3.7, 3),          # truncates toward zero
-    (float64, int32, -3.7, -3),
-    (int64, int8, 300, 44),            # 300 - 256
-    (int64, uint32, -1, 2**32 - 1),
-    (int64, float32, 16777217, 16777216.0),   # 2**24 + 1 is not a float32
-    (float64, float32, 0.1, 0.10000000149011612),
-    (uint64, float32, 2**64 - 1, 18446744073709551616.0),
-    (float64, boolean, 2.5, True),
-    (float64, boolean, 0.0, False),
-    (boolean, float64, True, 1.0),
-    (boolean, int32, True, 1),
-])
+@pytest.mark.parametrize(
+    "src,dst,a,want",
+    [
+        (float32, int32, 3.7, 3),  # truncates toward zero
+        (float64, int32, -3.7, -3),
+        (int64, int8, 300, 44),  # 300 - 256
+        (int64, uint32, -1, 2**32 - 1),
+        (int64, float32, 16777217, 16777216.0),  # 2**24 + 1 is not a float32
+        (float64, float32, 0.1, 0.10000000149011612),
+        (uint64, float32, 2**64 - 1, 18446744073709551616.0),
+        (float64, boolean, 2.5, True),
+        (float64, boolean, 0.0, False),
+        (boolean, float64, True, 1.0),
+        (boolean, int32, True, 1),
+    ],
+)
 def test_cast_folds(src, dst, a, want):
     folded = _fold_one(lambda t: t.op(ir.Cast, dst, operand=t.const(a, src)))
     assert isinstance(folded, ir.Const)
@@ -225,6 +242,7 @@ def test_folds_chain_through_results():
     def build(t):
         s = t.op(ir.BinOp, int64, op="+", lhs=t.const(1, int64), rhs=t.const(2, int64))
         return t.op(ir.BinOp, int64, op="*", lhs=s, rhs=t.const(3, int64))
+
     assert _fold_one(build).value == 9
 
 
@@ -233,8 +251,7 @@ def _branch_on(cond_value):
     cond = t.const(cond_value, boolean)
     yes, (p,) = t.block(int64)
     no, _ = t.block()
-    t.term(ir.Branch, cond=cond, then_target=yes, else_target=no,
-           then_args=(t.const(7, int64),))
+    t.term(ir.Branch, cond=cond, then_target=yes, else_target=no, then_args=(t.const(7, int64),))
     t.at(yes)
     t.op(ir.SetItem, obj=t.args[0], index=t.const(0, int64), value=p)
     t.term(ir.Return)
@@ -265,10 +282,20 @@ def test_dce_removes_dead_pure_ops_and_keeps_effects():
     arr, unused_arg = t.args
     mod = t.const(math, PyObject(math))
     dead = t.op(ir.BinOp, int64, op="+", lhs=t.args[1], rhs=t.args[1])
-    dead_shared = t.op(ir.Intrinsic, Array(float32, 1, "C"), name="shared.array", args=(),
-                       attrs=(("shape", (4,)), ("dtype", float32)))
-    local = t.op(ir.Intrinsic, Array(float32, 1, "C"), name="local.array", args=(),
-                 attrs=(("shape", (4,)), ("dtype", float32)))
+    dead_shared = t.op(
+        ir.Intrinsic,
+        Array(float32, 1, "C"),
+        name="shared.array",
+        args=(),
+        attrs=(("shape", (4,)), ("dtype", float32)),
+    )
+    local = t.op(
+        ir.Intrinsic,
+        Array(float32, 1, "C"),
+        name="local.array",
+        args=(),
+        attrs=(("shape", (4,)), ("dtype", float32)),
+    )
     zero = t.const(0, int64)
     one = t.const(1.0, float32)
     t.op(ir.SetItem, obj=local, index=zero, value=one)
@@ -442,6 +469,7 @@ def test_tupleget_of_a_constant_tuple_folds():
     def build(t):
         tup = t.const((1, 2.5), Tuple((int64, float64)))
         return t.op(ir.TupleGet, float64, tuple=tup, index=1)
+
     folded = _fold_one(build)
     assert isinstance(folded, ir.Const) and folded.value == 2.5
 
@@ -458,8 +486,9 @@ def test_asserts_compile_to_nothing_without_debug():
 
     types = (typeof(np.zeros(3)),)
     release = compile_kernel(checked, types, stop_after="passes").outputs["passes"]
-    debug = compile_kernel(checked, types, Options(debug=True),
-                           stop_after="passes").outputs["passes"]
+    debug = compile_kernel(checked, types, Options(debug=True), stop_after="passes").outputs[
+        "passes"
+    ]
     assert not any(isinstance(b.term, Raise) for b in release.blocks)
     assert not any(type(op).__name__ == "Compare" for b in release.blocks for op in b.ops)
     assert any(isinstance(b.term, Raise) for b in debug.blocks)

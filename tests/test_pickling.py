@@ -24,6 +24,7 @@ def _closure_kernel():
         i = cuda.grid(1)
         if i < out.shape[0]:
             out[i] = x[i] + a
+
     return add
 
 
@@ -94,11 +95,19 @@ def test_a_kernel_in_main_travels_by_value(tmp_path):
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(MAIN_SCRIPT))
     env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC))
-    sent = subprocess.run([sys.executable, str(script)], capture_output=True, env=env,
-                          timeout=120, check=True).stdout
+    sent = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, env=env, timeout=120, check=True
+    ).stdout
     # The loader has no __main__.neg: by name this would fail to unpickle.
-    got = subprocess.run([sys.executable, "-c", LOAD_SCRIPT], check=False, input=sent,
-                         capture_output=True, env=env, timeout=120, cwd=tmp_path)
+    got = subprocess.run(
+        [sys.executable, "-c", LOAD_SCRIPT],
+        check=False,
+        input=sent,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert got.returncode == 0, got.stderr.decode()[-2000:]
     assert got.stdout.decode().split() == ["neg", "[-1.0,", "-2.0,", "-3.0,", "-4.0]"]
 

@@ -32,8 +32,12 @@ def printing(ints, floats, small, big):
 
 
 def _args():
-    return [np.array([-3, 7], np.int32), np.array([0.5, -2.25]),
-            np.array([1.5, 3.0], np.float32), np.array([2**64 - 1, 5], np.uint64)]
+    return [
+        np.array([-3, 7], np.int32),
+        np.array([0.5, -2.25]),
+        np.array([1.5, 3.0], np.float32),
+        np.array([2**64 - 1, 5], np.uint64),
+    ]
 
 
 EXPECTED = """\
@@ -64,8 +68,14 @@ def test_ptx_calls_vprintf_with_numbas_format():
     types = tuple(typeof(a) for a in _args())
     ptx = compile_kernel(printing, types, stop_after="ptx").ptx
     assert "vprintf" in ptx
-    for fmt in ("i = %lld int: %lld f: %f f32: %f u64: %llu\n", "%s None 100%% done\n",
-                "device %lld %s\n", "\n", "True", "False"):
+    for fmt in (
+        "i = %lld int: %lld f: %f f32: %f u64: %llu\n",
+        "%s None 100%% done\n",
+        "device %lld %s\n",
+        "\n",
+        "True",
+        "False",
+    ):
         # A .const byte array; PTX leaves out the trailing NUL's zero initializer.
         data = f"[{len(fmt) + 1}] = {{" + ", ".join(str(b) for b in fmt.encode()) + "}"
         assert data in ptx, f"format {fmt!r} missing from the PTX"
@@ -82,11 +92,14 @@ def test_print_on_the_gpu(capfd):
     assert sorted(out.splitlines()) == sorted(EXPECTED.splitlines())
 
 
-@pytest.mark.parametrize("kernel, message", [
-    (lambda x: print(x), "print() of array"),
-    (lambda x: print(x[0], x[1], sep=","), "no keyword arguments"),
-    (lambda x: print((x[0], x[1])), "print() of tuple"),
-])
+@pytest.mark.parametrize(
+    "kernel, message",
+    [
+        (lambda x: print(x), "print() of array"),
+        (lambda x: print(x[0], x[1], sep=","), "no keyword arguments"),
+        (lambda x: print((x[0], x[1])), "print() of tuple"),
+    ],
+)
 def test_unsupported_prints(kernel, message):
     with pytest.raises(UnsupportedError, match=re.escape(message)):
         compile_kernel(kernel, (typeof(np.zeros(2)),), stop_after="typed")

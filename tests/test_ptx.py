@@ -133,12 +133,14 @@ def test_toolchain_versions():
 
 
 def test_import_loads_no_toolchain_library():
-    code = ("import sys, cujit.ptx; "
-            "print(any(m.startswith('cuda.bindings.nv') for m in sys.modules))")
+    code = (
+        "import sys, cujit.ptx; print(any(m.startswith('cuda.bindings.nv') for m in sys.modules))"
+    )
     src = os.path.dirname(os.path.dirname(cujit.__file__))
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -166,13 +168,20 @@ print(libs.load_library("nvvm"))
 print(libs.libdevice_path())
 """
     src = os.path.dirname(os.path.dirname(cujit.__file__))
-    env = dict(os.environ, CUDA_HOME=str(tmp_path),
-               PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=False)
+    env = dict(
+        os.environ,
+        CUDA_HOME=str(tmp_path),
+        PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", str(tmp_path / "nvvm/lib64/libnvvm.so.4"),
-                                  str(tmp_path / "nvvm/libdevice/libdevice.10.bc")]
+    assert out.stdout.split() == [
+        "True",
+        str(tmp_path / "nvvm/lib64/libnvvm.so.4"),
+        str(tmp_path / "nvvm/libdevice/libdevice.10.bc"),
+    ]
 
 
 def test_missing_toolchain_says_what_to_install(monkeypatch, tmp_path):

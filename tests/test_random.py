@@ -64,8 +64,14 @@ def reference(tmp_path_factory):
     path = tmp_path_factory.mktemp("numba_ref") / "ref.npz"
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, "-c", _REFERENCE, str(path)], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _REFERENCE, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dict(np.load(path))
 
@@ -91,12 +97,17 @@ def _run(target: str) -> tuple[np.ndarray, dict]:
     from cujit.random import _host_states
 
     states = _host_states(N, SEED, SUBSEQ)
-    out = {"u32": np.zeros((N, DRAWS), np.float32), "u64": np.zeros((N, DRAWS)),
-           "raw": np.zeros((N, DRAWS), np.uint64), "n32": np.zeros((N, DRAWS), np.float32),
-           "n64": np.zeros((N, DRAWS))}
+    out = {
+        "u32": np.zeros((N, DRAWS), np.float32),
+        "u64": np.zeros((N, DRAWS)),
+        "raw": np.zeros((N, DRAWS), np.uint64),
+        "n32": np.zeros((N, DRAWS), np.float32),
+        "n64": np.zeros((N, DRAWS)),
+    }
     d_states = cuda.to_device(states) if target == "cuda" else states.copy()
-    cuda.jit(_draw, target=target)[1, N](d_states, out["u32"], out["u64"], out["raw"],
-                                         out["n32"], out["n64"])
+    cuda.jit(_draw, target=target)[1, N](
+        d_states, out["u32"], out["u64"], out["raw"], out["n32"], out["n64"]
+    )
     return states, out
 
 

@@ -34,8 +34,14 @@ CI_SEED = 20240611
 PROGRAMS = 5  # random programs per kernel
 KERNELS = 110  # kernels per CI run: 550 programs
 THREADS = 8  # grid 2 x block 4
-NS = {"cuda": cuda, "math": math, "int32": int32, "int64": int64, "float32": float32,
-      "float64": float64}
+NS = {
+    "cuda": cuda,
+    "math": math,
+    "int32": int32,
+    "int64": int64,
+    "float32": float32,
+    "float64": float64,
+}
 
 
 def make_inputs(rng: np.random.Generator):
@@ -43,15 +49,17 @@ def make_inputs(rng: np.random.Generator):
     subnormal, +-0, +-inf and nan."""
     ai = rng.integers(-20, 20, (THREADS, 4))
     big = rng.random((THREADS, 4)) < 0.25
-    ai[big] = rng.integers(-2**63, 2**63 - 1, big.sum(), dtype=np.int64)
+    ai[big] = rng.integers(-(2**63), 2**63 - 1, big.sum(), dtype=np.int64)
     ai[rng.random((THREADS, 4)) < 0.05] = np.iinfo(np.int64).min
-    bi = rng.integers(-2**15, 2**15, (THREADS, 4)).astype(np.int32)
+    bi = rng.integers(-(2**15), 2**15, (THREADS, 4)).astype(np.int32)
     bi[rng.random((THREADS, 4)) < 0.4] //= 1000
 
     def floats(dt):
         x = rng.standard_normal((THREADS, 4)) * rng.choice([1, 10, 1e6], (THREADS, 4))
-        special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -2.5e-320, 1e300,
-                            1e-40, 3e38, 0.5, -1.0], dtype=np.float64)
+        special = np.array(
+            [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -2.5e-320, 1e300, 1e-40, 3e38, 0.5, -1.0],
+            dtype=np.float64,
+        )
         pick = rng.random((THREADS, 4)) < 0.2
         x[pick] = rng.choice(special, pick.sum())
         with np.errstate(over="ignore"):
@@ -61,9 +69,11 @@ def make_inputs(rng: np.random.Generator):
 
 
 def outputs(cols):
-    return [np.full((THREADS, max(cols["i"], 1)), -77, np.int64),
-            np.full((THREADS, max(cols["f"], 1)), np.nan, np.float64),
-            np.full((THREADS, max(cols["g"], 1)), np.nan, np.float32)]
+    return [
+        np.full((THREADS, max(cols["i"], 1)), -77, np.int64),
+        np.full((THREADS, max(cols["f"], 1)), np.nan, np.float64),
+        np.full((THREADS, max(cols["g"], 1)), np.nan, np.float32),
+    ]
 
 
 def compile_source(src: str, name: str):
@@ -74,8 +84,9 @@ def compile_source(src: str, name: str):
 
 def _mismatch(sim, got):
     if sim.dtype.kind == "f":
-        same = ((sim == got) & (np.signbit(sim) == np.signbit(got))) | \
-            (np.isnan(sim) & np.isnan(got))
+        same = ((sim == got) & (np.signbit(sim) == np.signbit(got))) | (
+            np.isnan(sim) & np.isnan(got)
+        )
     else:
         same = sim == got
     return np.argwhere(~same)
@@ -90,8 +101,10 @@ def check_kernel(seed: int, programs: int = PROGRAMS) -> None:
     try:
         run_kernel(fn, 2, 4, [a.copy() for a in inputs] + sim_out)
     except Exception as exc:  # the generator wrote a program Python rejects
-        raise AssertionError(f"plain Python raised {exc!r} on kernel {seed}; the generator "
-                             f"must not write such programs:\n{src}") from exc
+        raise AssertionError(
+            f"plain Python raised {exc!r} on kernel {seed}; the generator "
+            f"must not write such programs:\n{src}"
+        ) from exc
     kernel = cuda.jit(fn, target="cpu")
     args = [a.copy() for a in inputs] + cpu_out
     kernel[2, 4](*args)
@@ -107,7 +120,8 @@ def check_kernel(seed: int, programs: int = PROGRAMS) -> None:
                 f"kernel {seed}: thread {t}, output {name}[{t}, {c}]: plain Python "
                 f"{sim[t, c]!r}, CPU target {got[t, c]!r} ({len(bad)} differ)\n"
                 f"program:\n{which}\ninputs of thread {t}: "
-                f"{[a[t].tolist() for a in inputs]}\nwhole kernel:\n{src}")
+                f"{[a[t].tolist() for a in inputs]}\nwhole kernel:\n{src}"
+            )
 
 
 def _program_of(progs, arr, col):
@@ -142,12 +156,43 @@ def test_generator_is_deterministic_and_varied():
     a, _ = generate_kernel(random.Random(5), PROGRAMS)
     b, _ = generate_kernel(random.Random(5), PROGRAMS)
     assert a == b
-    text = "\n".join(generate_kernel(random.Random(CI_SEED * 100_003 + k), PROGRAMS)[0]
-                     for k in range(KERNELS))
-    for construct in ["while ", "for ", "range(", ", -", "break", "continue", "elif ", "else:",
-                      " and ", " or ", "not ", " if ", "//", "%", "<<", ">>", "**", "abs(",
-                      "min(", "max(", "int(", "float(", "int32(", "float32(", "math.sqrt",
-                      "math.exp", "math.floor", "math.isnan", "+=", "//=", ")[", "bi[i",
-                      "bf[i"]:
+    text = "\n".join(
+        generate_kernel(random.Random(CI_SEED * 100_003 + k), PROGRAMS)[0] for k in range(KERNELS)
+    )
+    for construct in [
+        "while ",
+        "for ",
+        "range(",
+        ", -",
+        "break",
+        "continue",
+        "elif ",
+        "else:",
+        " and ",
+        " or ",
+        "not ",
+        " if ",
+        "//",
+        "%",
+        "<<",
+        ">>",
+        "**",
+        "abs(",
+        "min(",
+        "max(",
+        "int(",
+        "float(",
+        "int32(",
+        "float32(",
+        "math.sqrt",
+        "math.exp",
+        "math.floor",
+        "math.isnan",
+        "+=",
+        "//=",
+        ")[",
+        "bi[i",
+        "bf[i",
+    ]:
         assert construct in text, construct
     assert text.count("# program") == KERNELS * PROGRAMS >= 500

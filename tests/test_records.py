@@ -17,8 +17,10 @@ from cujit.types import Array, NestedArray, Record, from_dtype, typeof
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
-ALIGNED = np.dtype([("a", np.float64), ("b", np.int32), ("c", np.complex64),
-                    ("d", np.uint8, 5), ("e", np.bool_)], align=True)
+ALIGNED = np.dtype(
+    [("a", np.float64), ("b", np.int32), ("c", np.complex64), ("d", np.uint8, 5), ("e", np.bool_)],
+    align=True,
+)
 PACKED = np.dtype([("a", np.int8), ("b", np.float64), ("c", np.int16), ("d", np.float32)])
 INNER = np.dtype([("x", np.int16), ("y", np.float32)], align=True)
 NESTED = np.dtype([("id", np.int32), ("inner", INNER), ("m", np.float32, (3, 2))], align=True)
@@ -34,7 +36,8 @@ def _sample(dtype, n=5, seed=0):
         sub = a[name]
         if sub.dtype.names is None:
             a[name] = rng.integers(1, 50, sub.shape).astype(sub.dtype) + (
-                0.5 if sub.dtype.kind in "fc" else 0)
+                0.5 if sub.dtype.kind in "fc" else 0
+            )
     return a
 
 
@@ -42,8 +45,7 @@ def test_record_type_follows_numpys_layout():
     for dt in (ALIGNED, PACKED, NESTED):
         rec = from_dtype(dt)
         assert isinstance(rec, Record) and rec.size == dt.itemsize
-        assert [(n, off) for n, _, off in rec.fields] == \
-            [(n, dt.fields[n][1]) for n in dt.names]
+        assert [(n, off) for n, _, off in rec.fields] == [(n, dt.fields[n][1]) for n in dt.names]
         assert rec.dtype == dt  # and back to the same NumPy dtype
     assert from_dtype(PACKED).field("b") == (from_dtype(np.float64), 1)
     assert from_dtype(NESTED).field("m") == (NestedArray(from_dtype(np.float32), (3, 2)), 12)
@@ -52,15 +54,21 @@ def test_record_type_follows_numpys_layout():
     assert typeof(np.zeros(3, ALIGNED).view(np.recarray)[1]) == from_dtype(ALIGNED)
 
 
-@pytest.mark.parametrize("target,dtype", [
-    ("cpu", ALIGNED), ("cpu", PACKED), pytest.param("cuda", ALIGNED, marks=pytest.mark.gpu),
-], ids=["cpu-aligned", "cpu-packed", "cuda-aligned"])
+@pytest.mark.parametrize(
+    "target,dtype",
+    [
+        ("cpu", ALIGNED),
+        ("cpu", PACKED),
+        pytest.param("cuda", ALIGNED, marks=pytest.mark.gpu),
+    ],
+    ids=["cpu-aligned", "cpu-packed", "cuda-aligned"],
+)
 def test_field_writes_by_attribute_and_name(target, dtype):
     @cuda.jit(target=target)
     def k(ary, v):
         i = cuda.grid(1)
         if i < ary.size and i % 2 == 1:
-            ary[i].a = v * i         # cast to the field's type
+            ary[i].a = v * i  # cast to the field's type
             ary[i]["c"] = ary[i].b + 1  # read one field, write another by name
 
     got = _sample(dtype)
@@ -287,8 +295,7 @@ def test_numbas_record_types_convert():
 
     for dt in (ALIGNED, PACKED, NESTED):
         assert to_type(ns.from_dtype(dt)) == from_dtype(dt)
-        assert to_type(ns.from_dtype(dt)[:]) == Array(from_dtype(dt), 1, "A") == \
-            from_dtype(dt)[:]
+        assert to_type(ns.from_dtype(dt)[:]) == Array(from_dtype(dt), 1, "A") == from_dtype(dt)[:]
 
     @cuda.jit((ns.from_dtype(ALIGNED)[:],), target="cpu")
     def k(a):
@@ -320,15 +327,30 @@ def _array_into_scalar_field(ary, other):
     ary[0].b = other  # <- array into scalar
 
 
-@pytest.mark.parametrize("fn,args,marker,words", [
-    (_unknown_field, (np.zeros(2, ALIGNED),), "# <- unknown", "no field 'z'"),
-    (_unknown_field_read, (np.zeros(2, ALIGNED), np.zeros(1)), "# <- unknown read",
-     "no field 'nope'"),
-    (_wrong_record_type, (np.zeros(2, ALIGNED), np.zeros(2, PACKED)), "# <- wrong record",
-     "of another type"),
-    (_array_into_scalar_field, (np.zeros(2, ALIGNED), np.zeros(2)), "# <- array into scalar",
-     "storing into field 'b' of type int32 needs a number"),
-])
+@pytest.mark.parametrize(
+    "fn,args,marker,words",
+    [
+        (_unknown_field, (np.zeros(2, ALIGNED),), "# <- unknown", "no field 'z'"),
+        (
+            _unknown_field_read,
+            (np.zeros(2, ALIGNED), np.zeros(1)),
+            "# <- unknown read",
+            "no field 'nope'",
+        ),
+        (
+            _wrong_record_type,
+            (np.zeros(2, ALIGNED), np.zeros(2, PACKED)),
+            "# <- wrong record",
+            "of another type",
+        ),
+        (
+            _array_into_scalar_field,
+            (np.zeros(2, ALIGNED), np.zeros(2)),
+            "# <- array into scalar",
+            "storing into field 'b' of type int32 needs a number",
+        ),
+    ],
+)
 def test_misuse_is_an_error_at_the_users_line(fn, args, marker, words):
     k = cuda.jit(fn, target="cpu")
     with pytest.raises(TypingError) as info:
@@ -348,9 +370,10 @@ def test_attribute_store_on_a_non_record_is_refused():
         cuda.jit(k, target="cpu")[1, 1](np.zeros(3, np.int32))
 
 
-
-CONST_TABLE = np.array([(1, 2.5, [1, 2]), (3, 4.5, [5, 6])],
-                       dtype=[("k", np.uint8), ("v", np.float64), ("w", np.int16, 2)])
+CONST_TABLE = np.array(
+    [(1, 2.5, [1, 2]), (3, 4.5, [5, 6])],
+    dtype=[("k", np.uint8), ("v", np.float64), ("w", np.int16, 2)],
+)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -364,8 +387,7 @@ def test_constant_record_arrays_are_read(target):
 
     out = np.zeros(2)
     k[1, 2](out)
-    np.testing.assert_array_equal(
-        out, CONST_TABLE["k"] + CONST_TABLE["v"] + CONST_TABLE["w"][:, 1])
+    np.testing.assert_array_equal(out, CONST_TABLE["k"] + CONST_TABLE["v"] + CONST_TABLE["w"][:, 1])
 
 
 def _writes_constant_record(out):

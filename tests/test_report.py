@@ -85,16 +85,20 @@ def test_float64_in_a_32_bit_kernel_is_flagged_at_its_line():
     assert "float64" in wide[0].message and "computes in 64 bits" in wide[0].message
     assert not [f for f in build_report(narrow, F32).findings if f.kind == "wide-type"]
     # A float64 kernel is not a 32-bit kernel: nothing to flag.
-    assert not [f for f in build_report(widen, (float64[::1], float64[::1])).findings
-                if f.kind == "wide-type"]
+    assert not [
+        f
+        for f in build_report(widen, (float64[::1], float64[::1])).findings
+        if f.kind == "wide-type"
+    ]
 
 
 def test_int64_from_a_python_int_is_flagged_at_its_line():
     i32 = (int32[::1], int32[::1])
     # 3 is a Python int, an int64: the product is int64.  np.int32(3) is not, and the
     # index compare against x.size (an int64 extent) is no arithmetic.
-    assert [(f.kind, f.line) for f in build_report(iwiden, i32).findings] == \
-        [("wide-type", line_of(iwiden, "x[i] * 3"))]
+    assert [(f.kind, f.line) for f in build_report(iwiden, i32).findings] == [
+        ("wide-type", line_of(iwiden, "x[i] * 3"))
+    ]
     assert build_report(inarrow, i32).findings == []
 
 
@@ -102,8 +106,9 @@ def test_local_array_in_local_memory():
     rep = build_report(local_scratch, (float32[::1], int32[::1], float32[::1]))
     # 16 float32 indexed by data: the array lives in a stack frame of at least 64 bytes.
     assert rep.resources.stack_frame >= 16 * 4
-    assert [f.line for f in rep.findings if f.kind == "local-memory"] == \
-        [line_of(local_scratch, "cuda.local.array")]
+    assert [f.line for f in rep.findings if f.kind == "local-memory"] == [
+        line_of(local_scratch, "cuda.local.array")
+    ]
 
 
 def test_loop_not_unrolled_is_flagged_and_unrolled_loop_is_not():
@@ -122,8 +127,7 @@ def test_stage_lines_link_to_python_lines():
     # The typed IR's float64 multiply and the PTX's f64 multiply sit at the store's line.
     assert any("binop *" in t and "float64" in t for t, n in views["typed"].lines if n == store)
     assert any(re.search(r"mul(\.rn)?\.f64", t) for t, n in views["ptx"].lines if n == store)
-    assert any(t.strip().startswith("st.global.f32") for t, n in views["ptx"].lines
-               if n == store)
+    assert any(t.strip().startswith("st.global.f32") for t, n in views["ptx"].lines if n == store)
     # Every mapped line is a line of this kernel.
     src = {n for n, _ in rep.source}
     for v in views.values():
@@ -141,14 +145,22 @@ def test_parameters_passed_at_launch():
 
 
 def test_info_log_parsing():
-    log = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
-           "ptxas info    : Function properties for k\n"
-           "ptxas         .     48 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
-           "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem, "
-           "380 bytes cmem[0]\n")
+    log = (
+        "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+        "ptxas info    : Function properties for k\n"
+        "ptxas         .     48 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem, "
+        "380 bytes cmem[0]\n"
+    )
     res = parse_info_log(log, "k")
-    assert (res.registers, res.stack_frame, res.spill_stores, res.spill_loads, res.shared,
-            res.constant) == (40, 48, 8, 12, 1024, 380)
+    assert (
+        res.registers,
+        res.stack_frame,
+        res.spill_stores,
+        res.spill_loads,
+        res.shared,
+        res.constant,
+    ) == (40, 48, 8, 12, 1024, 380)
 
 
 def test_occupancy_from_resources():
@@ -188,9 +200,23 @@ def test_cli_and_kernel_method(tmp_path):
     out = tmp_path / "k.html"
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
     proc = subprocess.run(
-        [sys.executable, "-m", "cujit", "report", f"{os.path.abspath(__file__)}:widen",
-         "--sig", "void(float32[::1], float32[::1])", "-o", str(out)],
-        capture_output=True, text=True, timeout=300, env=env, check=False)
+        [
+            sys.executable,
+            "-m",
+            "cujit",
+            "report",
+            f"{os.path.abspath(__file__)}:widen",
+            "--sig",
+            "void(float32[::1], float32[::1])",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert out.exists() and 'id="stage-ptx"' in out.read_text()
     k = cuda.jit(narrow)

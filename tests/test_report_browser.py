@@ -29,18 +29,34 @@ STAGES = ["bytecode", "cfg", "ir", "typed", "passes", "llvm", "ptx", "sass"]
 
 
 def chromium() -> str:
-    exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
-                if shutil.which(n)), None)
+    exe = next(
+        (
+            shutil.which(n)
+            for n in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(n)
+        ),
+        None,
+    )
     if exe is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium): "
-                    "the browser test of the HTML report is skipped")
+        pytest.skip(
+            "Chromium is not installed (Debian: apt-get install -y chromium): "
+            "the browser test of the HTML report is skipped"
+        )
     return exe
 
 
 def run_browser(exe: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
-    argv = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
-            "--hide-scrollbars", *args]
+    argv = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-extensions",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--hide-scrollbars",
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -81,16 +97,16 @@ def test_click_highlights_the_line_in_every_stage(stencil_page, tmp_path):
     dom.feed(proc.stdout)
     body = next(e for e in dom.elements if e["_tag"] == "body")
     assert body.get("data-selected") == str(line), "the page's script did not select the line"
-    stages = [e["data-stage"] for e in dom.elements if e["_tag"] == "section"
-              and "data-stage" in e]
+    stages = [e["data-stage"] for e in dom.elements if e["_tag"] == "section" and "data-stage" in e]
     assert stages == STAGES
     lit = [e for e in dom.elements if "hl" in e.get("class", "").split()]
     assert all(e.get("data-line") == str(line) or e["_tag"] == "g" for e in lit)
     ptx = [e for e in lit if e["_stage"] == "ptx"]
     assert ptx, "no PTX line highlighted"
     # Exactly the PTX lines of this Python line are lit.
-    expected = sum(1 for e in dom.elements if e["_stage"] == "ptx"
-                   and e.get("data-line") == str(line))
+    expected = sum(
+        1 for e in dom.elements if e["_stage"] == "ptx" and e.get("data-line") == str(line)
+    )
     assert len(ptx) == expected
     for name in ("bytecode", "ir", "typed", "passes", "llvm"):
         assert any(e["_stage"] == name for e in lit), name
@@ -106,8 +122,9 @@ def test_screenshot_artifact(stencil_page, tmp_path):
     shot = os.path.join(ARTIFACTS, "stencil_report.png")
     if os.path.exists(shot):
         os.remove(shot)
-    proc = run_browser(exe, tmp_path, "--window-size=1600,1300", f"--screenshot={shot}",
-                       f"file://{page}#L{line}")
+    proc = run_browser(
+        exe, tmp_path, "--window-size=1600,1300", f"--screenshot={shot}", f"file://{page}#L{line}"
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     with open(shot, "rb") as f:
         head = f.read(24)

@@ -43,15 +43,29 @@ def data(n=16):
 # -- launch configurations ----------------------------------------------------------
 
 CONFIGS = [
-    ((0, 32), "positive"), ((1, 0), "positive"), ((-1, 32), "positive"),
-    ((1.5, 32), "ints"), ((True, 32), "ints"), (("1", 32), "ints"), ((None, 32), "ints"),
-    (((1, 2, 3, 4), 32), "1 to 3 ints"), (((), 32), "1 to 3 ints"), ((1, 2048), "1024"),
-    ((1, (1, 1, 65)), "64"), ((1, (32, 32, 2)), "1024"), ((2**31, 32), "limit"),
-    ((1, 32, 0, -4), ">= 0"), ((1, 32, 0, 1 << 20), "shared memory"),
-    ((1, 32, "fast"), "must be a stream"), ((1, 32, object()), "must be a stream"),
-    ((1, 32, -1), "negative"), ((1, 32, 1.5), "must be a stream"),
-    ((1, 32, [0]), "must be a stream"), ((1, 32, True), "must be a stream"),
-    ((1,), "kernel[grid, block]"), ((1, 2, 0, 0, 5), "kernel[grid, block]"),
+    ((0, 32), "positive"),
+    ((1, 0), "positive"),
+    ((-1, 32), "positive"),
+    ((1.5, 32), "ints"),
+    ((True, 32), "ints"),
+    (("1", 32), "ints"),
+    ((None, 32), "ints"),
+    (((1, 2, 3, 4), 32), "1 to 3 ints"),
+    (((), 32), "1 to 3 ints"),
+    ((1, 2048), "1024"),
+    ((1, (1, 1, 65)), "64"),
+    ((1, (32, 32, 2)), "1024"),
+    ((2**31, 32), "limit"),
+    ((1, 32, 0, -4), ">= 0"),
+    ((1, 32, 0, 1 << 20), "shared memory"),
+    ((1, 32, "fast"), "must be a stream"),
+    ((1, 32, object()), "must be a stream"),
+    ((1, 32, -1), "negative"),
+    ((1, 32, 1.5), "must be a stream"),
+    ((1, 32, [0]), "must be a stream"),
+    ((1, 32, True), "must be a stream"),
+    ((1,), "kernel[grid, block]"),
+    ((1, 2, 0, 0, 5), "kernel[grid, block]"),
 ]
 
 
@@ -65,6 +79,7 @@ def test_a_single_int_configuration():
 
 
 # -- arguments ----------------------------------------------------------------------
+
 
 def _readonly():
     a = data()
@@ -120,6 +135,7 @@ def test_errors_are_cujit_errors():
 
 # -- read-only memory is never written ------------------------------------------------
 
+
 @cuda.jit(target="cpu")
 def add_into(src, dst):
     i = cuda.grid(1)
@@ -174,6 +190,7 @@ def test_mmap_of_a_read_only_file_mapping(tmp_path):
 
 
 # -- faults in running kernels: bounds (on by default on the CPU target) --------------
+
 
 @cuda.jit(target="cpu")
 def oob_write(x):
@@ -236,20 +253,27 @@ BOUNDS = [
     (lambda: oob_write[1, 16](np.zeros(8)), oob_write, "index 8 is out of bounds", "(8, 0, 0)"),
     (lambda: oob_read[1, 8](np.zeros(8), np.zeros(8)), oob_read, "index 8 is out", "(5, 0, 0)"),
     (lambda: oob_negative[1, 1](np.zeros(8)), oob_negative, "index -9", "(0, 0, 0)"),
-    (lambda: oob_axis1[(1, 1), (4, 8)](np.zeros((4, 5))), oob_axis1, "axis 1 with size 5",
-     "thread (0, 5, 0)"),
+    (
+        lambda: oob_axis1[(1, 1), (4, 8)](np.zeros((4, 5))),
+        oob_axis1,
+        "axis 1 with size 5",
+        "thread (0, 5, 0)",
+    ),
     (lambda: oob_in_device_function[1, 16](np.zeros(4)), _store, "index 4", "(4, 0, 0)"),
     (lambda: oob_with_barrier[1, 16](np.zeros(1)), oob_with_barrier, "index 8", "(8, 0, 0)"),
     (lambda: oob_local[1, 8](np.zeros(1)), oob_local, "index 4", "(4, 0, 0)"),
-    (lambda: oob_big_grid[64, 1024](np.zeros(64 * 1024 - 1)), oob_big_grid,
-     "index 65535", "block (63, 0, 0)"),
+    (
+        lambda: oob_big_grid[64, 1024](np.zeros(64 * 1024 - 1)),
+        oob_big_grid,
+        "index 65535",
+        "block (63, 0, 0)",
+    ),
 ]
 
 
 @pytest.mark.parametrize("run,fn,words,where", BOUNDS, ids=[b[1].__name__ for b in BOUNDS])
 def test_out_of_bounds_is_an_index_error(run, fn, words, where):
-    err = expect_failure(run, IndexError, (fn.py_func.__code__.co_filename, marked_line(fn)),
-                         words)
+    err = expect_failure(run, IndexError, (fn.py_func.__code__.co_filename, marked_line(fn)), words)
     assert where in str(err)
     assert err.kernel_failure.loc.line == marked_line(fn)
 
@@ -282,6 +306,7 @@ def test_environment_switch_turns_the_checks_off(monkeypatch):
 
 
 # -- debug mode: assert, raise, integer division by zero -------------------------------
+
 
 def d_floordiv(x, d):
     i = cuda.grid(1)
@@ -321,8 +346,12 @@ DEBUG = [
 def test_debug_mode_reports(fn, extra, n, exc, words, site):
     kernel = cuda.jit(fn, target="cpu", debug=True)
     site_fn = getattr(site, "py_func", site)
-    expect_failure(lambda: kernel[1, n](np.zeros(n), *extra), exc,
-                   (site_fn.__code__.co_filename, marked_line(site_fn)), words)
+    expect_failure(
+        lambda: kernel[1, n](np.zeros(n), *extra),
+        exc,
+        (site_fn.__code__.co_filename, marked_line(site_fn)),
+        words,
+    )
 
 
 def test_division_by_zero_outside_debug_mode_gives_numpy_zero():
@@ -336,6 +365,7 @@ def test_division_by_zero_outside_debug_mode_gives_numpy_zero():
 
 
 # -- cache=True on the CPU target -----------------------------------------------------
+
 
 def test_cpu_cache_true_says_once_that_it_does_not_cache(monkeypatch):
     from cujit import guards
@@ -356,10 +386,15 @@ def test_cpu_cache_true_says_once_that_it_does_not_cache(monkeypatch):
 
 def test_forall_and_launch_refuse_bad_streams_and_keywords():
     expect_failure(lambda: fill.forall(16)(x=data()), LaunchError, None, "keyword arguments")
-    expect_failure(lambda: fill.forall(16, stream="s")(data()), LaunchError, None,
-                   "must be a stream")
-    expect_failure(lambda: fill.launch((data(),), (1, 1, 1), (16, 1, 1), object()),
-                   LaunchError, None, "must be a stream")
+    expect_failure(
+        lambda: fill.forall(16, stream="s")(data()), LaunchError, None, "must be a stream"
+    )
+    expect_failure(
+        lambda: fill.launch((data(),), (1, 1, 1), (16, 1, 1), object()),
+        LaunchError,
+        None,
+        "must be a stream",
+    )
     expect_failure(lambda: fill(x=data()), LaunchError, None, "needs a launch configuration")
     x = data()
     fill.forall(16)(x)

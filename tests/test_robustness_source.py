@@ -26,6 +26,7 @@ def launch(fn, *args):
 
 # -- constructs kernels cannot contain (UnsupportedError) ---------------------------
 
+
 def k_try(x):
     try:  # <-
         x[0] = 1
@@ -46,12 +47,14 @@ def k_lambda(x):
 def k_nested(x):
     def g():  # <-
         return 1
+
     x[0] = g()
 
 
 def k_class(x):
     class C:  # <-
         pass
+
     x[0] = 1
 
 
@@ -124,6 +127,7 @@ def k_star_unpack(x):
 
 def k_import(x):
     import os  # <-
+
     x[0] = len(os.sep)
 
 
@@ -133,7 +137,7 @@ def k_in(x):
 
 
 def k_matmul(x):
-    x[0] = (x @ x)  # <-
+    x[0] = x @ x  # <-
 
 
 def k_bare_raise(x):
@@ -166,6 +170,7 @@ def k_kwonly_default(x, *, scale=2):  # <-
 
 def k_class_in_if(x):
     if x[0] > 0:
+
         class D:  # <-
             pass
 
@@ -177,24 +182,42 @@ def k_decorated_nested(x):
 
 
 UNSUPPORTED = [
-    (k_try, "'try'"), (k_with, "'with'"), (k_lambda, "lambda"), (k_nested, "nested functions"),
-    (k_class, "class definitions"), (k_list, "list displays"), (k_dict, "dict displays"),
-    (k_set, "set displays"), (k_listcomp, "comprehensions"), (k_genexpr, "generator"),
-    (k_fstring, "f-strings"), (k_del, "'del'"), (k_global_store, "'global'"),
-    (k_attr_store, "attribute"), (k_slice, "assigning to a slice"), (k_star_call, "*args"),
-    (k_kw_call, "**kwargs"), (k_star_unpack, "star-unpacking"), (k_import, "'import'"),
-    (k_in, "'in'"), (k_matmul, "'@'"), (k_bare_raise, "bare 'raise'"), (k_yield, "'yield'"),
-    (k_async, "async"), (k_varargs, "'*args'"), (k_varkw, "'**kw'"),
+    (k_try, "'try'"),
+    (k_with, "'with'"),
+    (k_lambda, "lambda"),
+    (k_nested, "nested functions"),
+    (k_class, "class definitions"),
+    (k_list, "list displays"),
+    (k_dict, "dict displays"),
+    (k_set, "set displays"),
+    (k_listcomp, "comprehensions"),
+    (k_genexpr, "generator"),
+    (k_fstring, "f-strings"),
+    (k_del, "'del'"),
+    (k_global_store, "'global'"),
+    (k_attr_store, "attribute"),
+    (k_slice, "assigning to a slice"),
+    (k_star_call, "*args"),
+    (k_kw_call, "**kwargs"),
+    (k_star_unpack, "star-unpacking"),
+    (k_import, "'import'"),
+    (k_in, "'in'"),
+    (k_matmul, "'@'"),
+    (k_bare_raise, "bare 'raise'"),
+    (k_yield, "'yield'"),
+    (k_async, "async"),
+    (k_varargs, "'*args'"),
+    (k_varkw, "'**kw'"),
     (k_kwonly, "keyword-only parameters (scale)"),
     (k_kwonly_default, "keyword-only parameters (scale)"),
-    (k_class_in_if, "class definitions"), (k_decorated_nested, "nested functions"),
+    (k_class_in_if, "class definitions"),
+    (k_decorated_nested, "nested functions"),
 ]
 
 
 @pytest.mark.parametrize("fn,words", UNSUPPORTED, ids=[f.__name__ for f, _ in UNSUPPORTED])
 def test_unsupported_construct(fn, words):
-    err = expect_failure(lambda: launch(fn), UnsupportedError, (__file__, marked_line(fn)),
-                         words)
+    err = expect_failure(lambda: launch(fn), UnsupportedError, (__file__, marked_line(fn)), words)
     assert "not supported" in err.message
 
 
@@ -213,6 +236,7 @@ def test_parameter_errors_come_at_the_def_and_agree_with_each_other():
 
 
 # -- typing problems (TypingError and other CompileErrors) --------------------------
+
 
 def t_index_scalar(x, n):
     x[0] = n[0]  # <-
@@ -313,12 +337,27 @@ def _inner(x):
 
 
 TYPING = [
-    (t_index_scalar, (X, 1.0)), (t_undefined, ()), (t_string_arith, ()), (t_float_index, ()),
-    (t_too_many_indices, ()), (t_tuple_index_range, ()), (t_return_value, ()),
-    (t_unknown_math, ()), (t_unknown_cuda, ()), (t_numpy_call, ()), (t_unknown_function, ()),
-    (t_shared_shape, ()), (t_local_shape, ()), (t_call_int, ()), (t_array_attr, ()),
-    (t_atomic_scalar, (X, 1.0)), (t_store_into_tuple, ()), (t_none_arith, ()),
-    (t_array_as_bool, ()), (t_str_store, ()), (t_launch_in_kernel, ()),
+    (t_index_scalar, (X, 1.0)),
+    (t_undefined, ()),
+    (t_string_arith, ()),
+    (t_float_index, ()),
+    (t_too_many_indices, ()),
+    (t_tuple_index_range, ()),
+    (t_return_value, ()),
+    (t_unknown_math, ()),
+    (t_unknown_cuda, ()),
+    (t_numpy_call, ()),
+    (t_unknown_function, ()),
+    (t_shared_shape, ()),
+    (t_local_shape, ()),
+    (t_call_int, ()),
+    (t_array_attr, ()),
+    (t_atomic_scalar, (X, 1.0)),
+    (t_store_into_tuple, ()),
+    (t_none_arith, ()),
+    (t_array_as_bool, ()),
+    (t_str_store, ()),
+    (t_launch_in_kernel, ()),
 ]
 
 
@@ -329,12 +368,17 @@ def test_typing_problem(fn, args):
 
 
 def test_a_kernel_launched_from_a_kernel_says_so():
-    err = expect_failure(lambda: launch(t_launch_in_kernel), UnsupportedError,
-                         (__file__, marked_line(t_launch_in_kernel)), "dynamic parallelism")
+    err = expect_failure(
+        lambda: launch(t_launch_in_kernel),
+        UnsupportedError,
+        (__file__, marked_line(t_launch_in_kernel)),
+        "dynamic parallelism",
+    )
     assert "pyobject" not in str(err)
 
 
 # -- signatures that do not parse (SignatureError, a TypeError too) -----------------
+
 
 def _noop(x):
     x[0] = 1
@@ -363,28 +407,41 @@ SIGNATURES = [
 @pytest.mark.parametrize("sig,words", SIGNATURES, ids=[repr(s)[:30] for s, _ in SIGNATURES])
 def test_bad_signature_names_the_line_and_token(sig, words):
     line = marked_line(test_bad_signature_names_the_line_and_token)
-    err = expect_failure(lambda: cuda.jit(sig, target="cpu")(_noop),  # <- the decorator
-                         SignatureError, (__file__, line), words)
+    err = expect_failure(
+        lambda: cuda.jit(sig, target="cpu")(_noop),  # <- the decorator
+        SignatureError,
+        (__file__, line),
+        words,
+    )
     assert isinstance(err, TypeError)  # as numba raises
 
 
 def test_bad_signature_suggests_the_close_name():
-    err = expect_failure(lambda: cuda.jit("void(floot32[:])", target="cpu"), SignatureError,
-                         None, "did you mean 'float32'?")
+    err = expect_failure(
+        lambda: cuda.jit("void(floot32[:])", target="cpu"),
+        SignatureError,
+        None,
+        "did you mean 'float32'?",
+    )
     assert err.hint is not None
 
 
 def test_compile_with_bad_types_tuple():
     kernel = cuda.jit(_noop, target="cpu")
-    expect_failure(lambda: kernel.compile(("float32[:]", object())), SignatureError, None,
-                   "cannot use")
+    expect_failure(
+        lambda: kernel.compile(("float32[:]", object())), SignatureError, None, "cannot use"
+    )
     expect_failure(lambda: kernel.compile(42), SignatureError, None, "not int 42")
     expect_failure(lambda: kernel.compile("void(float32[:]"), SignatureError, None, "syntax")
 
 
 def test_non_void_kernel_signature():
-    expect_failure(lambda: cuda.jit("int32(float64[:])", target="cpu")(_noop), TypingError,
-                   None, "must return void")
+    expect_failure(
+        lambda: cuda.jit("int32(float64[:])", target="cpu")(_noop),
+        TypingError,
+        None,
+        "must return void",
+    )
 
 
 def test_decorating_an_unsupported_kernel_raises_nothing_until_it_compiles():

@@ -11,8 +11,9 @@ import pytest
 from cujit import cuda
 from cujit.diagnostics import TypingError
 
-VALUES = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.675, 0.25, 1.05, 3.14159, -2.449, 1234.5678,
-                   -0.0049])
+VALUES = np.array(
+    [0.5, 1.5, 2.5, -0.5, -1.5, 2.675, 0.25, 1.05, 3.14159, -2.449, 1234.5678, -0.0049]
+)
 
 
 def test_round_half_to_even_and_ndigits():
@@ -64,8 +65,8 @@ def test_pow():
     o1 = np.full(8, np.nan)
     o2 = np.full(8, -99, np.int64)
     k[1, 8](o1, o2, a, e)
-    np.testing.assert_allclose(o1, a ** 3, rtol=1e-12)
-    np.testing.assert_array_equal(o2, e ** 2)
+    np.testing.assert_allclose(o1, a**3, rtol=1e-12)
+    np.testing.assert_array_equal(o2, e**2)
 
 
 def test_round_of_complex_names_the_line():
@@ -96,4 +97,4 @@ def test_round_pow_gpu():
     k[1, n](o1, o2, o3, VALUES)
     np.testing.assert_array_equal(o1, [round(float(x)) for x in VALUES])
     np.testing.assert_array_equal(o2, np.round(VALUES, 2))
-    np.testing.assert_allclose(o3, VALUES ** 2, rtol=1e-12)
+    np.testing.assert_allclose(o3, VALUES**2, rtol=1e-12)

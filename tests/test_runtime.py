@@ -34,6 +34,7 @@ def fake_device_array(host: np.ndarray) -> DeviceArray:
 
 # -- layout -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4), (1, 7, 1), (0, 3)])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_contiguous_strides_match_numpy(shape, order):
@@ -44,9 +45,18 @@ def test_contiguous_strides_match_numpy(shape, order):
 
 
 VIEW_KEYS = [
-    1, -1, slice(None), slice(1, None, 2), slice(None, None, -1), (1, 2), (slice(None), 2),
-    (Ellipsis, 1), (slice(4, 0, -2), Ellipsis, slice(None, None, 3)), (-2, slice(1, 3), -1),
-    (slice(5, 1),), (0, 0, 0),
+    1,
+    -1,
+    slice(None),
+    slice(1, None, 2),
+    slice(None, None, -1),
+    (1, 2),
+    (slice(None), 2),
+    (Ellipsis, 1),
+    (slice(4, 0, -2), Ellipsis, slice(None, None, 3)),
+    (-2, slice(1, 3), -1),
+    (slice(5, 1),),
+    (0, 0, 0),
 ]
 
 
@@ -89,6 +99,7 @@ def test_byte_span_with_negative_strides():
 
 # -- device array views (no device memory touched) --------------------------------
 
+
 def test_device_array_views_share_the_base_and_offset_the_pointer():
     host = np.zeros((6, 8), np.float32)
     base_owner = object()
@@ -118,11 +129,16 @@ def test_cuda_array_interface_v3():
     assert v.__cuda_array_interface__["strides"] == (10, 4)
     # And back: a CAI producer seen as a DeviceArray keeps the producer alive.
     back = as_device_array(SimpleNamespace(__cuda_array_interface__=cai))
-    assert (back.shape, back.strides, back.dtype, back.device_ptr) == \
-        ((3, 5), (10, 2), np.dtype(np.int16), FAKE_PTR)
+    assert (back.shape, back.strides, back.dtype, back.device_ptr) == (
+        (3, 5),
+        (10, 2),
+        np.dtype(np.int16),
+        FAKE_PTR,
+    )
 
 
 # -- parameter packing -------------------------------------------------------------
+
 
 def test_packed_bytes_follow_the_abi():
     # Arguments: (bool, int32, float64, float32[:, :], int16, float32, (int8, float64)).
@@ -131,8 +147,20 @@ def test_packed_bytes_follow_the_abi():
     types = (boolean, int32, float64, typeof(dev), int16, float32, Tuple((int8, float64)))
     args = (True, -7, 2.5, dev, -300, 1.25, (-3, 6.75))
     kinds = [k for t in types for k in abi.param_kinds(t)]
-    assert kinds == ["uint8", "int32", "float64", "ptr", "int64", "int64", "int64", "int64",
-                     "int16", "float32", "int8", "float64"]
+    assert kinds == [
+        "uint8",
+        "int32",
+        "float64",
+        "ptr",
+        "int64",
+        "int64",
+        "int64",
+        "int64",
+        "int16",
+        "float32",
+        "int8",
+        "float64",
+    ]
     values, writebacks = prepare_args(types, args)
     assert values == [1, -7, 2.5, FAKE_PTR, 3, 3, 20, 8, -300, 1.25, -3, 6.75]
     assert writebacks == []
@@ -141,9 +169,20 @@ def test_packed_bytes_follow_the_abi():
     packer.pack(values)
     # Each parameter at an offset aligned to its own size, little-endian; zeros between.
     expected = bytearray(80)
-    for off, fmt, v in [(0, "B", 1), (4, "i", -7), (8, "d", 2.5), (16, "Q", FAKE_PTR),
-                        (24, "q", 3), (32, "q", 3), (40, "q", 20), (48, "q", 8),
-                        (56, "h", -300), (60, "f", 1.25), (64, "b", -3), (72, "d", 6.75)]:
+    for off, fmt, v in [
+        (0, "B", 1),
+        (4, "i", -7),
+        (8, "d", 2.5),
+        (16, "Q", FAKE_PTR),
+        (24, "q", 3),
+        (32, "q", 3),
+        (40, "q", 20),
+        (48, "q", 8),
+        (56, "h", -300),
+        (60, "f", 1.25),
+        (64, "b", -3),
+        (72, "d", 6.75),
+    ]:
         struct.pack_into("<" + fmt, expected, off, v)
     assert packer.offsets == (0, 4, 8, 16, 24, 32, 40, 48, 56, 60, 64, 72)
     assert packer.packed_bytes() == bytes(expected)
@@ -166,9 +205,15 @@ def test_only_the_parameters_the_kernel_kept_are_passed():
 
 
 def test_cai_strides_none_means_c_contiguous():
-    cai_obj = SimpleNamespace(__cuda_array_interface__={
-        "shape": (4, 6), "strides": None, "typestr": "<f8", "data": (FAKE_PTR, False),
-        "version": 3})
+    cai_obj = SimpleNamespace(
+        __cuda_array_interface__={
+            "shape": (4, 6),
+            "strides": None,
+            "typestr": "<f8",
+            "data": (FAKE_PTR, False),
+            "version": 3,
+        }
+    )
     # Seen as layout 'A' the array passes its strides: C order's, 6 * 8 and 8 bytes.
     values, _ = prepare_args((Array(float64, 2, "A"),), (cai_obj,))
     assert values == [FAKE_PTR, 4, 6, 48, 8]
@@ -198,26 +243,43 @@ def test_prepare_args_errors():
 
 # -- launch, against a stand-in for cuLaunchKernel -----------------------------------
 
+
 def fake_function(max_threads=1024):
     calls = []
 
     def cu_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
         # Read the parameters as the driver does: through the void** array, now.
         ptrs = (ctypes.c_void_p * 2).from_address(params)
-        calls.append(((gx, gy, gz), (bx, by, bz), shmem,
-                      ctypes.c_float.from_address(ptrs[0]).value,
-                      ctypes.c_uint64.from_address(ptrs[1]).value))
+        calls.append(
+            (
+                (gx, gy, gz),
+                (bx, by, bz),
+                shmem,
+                ctypes.c_float.from_address(ptrs[0]).value,
+                ctypes.c_uint64.from_address(ptrs[1]).value,
+            )
+        )
         return (calls_result[0],)
 
     calls_result = [0]
-    device = SimpleNamespace(max_block_dim=(1024, 1024, 64),
-                             max_grid_dim=(2**31 - 1, 65535, 65535),
-                             max_threads_per_block=1024,
-                             max_shared_memory_per_block_optin=227 * 1024)
-    fn = SimpleNamespace(name="k", handle=object(), device=device, checked={},
-                         max_threads_per_block=max_threads, num_regs=64,
-                         static_shared_bytes=1024, cu_launch=cu_launch, cooperative=False,
-                         ensure_dynamic_shared=lambda n: None)
+    device = SimpleNamespace(
+        max_block_dim=(1024, 1024, 64),
+        max_grid_dim=(2**31 - 1, 65535, 65535),
+        max_threads_per_block=1024,
+        max_shared_memory_per_block_optin=227 * 1024,
+    )
+    fn = SimpleNamespace(
+        name="k",
+        handle=object(),
+        device=device,
+        checked={},
+        max_threads_per_block=max_threads,
+        num_regs=64,
+        static_shared_bytes=1024,
+        cu_launch=cu_launch,
+        cooperative=False,
+        ensure_dynamic_shared=lambda n: None,
+    )
     return fn, calls, calls_result
 
 
@@ -226,24 +288,29 @@ def test_launch_passes_packed_values_and_caches_the_check():
     packer = get_packer(("float32", "ptr"))
     launch(fn, 4, (32, 2), 0, 0, packer, [1.5, FAKE_PTR])
     launch(fn, 4, (32, 2), 0, 0, ["float32", "ptr"], [-2.0, 16])
-    assert calls == [((4, 1, 1), (32, 2, 1), 0, 1.5, FAKE_PTR),
-                     ((4, 1, 1), (32, 2, 1), 0, -2.0, 16)]
+    assert calls == [
+        ((4, 1, 1), (32, 2, 1), 0, 1.5, FAKE_PTR),
+        ((4, 1, 1), (32, 2, 1), 0, -2.0, 16),
+    ]
     assert fn.checked == {(4, (32, 2), 0): ((4, 1, 1), (32, 2, 1))}
     launch(fn, [2], [64], 0, 0, packer, [0.5, 1])  # unhashable shapes still work
     assert calls[-1][:2] == ((2, 1, 1), (64, 1, 1))
 
 
-@pytest.mark.parametrize("grid,block,shmem,message", [
-    (0, 32, 0, "grid dimension x must be positive"),
-    (1, (32, -1), 0, "block dimension y must be positive"),
-    (1, 2048, 0, "block dimension x is 2048, above the device limit of 1024"),
-    (1, (32, 32, 2), 0, "block 32x32x2 has 2048 threads, above the device limit of 1024"),
-    ((1, 70000), 32, 0, "grid dimension y is 70000, above the device limit of 65535"),
-    (1, (1, 2, 3, 4), 0, "block must have 1 to 3 dimensions"),
-    (1.5, 32, 0, "grid dimensions must be an int"),
-    (1, 32, -1, "dynamic shared memory size must be >= 0"),
-    (1, 32, 227 * 1024, "asks for 232448 bytes of dynamic shared memory"),
-])
+@pytest.mark.parametrize(
+    "grid,block,shmem,message",
+    [
+        (0, 32, 0, "grid dimension x must be positive"),
+        (1, (32, -1), 0, "block dimension y must be positive"),
+        (1, 2048, 0, "block dimension x is 2048, above the device limit of 1024"),
+        (1, (32, 32, 2), 0, "block 32x32x2 has 2048 threads, above the device limit of 1024"),
+        ((1, 70000), 32, 0, "grid dimension y is 70000, above the device limit of 65535"),
+        (1, (1, 2, 3, 4), 0, "block must have 1 to 3 dimensions"),
+        (1.5, 32, 0, "grid dimensions must be an int"),
+        (1, 32, -1, "dynamic shared memory size must be >= 0"),
+        (1, 32, 227 * 1024, "asks for 232448 bytes of dynamic shared memory"),
+    ],
+)
 def test_launch_checks_the_shape_before_the_driver(grid, block, shmem, message):
     fn, calls, _ = fake_function()
     with pytest.raises(LaunchError, match=message.replace("(", r"\(")):
@@ -275,17 +342,22 @@ def test_driver_errors_name_the_call_and_the_error():
 
 # -- no GPU --------------------------------------------------------------------
 
+
 @pytest.mark.skipif(driver.is_available(), reason="checks the no-GPU message")
 def test_no_gpu_says_so():
     from cujit.runtime import device_array, to_device
 
-    for attempt in (lambda: to_device(np.ones(4)), lambda: device_array(4),
-                    lambda: prepare_args((Array(float64, 1),), (np.ones(4),))):
+    for attempt in (
+        lambda: to_device(np.ones(4)),
+        lambda: device_array(4),
+        lambda: prepare_args((Array(float64, 1),), (np.ones(4),)),
+    ):
         with pytest.raises(NoGPUError, match="no CUDA GPU found"):
             attempt()
 
 
 # -- copies, against a host-memory stand-in for the driver's memory calls ---------------
+
 
 class HostMemoryDriver:
     """cuMemAlloc/cuMemcpy* on host memory: exercises the copy logic without a GPU."""
@@ -300,8 +372,14 @@ class HostMemoryDriver:
             block = (ctypes.c_uint8 * args[0])()
             self.blocks[ctypes.addressof(block)] = block
             return ctypes.addressof(block)
-        if name in ("cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD", "cuMemcpyHtoDAsync",
-                    "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync"):
+        if name in (
+            "cuMemcpyHtoD",
+            "cuMemcpyDtoH",
+            "cuMemcpyDtoD",
+            "cuMemcpyHtoDAsync",
+            "cuMemcpyDtoHAsync",
+            "cuMemcpyDtoDAsync",
+        ):
             dst, src, n = (int(a) for a in args[:3])
             ctypes.memmove(dst, src, n)
             return None

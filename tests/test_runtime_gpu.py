@@ -45,7 +45,9 @@ declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
 
 # saxpy(a: float32, x: float32[:], y: float32[:], out: float32[:]): out[i] = a*x[i] + y[i]
 # for i < len(out).  Addresses use the byte strides, so strided views work.
-SAXPY = HEADER + """
+SAXPY = (
+    HEADER
+    + """
 define void @saxpy(float %a, float* %x, i64 %nx, i64 %sx, float* %y, i64 %ny, i64 %sy,
                    float* %out, i64 %nout, i64 %sout) {
 entry:
@@ -84,12 +86,15 @@ done:
 !nvvmir.version = !{!1}
 !1 = !{i32 2, i32 0, i32 3, i32 1}
 """
+)
 SAXPY_TYPES = (float32, Array(float32, 1), Array(float32, 1), Array(float32, 1))
 
 # probe(b: bool, i: int32, d: float64, u: uint8, q: int64, f: float32, h: int16,
 #       out: float64[:]) writes each scalar, converted to float64, to out[0..6]:
 # one parameter of every width, so misaligned or misordered packing shows.
-PROBE = HEADER + """
+PROBE = (
+    HEADER
+    + """
 define void @probe(i8 %b, i32 %i, double %d, i8 %u, i64 %q, float %f, i16 %h,
                    double* %out, i64 %n, i64 %s) {
 entry:
@@ -121,6 +126,7 @@ define internal void @put(i8* %base, i64 %stride, i64 %k, double %v) alwaysinlin
 !nvvmir.version = !{!1}
 !1 = !{i32 2, i32 0, i32 3, i32 1}
 """
+)
 PROBE_TYPES = (boolean, int32, float64, uint8, int64, float32, int16, Array(float64, 1))
 
 _cache: dict = {}
@@ -168,8 +174,16 @@ def test_saxpy_on_host_arrays_copies_back():
     x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
     out = np.full(n, np.nan, np.float32)
     fn = kernel(SAXPY, "saxpy")
-    launch_with_args(fn, (n + 127) // 128, 128, 0, 0, kinds(SAXPY_TYPES), SAXPY_TYPES,
-                     (np.float32(-1.5), x, y, out))
+    launch_with_args(
+        fn,
+        (n + 127) // 128,
+        128,
+        0,
+        0,
+        kinds(SAXPY_TYPES),
+        SAXPY_TYPES,
+        (np.float32(-1.5), x, y, out),
+    )
     assert rel_err(out, -1.5 * x.astype(np.float64) + y) < 1e-6
 
 
@@ -202,8 +216,15 @@ def test_every_scalar_width_reaches_the_kernel():
     values, _ = prepare_args(PROBE_TYPES, args)
     launch(kernel(PROBE, "probe"), 1, 1, 0, 0, kinds(PROBE_TYPES), values)
     got = out.copy_to_host()
-    assert got[:7].tolist() == [1.0, -123456.0, 2.0**-30 + 1.0, 250.0, float(-(2**40) - 3),
-                                0.15625, -31000.0]
+    assert got[:7].tolist() == [
+        1.0,
+        -123456.0,
+        2.0**-30 + 1.0,
+        250.0,
+        float(-(2**40) - 3),
+        0.15625,
+        -31000.0,
+    ]
     assert np.isnan(got[7])
 
 
@@ -231,8 +252,7 @@ def test_dynamic_shared_memory_above_48k_is_opted_in():
     assert fn.max_dynamic_shared >= 64 * 1024
     assert (d.copy_to_host() == 2.0).all()
     with pytest.raises(LaunchError, match="dynamic shared memory"):
-        launch(fn, 1, 256, 0, dev.max_shared_memory_per_block_optin + 1, kinds(SAXPY_TYPES),
-               values)
+        launch(fn, 1, 256, 0, dev.max_shared_memory_per_block_optin + 1, kinds(SAXPY_TYPES), values)
 
 
 def test_bad_launch_shape_fails_before_the_driver():

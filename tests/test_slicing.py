@@ -36,9 +36,19 @@ def views(out, a, m):
 
 def reference(a, m):
     r = m[1:3, 1::2]
-    return [a[1:-1].sum(), a[::2].sum(), a[::-3].sum(), m[1, :].sum(), m[:, 2].sum(),
-            r[1, 1] + r.shape[0] * 10 + r.shape[1] * 100, a[5:2:-1].sum(), a[-3:].sum(),
-            m[-1][0], a[7:3].shape[0] + a[100:].shape[0], m[::-1, -1].sum()]
+    return [
+        a[1:-1].sum(),
+        a[::2].sum(),
+        a[::-3].sum(),
+        m[1, :].sum(),
+        m[:, 2].sum(),
+        r[1, 1] + r.shape[0] * 10 + r.shape[1] * 100,
+        a[5:2:-1].sum(),
+        a[-3:].sum(),
+        m[-1][0],
+        a[7:3].shape[0] + a[100:].shape[0],
+        m[::-1, -1].sum(),
+    ]
 
 
 def test_views_read_like_numpy():

@@ -14,10 +14,21 @@ from cujit.types import float32, int32
 
 
 def every_register(out):
-    out[0] = (cuda.threadIdx.x + cuda.threadIdx.y + cuda.threadIdx.z + cuda.blockIdx.x
-              + cuda.blockIdx.y + cuda.blockIdx.z + cuda.blockDim.x + cuda.blockDim.y
-              + cuda.blockDim.z + cuda.gridDim.x + cuda.gridDim.y + cuda.gridDim.z
-              + cuda.laneid)
+    out[0] = (
+        cuda.threadIdx.x
+        + cuda.threadIdx.y
+        + cuda.threadIdx.z
+        + cuda.blockIdx.x
+        + cuda.blockIdx.y
+        + cuda.blockIdx.z
+        + cuda.blockDim.x
+        + cuda.blockDim.y
+        + cuda.blockDim.z
+        + cuda.gridDim.x
+        + cuda.gridDim.y
+        + cuda.gridDim.z
+        + cuda.laneid
+    )
 
 
 def test_the_ranges_are_cudas_launch_limits():
@@ -31,8 +42,9 @@ def test_the_ranges_are_cudas_launch_limits():
 
 
 def test_each_register_read_has_its_range():
-    llvm = compile_kernel(every_register, (int32[::1],), Options(arch=(9, 0)),
-                          stop_after="llvm").outputs["llvm"]
+    llvm = compile_kernel(
+        every_register, (int32[::1],), Options(arch=(9, 0)), stop_after="llvm"
+    ).outputs["llvm"]
     pairs = re.findall(r"^(!\d+) = !\{ i32 (-?\d+), i32 (-?\d+) \}$", llvm, re.M)
     meta = {ref: (int(lo), int(hi)) for ref, lo, hi in pairs}
     reads = re.findall(r'@"llvm\.nvvm\.read\.ptx\.sreg\.([a-z.]+)"\(\), !range (!\d+)', llvm)
@@ -57,7 +69,7 @@ def transpose(a, b):
 
 def test_indices_from_registers_need_no_negative_wrap():
     result = compile_kernel(transpose, (float32[:, ::1], float32[:, ::1]), Options(arch=(9, 0)))
-    body = result.ptx[result.ptx.index("{"):]
+    body = result.ptx[result.ptx.index("{") :]
     assert "selp" not in body  # no `i < 0 ? i + n : i` left for any index
     # Hence neither array's first extent is read: a C array needs only its row length.
     assert result.kept == (True, False, True, True, False, True)

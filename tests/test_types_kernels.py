@@ -46,8 +46,9 @@ def test_type_kernel_matches_numpy(case, where, target):
 @pytest.mark.parametrize("case", TYPE_CASES, ids=[c.name for c in TYPE_CASES])
 def test_type_kernel_compiles_to_sm90_cubin(case):
     args, *_ = case.setup(np.random.default_rng(0))
-    result = compile_kernel(case.kernel.py_func, tuple(typeof(a) for a in args),
-                            Options(arch=(9, 0), verify=True))
+    result = compile_kernel(
+        case.kernel.py_func, tuple(typeof(a) for a in args), Options(arch=(9, 0), verify=True)
+    )
     assert ".target sm_90" in result.ptx
     assert result.cubin[:4] == ELF_MAGIC
 
@@ -55,20 +56,30 @@ def test_type_kernel_compiles_to_sm90_cubin(case):
 def test_fp16_arithmetic_is_half_precision_in_ptx():
     case = next(c for c in TYPE_CASES if c.name == "fp16_axpy")
     args, *_ = case.setup(np.random.default_rng(0))
-    ptx = compile_kernel(case.kernel.py_func, tuple(typeof(a) for a in args),
-                         stop_after="ptx").ptx
+    ptx = compile_kernel(case.kernel.py_func, tuple(typeof(a) for a in args), stop_after="ptx").ptx
     assert ".f16" in ptx and "cvt.f32.f16" not in ptx
 
 
 # -- typing rules -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("a, b, expected", [
-    (complex64, float32, complex64), (complex64, int16, complex64),
-    (complex64, float64, complex128), (complex64, int32, complex128),
-    (complex128, float32, complex128), (complex64, complex128, complex128),
-    (float16, float16, float16), (float16, int8, float16), (float16, int16, float32),
-    (float16, float32, float32), (float16, int64, float64), (complex64, float16, complex64),
-])
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (complex64, float32, complex64),
+        (complex64, int16, complex64),
+        (complex64, float64, complex128),
+        (complex64, int32, complex128),
+        (complex128, float32, complex128),
+        (complex64, complex128, complex128),
+        (float16, float16, float16),
+        (float16, int8, float16),
+        (float16, int16, float32),
+        (float16, float32, float32),
+        (float16, int64, float64),
+        (complex64, float16, complex64),
+    ],
+)
 def test_unification(a, b, expected):
     assert unify(a, b) == expected
     assert arith_type("+", a, b)[2] == expected
@@ -95,8 +106,9 @@ def test_complex_scalar_params_and_literals_cpu():
     out = np.zeros(3, np.complex128)
     _run_cpu(k, out, 1.5 - 0.5j, np.complex64(2 + 1j))
     z, w = 1.5 - 0.5j, 2 + 1j
-    np.testing.assert_allclose(out, [z * w + 1j, complex(2, 3) + z.real - w.imag,
-                                     complex(np.complex64(z))], rtol=1e-7)
+    np.testing.assert_allclose(
+        out, [z * w + 1j, complex(2, 3) + z.real - w.imag, complex(np.complex64(z))], rtol=1e-7
+    )
 
 
 def test_half_scalar_param_cpu():
@@ -121,6 +133,7 @@ def test_real_attributes_cpu():
 
 
 # -- what raises ----------------------------------------------------------------------------
+
 
 def _compile(fn, *types):
     return compile_kernel(fn, tuple(types), Options(), stop_after="typed")
@@ -153,16 +166,27 @@ def _complex_min(out, z):
 C1 = Array(complex128, 1, "C")
 
 
-@pytest.mark.parametrize("fn, types, exc, needle", [
-    (_order, (C1, complex128), TypingError, "complex numbers are not ordered"),
-    (_floordiv, (C1, complex128), TypingError, "complex numbers take + - * / only"),
-    (_to_float, (Array(float64, 1, "C"), complex128), TypingError,
-     "cannot convert complex128 to float64"),
-    (_cmath_tan, (C1, complex128), UnsupportedError, "cmath.tan is not supported"),
-    (_htrunc, (Array(float16, 1, "C"), float16), UnsupportedError,
-     "cuda.fp16.htrunc is not supported"),
-    (_complex_min, (C1, complex128), TypingError, "not ordered"),
-])
+@pytest.mark.parametrize(
+    "fn, types, exc, needle",
+    [
+        (_order, (C1, complex128), TypingError, "complex numbers are not ordered"),
+        (_floordiv, (C1, complex128), TypingError, "complex numbers take + - * / only"),
+        (
+            _to_float,
+            (Array(float64, 1, "C"), complex128),
+            TypingError,
+            "cannot convert complex128 to float64",
+        ),
+        (_cmath_tan, (C1, complex128), UnsupportedError, "cmath.tan is not supported"),
+        (
+            _htrunc,
+            (Array(float16, 1, "C"), float16),
+            UnsupportedError,
+            "cuda.fp16.htrunc is not supported",
+        ),
+        (_complex_min, (C1, complex128), TypingError, "not ordered"),
+    ],
+)
 def test_unsupported_raises(fn, types, exc, needle):
     with pytest.raises(exc, match=re.escape(needle)):
         _compile(fn, *types)

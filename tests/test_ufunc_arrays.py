@@ -59,18 +59,22 @@ def test_the_ufunc_returns_out():
 
 
 def test_ptx_for_the_gpu():
-    ptx = compile_kernel(unary_then_binary, (float64[:, ::1],) * 4,
-                         Options(arch=(9, 0)), stop_after="ptx").ptx
+    ptx = compile_kernel(
+        unary_then_binary, (float64[:, ::1],) * 4, Options(arch=(9, 0)), stop_after="ptx"
+    ).ptx
     assert "sqrt.rn.f64" in ptx
 
 
-@pytest.mark.parametrize("body,message", [
-    ("np.sin(x)", "needs an 'out' array inside a kernel"),
-    ("np.sin(x, 1.0)", "'out' must be an array"),
-    ("np.sin(x, x2)", "arrays of out's 2 dimensions or scalars; an operand has 1"),
-    ("np.hypot(x, out=x)", "takes 2 inputs and an 'out' array (1 inputs given)"),
-    ("np.sin(x, out=x, where=x)", "takes only 'out' by keyword"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("np.sin(x)", "needs an 'out' array inside a kernel"),
+        ("np.sin(x, 1.0)", "'out' must be an array"),
+        ("np.sin(x, x2)", "arrays of out's 2 dimensions or scalars; an operand has 1"),
+        ("np.hypot(x, out=x)", "takes 2 inputs and an 'out' array (1 inputs given)"),
+        ("np.sin(x, out=x, where=x)", "takes only 'out' by keyword"),
+    ],
+)
 def test_misuse_is_a_typing_error_at_the_line(body, message):
     ns = {"np": np, "cuda": cuda}
     exec(f"def kern(x, x2):\n    {body}\n", ns)

@@ -23,27 +23,37 @@ def _matmul(a, b, c):
 
 
 ADD = vectorize(["float32(float32, float32)"], target="cpu")(_add)
-MATMUL = guvectorize(["void(float64[:,:], float64[:,:], float64[:,:])"],
-                     "(m,n),(n,p)->(m,p)", target="cpu")(_matmul)
+MATMUL = guvectorize(
+    ["void(float64[:,:], float64[:,:], float64[:,:])"], "(m,n),(n,p)->(m,p)", target="cpu"
+)(_matmul)
 
 
 def test_no_matching_loop_names_the_ufunc_and_types():
-    with pytest.raises(TypeError, match=r"ufunc '_add' not supported for the input types "
-                                        r"\(dd\).*'safe'"):
+    with pytest.raises(
+        TypeError,
+        match=r"ufunc '_add' not supported for the input types "
+        r"\(dd\).*'safe'",
+    ):
         ADD(np.ones(3), np.ones(3))
     assert issubclass(UFuncTypeError, TypeError)
 
 
 def test_shapes_that_do_not_broadcast():
-    with pytest.raises(ValueError, match=r"ufunc '_add': operands could not be broadcast "
-                                         r"together with shapes \(3,\) \(4,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"ufunc '_add': operands could not be broadcast "
+        r"together with shapes \(3,\) \(4,\)",
+    ):
         ADD(np.ones(3, np.float32), np.ones(4, np.float32))
 
 
 def test_out_of_the_wrong_dtype_or_shape():
     x = np.ones(5, np.float32)
-    with pytest.raises(TypeError, match=r"ufunc '_add' output \(typecode 'f'\) could not be "
-                                        r"coerced to provided output parameter \(typecode 'l'\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"ufunc '_add' output \(typecode 'f'\) could not be "
+        r"coerced to provided output parameter \(typecode 'l'\)",
+    ):
         ADD(x, x, out=np.zeros(5, np.int64))
     with pytest.raises(ValueError, match=r"ufunc '_add': output operand has shape \(4,\)"):
         ADD(x, x, out=np.zeros(4, np.float32))
@@ -62,15 +72,21 @@ def test_bad_signatures_are_refused():
 
 
 def test_gufunc_core_dimension_mismatch_names_the_operand():
-    with pytest.raises(ValueError, match=r"gufunc '_matmul': input operand 1 has a mismatch "
-                                         r"in its core dimension n.*size 5 is different from 4"):
+    with pytest.raises(
+        ValueError,
+        match=r"gufunc '_matmul': input operand 1 has a mismatch "
+        r"in its core dimension n.*size 5 is different from 4",
+    ):
         MATMUL(np.ones((2, 3, 4)), np.ones((2, 5, 3)))
 
 
 def test_gufunc_too_few_dimensions_and_loop_broadcast():
-    with pytest.raises(ValueError, match=r"input operand 0 does not have enough dimensions "
-                                         r"\(has 1, gufunc core with signature "
-                                         r"\(m,n\),\(n,p\)->\(m,p\) requires 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"input operand 0 does not have enough dimensions "
+        r"\(has 1, gufunc core with signature "
+        r"\(m,n\),\(n,p\)->\(m,p\) requires 2\)",
+    ):
         MATMUL(np.ones(4), np.ones((4, 4)))
     with pytest.raises(ValueError, match=r"ufunc '_matmul': operands could not be broadcast"):
         MATMUL(np.ones((2, 3, 3)), np.ones((5, 3, 3)))
@@ -92,6 +108,9 @@ def test_reduce_refuses_2d_and_complex():
 def test_gufunc_device_operand_of_another_dtype_is_not_cast():
     from cujit.targets.cpu import memory
 
-    with pytest.raises(TypeError, match=r"gufunc '_matmul': input operand 0 is a device array "
-                                        r"of float32.*does not support \.astype\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"gufunc '_matmul': input operand 0 is a device array "
+        r"of float32.*does not support \.astype\(\)",
+    ):
         MATMUL(memory.to_device(np.ones((2, 2), np.float32)), np.ones((2, 2)))

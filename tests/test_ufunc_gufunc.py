@@ -37,9 +37,14 @@ def target(request):
 
 @pytest.fixture(scope="module")
 def matmul(target):
-    return guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])",
-                        "void(float64[:,:], float64[:,:], float64[:,:])"],
-                       "(m,n),(n,p)->(m,p)", target=target)(_matmul)
+    return guvectorize(
+        [
+            "void(float32[:,:], float32[:,:], float32[:,:])",
+            "void(float64[:,:], float64[:,:], float64[:,:])",
+        ],
+        "(m,n),(n,p)->(m,p)",
+        target=target,
+    )(_matmul)
 
 
 def _close(got, want):
@@ -87,8 +92,9 @@ def test_out_argument_and_device_operands(matmul, target):
 
 
 def test_scalar_parameter_and_scalar_output(target):
-    f = guvectorize(["void(float64[:], float64, float64[:])"], "(n),()->()",
-                    target=target)(_scaled_sum)
+    f = guvectorize(["void(float64[:], float64, float64[:])"], "(n),()->()", target=target)(
+        _scaled_sum
+    )
     x = RNG.random((7, 11))
     got = f(x, 3.0)
     _close(got, x.sum(axis=1) * 3.0)
@@ -97,8 +103,9 @@ def test_scalar_parameter_and_scalar_output(target):
 
 
 def test_same_kind_inputs_and_an_output_without_its_unit_loop_axis(target):
-    f = guvectorize(["void(int32[:], int32[:], int32[:])"], "(n),()->(n)",
-                    target=target)(_add_first)
+    f = guvectorize(["void(int32[:], int32[:], int32[:])"], "(n),()->(n)", target=target)(
+        _add_first
+    )
     x = np.array([1, 2, 3, 4], np.int32)
     res = np.zeros(4, np.int32)  # the loop shape is (1,) (from y); numba allows (4,)
     f(x, np.array([5], np.int32), out=res)

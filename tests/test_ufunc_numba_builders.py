@@ -74,9 +74,17 @@ def test_numba_vectorize_target_cuda_under_the_drop_in():
         assert np.array_equal(total(x), x.sum(axis=1))
         print("ok")
     """)
-    env = dict(os.environ, CUJIT_TARGET="cpu",
-               PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "src"))
-    done = subprocess.run([sys.executable, "-c", script], check=False, env=env,
-                          capture_output=True,
-                          text=True, timeout=300)
+    env = dict(
+        os.environ,
+        CUJIT_TARGET="cpu",
+        PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "src"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

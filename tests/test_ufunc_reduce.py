@@ -33,8 +33,22 @@ def total(target):
     return Reduce(_add, target=target)
 
 
-@pytest.mark.parametrize("n", [1, 7, 31, 32, 33, BLOCK - 1, BLOCK, BLOCK + 1, 5000,
-                               BLOCK * MAX_BLOCKS + 77, 5 * BLOCK * MAX_BLOCKS + 3])
+@pytest.mark.parametrize(
+    "n",
+    [
+        1,
+        7,
+        31,
+        32,
+        33,
+        BLOCK - 1,
+        BLOCK,
+        BLOCK + 1,
+        5000,
+        BLOCK * MAX_BLOCKS + 77,
+        5 * BLOCK * MAX_BLOCKS + 3,
+    ],
+)
 def test_sum_of_any_length(total, n):
     x = RNG.integers(1, 9, n).astype(np.float64)  # integers: the sum is exact
     assert total(x) == x.sum()
@@ -57,8 +71,9 @@ def test_res_stays_on_the_device(total, target):
     assert host[0] == x.sum(dtype=np.float64) + 3 and host[1] == 7.0  # only res[0] written
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64,
-                                   np.float16, np.float32])
+@pytest.mark.parametrize(
+    "dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.float16, np.float32]
+)
 def test_dtypes_wrap_as_numpy(total, dtype):
     floating = np.dtype(dtype).kind == "f"
     x = RNG.integers(0, 4 if floating else 100, 3000).astype(dtype)  # float16 stays finite

@@ -36,8 +36,9 @@ def target(request):
 
 @pytest.fixture(scope="module")
 def hyp(target):
-    return vectorize(["float32(float32, float32)", "float64(float64, float64)"],
-                     target=target)(_hypot_body)
+    return vectorize(["float32(float32, float32)", "float64(float64, float64)"], target=target)(
+        _hypot_body
+    )
 
 
 def _ref_hyp(x, y):

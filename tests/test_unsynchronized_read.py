@@ -13,10 +13,12 @@ import pytest
 from cujit.runtime import args, mapped, pending
 from cujit.types import typeof
 
-HINT = ("reading a mapped or managed array on the host while a kernel may still be writing "
-        "it\nhint: a launch returns before its kernel has run: after launching on the default "
-        "stream, call cuda.synchronize() (or that stream's synchronize()) before reading the "
-        "array\nguide: docs/guide/memory.md#mapped-and-managed-memory")
+HINT = (
+    "reading a mapped or managed array on the host while a kernel may still be writing "
+    "it\nhint: a launch returns before its kernel has run: after launching on the default "
+    "stream, call cuda.synchronize() (or that stream's synchronize()) before reading the "
+    "array\nguide: docs/guide/memory.md#mapped-and-managed-memory"
+)
 
 
 class StandIn:
@@ -37,9 +39,11 @@ def host_mapped(n: int = 4):
     return owner, buf, mapped.wrap(buf, mapped.MappedArray, (n,), np.float32, (4,))
 
 
-@pytest.mark.parametrize("read", [lambda a: a[0], lambda a: a[1:3], repr, str,
-                                  lambda a: a.tolist(), lambda a: a.copy_to_host()],
-                         ids=["item", "slice", "repr", "str", "tolist", "copy_to_host"])
+@pytest.mark.parametrize(
+    "read",
+    [lambda a: a[0], lambda a: a[1:3], repr, str, lambda a: a.tolist(), lambda a: a.copy_to_host()],
+    ids=["item", "slice", "repr", "str", "tolist", "copy_to_host"],
+)
 def test_a_read_while_the_kernel_runs_warns_once(read):
     _owner, buf, a = host_mapped()
     pending.note_written(buf, StandIn(done=False), 0)

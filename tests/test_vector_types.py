@@ -36,6 +36,7 @@ def _mixed(target):
         out[i, 2] = v.z
         out[i, 3] = v.w
         out[i, 4] = w.x + w.y + w.z
+
     return k
 
 
@@ -44,8 +45,9 @@ def test_constructors_take_scalars_and_smaller_vectors(target):
     out = np.full((4, 5), -1.0, np.float32)
     _mixed(target)[1, 4](out)
     i = np.arange(4)
-    assert np.array_equal(out[:, :4], np.stack([i, np.full(4, 2), np.full(4, 3.5),
-                                                 np.full(4, 4)], axis=1))
+    assert np.array_equal(
+        out[:, :4], np.stack([i, np.full(4, 2), np.full(4, 3.5), np.full(4, 4)], axis=1)
+    )
     assert np.array_equal(out[:, 4], 1 + i + 2)
 
 

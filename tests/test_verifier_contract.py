@@ -53,9 +53,14 @@ class F:
     def function(self, term=None) -> ir.Function:
         term = term or ir.Return(loc=L)
         block = ir.Block(0, self.args, tuple(self.ops), term)
-        return ir.Function(name="k", arg_names=tuple(f"a{i}" for i in range(len(self.args))),
-                           blocks=(block,), loc=L, return_type=self.return_type,
-                           callees=self.callees)
+        return ir.Function(
+            name="k",
+            arg_names=tuple(f"a{i}" for i in range(len(self.args))),
+            blocks=(block,),
+            loc=L,
+            return_type=self.return_type,
+            callees=self.callees,
+        )
 
 
 def _bad(f: F, match: str, term=None) -> None:
@@ -154,8 +159,7 @@ def test_kernel_returning_a_value():
 
 def test_device_function_returning_the_wrong_type():
     f = F(int32, return_type=float32)
-    _bad(f, "return of int32 from a function returning float32",
-         ir.Return(loc=L, value=f.args[0]))
+    _bad(f, "return of int32 from a function returning float32", ir.Return(loc=L, value=f.args[0]))
 
 
 def test_an_untyped_call_must_not_remain():
@@ -167,8 +171,9 @@ def test_an_untyped_call_must_not_remain():
 
 def test_call_function_with_the_wrong_argument_types():
     callee = F(float32, return_type=float32)
-    callee_fn = dataclasses.replace(callee.function(ir.Return(loc=L, value=callee.args[0])),
-                                    name="g(float32)")
+    callee_fn = dataclasses.replace(
+        callee.function(ir.Return(loc=L, value=callee.args[0])), name="g(float32)"
+    )
     f = F(int32)
     f.callees = (callee_fn,)
     f.op(ir.CallFunction, float32, callee="g(float32)", args=(f.args[0],))
@@ -196,8 +201,9 @@ def _forget_grid(monkeypatch):
 def test_verifier_failure_is_an_internal_error_naming_stage_and_kernel(monkeypatch):
     _forget_grid(monkeypatch)
     with pytest.raises(InternalCompilerError) as info:
-        compile_kernel(_grid_kernel, (typeof(np.ones(4, np.float32)),), Options(verify=True),
-                       stop_after="llvm")
+        compile_kernel(
+            _grid_kernel, (typeof(np.ones(4, np.float32)),), Options(verify=True), stop_after="llvm"
+        )
     err = info.value
     assert err.stage == "typed" and err.kernel == "_grid_kernel"
     assert isinstance(err.cause, ir.VerificationError)

@@ -54,8 +54,14 @@ def run_fresh(code: str) -> dict:
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("CUJIT_WARMUP", None)
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                         check=True, capture_output=True, text=True, timeout=300).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -187,8 +193,9 @@ def test_a_device_hands_its_arch_over(state, monkeypatch):
         return 0
 
     attrs = type("Attributes", (), {"__getattr__": lambda self, name: name})()
-    monkeypatch.setattr(context, "get_driver", lambda: type("D", (), {
-        "CUdevice_attribute": attrs})())
+    monkeypatch.setattr(
+        context, "get_driver", lambda: type("D", (), {"CUdevice_attribute": attrs})()
+    )
     monkeypatch.setattr(context, "call", call)
     warmup.note_kernel()
     warmup.start()

@@ -27,5 +27,7 @@ t1 = time.perf_counter()
 kernel[4096, 256](np.float32(2.0), x, x, x)
 cuda.synchronize()
 t2 = time.perf_counter()
-print(f"compile (hit or miss) {1e3 * (t1 - t0):.2f} ms; load + launch + sync "
-      f"{1e3 * (t2 - t1):.2f} ms; stages run: {list(spec.result.times) or 'none (cache hit)'}")
+print(
+    f"compile (hit or miss) {1e3 * (t1 - t0):.2f} ms; load + launch + sync "
+    f"{1e3 * (t2 - t1):.2f} ms; stages run: {list(spec.result.times) or 'none (cache hit)'}"
+)

@@ -29,8 +29,13 @@ value means the default. On/off variables take `1`/`0` (also `true`/`false`, `ye
 |---|---|---|---|
 """
 
-KINDS = {bool: "on/off", str: "text", int: "integer", float: "number",
-         tuple: "compute capability (`9.0` or `90`)"}
+KINDS = {
+    bool: "on/off",
+    str: "text",
+    int: "integer",
+    float: "number",
+    tuple: "compute capability (`9.0` or `90`)",
+}
 
 
 def _default(knob: config.Knob) -> str:
@@ -47,8 +52,10 @@ def _cell(text: str) -> str:
 
 def render() -> str:
     """The page's text, one row per declared knob in declaration order."""
-    rows = [f"| `{k.name}` | {KINDS.get(k.kind, k.kind.__name__)} | {_default(k)} | "
-            f"{_cell(k.doc)} |\n" for k in config.KNOBS]
+    rows = [
+        f"| `{k.name}` | {KINDS.get(k.kind, k.kind.__name__)} | {_default(k)} | {_cell(k.doc)} |\n"
+        for k in config.KNOBS
+    ]
     return HEADER + "".join(rows)
 
 

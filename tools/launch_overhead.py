@@ -35,13 +35,24 @@ def fake_array(n):
 
 
 def stub_function():
-    device = SimpleNamespace(max_block_dim=(1024, 1024, 64), max_grid_dim=(2**31 - 1, 65535, 65535),
-                             max_threads_per_block=1024,
-                             max_shared_memory_per_block_optin=227 * 1024)
-    return SimpleNamespace(name="k", handle=object(), device=device, checked={},
-                           max_threads_per_block=1024, num_regs=32, static_shared_bytes=0,
-                           cu_launch=lambda *a: (0,), ensure_dynamic_shared=lambda n: None,
-                           cooperative=False)
+    device = SimpleNamespace(
+        max_block_dim=(1024, 1024, 64),
+        max_grid_dim=(2**31 - 1, 65535, 65535),
+        max_threads_per_block=1024,
+        max_shared_memory_per_block_optin=227 * 1024,
+    )
+    return SimpleNamespace(
+        name="k",
+        handle=object(),
+        device=device,
+        checked={},
+        max_threads_per_block=1024,
+        num_regs=32,
+        static_shared_bytes=0,
+        cu_launch=lambda *a: (0,),
+        ensure_dynamic_shared=lambda n: None,
+        cooperative=False,
+    )
 
 
 def main():
@@ -53,8 +64,10 @@ def main():
     rows = []
     for fn, nargs in ((k1, 1), (k4, 4), (k16, 16)):
         kern = cuda.jit(fn)
-        args = [np.float32(1.5) if n.startswith("a") else fake_array(1024)
-                for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
+        args = [
+            np.float32(1.5) if n.startswith("a") else fake_array(1024)
+            for n in fn.__code__.co_varnames[: fn.__code__.co_argcount]
+        ]
         from cujit.types import typeof
 
         spec = kern.compile(tuple(typeof(a) for a in args))
@@ -64,8 +77,9 @@ def main():
         n = 20000
         kern[1, 32](*args)
         if "--profile" in sys.argv and nargs == 1:
-            cProfile.runctx("for _ in range(n): kern[1, 32](*args)", globals(), locals(),
-                            "/tmp/launch.prof")
+            cProfile.runctx(
+                "for _ in range(n): kern[1, 32](*args)", globals(), locals(), "/tmp/launch.prof"
+            )
             pstats.Stats("/tmp/launch.prof").sort_stats("tottime").print_stats(14)
         best = []
         for _ in range(5):

@@ -46,8 +46,16 @@ CONFORMANCE = os.path.join(ROOT, "conformance")
 WORKER = os.path.join(ROOT, "tools", "numba_suite_worker.py")
 FOLDERS = ("cudapy", "doc_examples")
 PASS = "passed"
-OUTCOMES = ("passed", "no-kernel", "numba-compiled", "failed", "error", "skipped",
-            "timeout", "crashed")
+OUTCOMES = (
+    "passed",
+    "no-kernel",
+    "numba-compiled",
+    "failed",
+    "error",
+    "skipped",
+    "timeout",
+    "crashed",
+)
 
 
 def tests_dir() -> str:
@@ -87,8 +95,11 @@ def tests_in_file(path: str, rel: str) -> list[str]:
     ids = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            ids += [f"{rel}::{node.name}::{f.name}" for f in node.body
-                    if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+            ids += [
+                f"{rel}::{node.name}::{f.name}"
+                for f in node.body
+                if isinstance(f, ast.FunctionDef) and f.name.startswith("test")
+            ]
         elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             ids.append(f"{rel}::{node.name}")
     return ids or [rel]
@@ -122,11 +133,24 @@ def _run_worker(root: str, chunk: list[str], done: set[str], args, env: dict):
     it ended, and the events it wrote."""
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as ev:
         events = ev.name
-    cmd = [sys.executable, WORKER, events, str(args.test_timeout),
-           *[os.path.join(root, f) for f in chunk], "--skip", *sorted(done)]
+    cmd = [
+        sys.executable,
+        WORKER,
+        events,
+        str(args.test_timeout),
+        *[os.path.join(root, f) for f in chunk],
+        "--skip",
+        *sorted(done),
+    ]
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
-                              timeout=max(args.test_timeout * 4, 300) + 60 * len(chunk))
+        proc = subprocess.run(
+            cmd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=max(args.test_timeout * 4, 300) + 60 * len(chunk),
+        )
         code, tail = proc.returncode, _ending(proc.stderr or proc.stdout, args)
     except subprocess.TimeoutExpired:
         code, tail = -9, "Timeout: the worker ran past its own bound"
@@ -145,8 +169,11 @@ def _outcomes(root: str, records: list[dict], code: int, tail: str) -> dict:
         elif "collect_error" in rec:
             rel = rec["collect_error"].split("::")[0]
             for tid in tests_in_file(os.path.join(root, rel), rel):
-                recorded[tid] = {"id": tid, "outcome": "error",
-                                 "message": "import: " + rec["message"]}
+                recorded[tid] = {
+                    "id": tid,
+                    "outcome": "error",
+                    "message": "import: " + rec["message"],
+                }
         else:
             recorded[rec["id"]] = rec
     if running is not None and running not in recorded:
@@ -181,15 +208,17 @@ def _record_unrun(root, chunk, done, code, tail, results, lock) -> None:
     for rel in chunk:
         for tid in tests_in_file(os.path.join(root, rel), rel):
             if tid not in done:
-                left[tid] = {"id": tid, "outcome": kind,
-                             "message": f"the worker ended (status {code}) before this "
-                                        f"test: {tail}"}
+                left[tid] = {
+                    "id": tid,
+                    "outcome": kind,
+                    "message": f"the worker ended (status {code}) before this test: {tail}",
+                }
     with lock:
         results.update(left)
 
 
 def run_suite(root: str, files: list[str], args, env: dict) -> dict:
-    chunks = [files[i::args.chunks] for i in range(args.chunks) if files[i::args.chunks]]
+    chunks = [files[i :: args.chunks] for i in range(args.chunks) if files[i :: args.chunks]]
     results: dict = {}
     lock = threading.Lock()
     queue = list(chunks)
@@ -224,13 +253,21 @@ def summarize(results: dict, excluded_tests: int) -> str:
     counts = collections.Counter(r["outcome"] for r in results.values())
     total = len(results)
     ran = total - counts["skipped"]
-    share = (f"  passed {counts[PASS]} of {total} ({100 * counts[PASS] / max(total, 1):.1f}%), "
-             f"of the {ran} not skipped {100 * counts[PASS] / max(ran, 1):.1f}%")
-    lines = [f"{total} tests ({excluded_tests} more left out: conformance/excluded.txt)",
-             "  " + "  ".join(f"{o} {counts[o]}" for o in OUTCOMES), share,
-             "largest causes (failed, error, timeout, crashed):"]
-    causes = collections.Counter(cause(r["message"]) for r in results.values()
-                                 if r["outcome"] in ("failed", "error", "timeout", "crashed"))
+    share = (
+        f"  passed {counts[PASS]} of {total} ({100 * counts[PASS] / max(total, 1):.1f}%), "
+        f"of the {ran} not skipped {100 * counts[PASS] / max(ran, 1):.1f}%"
+    )
+    lines = [
+        f"{total} tests ({excluded_tests} more left out: conformance/excluded.txt)",
+        "  " + "  ".join(f"{o} {counts[o]}" for o in OUTCOMES),
+        share,
+        "largest causes (failed, error, timeout, crashed):",
+    ]
+    causes = collections.Counter(
+        cause(r["message"])
+        for r in results.values()
+        if r["outcome"] in ("failed", "error", "timeout", "crashed")
+    )
     lines += [f"  {n:5d}  {c}" for c, n in causes.most_common(25)]
     return "\n".join(lines)
 
@@ -238,8 +275,9 @@ def summarize(results: dict, excluded_tests: int) -> str:
 def check(results: dict, expected: set[str], files: list[str]) -> tuple[list, list]:
     """Expected passes that did not pass (in the files run), and new passes."""
     ran = tuple(f + "::" for f in files)
-    lost = sorted(t for t in expected if t.startswith(ran)
-                  and results.get(t, {}).get("outcome") != PASS)
+    lost = sorted(
+        t for t in expected if t.startswith(ran) and results.get(t, {}).get("outcome") != PASS
+    )
     new = sorted(t for t, r in results.items() if r["outcome"] == PASS and t not in expected)
     return lost, new
 
@@ -249,15 +287,18 @@ def write_expected(path: str, results: dict, expected: set[str], files: list[str
     keep = {t for t in expected if not t.startswith(ran)}  # files this run left alone
     ids = sorted(keep | {t for t, r in results.items() if r["outcome"] == PASS})
     with open(path, "w") as f:
-        f.write("# numba-cuda tests that pass under cujit on the CPU target: CI fails when "
-                "one stops passing.\n# Written by python tools/numba_suite.py --update\n")
+        f.write(
+            "# numba-cuda tests that pass under cujit on the CPU target: CI fails when "
+            "one stops passing.\n# Written by python tools/numba_suite.py --update\n"
+        )
         f.write("".join(t + "\n" for t in ids))
 
 
 def environment(target: str) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(ROOT, "src")] + [p for p in [env.get("PYTHONPATH")] if p])
+        [os.path.join(ROOT, "src")] + [p for p in [env.get("PYTHONPATH")] if p]
+    )
     env["CUJIT_TARGET"] = target
     if target == "cpu":
         env["NUMBA_ENABLE_CUDASIM"] = "1"  # the harness's device queries: numba's simulator
@@ -268,11 +309,17 @@ def environment(target: str) -> dict:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("-k", dest="keys", action="append", default=[],
-                   help="run only the files whose path contains this (repeatable)")
+    p.add_argument(
+        "-k",
+        dest="keys",
+        action="append",
+        default=[],
+        help="run only the files whose path contains this (repeatable)",
+    )
     p.add_argument("--jobs", type=int, default=2, help="worker processes at once")
     p.add_argument("--chunks", type=int, default=16, help="groups of files, one worker each")
     p.add_argument("--test-timeout", type=float, default=60.0, help="seconds per test")
@@ -288,8 +335,11 @@ def main(argv=None) -> int:
     root = tests_dir()
     excluded = read_excluded(os.path.join(CONFORMANCE, "excluded.txt"))
     files = select_files(root, excluded, args.keys)
-    excluded_tests = sum(len(tests_in_file(os.path.join(root, f), f)) for f in excluded
-                         if "::" not in f and os.path.exists(os.path.join(root, f)))
+    excluded_tests = sum(
+        len(tests_in_file(os.path.join(root, f), f))
+        for f in excluded
+        if "::" not in f and os.path.exists(os.path.join(root, f))
+    )
     start = time.perf_counter()
     results = run_suite(root, files, args, environment(args.target))
     for tid in excluded:  # single tests left out of files that ran
@@ -298,8 +348,16 @@ def main(argv=None) -> int:
     took = time.perf_counter() - start
     out = args.json or os.path.join(CONFORMANCE, f"results-{args.target}.json")
     with open(out, "w") as f:
-        json.dump({"target": args.target, "seconds": round(took, 1), "files": files,
-                   "tests": [results[t] for t in sorted(results)]}, f, indent=1)
+        json.dump(
+            {
+                "target": args.target,
+                "seconds": round(took, 1),
+                "files": files,
+                "tests": [results[t] for t in sorted(results)],
+            },
+            f,
+            indent=1,
+        )
     print(summarize(results, excluded_tests))
     print(f"{len(files)} files in {took:.0f} s; per-test outcomes in {os.path.relpath(out)}")
     expected = read_ids(args.expected)

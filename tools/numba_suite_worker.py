@@ -53,8 +53,9 @@ import types as pytypes
 import pytest
 
 ROUTED_PACKAGES = ("numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples")
-API_MODULES = frozenset({"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16",
-                         "bf16", "fp8", "vector_types"})
+API_MODULES = frozenset(
+    {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
+)
 HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
 _real_import = builtins.__import__
 # The worker's own stderr, which pytest's capturing of fd 2 leaves alone: a timeout's
@@ -136,7 +137,8 @@ def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
         return _real_import(name, globals, locals, fromlist, level)
     parts = name.split(".")
     to_cujit = name in ("numba", "numba.cuda") or (
-        len(parts) > 2 and parts[1] == "cuda" and parts[2] in API_MODULES)
+        len(parts) > 2 and parts[1] == "cuda" and parts[2] in API_MODULES
+    )
     if not to_cujit:  # numba's own modules (numba.core...) and numba-cuda's harness
         module = _real_import(name, globals, locals, fromlist, level)
         return module if fromlist else _NUMBA
@@ -186,11 +188,16 @@ def _stand_in_for_filecheck() -> None:
 
     class Missing:
         def __init__(self, *args, **kwargs) -> None:
-            raise RuntimeError("the filecheck package is not installed "
-                               "(pip install -e '.[conformance]')")
+            raise RuntimeError(
+                "the filecheck package is not installed (pip install -e '.[conformance]')"
+            )
 
-    names = {"matcher": ("Matcher",), "options": ("Options",),
-             "parser": ("Parser", "pattern_for_opts"), "finput": ("FInput",)}
+    names = {
+        "matcher": ("Matcher",),
+        "options": ("Options",),
+        "parser": ("Parser", "pattern_for_opts"),
+        "finput": ("FInput",),
+    }
     sys.modules["filecheck"] = pytypes.ModuleType("filecheck")
     for sub, attrs in names.items():
         module = pytypes.ModuleType("filecheck." + sub)
@@ -206,12 +213,14 @@ def _count_numba_cuda() -> None:
         def wrapper(*args, **kwargs):
             Counts.numba_compiles += 1
             return fn(*args, **kwargs)
+
         return wrapper
 
-    for module, owner, attr in (("numba.cuda.compiler", None, "compile_cuda"),
-                                ("numba.cuda.dispatcher", None, "compile_cuda"),
-                                ("numba.cuda.simulator.kernel", "FakeCUDAKernel",
-                                 "__call__")):
+    for module, owner, attr in (
+        ("numba.cuda.compiler", None, "compile_cuda"),
+        ("numba.cuda.dispatcher", None, "compile_cuda"),
+        ("numba.cuda.simulator.kernel", "FakeCUDAKernel", "__call__"),
+    ):
         try:
             mod = importlib.import_module(module)
         except Exception:  # that mode of numba-cuda is not in use here
@@ -230,8 +239,10 @@ def _route_numba_ufunc_builders() -> None:
         return
     from cujit.cuda import vectorizers
 
-    for registry, builder in ((Vectorize.target_registry, vectorizers.CUDAVectorize),
-                              (GUVectorize.target_registry, vectorizers.CUDAGUFuncVectorize)):
+    for registry, builder in (
+        (Vectorize.target_registry, vectorizers.CUDAVectorize),
+        (GUVectorize.target_registry, vectorizers.CUDAGUFuncVectorize),
+    ):
         registry.ondemand.pop("cuda", None)  # a UniqueDict: a key is set only once
         registry.ondemand["cuda"] = lambda builder=builder: builder
 
@@ -239,7 +250,7 @@ def _route_numba_ufunc_builders() -> None:
 def _dotted_name(path: str) -> str:
     """numba.cuda.tests.cudapy.test_x for .../numba_cuda/numba/cuda/tests/cudapy/test_x.py"""
     parts = os.path.splitext(os.path.abspath(path))[0].split(os.sep)
-    return ".".join(parts[parts.index("numba", len(parts) - 6):])
+    return ".".join(parts[parts.index("numba", len(parts) - 6) :])
 
 
 class _Module(pytest.Module):
@@ -279,8 +290,7 @@ class Plugin:
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self.write({"collect_error": test_id(report.nodeid),
-                        "message": _message(report)})
+            self.write({"collect_error": test_id(report.nodeid), "message": _message(report)})
 
     def pytest_runtest_logstart(self, nodeid, location) -> None:
         self.write({"start": test_id(nodeid)})
@@ -301,10 +311,17 @@ class Plugin:
                 outcome = "numba-compiled"
             elif not (Counts.compiles or Counts.launches):
                 outcome = "no-kernel"
-        self.write({"id": test_id(nodeid), "outcome": outcome, "message": message,
-                    "compiles": Counts.compiles, "launches": Counts.launches,
-                    "numba_compiles": Counts.numba_compiles,
-                    "seconds": round(time.perf_counter() - self.started, 3)})
+        self.write(
+            {
+                "id": test_id(nodeid),
+                "outcome": outcome,
+                "message": message,
+                "compiles": Counts.compiles,
+                "launches": Counts.launches,
+                "numba_compiles": Counts.numba_compiles,
+                "seconds": round(time.perf_counter() - self.started, 3),
+            }
+        )
 
 
 @pytest.fixture
@@ -344,7 +361,7 @@ def main(argv: list[str]) -> int:
     skip: set[str] = set()
     if "--skip" in argv:
         at = argv.index("--skip")
-        argv, skip = argv[:at], set(argv[at + 1:])
+        argv, skip = argv[:at], set(argv[at + 1 :])
     events_path, timeout, files = argv[0], float(argv[1]), argv[2:]
     sys.meta_path.insert(0, TestModuleRouter())
     from cujit import events
@@ -357,11 +374,23 @@ def main(argv: list[str]) -> int:
     faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_STDERR)
     with open(events_path, "a") as out:
         plugin = Plugin(out, skip, timeout)
-        args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--assert=plain",
-                "--continue-on-collection-errors",
-                "-o", "python_files=test_*.py",
-                "--rootdir", os.path.dirname(os.path.dirname(files[0])),
-                "--noconftest", "-W", "ignore::DeprecationWarning", *files]
+        args = [
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "--assert=plain",
+            "--continue-on-collection-errors",
+            "-o",
+            "python_files=test_*.py",
+            "--rootdir",
+            os.path.dirname(os.path.dirname(files[0])),
+            "--noconftest",
+            "-W",
+            "ignore::DeprecationWarning",
+            *files,
+        ]
         pytest.main(args, plugins=[plugin, sys.modules[__name__]])
     return 0
 

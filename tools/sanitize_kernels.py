@@ -34,13 +34,16 @@ def test_kernels(only: str | None):
     for case in kernels.CASES:
         if only and only not in case.name:
             continue
-        yield f"tests/{case.name}", lambda c=case: kernels.run_case(
-            c, "device", "cuda", np.random.default_rng(16))
+        yield (
+            f"tests/{case.name}",
+            lambda c=case: kernels.run_case(c, "device", "cuda", np.random.default_rng(16)),
+        )
 
 
 def _bench_module():
     spec = importlib.util.spec_from_file_location(
-        "kernel_bench", os.path.join(ROOT, "bench", "kernel_bench.py"))
+        "kernel_bench", os.path.join(ROOT, "bench", "kernel_bench.py")
+    )
     kb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(kb)
     for name, value in BENCH_SIZES.items():
@@ -84,8 +87,11 @@ def main(argv=None) -> int:
     if not cuda.is_available():
         print("sanitize-kernels: no CUDA GPU here: nothing to run")
         return 2
-    sets = {"tests": [test_kernels], "bench": [bench_kernels],
-            "all": [test_kernels, bench_kernels]}[opts.set]
+    sets = {
+        "tests": [test_kernels],
+        "bench": [bench_kernels],
+        "all": [test_kernels, bench_kernels],
+    }[opts.set]
     ok = failed = 0
     for source in sets:
         for name, run in source(opts.only):

@@ -31,8 +31,10 @@ def main() -> int:
             if old == text:
                 continue
             if kind == "ir" and old is not None and fn.__name__ in render.SHARED_IR:
-                print(f"note: shared IR of {fn.__name__} changed on Python {render.VERSION}; "
-                      "rerun on the other versions and check they agree")
+                print(
+                    f"note: shared IR of {fn.__name__} changed on Python {render.VERSION}; "
+                    "rerun on the other versions and check they agree"
+                )
                 conflicts += 1
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)

@@ -14,12 +14,12 @@ import numpy as np
 
 from cujit import cuda
 
-SRC = textwrap.dedent('''
+SRC = textwrap.dedent("""
 def saxpy_{tag}(a, x, y, out):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = a * x[i] + y[i]
-''')
+""")
 
 
 def new_kernel(tag):
@@ -41,8 +41,10 @@ def main():
         cuda.synchronize()
         t3 = time.perf_counter()
         stages = " ".join(f"{n}={v * 1e3:.2f}" for n, v in spec.result.times.items())
-        print(f"compile {1e3 * (t1 - t0):6.2f} ms ({stages}); first launch (load) "
-              f"{1e3 * (t2 - t1):5.2f} ms; sync {1e3 * (t3 - t2):5.2f} ms")
+        print(
+            f"compile {1e3 * (t1 - t0):6.2f} ms ({stages}); first launch (load) "
+            f"{1e3 * (t2 - t1):5.2f} ms; sync {1e3 * (t3 - t2):5.2f} ms"
+        )
     if "--profile" in sys.argv:
         k = new_kernel("p")
         prof = cProfile.Profile()

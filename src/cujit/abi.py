@@ -64,8 +64,11 @@ def param_names(name: str, t: Type) -> list[str]:
     if isinstance(t, Scalar) and t.kind == "c":
         return [f"{name}.real", f"{name}.imag"]
     if isinstance(t, Array):
-        return ([f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
-                + ([f"{name}.stride{k}" for k in range(t.ndim)] if passes_strides(t) else []))
+        return (
+            [f"{name}.data"]
+            + [f"{name}.shape{k}" for k in range(t.ndim)]
+            + ([f"{name}.stride{k}" for k in range(t.ndim)] if passes_strides(t) else [])
+        )
     if isinstance(t, Tuple):
         return [n for k, it in enumerate(t.items) for n in param_names(f"{name}.{k}", it)]
     return [name]
@@ -91,7 +94,7 @@ def kept_per_argument(arg_types, kept) -> list:
     out, start = [], 0
     for t in arg_types:
         n = len(param_kinds(t))
-        out.append(tuple(kept[start:start + n]))
+        out.append(tuple(kept[start : start + n]))
         start += n
     return out
 
@@ -129,13 +132,21 @@ class LaunchRecord:
         exception classes, are not stored: debug builds skip the cache."""
         if self.debug_sites:
             raise ValueError("a record with debug sites has no JSON form")
-        return {"symbol": self.symbol, "passed": list(self.passed),
-                "written": list(self.written), "cooperative": self.cooperative}
+        return {
+            "symbol": self.symbol,
+            "passed": list(self.passed),
+            "written": list(self.written),
+            "cooperative": self.cooperative,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> LaunchRecord:
-        return cls(str(data["symbol"]), tuple(bool(v) for v in data["passed"]),
-                   tuple(bool(v) for v in data["written"]), bool(data["cooperative"]))
+        return cls(
+            str(data["symbol"]),
+            tuple(bool(v) for v in data["passed"]),
+            tuple(bool(v) for v in data["written"]),
+            bool(data["cooperative"]),
+        )
 
 
 def passes_strides(t: Array) -> bool:

@@ -1,12 +1,12 @@
 """``cujit`` on the command line.
 
-    python -m cujit demo                                   compile and run an embedded saxpy
-    python -m cujit explain FILE.py:KERNEL --sig SIG       every stage of a kernel, with times
-    python -m cujit explain FILE.py:KERNEL --sig SIG --emit ptx
-    python -m cujit cache list|clear                       the on-disk kernel cache
-    python -m cujit report FILE.py:KERNEL --sig SIG [-o out.html]   the HTML report
-    python -m cujit run SCRIPT.py [ARGS...]                run a numba.cuda program on cujit
-    python -m cujit run -m MODULE [ARGS...]                (``import numba.cuda`` gives cujit)
+python -m cujit demo                                   compile and run an embedded saxpy
+python -m cujit explain FILE.py:KERNEL --sig SIG       every stage of a kernel, with times
+python -m cujit explain FILE.py:KERNEL --sig SIG --emit ptx
+python -m cujit cache list|clear                       the on-disk kernel cache
+python -m cujit report FILE.py:KERNEL --sig SIG [-o out.html]   the HTML report
+python -m cujit run SCRIPT.py [ARGS...]                run a numba.cuda program on cujit
+python -m cujit run -m MODULE [ARGS...]                (``import numba.cuda`` gives cujit)
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ def print_stages(result, emit: str | None = None, out=sys.stdout, limit: int | N
         out.write("\n".join(lines) + "\n")
     if not emit:
         total = sum(result.times.values()) * 1e3
-        out.write("== times ==\n" + "  ".join(f"{k} {v * 1e3:.2f} ms"
-                                             for k, v in result.times.items()))
+        out.write(
+            "== times ==\n" + "  ".join(f"{k} {v * 1e3:.2f} ms" for k, v in result.times.items())
+        )
         out.write(f"\ntotal {total:.2f} ms\n")
 
 
@@ -93,15 +94,16 @@ def cmd_explain(args) -> int:
         raise SystemExit(f"cujit explain: --sig {args.sig!r}: {exc.message}{hint}") from None
     arch = tuple(int(x) for x in args.arch.split(".")) if args.arch else Options().arch
     try:
-        result = compile_kernel(pyfunc, sig.args, Options(arch=arch, verify=True),
-                                stop_after=args.emit or "cubin")
+        result = compile_kernel(
+            pyfunc, sig.args, Options(arch=arch, verify=True), stop_after=args.emit or "cubin"
+        )
     except CujitError as exc:
         print(exc, file=sys.stderr)
         return 1
     print_stages(result, emit=args.emit)
     if not args.emit and "ptx" in result.outputs:
         code = pyfunc.__code__
-        print_parameters(result, code.co_varnames[:code.co_argcount], sig.args)
+        print_parameters(result, code.co_varnames[: code.co_argcount], sig.args)
     return 0
 
 
@@ -112,7 +114,7 @@ their output sent to stderr, so that the kernel's globals have their values whil
 the script's own work (launches, prints, loops) does not happen."""
 
 
-DEMO_SOURCE = '''\
+DEMO_SOURCE = """\
 from cujit import cuda
 
 @cuda.jit
@@ -120,7 +122,7 @@ def saxpy(a, x, y, out):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = a * x[i] + y[i]
-'''
+"""
 
 
 def cmd_demo(args) -> int:
@@ -141,8 +143,11 @@ def cmd_demo(args) -> int:
     # The stages shown are the CUDA target's, whatever target runs the kernel after.
     from cujit.pipeline import compile_kernel
 
-    result = (saxpy.compile(arg_types).result if saxpy.target == "cuda"
-              else compile_kernel(saxpy.py_func, arg_types))
+    result = (
+        saxpy.compile(arg_types).result
+        if saxpy.target == "cuda"
+        else compile_kernel(saxpy.py_func, arg_types)
+    )
     print_stages(result, limit=args.lines)
     print_parameters(result, ("a", "x", "y", "out"), arg_types)
     n = 1 << 20
@@ -161,9 +166,11 @@ def cmd_demo(args) -> int:
         got = d_out.copy_to_host()
     else:
         if saxpy.target == "cuda":
-            print("\nNo CUDA GPU was found on this machine: the kernel was compiled through "
-                  "every stage to a cubin, but cannot run here. Running it on the CPU target "
-                  "instead (the same typed IR, compiled for this host).")
+            print(
+                "\nNo CUDA GPU was found on this machine: the kernel was compiled through "
+                "every stage to a cubin, but cannot run here. Running it on the CPU target "
+                "instead (the same typed IR, compiled for this host)."
+            )
         where = "the CPU target"
         cpu_saxpy = cuda.jit(saxpy.py_func, target="cpu")
         start = time.perf_counter()
@@ -173,9 +180,11 @@ def cmd_demo(args) -> int:
     ref = 2.0 * x.astype(np.float64) + y
     err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
     ok = err < 1e-6
-    print(f"\nran saxpy on {where} over {n} elements (first launch, compile/load included: "
-          f"{took * 1e3:.2f} ms); relative error vs NumPy {err:.2e}: "
-          f"{'OK' if ok else 'MISMATCH'}")
+    print(
+        f"\nran saxpy on {where} over {n} elements (first launch, compile/load included: "
+        f"{took * 1e3:.2f} ms); relative error vs NumPy {err:.2e}: "
+        f"{'OK' if ok else 'MISMATCH'}"
+    )
     print(NEXT_STEPS)
     return 0 if ok else 1
 
@@ -223,15 +232,19 @@ def cmd_run(args) -> int:
 
 def main(argv=None) -> int:
     # The module docstring, as plain text: no reST literal markup in --help.
-    parser = argparse.ArgumentParser(prog="cujit", description=__doc__.replace("``", ""),
-                                     epilog="The user guide: docs/guide/ in cujit's source.",
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="cujit",
+        description=__doc__.replace("``", ""),
+        epilog="The user guide: docs/guide/ in cujit's source.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="compile and run an embedded saxpy kernel")
     demo.add_argument("--lines", type=int, default=12, help="lines shown per stage")
     demo.set_defaults(func=cmd_demo)
-    ex = sub.add_parser("explain", help="print every stage of a kernel's compilation",
-                        description=EXPLAIN_HELP)
+    ex = sub.add_parser(
+        "explain", help="print every stage of a kernel's compilation", description=EXPLAIN_HELP
+    )
     ex.add_argument("target", help="FILE.py:KERNEL")
     ex.add_argument("--sig", required=True, help='a signature such as "void(float32[:])"')
     ex.add_argument("--emit", choices=STAGES, help="print only this stage's output")
@@ -244,8 +257,9 @@ def main(argv=None) -> int:
 
     add_report_command(sub)
     run = sub.add_parser("run", help="run a numba.cuda program with numba.cuda served by cujit")
-    run.add_argument("-m", dest="module", action="store_true",
-                     help="TARGET is a module name, as with python -m")
+    run.add_argument(
+        "-m", dest="module", action="store_true", help="TARGET is a module name, as with python -m"
+    )
     run.add_argument("target", help="the script (or, with -m, the module) to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     run.set_defaults(func=cmd_run)

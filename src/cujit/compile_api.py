@@ -44,9 +44,11 @@ def _launch_bounds(value) -> tuple[int, ...]:
         return ()
     bounds = (value,) if isinstance(value, int) else tuple(value)
     if len(bounds) > 3:
-        raise ValueError(f"Got {len(bounds)} launch bounds: {value}. A maximum of three are "
-                         "supported: (max_threads_per_block, min_blocks_per_sm, "
-                         "max_blocks_per_cluster)")
+        raise ValueError(
+            f"Got {len(bounds)} launch bounds: {value}. A maximum of three are "
+            "supported: (max_threads_per_block, min_blocks_per_sm, "
+            "max_blocks_per_cluster)"
+        )
     return tuple(int(b) for b in bounds)
 
 
@@ -60,8 +62,13 @@ def _options(cc, debug, lineinfo, fastmath, opt) -> Options:
     arch = _arch(cc) if cc else Options().arch
     debug = bool(debug)
     opt = (not debug) if opt is None else bool(opt)
-    return Options(arch=arch, opt=3 if opt else 0, fastmath=fastmath, debug=debug,
-                   lineinfo=bool(lineinfo) and not debug)
+    return Options(
+        arch=arch,
+        opt=3 if opt else 0,
+        fastmath=fastmath,
+        debug=debug,
+        lineinfo=bool(lineinfo) and not debug,
+    )
 
 
 def _split(sig) -> tuple[tuple, object]:
@@ -72,8 +79,21 @@ def _split(sig) -> tuple[tuple, object]:
     return tuple(parsed.args), parsed.return_type
 
 
-def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
-             forceinline, launch_bounds):
+def _compile(
+    pyfunc,
+    sig,
+    debug,
+    lineinfo,
+    device,
+    fastmath,
+    cc,
+    opt,
+    abi,
+    abi_info,
+    output,
+    forceinline,
+    launch_bounds,
+):
     """(the pipeline's CompileResult, the return type) of one ``compile`` call."""
     from cujit.codegen.entry import entry_symbol
     from cujit.pipeline import compile_entry
@@ -85,8 +105,9 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_i
     if not device:
         if declared is not None and declared != void:
             raise TypeError("CUDA kernel must have void return type.")
-        result, _ = compile_entry(pyfunc, args, None, options, None, output=output,
-                                  launch_bounds=bounds)
+        result, _ = compile_entry(
+            pyfunc, args, None, options, None, output=output, launch_bounds=bounds
+        )
         return result, void
     name = (abi_info or {}).get("abi_name") if abi == "c" else None
     symbol = name or entry_symbol(getattr(pyfunc, "__name__", "function"))
@@ -94,19 +115,56 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_i
 
 
 @api_boundary
-def compile(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = True,
-            fastmath: bool = False, cc=None, opt=None, abi: str = "c", abi_info=None,
-            output: str = "ptx", forceinline: bool = False, launch_bounds=None):
+def compile(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo: bool = False,
+    device: bool = True,
+    fastmath: bool = False,
+    cc=None,
+    opt=None,
+    abi: str = "c",
+    abi_info=None,
+    output: str = "ptx",
+    forceinline: bool = False,
+    launch_bounds=None,
+):
     """``(code, return type)`` of ``pyfunc`` compiled for ``sig`` (module docstring)."""
-    result, rtype = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
-                             abi_info, output, forceinline, launch_bounds)
+    result, rtype = _compile(
+        pyfunc,
+        sig,
+        debug,
+        lineinfo,
+        device,
+        fastmath,
+        cc,
+        opt,
+        abi,
+        abi_info,
+        output,
+        forceinline,
+        launch_bounds,
+    )
     return result.outputs[output], rtype
 
 
 @api_boundary
-def compile_all(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = True,
-                fastmath: bool = False, cc=None, opt=None, abi: str = "c", abi_info=None,
-                output: str = "ltoir", forceinline: bool = False, launch_bounds=None):
+def compile_all(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo: bool = False,
+    device: bool = True,
+    fastmath: bool = False,
+    cc=None,
+    opt=None,
+    abi: str = "c",
+    abi_info=None,
+    output: str = "ltoir",
+    forceinline: bool = False,
+    launch_bounds=None,
+):
     """``compile``, as a list: the function's code, then the code of the foreign files its
     ``declare_device`` functions link (CUDA sources compiled with NVRTC to ``output``,
     other files as ``LinkableCode`` objects)."""
@@ -115,8 +173,21 @@ def compile_all(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = 
 
     if output not in ("ptx", "ltoir"):
         raise NotImplementedError(f"Unsupported output type: {output}")
-    result, rtype = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi,
-                             abi_info, output, forceinline, launch_bounds)
+    result, rtype = _compile(
+        pyfunc,
+        sig,
+        debug,
+        lineinfo,
+        device,
+        fastmath,
+        cc,
+        opt,
+        abi,
+        abi_info,
+        output,
+        forceinline,
+        launch_bounds,
+    )
     arch = _arch(cc) if cc else Options().arch
     codes = [result.outputs[output]]
     for f in linking.foreign_files(linking.foreign_calls(result.outputs["passes"])):
@@ -142,13 +213,36 @@ def compile_for_current_device(pyfunc, sig, **kwargs):
 
 
 @api_boundary
-def compile_ptx(pyfunc, sig, debug=None, lineinfo: bool = False, device: bool = False,
-                fastmath: bool = False, cc=None, opt=None, abi: str = "numba", abi_info=None,
-                forceinline: bool = False, launch_bounds=None):
+def compile_ptx(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo: bool = False,
+    device: bool = False,
+    fastmath: bool = False,
+    cc=None,
+    opt=None,
+    abi: str = "numba",
+    abi_info=None,
+    forceinline: bool = False,
+    launch_bounds=None,
+):
     """``compile`` to PTX with numba's defaults for it: a kernel, numba's ABI."""
-    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                   fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
-                   output="ptx", forceinline=forceinline, launch_bounds=launch_bounds)
+    return compile(
+        pyfunc,
+        sig,
+        debug=debug,
+        lineinfo=lineinfo,
+        device=device,
+        fastmath=fastmath,
+        cc=cc,
+        opt=opt,
+        abi=abi,
+        abi_info=abi_info,
+        output="ptx",
+        forceinline=forceinline,
+        launch_bounds=launch_bounds,
+    )
 
 
 @api_boundary

@@ -39,37 +39,84 @@ class Knob:
         os.environ[self.name] = value
 
 
-SHOW_INTERNALS = Knob("CUJIT_SHOW_INTERNALS", bool, False,
-                      "show cujit's internal traceback behind compile errors (for bug reports)")
+SHOW_INTERNALS = Knob(
+    "CUJIT_SHOW_INTERNALS",
+    bool,
+    False,
+    "show cujit's internal traceback behind compile errors (for bug reports)",
+)
 DEBUG = Knob("CUJIT_DEBUG", bool, False, "compile every kernel as if jit(debug=True)")
-ARCH = Knob("CUJIT_ARCH", tuple, None,
-            "compute capability to compile for when no GPU is present (default 9.0)")
+ARCH = Knob(
+    "CUJIT_ARCH",
+    tuple,
+    None,
+    "compute capability to compile for when no GPU is present (default 9.0)",
+)
 VERIFY = Knob("CUJIT_VERIFY", bool, False, "run the IR verifier between all stages")
-TARGET = Knob("CUJIT_TARGET", str, "cuda",
-              "where cuda.jit kernels run: 'cuda' (the GPU) or 'cpu' (compiled for the host)")
-CACHE = Knob("CUJIT_CACHE", bool, False,
-             "keep every compiled kernel in the on-disk cache, as if jit(cache=True)")
-CACHE_DIR = Knob("CUJIT_CACHE_DIR", str, None,
-                 "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
-                 "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)")
-BOUNDSCHECK = Knob("CUJIT_BOUNDSCHECK", bool, None,
-                   "check array bounds in every kernel (1) or in none (0); unset: the "
-                   "target's default, on for the CPU target and off on the GPU outside "
-                   "debug mode (jit(boundscheck=...) overrides it per kernel)")
-WARMUP = Knob("CUJIT_WARMUP", bool, True,
-              "load and warm the compiler up in a thread while the CUDA driver starts, "
-              "when a kernel is waiting for its first compile (cujit/warmup.py)")
+TARGET = Knob(
+    "CUJIT_TARGET",
+    str,
+    "cuda",
+    "where cuda.jit kernels run: 'cuda' (the GPU) or 'cpu' (compiled for the host)",
+)
+CACHE = Knob(
+    "CUJIT_CACHE",
+    bool,
+    False,
+    "keep every compiled kernel in the on-disk cache, as if jit(cache=True)",
+)
+CACHE_DIR = Knob(
+    "CUJIT_CACHE_DIR",
+    str,
+    None,
+    "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
+    "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)",
+)
+BOUNDSCHECK = Knob(
+    "CUJIT_BOUNDSCHECK",
+    bool,
+    None,
+    "check array bounds in every kernel (1) or in none (0); unset: the "
+    "target's default, on for the CPU target and off on the GPU outside "
+    "debug mode (jit(boundscheck=...) overrides it per kernel)",
+)
+WARMUP = Knob(
+    "CUJIT_WARMUP",
+    bool,
+    True,
+    "load and warm the compiler up in a thread while the CUDA driver starts, "
+    "when a kernel is waiting for its first compile (cujit/warmup.py)",
+)
 
-NUMBA = Knob("CUJIT_NUMBA", bool, False,
-             "serve `import numba.cuda` / `from numba import cuda` from cujit in a process "
-             "that imports cujit (cujit/numba_drop_in.py; `python -m cujit run` does it too)")
+NUMBA = Knob(
+    "CUJIT_NUMBA",
+    bool,
+    False,
+    "serve `import numba.cuda` / `from numba import cuda` from cujit in a process "
+    "that imports cujit (cujit/numba_drop_in.py; `python -m cujit run` does it too)",
+)
 # numba's own variable, read only under the numba drop-in.
-NUMBA_CUDASIM = Knob("NUMBA_ENABLE_CUDASIM", bool, False,
-                     "under the numba drop-in: run kernels on cujit's CPU target (numba's "
-                     "simulator switch), unless CUJIT_TARGET is set")
+NUMBA_CUDASIM = Knob(
+    "NUMBA_ENABLE_CUDASIM",
+    bool,
+    False,
+    "under the numba drop-in: run kernels on cujit's CPU target (numba's "
+    "simulator switch), unless CUJIT_TARGET is set",
+)
 
-KNOBS = (SHOW_INTERNALS, DEBUG, ARCH, VERIFY, TARGET, CACHE, CACHE_DIR, BOUNDSCHECK, WARMUP,
-         NUMBA, NUMBA_CUDASIM)
+KNOBS = (
+    SHOW_INTERNALS,
+    DEBUG,
+    ARCH,
+    VERIFY,
+    TARGET,
+    CACHE,
+    CACHE_DIR,
+    BOUNDSCHECK,
+    WARMUP,
+    NUMBA,
+    NUMBA_CUDASIM,
+)
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads
 # (cuda.pathfinder and ptx/libs.py read them): part of the kernel cache's toolchain stamp.

@@ -33,21 +33,31 @@ import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
 
-__all__ = ["dask_setup", "launch_config", "map_blocks", "map_overlap", "run_block",
-           "to_cupy", "to_host"]
+__all__ = [
+    "dask_setup",
+    "launch_config",
+    "map_blocks",
+    "map_overlap",
+    "run_block",
+    "to_cupy",
+    "to_host",
+]
 
 # Threads per block for a chunk of 1, 2 or 3 dimensions; the x dimension covers the
 # first axis, as ``cuda.grid(n)`` returns it first.
 BLOCKS = {1: (256,), 2: (16, 16), 3: (8, 8, 4)}
 
 
-def launch_config(shape: tuple[int, ...], block: tuple[int, ...] | None = None
-                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def launch_config(
+    shape: tuple[int, ...], block: tuple[int, ...] | None = None
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(grid, block)`` covering an array of ``shape`` (1 to 3 dimensions) one thread
     per element: ``block`` (default ``BLOCKS``) and enough blocks in each dimension."""
     if not 1 <= len(shape) <= 3:
-        raise ValueError(f"a chunk of {len(shape)} dimensions: cujit.dask launches over "
-                         "1 to 3 (reshape the array, or launch the kernel yourself)")
+        raise ValueError(
+            f"a chunk of {len(shape)} dimensions: cujit.dask launches over "
+            "1 to 3 (reshape the array, or launch the kernel yourself)"
+        )
     block = tuple(block or BLOCKS[len(shape)])
     if len(block) != len(shape):
         raise ValueError(f"block {block} for a chunk of shape {shape}")
@@ -104,21 +114,34 @@ def map_blocks(kernel, *arrays, dtype=None, args=(), block=None, **kwargs) -> da
     """
     arrays = [da.asarray(a) for a in arrays]
     dtype = np.dtype(arrays[0].dtype if dtype is None else dtype)
-    return da.map_blocks(_partial(kernel, dtype, args, block), *arrays, dtype=dtype,
-                         meta=_meta(arrays[0], dtype), **kwargs)
+    return da.map_blocks(
+        _partial(kernel, dtype, args, block),
+        *arrays,
+        dtype=dtype,
+        meta=_meta(arrays[0], dtype),
+        **kwargs,
+    )
 
 
-def map_overlap(kernel, *arrays, depth, boundary="reflect", dtype=None, args=(),
-                block=None, **kwargs) -> da.Array:
+def map_overlap(
+    kernel, *arrays, depth, boundary="reflect", dtype=None, args=(), block=None, **kwargs
+) -> da.Array:
     """``dask.array.map_overlap`` launching ``kernel`` over each block grown by
     ``depth`` on every side (neighbours' values, or ``boundary`` at the array's
     edges); Dask trims the grown part of each output block off again, so a stencil
     kernel may leave its outermost ``depth`` elements unwritten."""
     arrays = [da.asarray(a) for a in arrays]
     dtype = np.dtype(arrays[0].dtype if dtype is None else dtype)
-    return da.map_overlap(_partial(kernel, dtype, args, block), *arrays, depth=depth,
-                          boundary=boundary, trim=True, dtype=dtype,
-                          meta=_meta(arrays[0], dtype), **kwargs)
+    return da.map_overlap(
+        _partial(kernel, dtype, args, block),
+        *arrays,
+        depth=depth,
+        boundary=boundary,
+        trim=True,
+        dtype=dtype,
+        meta=_meta(arrays[0], dtype),
+        **kwargs,
+    )
 
 
 def to_host(x) -> np.ndarray:
@@ -162,8 +185,11 @@ def register_serialization() -> None:
 
 def _serialize_device_array(x) -> tuple[dict, list]:
     host = np.ascontiguousarray(x.copy_to_host())
-    header = {"dtype": host.dtype.str, "shape": list(host.shape),
-              "readonly": bool(getattr(x, "readonly", False))}
+    header = {
+        "dtype": host.dtype.str,
+        "shape": list(host.shape),
+        "readonly": bool(getattr(x, "readonly", False)),
+    }
     return header, [memoryview(host).cast("B") if host.size else b""]
 
 

@@ -79,18 +79,22 @@ gridDim = Dim3("gridDim")
 laneid = SpecialRegister("laneid")  # this thread's lane in its warp, 0..31 (int32)
 warpsize = SpecialRegister("warpsize")  # 32 on every architecture so far (int32)
 
-grid = DeviceOnly("grid",
-                  "grid(ndim): this thread's absolute index (an int, or a tuple for 2-3 dims)")
+grid = DeviceOnly(
+    "grid", "grid(ndim): this thread's absolute index (an int, or a tuple for 2-3 dims)"
+)
 gridsize = DeviceOnly("gridsize", "gridsize(ndim): the number of threads in the grid per dimension")
 
 # -- synchronisation and memory fences ------------------------------------------
 syncthreads = DeviceOnly("syncthreads", "barrier for all threads of the block")
 syncthreads_count = DeviceOnly(
-    "syncthreads_count", "syncthreads_count(predicate): barrier; how many threads had it non-zero")
+    "syncthreads_count", "syncthreads_count(predicate): barrier; how many threads had it non-zero"
+)
 syncthreads_and = DeviceOnly(
-    "syncthreads_and", "syncthreads_and(predicate): barrier; 1 if every thread had it non-zero")
+    "syncthreads_and", "syncthreads_and(predicate): barrier; 1 if every thread had it non-zero"
+)
 syncthreads_or = DeviceOnly(
-    "syncthreads_or", "syncthreads_or(predicate): barrier; 1 if any thread had it non-zero")
+    "syncthreads_or", "syncthreads_or(predicate): barrier; 1 if any thread had it non-zero"
+)
 syncwarp = DeviceOnly("syncwarp", "syncwarp(mask=0xffffffff): barrier for the warp's lanes in mask")
 threadfence = DeviceOnly("threadfence", "memory fence at device scope")
 threadfence_block = DeviceOnly("threadfence_block", "memory fence at block scope")
@@ -99,20 +103,24 @@ threadfence_system = DeviceOnly("threadfence_system", "memory fence at system sc
 # -- warp-level functions ----------------------------------------------------------
 shfl_sync = DeviceOnly("shfl_sync", "shfl_sync(mask, value, src_lane): value of lane src_lane")
 shfl_up_sync = DeviceOnly("shfl_up_sync", "shfl_up_sync(mask, value, delta): from lane - delta")
-shfl_down_sync = DeviceOnly("shfl_down_sync",
-                            "shfl_down_sync(mask, value, delta): from lane + delta")
-shfl_xor_sync = DeviceOnly("shfl_xor_sync",
-                           "shfl_xor_sync(mask, value, lane_mask): from lane ^ lane_mask")
+shfl_down_sync = DeviceOnly(
+    "shfl_down_sync", "shfl_down_sync(mask, value, delta): from lane + delta"
+)
+shfl_xor_sync = DeviceOnly(
+    "shfl_xor_sync", "shfl_xor_sync(mask, value, lane_mask): from lane ^ lane_mask"
+)
 all_sync = DeviceOnly("all_sync", "all_sync(mask, predicate): true if it holds on every lane")
 any_sync = DeviceOnly("any_sync", "any_sync(mask, predicate): true if it holds on any lane")
 eq_sync = DeviceOnly("eq_sync", "eq_sync(mask, predicate): true if every lane agrees")
 ballot_sync = DeviceOnly("ballot_sync", "ballot_sync(mask, predicate): bit k set if lane k holds")
 activemask = DeviceOnly("activemask", "activemask(): the lanes executing this call (uint32)")
 lanemask_lt = DeviceOnly("lanemask_lt", "lanemask_lt(): the bits of the lanes below this one")
-match_any_sync = DeviceOnly("match_any_sync",
-                            "match_any_sync(mask, value): the lanes holding the same value")
-match_all_sync = DeviceOnly("match_all_sync",
-                            "match_all_sync(mask, value): (mask if all lanes agree else 0, agree)")
+match_any_sync = DeviceOnly(
+    "match_any_sync", "match_any_sync(mask, value): the lanes holding the same value"
+)
+match_all_sync = DeviceOnly(
+    "match_all_sync", "match_all_sync(mask, value): (mask if all lanes agree else 0, agree)"
+)
 
 # -- bit and float intrinsics --------------------------------------------------------
 popc = DeviceOnly("popc", "popc(x): the number of set bits")
@@ -123,21 +131,33 @@ fma = DeviceOnly("fma", "fma(a, b, c): a * b + c rounded once")
 # Loads and stores with a PTX cache operator (PTX ISA, "Cache Operators").
 CACHE_LOADS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv")
 CACHE_STORES = ("stcg", "stcs", "stwb", "stwt")
-ldca, ldcg, ldcs, ldlu, ldcv = (DeviceOnly(n, f"{n}(array, i): array[i], loaded ld.global."
-                                           f"{n[2:]}") for n in CACHE_LOADS)
-stcg, stcs, stwb, stwt = (DeviceOnly(n, f"{n}(array, i, value): array[i] = value, stored "
-                                     f"st.global.{n[2:]}") for n in CACHE_STORES)
+ldca, ldcg, ldcs, ldlu, ldcv = (
+    DeviceOnly(n, f"{n}(array, i): array[i], loaded ld.global.{n[2:]}") for n in CACHE_LOADS
+)
+stcg, stcs, stwb, stwt = (
+    DeviceOnly(n, f"{n}(array, i, value): array[i] = value, stored st.global.{n[2:]}")
+    for n in CACHE_STORES
+)
 cbrt = DeviceOnly("cbrt", "cbrt(x): the cube root")
 
-shared = Namespace("shared", array=DeviceOnly(
-    "shared.array",
-    "shared.array(shape, dtype): block-shared memory; shape 0 means sized at launch"))
-local = Namespace("local", array=DeviceOnly(
-    "local.array", "local.array(shape, dtype): a per-thread array"))
-const = Namespace("const", array_like=DeviceOnly(
-    "const.array_like", "const.array_like(ary): a copy of ary, a NumPy array known at compile "
-    "time (a global or closure variable), in constant memory"))
-
+shared = Namespace(
+    "shared",
+    array=DeviceOnly(
+        "shared.array",
+        "shared.array(shape, dtype): block-shared memory; shape 0 means sized at launch",
+    ),
+)
+local = Namespace(
+    "local", array=DeviceOnly("local.array", "local.array(shape, dtype): a per-thread array")
+)
+const = Namespace(
+    "const",
+    array_like=DeviceOnly(
+        "const.array_like",
+        "const.array_like(ary): a copy of ary, a NumPy array known at compile "
+        "time (a global or closure variable), in constant memory",
+    ),
+)
 
 
 class GridGroup:
@@ -149,9 +169,11 @@ class GridGroup:
     def __init__(self):
         self.__qualname__ = "cg.GridGroup"
         self.__module__ = "cujit.cuda"
-        self.sync = DeviceOnly("cg.GridGroup.sync",
-                               "sync(): barrier for every thread of the grid (the launch is "
-                               "cooperative: all blocks resident at once)")
+        self.sync = DeviceOnly(
+            "cg.GridGroup.sync",
+            "sync(): barrier for every thread of the grid (the launch is "
+            "cooperative: all blocks resident at once)",
+        )
 
     def __repr__(self) -> str:
         return "<cujit cuda.cg.GridGroup>"
@@ -162,53 +184,138 @@ class GridGroup:
 
 grid_group = GridGroup()
 # cuda.cg: numba's cooperative groups (the grid group only, as numba has).
-cg = Namespace("cg", this_grid=DeviceOnly(
-    "cg.this_grid", "this_grid(): the grid group of the calling thread; .sync() on it is a "
-    "grid-wide barrier"))
+cg = Namespace(
+    "cg",
+    this_grid=DeviceOnly(
+        "cg.this_grid",
+        "this_grid(): the grid group of the calling thread; .sync() on it is a grid-wide barrier",
+    ),
+)
 cg.this_grid.attr_hint = "call it first: g = cuda.cg.this_grid(); g.sync()"
 
 _ATOMIC_DOCS = {
-    "add": "array[idx] += val", "sub": "array[idx] -= val",
+    "add": "array[idx] += val",
+    "sub": "array[idx] -= val",
     "max": "array[idx] = max(array[idx], val) (a NaN on either side leaves it unchanged)",
     "min": "array[idx] = min(array[idx], val) (a NaN on either side leaves it unchanged)",
     "nanmax": "array[idx] = max(array[idx], val), ignoring a NaN val, replacing a NaN there",
     "nanmin": "array[idx] = min(array[idx], val), ignoring a NaN val, replacing a NaN there",
-    "and_": "array[idx] &= val", "or_": "array[idx] |= val", "xor": "array[idx] ^= val",
+    "and_": "array[idx] &= val",
+    "or_": "array[idx] |= val",
+    "xor": "array[idx] ^= val",
     "exch": "array[idx] = val",
     "inc": "array[idx] = 0 if array[idx] >= val else array[idx] + 1",
     "dec": "array[idx] = val if array[idx] == 0 or array[idx] > val else array[idx] - 1",
 }
 atomic = Namespace(
     "atomic",
-    **{name: DeviceOnly(f"atomic.{name}", f"atomic.{name}(array, idx, val): {doc} atomically; "
-                        "returns the old value") for name, doc in _ATOMIC_DOCS.items()},
-    cas=DeviceOnly("atomic.cas", "atomic.cas(array, idx, old, val): array[idx] = val if it "
-                   "equals old, atomically; returns the old value"),
+    **{
+        name: DeviceOnly(
+            f"atomic.{name}",
+            f"atomic.{name}(array, idx, val): {doc} atomically; returns the old value",
+        )
+        for name, doc in _ATOMIC_DOCS.items()
+    },
+    cas=DeviceOnly(
+        "atomic.cas",
+        "atomic.cas(array, idx, old, val): array[idx] = val if it "
+        "equals old, atomically; returns the old value",
+    ),
     compare_and_swap=DeviceOnly(
-        "atomic.compare_and_swap", "atomic.compare_and_swap(array, old, val): atomic.cas at "
-        "index 0 of a 1-d array"),
+        "atomic.compare_and_swap",
+        "atomic.compare_and_swap(array, old, val): atomic.cas at index 0 of a 1-d array",
+    ),
 )
 
 # cuda.fp16: numba's half-precision functions (numba-cuda's ``fp16.py``).  Each takes and
 # returns float16 (the comparisons return bool); ``cujit.infer.fp16_calls`` types them.
 FP16_FUNCTIONS = (
-    "hadd", "hsub", "hmul", "hdiv", "hneg", "habs", "hfma", "hmax", "hmin",
-    "heq", "hne", "hlt", "hle", "hgt", "hge",
-    "hsqrt", "hrsqrt", "hrcp", "hexp", "hexp2", "hexp10", "hlog", "hlog2", "hlog10",
-    "hsin", "hcos", "htanh", "htanh_approx", "hfloor", "hceil", "htrunc", "hrint",
+    "hadd",
+    "hsub",
+    "hmul",
+    "hdiv",
+    "hneg",
+    "habs",
+    "hfma",
+    "hmax",
+    "hmin",
+    "heq",
+    "hne",
+    "hlt",
+    "hle",
+    "hgt",
+    "hge",
+    "hsqrt",
+    "hrsqrt",
+    "hrcp",
+    "hexp",
+    "hexp2",
+    "hexp10",
+    "hlog",
+    "hlog2",
+    "hlog10",
+    "hsin",
+    "hcos",
+    "htanh",
+    "htanh_approx",
+    "hfloor",
+    "hceil",
+    "htrunc",
+    "hrint",
 )
-fp16 = Namespace("fp16", **{name: DeviceOnly(f"fp16.{name}", f"fp16.{name}: half precision")
-                            for name in FP16_FUNCTIONS})
+fp16 = Namespace(
+    "fp16",
+    **{name: DeviceOnly(f"fp16.{name}", f"fp16.{name}: half precision") for name in FP16_FUNCTIONS},
+)
 
 ALL: dict[str, object] = {}
-for _obj in (grid, gridsize, syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
-             syncwarp, threadfence, threadfence_block, threadfence_system, shfl_sync,
-             shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
-             ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync, popc, brev,
-             clz, ffs, fma, cbrt, ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt,
-             shared.array, local.array, const.array_like, laneid, warpsize,
-             cg.this_grid, grid_group.sync,
-             *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly))):
+for _obj in (
+    grid,
+    gridsize,
+    syncthreads,
+    syncthreads_count,
+    syncthreads_and,
+    syncthreads_or,
+    syncwarp,
+    threadfence,
+    threadfence_block,
+    threadfence_system,
+    shfl_sync,
+    shfl_up_sync,
+    shfl_down_sync,
+    shfl_xor_sync,
+    all_sync,
+    any_sync,
+    eq_sync,
+    ballot_sync,
+    activemask,
+    lanemask_lt,
+    match_any_sync,
+    match_all_sync,
+    popc,
+    brev,
+    clz,
+    ffs,
+    fma,
+    cbrt,
+    ldca,
+    ldcg,
+    ldcs,
+    ldlu,
+    ldcv,
+    stcg,
+    stcs,
+    stwb,
+    stwt,
+    shared.array,
+    local.array,
+    const.array_like,
+    laneid,
+    warpsize,
+    cg.this_grid,
+    grid_group.sync,
+    *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly)),
+):
     ALL[_obj.key] = _obj
 for _obj in vars(fp16).values():
     if isinstance(_obj, DeviceOnly):

@@ -48,7 +48,8 @@ class DeviceFunction:
         self.signatures: tuple[Signature, ...] = tuple(parse_signature(s) for s in signatures)
         # "(int64, int64)", with no return type: numba infers it for a device function.
         self.inferred_returns: tuple[bool, ...] = tuple(
-            isinstance(s, str) and s.lstrip().startswith("(") for s in signatures)
+            isinstance(s, str) and s.lstrip().startswith("(") for s in signatures
+        )
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
@@ -62,9 +63,11 @@ class DeviceFunction:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        raise CujitError(f"device function {self.__name__!r} can only be called from a kernel "
-                         "or from another device function, not from the host; launch a "
-                         "@cuda.jit kernel that calls it")
+        raise CujitError(
+            f"device function {self.__name__!r} can only be called from a kernel "
+            "or from another device function, not from the host; launch a "
+            "@cuda.jit kernel that calls it"
+        )
 
 
 def lookup(devfn: DeviceFunction, key: Hashable):

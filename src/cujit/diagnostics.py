@@ -191,5 +191,6 @@ def user_facing(error: Exception) -> bool:
 
     if config.SHOW_INTERNALS.get():
         return False
-    return isinstance(error, CujitError) or isinstance(getattr(error, "kernel_failure", None),
-                                                       KernelFailure)
+    return isinstance(error, CujitError) or isinstance(
+        getattr(error, "kernel_failure", None), KernelFailure
+    )

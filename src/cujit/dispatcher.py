@@ -49,8 +49,9 @@ def normalize_dim(value, what: str) -> tuple[int, int, int]:
     for v in items:
         if isinstance(v, bool) or not hasattr(v, "__index__"):
             message = f"{what} must be made of ints, got {value!r}"
-            raise LaunchError(hints.with_hint(message, "float-dimension")
-                              if isinstance(v, float) else message)
+            raise LaunchError(
+                hints.with_hint(message, "float-dimension") if isinstance(v, float) else message
+            )
         v = v.__index__()
         if v <= 0:
             raise LaunchError(f"{what} dimensions must be positive, got {value!r}")
@@ -107,24 +108,27 @@ class Kernel(KernelInspection):
             raise ValueError(f"unknown target {target!r}: use 'cuda' or 'cpu'")
         link = linking.link_files(flags.get("link"))
         if link and target == "cpu":
-            raise CujitError(f"kernel '{self.__name__}' links foreign CUDA code "
-                             f"('{link[0].name}'), which cannot run on the CPU target; "
-                             "run it on a GPU (target='cuda')")
-        self._base_options = options or Options(debug=bool(flags.get("debug")) or
-                                                config.DEBUG.get(),
-                                                fastmath=bool(flags.get("fastmath")),
-                                                lineinfo=bool(flags.get("lineinfo")),
-                                                verify=config.VERIFY.get(), target=target,
-                                                boundscheck=guards.boundscheck_flag(
-                                                    flags, config.BOUNDSCHECK.get()),
-                                                link=link)
+            raise CujitError(
+                f"kernel '{self.__name__}' links foreign CUDA code "
+                f"('{link[0].name}'), which cannot run on the CPU target; "
+                "run it on a GPU (target='cuda')"
+            )
+        self._base_options = options or Options(
+            debug=bool(flags.get("debug")) or config.DEBUG.get(),
+            fastmath=bool(flags.get("fastmath")),
+            lineinfo=bool(flags.get("lineinfo")),
+            verify=config.VERIFY.get(),
+            target=target,
+            boundscheck=guards.boundscheck_flag(flags, config.BOUNDSCHECK.get()),
+            link=link,
+        )
         self.target = self._base_options.target
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
         self._fast: dict[tuple[int, ...], Specialization] = {}  # see _specialize
         code = pyfunc.__code__
         self._nargs = code.co_argcount
-        self._argnames = code.co_varnames[:code.co_argcount]
+        self._argnames = code.co_varnames[: code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
         if target == "cpu" and (self.cache or config.CACHE.get()):
             guards.note_cpu_cache(self.__name__)
@@ -159,9 +163,10 @@ class Kernel(KernelInspection):
         """Compile (once) for a signature or a tuple of argument types."""
         sig = parse_signature(sig)  # a string, a Signature, a tuple or list of types
         if not isinstance(sig.return_type, NoneType):
-            raise TypingError(f"kernel {self.__name__!r} must return void, not "
-                              f"{sig.return_type}",
-                              hint="a kernel returns results by writing into an array argument")
+            raise TypingError(
+                f"kernel {self.__name__!r} must return void, not {sig.return_type}",
+                hint="a kernel returns results by writing into an array argument",
+            )
         key = tuple(sig.args)
         spec = self.overloads.get(key)
         if spec is None:
@@ -169,8 +174,12 @@ class Kernel(KernelInspection):
 
             # Checked builds skip the disk cache: an entry does not keep the error table.
             base = self._base_options
-            if ((self.cache or config.CACHE.get()) and self.target == "cuda"
-                    and not base.debug and base.boundscheck is not True):
+            if (
+                (self.cache or config.CACHE.get())
+                and self.target == "cuda"
+                and not base.debug
+                and base.boundscheck is not True
+            ):
                 from cujit.cache import compile_cached
 
                 result = compile_cached(self.py_func, key, self._options())
@@ -203,8 +212,9 @@ class Kernel(KernelInspection):
     def _pick(self, sig) -> Specialization:
         if sig is None:
             if len(self.overloads) != 1:
-                raise ValueError("give the signature: this kernel has "
-                                 f"{len(self.overloads)} specialisations")
+                raise ValueError(
+                    f"give the signature: this kernel has {len(self.overloads)} specialisations"
+                )
             return next(iter(self.overloads.values()))
         return self.compile(parse_signature(sig))
 
@@ -213,8 +223,11 @@ class Kernel(KernelInspection):
         # Launch configurations repeat: check and normalise each one once.  The key
         # carries the classes of grid and block, since True == 1.0 == 1 as dict keys
         # and a bool or float grid must still be refused.
-        key = ((config_, config_[0].__class__, config_[1].__class__)
-               if config_.__class__ is tuple and len(config_) > 1 else config_)
+        key = (
+            (config_, config_[0].__class__, config_[1].__class__)
+            if config_.__class__ is tuple and len(config_) > 1
+            else config_
+        )
         try:
             cfg = self._configs.get(key)
             cacheable = True
@@ -233,20 +246,25 @@ class Kernel(KernelInspection):
 
     def _configure(self, config_):
         if not isinstance(config_, tuple) or not 2 <= len(config_) <= 4:
-            raise LaunchError("launch a kernel as kernel[grid, block](...) or "
-                              "kernel[grid, block, stream, dynamic_shared_bytes](...)")
+            raise LaunchError(
+                "launch a kernel as kernel[grid, block](...) or "
+                "kernel[grid, block, stream, dynamic_shared_bytes](...)"
+            )
         grid, block, *rest = config_
         stream = rest[0] if rest else 0
         shmem = rest[1] if len(rest) > 1 else 0
         guards.check_stream(stream)
-        return LaunchConfig(self, normalize_dim(grid, "grid"), normalize_dim(block, "block"),
-                            stream, int(shmem))
+        return LaunchConfig(
+            self, normalize_dim(grid, "grid"), normalize_dim(block, "block"), stream, int(shmem)
+        )
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        raise LaunchError(f"kernel {self.__name__!r} needs a launch configuration: "
-                          f"{self.__name__}[blocks, threads_per_block](...)\nhint: "
-                          + hints.launch_form(self.__name__, self._argnames, args))
+        raise LaunchError(
+            f"kernel {self.__name__!r} needs a launch configuration: "
+            f"{self.__name__}[blocks, threads_per_block](...)\nhint: "
+            + hints.launch_form(self.__name__, self._argnames, args)
+        )
 
     def _arg_types(self, args) -> tuple[Type, ...]:
         try:
@@ -259,10 +277,15 @@ class Kernel(KernelInspection):
             if len(key) == len(types) and all(map(_accepts, key, types)):
                 return key
         sigs = ", ".join("(" + ", ".join(map(str, k)) + ")" for k in self.overloads)
-        raise LaunchError(f"kernel {self.__name__!r} was compiled for {sigs} and cannot "
-                          "take arguments of types (" + ", ".join(map(str, types)) + ")\nhint: "
-                          + hints.eager_mismatch(self.__name__, self._argnames,
-                                                 next(iter(self.overloads)), types, _accepts))
+        raise LaunchError(
+            f"kernel {self.__name__!r} was compiled for {sigs} and cannot "
+            "take arguments of types ("
+            + ", ".join(map(str, types))
+            + ")\nhint: "
+            + hints.eager_mismatch(
+                self.__name__, self._argnames, next(iter(self.overloads)), types, _accepts
+            )
+        )
 
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
@@ -273,8 +296,11 @@ class Kernel(KernelInspection):
                 typeof(a)
             except TypeError as exc:
                 message = f"kernel {self.__name__!r}: argument {k} ({name!r}): {exc}"
-                return (hints.with_hint(message, "list-argument", name=name)
-                        if isinstance(a, list) else message)
+                return (
+                    hints.with_hint(message, "list-argument", name=name)
+                    if isinstance(a, list)
+                    else message
+                )
         return f"kernel {self.__name__!r}: cannot type the arguments"
 
     @api_boundary
@@ -287,9 +313,14 @@ class Kernel(KernelInspection):
         these kinds of arguments would be made from, or None where none can be."""
         if len(args) != self._nargs:
             guards.check_parameters(self.py_func)  # *args, keyword-only: said at the def
-            raise LaunchError(hints.with_hint(
-                f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
-                "argument-count", kernel=self.__name__, args=", ".join(self._argnames)))
+            raise LaunchError(
+                hints.with_hint(
+                    f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
+                    "argument-count",
+                    kernel=self.__name__,
+                    args=", ".join(self._argnames),
+                )
+            )
         try:
             spec = self._fast.get(tuple(map(id, map(fast_typeof, args))))
         except TypeError:  # an argument typeof cannot type: the slow path says which
@@ -305,15 +336,22 @@ class Kernel(KernelInspection):
         try:
             dev = context.current_device_id()
         except NoGPUError as exc:
-            raise NoGPUError(f"{exc}\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu "
-                             f"or use @cuda.jit(target='cpu').\nguide: {hints.GUIDE}cpu-target.md"
-                             ) from None
+            raise NoGPUError(
+                f"{exc}\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu "
+                f"or use @cuda.jit(target='cpu').\nguide: {hints.GUIDE}cpu-target.md"
+            ) from None
         fn = spec.functions.get(dev) or self._load(spec, dev)
         values = spec.flatten(args, dev) if spec.flatten is not None else None
         if values is None:  # host, foreign, read-only or other-device arrays: checked here
             values, writebacks = rt_launch.prepare_args(
-                types, args, stream, written=spec.record.written or None, device_id=dev,
-                names=self._argnames, kept=spec.record.passed_mask)
+                types,
+                args,
+                stream,
+                written=spec.record.written or None,
+                device_id=dev,
+                names=self._argnames,
+                kept=spec.record.passed_mask,
+            )
         else:
             writebacks = ()
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
@@ -322,8 +360,9 @@ class Kernel(KernelInspection):
         if spec.record.debug_sites:  # debug=True: raise what a failed check reported
             from cujit.runtime import debug
 
-            debug.check_module(spec.functions[(dev, "module")], spec.record.debug_sites,
-                               self.__name__, stream)
+            debug.check_module(
+                spec.functions[(dev, "module")], spec.record.debug_sites, self.__name__, stream
+            )
             return None  # every launch of a debug kernel takes this path
         # What a LaunchConfig needs to make a launcher for these kinds of arguments
         # (it declines host arrays: their copies happen here, every time).
@@ -397,14 +436,16 @@ class Kernel(KernelInspection):
 
         if not any(interop.is_foreign_array(a) for a in args):
             raise
-        return tuple(interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a
-                     for a in args)
+        return tuple(
+            interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a for a in args
+        )
 
 
 def _rebuild_kernel(pyfunc, signatures, flags, token: str | None, filename: str) -> Kernel:
     """The receiving end of ``pickling.reduce_kernel``: this process's kernel for ``token``."""
-    return pickling.rebuilt(token, lambda: Kernel(pickling.restored(pyfunc, filename),
-                                                  signatures, **flags))
+    return pickling.rebuilt(
+        token, lambda: Kernel(pickling.restored(pyfunc, filename), signatures, **flags)
+    )
 
 
 def _accepts(declared: Type, given: Type) -> bool:
@@ -414,8 +455,11 @@ def _accepts(declared: Type, given: Type) -> bool:
     if isinstance(declared, Scalar) and isinstance(given, Scalar):
         return True  # scalars convert, as numba converts them at launch
     if isinstance(declared, Array) and isinstance(given, Array):
-        return (declared.dtype == given.dtype and declared.ndim == given.ndim
-                and declared.layout in ("A", given.layout))
+        return (
+            declared.dtype == given.dtype
+            and declared.ndim == given.ndim
+            and declared.layout in ("A", given.layout)
+        )
     return False
 
 
@@ -460,12 +504,19 @@ class LaunchConfig:
 
     def __init__(self, kernel: Kernel, grid, block, stream=0, shmem: int = 0):
         self.kernel, self.grid, self.block, self.stream, self.shmem = (
-            kernel, grid, block, stream, shmem)
+            kernel,
+            grid,
+            block,
+            stream,
+            shmem,
+        )
         self.launchers: list = []  # newest first, a few at most
 
     def __repr__(self) -> str:
-        return (f"<launch of {self.kernel.__name__}: grid {self.grid}, block {self.block}, "
-                f"stream {self.stream!r}, {self.shmem} bytes of dynamic shared memory>")
+        return (
+            f"<launch of {self.kernel.__name__}: grid {self.grid}, block {self.block}, "
+            f"stream {self.stream!r}, {self.shmem} bytes of dynamic shared memory>"
+        )
 
     def __call__(self, *args, **kwargs) -> None:
         try:  # an API boundary, inline: see api_boundary
@@ -484,43 +535,71 @@ class LaunchConfig:
 
     def _remember(self, args, spec: Specialization, dev: int, fn, context, rt_launch) -> None:
         stream = self.stream
-        if not (stream is None or (stream.__class__ is int and stream == 0)
-                or hasattr(stream, "cu")):  # only streams whose handle cannot change
+        if not (
+            stream is None or (stream.__class__ is int and stream == 0) or hasattr(stream, "cu")
+        ):  # only streams whose handle cannot change
             return
-        launcher = rt_launch.make_launcher(fn, self.grid, self.block, stream, self.shmem,
-                                           spec.packer, spec.arg_types, args, dev,
-                                           context.get_context(), fast_typeof,
-                                           spec.launcher_code, spec.record.passed_mask)
+        launcher = rt_launch.make_launcher(
+            fn,
+            self.grid,
+            self.block,
+            stream,
+            self.shmem,
+            spec.packer,
+            spec.arg_types,
+            args,
+            dev,
+            context.get_context(),
+            fast_typeof,
+            spec.launcher_code,
+            spec.record.passed_mask,
+        )
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)
 
 
 @api_boundary
-def jit(func_or_sig=None, device: bool = False, debug: bool = False, fastmath: bool = False,
-        cache: bool = False, target: str | None = None, boundscheck: bool | None = None,
-        **kwargs):
+def jit(
+    func_or_sig=None,
+    device: bool = False,
+    debug: bool = False,
+    fastmath: bool = False,
+    cache: bool = False,
+    target: str | None = None,
+    boundscheck: bool | None = None,
+    **kwargs,
+):
     """``@cuda.jit``, ``@cuda.jit("void(float32[:])")``, ``@cuda.jit(debug=True)``;
     ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
     ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
     ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
-    flags = dict(debug=debug, fastmath=fastmath, cache=cache, target=target,
-                 boundscheck=boundscheck)
+    flags = dict(
+        debug=debug, fastmath=fastmath, cache=cache, target=target, boundscheck=boundscheck
+    )
     if kwargs.get("link"):  # foreign code to link (cujit.linking)
         if device:
-            raise CujitError("link= on a device function is not supported yet: pass it to "
-                             "the kernels that call it, or to cuda.declare_device")
+            raise CujitError(
+                "link= on a device function is not supported yet: pass it to "
+                "the kernels that call it, or to cuda.declare_device"
+            )
         flags["link"] = kwargs["link"]
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:
-            warnings.warn("debug and lineinfo are mutually exclusive: debug=True already "
-                          "emits line tables; lineinfo is ignored", stacklevel=2)
+            warnings.warn(
+                "debug and lineinfo are mutually exclusive: debug=True already "
+                "emits line tables; lineinfo is ignored",
+                stacklevel=2,
+            )
     make = DeviceFunction if device else Kernel
     if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
         return make(func_or_sig, (), **flags)
-    sigs = () if func_or_sig is None else (
-        func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
+    sigs = (
+        ()
+        if func_or_sig is None
+        else (func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
+    )
     for sig in sigs:  # a bad signature is reported now, at the decorator's line
         parse_signature(sig)
 

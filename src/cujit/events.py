@@ -41,4 +41,3 @@ def notify(kind: str, name: str, target: str) -> None:
             callback(kind, name, target)
         except Exception:  # an observer must not change what the program does
             pass
-

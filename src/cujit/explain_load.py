@@ -24,8 +24,17 @@ import os
 import sys
 import types
 
-_BINDING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-            ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If)
+_BINDING = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.If,
+)
 
 
 class LaunchDisabled(RuntimeError):
@@ -68,8 +77,11 @@ def _binds(stmt: ast.stmt) -> bool:
         return False
     if isinstance(stmt, ast.If):  # `if __name__ == "__main__":` is the script's work
         test = stmt.test
-        return not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-                    and test.left.id == "__name__")
+        return not (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+        )
     return True
 
 
@@ -78,8 +90,10 @@ def _run(stmt: ast.stmt, path: str, module: types.ModuleType) -> None:
     try:
         exec(code, module.__dict__)  # noqa: S102 - the user's own definitions
     except Exception as exc:  # noqa: BLE001 - the file's own failure: note it, go on
-        print(f"cujit explain: skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(
+            f"cujit explain: skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
 
 
 @contextlib.contextmanager
@@ -87,8 +101,9 @@ def _launches_disabled():
     from cujit.dispatcher import Kernel
 
     def refuse(self, *args, **kwargs):
-        raise LaunchDisabled(f"kernel {self.__name__!r} is not launched while explain loads "
-                             "the file's definitions")
+        raise LaunchDisabled(
+            f"kernel {self.__name__!r} is not launched while explain loads the file's definitions"
+        )
 
     saved = Kernel._launch
     Kernel._launch = refuse

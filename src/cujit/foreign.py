@@ -6,10 +6,10 @@
 The declaration is the function's name (its linker symbol), its signature, the files
 that define it (``cujit.linking``) and its ABI: "numba", numba's default
 (``int f(T *result, args...)``, the status ignored), or "c" (``extern "C"``: arguments
-in, the result returned, a bool as one byte).  A call types as the signature says, its arguments converted to the
-declared types; stage 6 declares the symbol in the kernel's module, and the kernel links
-the declaration's files.  Like ``device_function``, this module imports nothing of the
-compiler, so stage 4 can name ``DeclaredFunction``.
+in, the result returned, a bool as one byte).  A call types as the signature says, its
+arguments converted to the declared types; stage 6 declares the symbol in the kernel's
+module, and the kernel links the declaration's files.  Like ``device_function``, this
+module imports nothing of the compiler, so stage 4 can name ``DeclaredFunction``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ ABIS = ("c", "numba")
 class DeclaredFunction:
     """A declared foreign device function: callable from kernels, never from the host."""
 
-    def __init__(self, name: str, sig: Signature, files: tuple[LinkFile, ...], abi: str,
-                 loc: Loc | None, use_cooperative: bool = False):
+    def __init__(
+        self,
+        name: str,
+        sig: Signature,
+        files: tuple[LinkFile, ...],
+        abi: str,
+        loc: Loc | None,
+        use_cooperative: bool = False,
+    ):
         self.name, self.sig, self.files, self.abi, self.loc = name, sig, files, abi, loc
         self.use_cooperative = use_cooperative
 
@@ -40,8 +47,10 @@ class DeclaredFunction:
         return tuple(self.sig.args)
 
     def __call__(self, *args, **kwargs):
-        raise CujitError(f"'{self.name}' (cuda.declare_device) is foreign device code: it "
-                         "can only be called from a kernel or a device function")
+        raise CujitError(
+            f"'{self.name}' (cuda.declare_device) is foreign device code: it "
+            "can only be called from a kernel or a device function"
+        )
 
 
 def _caller_loc() -> Loc | None:
@@ -52,8 +61,9 @@ def _caller_loc() -> Loc | None:
 
 
 @api_boundary
-def declare_device(name: str, sig, link=None, use_cooperative: bool = False,
-                   abi: str = "numba") -> DeclaredFunction:
+def declare_device(
+    name: str, sig, link=None, use_cooperative: bool = False, abi: str = "numba"
+) -> DeclaredFunction:
     """numba's ``cuda.declare_device``: ``name`` defined in ``link`` (or in a file the
     calling kernel links), with signature ``sig`` and ABI ``abi``."""
     if abi not in ABIS:
@@ -63,5 +73,4 @@ def declare_device(name: str, sig, link=None, use_cooperative: bool = False,
     if isinstance(sig, (tuple, list)) or (isinstance(sig, str) and sig.lstrip().startswith("(")):
         raise TypeError("Return type must be provided for device declarations")
     parsed = sig if isinstance(sig, Signature) else parse_signature(sig)
-    return DeclaredFunction(name, parsed, link_files(link), abi, _caller_loc(),
-                            use_cooperative)
+    return DeclaredFunction(name, parsed, link_files(link), abi, _caller_loc(), use_cooperative)

@@ -45,12 +45,16 @@ def parameters_message(code) -> str | None:
         star.append(f"**{code.co_varnames[at]}")
     if star:
         what = " and ".join(f"'{s}'" for s in star)
-        return (f"{what}: *args and **kwargs parameters are not supported in kernels; "
-                "declare each parameter by name")
+        return (
+            f"{what}: *args and **kwargs parameters are not supported in kernels; "
+            "declare each parameter by name"
+        )
     if code.co_kwonlyargcount:
-        names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
-        return (f"keyword-only parameters ({', '.join(names)}) are not supported in "
-                "kernels; declare them before the '*'")
+        names = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+        return (
+            f"keyword-only parameters ({', '.join(names)}) are not supported in "
+            "kernels; declare them before the '*'"
+        )
     return None
 
 
@@ -75,28 +79,32 @@ def check_stream(stream) -> None:
             raise LaunchError(f"a stream handle cannot be negative, got {stream}")
         return
     cls = type(stream)
-    if cls.__module__.startswith(_STREAM_MODULES) or any(
-            hasattr(stream, a) for a in _STREAM_ATTRS):
+    if cls.__module__.startswith(_STREAM_MODULES) or any(hasattr(stream, a) for a in _STREAM_ATTRS):
         return
     raise LaunchError(
         f"the third item of kernel[grid, block, stream] must be a stream, got "
         f"{cls.__name__} {stream!r}; pass cuda.stream(), cuda.default_stream(), 0, or "
-        "an object with __cuda_stream__ (the dynamic shared memory size comes fourth)")
+        "an object with __cuda_stream__ (the dynamic shared memory size comes fourth)"
+    )
 
 
 def kwargs_error(name: str, argnames, kwargs: dict) -> LaunchError:
     """The error for ``kernel[grid, block](x=...)``: kernels take positional arguments."""
     order = ", ".join(argnames)
-    return LaunchError(f"kernel {name!r} was called with keyword arguments "
-                       f"({', '.join(kwargs)}); kernels take positional arguments only: "
-                       f"{name}[grid, block]({order})")
+    return LaunchError(
+        f"kernel {name!r} was called with keyword arguments "
+        f"({', '.join(kwargs)}); kernels take positional arguments only: "
+        f"{name}[grid, block]({order})"
+    )
 
 
 def launch_device_function(fn, config) -> None:
     """``device_fn[grid, block]``: a device function cannot be launched."""
-    raise LaunchError(f"{fn.__name__!r} is a device function (@cuda.jit(device=True)), which "
-                      "cannot be launched; call it from a kernel, or remove device=True to "
-                      "make it a kernel")
+    raise LaunchError(
+        f"{fn.__name__!r} is a device function (@cuda.jit(device=True)), which "
+        "cannot be launched; call it from a kernel, or remove device=True to "
+        "make it a kernel"
+    )
 
 
 def note_cpu_cache(kernel_name: str) -> None:
@@ -105,9 +113,12 @@ def note_cpu_cache(kernel_name: str) -> None:
     if "cpu" in _warned:
         return
     _warned.add("cpu")
-    warnings.warn(f"kernel {kernel_name!r}: the CPU target does not cache compiled kernels "
-                  "on disk; cache=True (or CUJIT_CACHE) applies to the CUDA target only, so "
-                  "each process compiles its CPU kernels again", stacklevel=_user_level())
+    warnings.warn(
+        f"kernel {kernel_name!r}: the CPU target does not cache compiled kernels "
+        "on disk; cache=True (or CUJIT_CACHE) applies to the CUDA target only, so "
+        "each process compiles its CPU kernels again",
+        stacklevel=_user_level(),
+    )
 
 
 def _user_level() -> int:

@@ -25,52 +25,77 @@ HINTS: dict[str, Hint] = {
     "list-argument": Hint(
         "kernels take arrays, not lists: pass np.asarray(...) for {name!r} (or "
         "cuda.to_device(np.asarray(...)) to keep it on the GPU between launches)",
-        "first-kernel.md#host-arrays-and-device-arrays"),
+        "first-kernel.md#host-arrays-and-device-arrays",
+    ),
     "eager-mismatch": Hint(
         "{which}; the signature {sig!r} would take these arguments, or convert the "
         "argument ({conversion}), or drop the signature so that cujit compiles for the "
         "types each launch passes",
-        "first-kernel.md#signatures"),
+        "first-kernel.md#signatures",
+    ),
     "no-launch-config": Hint(
         "give blocks and threads per block in brackets, for instance "
         "{kernel}[({first}.size + 255) // 256, 256]({args})",
-        "first-kernel.md#launching"),
+        "first-kernel.md#launching",
+    ),
     "float-dimension": Hint(
-        "compute it with integer division, for instance (n + 255) // 256: '/' always "
-        "gives a float",
-        "first-kernel.md#launching"),
+        "compute it with integer division, for instance (n + 255) // 256: '/' always gives a float",
+        "first-kernel.md#launching",
+    ),
     "argument-count": Hint(
         "pass one value per parameter: {kernel}[blocks, threads]({args})",
-        "first-kernel.md#launching"),
+        "first-kernel.md#launching",
+    ),
     "host-function": Hint(
         "decorate {name!r} with @cuda.jit(device=True) to call it from a kernel",
-        "first-kernel.md#device-functions"),
+        "first-kernel.md#device-functions",
+    ),
     "numpy-allocation": Hint(
         "a kernel cannot allocate arrays: use cuda.local.array(shape, dtype) for one per "
         "thread or cuda.shared.array(shape, dtype) for one per block (shape and dtype "
         "constants), or allocate it on the host and pass it in",
-        "memory.md#local-arrays"),
+        "memory.md#local-arrays",
+    ),
     "numpy-function": Hint(
         "in a kernel NumPy's math functions take numbers (np.sin(x[i])) or fill an 'out' "
         "array (np.sin(x, out)); for {name} loop over the elements, or combine threads' "
         "results with cuda.atomic.add; docs/numba-api.md lists what kernels can call",
-        "first-kernel.md#what-a-kernel-can-call"),
+        "first-kernel.md#what-a-kernel-can-call",
+    ),
     "global-store": Hint(
         "a kernel cannot change Python variables: write the result into an array "
         "argument (out[0] = ...) and read that array on the host after the launch",
-        "first-kernel.md#results-go-into-arrays"),
+        "first-kernel.md#results-go-into-arrays",
+    ),
     "kernel-return": Hint(
-        "write the result into an array argument instead",
-        "first-kernel.md#results-go-into-arrays"),
+        "write the result into an array argument instead", "first-kernel.md#results-go-into-arrays"
+    ),
     "unsynchronized-read": Hint(
         "a launch returns before its kernel has run: after launching on {stream}, call "
         "cuda.synchronize() (or that stream's synchronize()) before reading the array",
-        "memory.md#mapped-and-managed-memory"),
+        "memory.md#mapped-and-managed-memory",
+    ),
 }
 
-NUMPY_ALLOCATORS = frozenset(("zeros", "ones", "empty", "full", "array", "arange",
-                              "zeros_like", "ones_like", "empty_like", "full_like",
-                              "linspace", "eye", "identity", "asarray", "copy"))
+NUMPY_ALLOCATORS = frozenset(
+    (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "array",
+        "arange",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "linspace",
+        "eye",
+        "identity",
+        "asarray",
+        "copy",
+    )
+)
 
 
 def hint(key: str, **names: object) -> str:
@@ -111,12 +136,12 @@ def eager_mismatch(kernel: str, argnames, declared, given, accepts=None) -> str:
     for k, (want, got) in enumerate(zip(declared, given, strict=False)):
         if not (accepts(want, got) if accepts else _spell(want) == _spell(got)):
             name = argnames[k] if k < len(argnames) else f"#{k}"
-            which = (f"argument {k} ({name!r}) is {_spell(got)} where the signature has "
-                     f"{_spell(want)}")
+            which = (
+                f"argument {k} ({name!r}) is {_spell(got)} where the signature has {_spell(want)}"
+            )
             conversion = _conversion(name, want, got)
             break
-    return hint("eager-mismatch", which=which, sig=signature_text(given),
-                conversion=conversion)
+    return hint("eager-mismatch", which=which, sig=signature_text(given), conversion=conversion)
 
 
 def _conversion(name: str, want, got) -> str:
@@ -134,6 +159,8 @@ def launch_form(kernel: str, argnames, args) -> str:
     """The hint for a kernel called without a launch configuration, in the user's names:
     the grid covers the first array argument."""
     # The user may pass the wrong number of arguments: name the first array among both.
-    first = next((n for n, a in zip(argnames, args, strict=False) if hasattr(a, "shape")),
-                 argnames[0] if argnames else "x")
+    first = next(
+        (n for n, a in zip(argnames, args, strict=False) if hasattr(a, "shape")),
+        argnames[0] if argnames else "x",
+    )
     return hint("no-launch-config", kernel=kernel, first=first, args=", ".join(argnames))

@@ -138,8 +138,9 @@ def _typed(kernel, spec):
     if fn is None:  # a disk-cache hit keeps no IR: type it again
         from cujit.pipeline import compile_kernel
 
-        fn = compile_kernel(kernel.py_func, spec.arg_types, kernel._options(),
-                            stop_after="passes").outputs["passes"]
+        fn = compile_kernel(
+            kernel.py_func, spec.arg_types, kernel._options(), stop_after="passes"
+        ).outputs["passes"]
     return fn
 
 
@@ -185,14 +186,17 @@ def _nvdisasm(spec, flags: list[str]) -> str:
         raise RuntimeError("the CPU target has no SASS: inspect_asm() gives its host assembly")
     tool = nvdisasm_path()
     if tool is None:
-        raise RuntimeError("inspect_sass needs nvdisasm, which was not found: install the "
-                           "nvidia-cuda-nvdisasm wheel or a CUDA toolkit (or put it on PATH)")
+        raise RuntimeError(
+            "inspect_sass needs nvdisasm, which was not found: install the "
+            "nvidia-cuda-nvdisasm wheel or a CUDA toolkit (or put it on PATH)"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "kernel.cubin")
         with open(path, "wb") as f:
             f.write(spec.result.cubin)
-        out = subprocess.run([tool, *flags, path], capture_output=True, text=True,
-                             timeout=120, check=False)
+        out = subprocess.run(
+            [tool, *flags, path], capture_output=True, text=True, timeout=120, check=False
+        )
     if out.returncode != 0:
         raise RuntimeError(f"nvdisasm failed: {out.stderr.strip()}")
     return out.stdout

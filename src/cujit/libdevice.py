@@ -126,8 +126,9 @@ def _parse(spec: str) -> dict[str, LibdeviceFunction]:
         outs = tuple(_TYPES[p[1:]] for p in params if p.startswith("*"))
         positions = tuple(k for k, p in enumerate(params) if p.startswith("*"))
         r = result.strip()
-        table[name] = LibdeviceFunction(name, args, outs, None if r == "v" else _TYPES[r],
-                                        positions)
+        table[name] = LibdeviceFunction(
+            name, args, outs, None if r == "v" else _TYPES[r], positions
+        )
     return table
 
 
@@ -136,8 +137,9 @@ FUNCTIONS: dict[str, LibdeviceFunction] = _parse(_SPEC)
 
 def _placeholder(fn: LibdeviceFunction) -> device_api.DeviceOnly:
     params = ", ".join(str(a) for a in fn.args)
-    stub = device_api.DeviceOnly(f"libdevice.{fn.name}",
-                                 f"libdevice's {fn.symbol}({params}) -> {fn.returns}")
+    stub = device_api.DeviceOnly(
+        f"libdevice.{fn.name}", f"libdevice's {fn.symbol}({params}) -> {fn.returns}"
+    )
     device_api.ALL[stub.key] = stub  # pickles by name like the other placeholders
     return stub
 
@@ -145,4 +147,5 @@ def _placeholder(fn: LibdeviceFunction) -> device_api.DeviceOnly:
 # The objects kernels call (``cuda.libdevice.<name>``; on the host they raise): made here,
 # beside the table, so that stage 4 finds them without importing the user API.
 PLACEHOLDERS: dict[str, device_api.DeviceOnly] = {
-    name: _placeholder(fn) for name, fn in FUNCTIONS.items()}
+    name: _placeholder(fn) for name, fn in FUNCTIONS.items()
+}

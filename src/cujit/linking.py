@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 
 from cujit.diagnostics import CompileError, CujitError
 
-SUFFIXES = {".cu": "cu", ".ptx": "ptx", ".ltoir": "ltoir", ".cubin": "cubin",
-            ".fatbin": "fatbin", ".o": "o", ".a": "a"}
+SUFFIXES = {
+    ".cu": "cu",
+    ".ptx": "ptx",
+    ".ltoir": "ltoir",
+    ".cubin": "cubin",
+    ".fatbin": "fatbin",
+    ".o": "o",
+    ".a": "a",
+}
 
 
 class LinkableCode:
@@ -28,8 +35,7 @@ class LinkableCode:
     kind = ""
     default_name = "<unnamed>"
 
-    def __init__(self, data, name: str | None = None, setup_callback=None,
-                 teardown_callback=None):
+    def __init__(self, data, name: str | None = None, setup_callback=None, teardown_callback=None):
         self.data = data
         self._name = name
         self.setup_callback = setup_callback
@@ -105,8 +111,9 @@ class LinkFile:
 def _kind_of(path: str) -> str:
     kind = SUFFIXES.get(os.path.splitext(path)[1].lower())
     if kind is None:
-        raise CujitError(f"cannot link '{path}': cujit links {', '.join(SUFFIXES)} files "
-                         "(or cuda.CUSource text)")
+        raise CujitError(
+            f"cannot link '{path}': cujit links {', '.join(SUFFIXES)} files (or cuda.CUSource text)"
+        )
     return kind
 
 
@@ -124,8 +131,10 @@ def link_file(item) -> LinkFile:
         except OSError as exc:
             raise CujitError(f"cannot link '{name}': {exc.strerror}") from None
     else:
-        raise CujitError(f"link= takes file paths and cuda.CUSource (or other LinkableCode) "
-                         f"objects, not {type(item).__name__}")
+        raise CujitError(
+            f"link= takes file paths and cuda.CUSource (or other LinkableCode) "
+            f"objects, not {type(item).__name__}"
+        )
     import hashlib  # here: a kernel that links nothing (a cache hit) must not load it
 
     return LinkFile(kind, name, hashlib.blake2b(data, digest_size=16).hexdigest(), data)
@@ -221,7 +230,9 @@ def check_prototypes(kernel_ptx: str, inputs, calls: dict) -> None:
                 raise CompileError(
                     f"'{sym}' is declared{_at(op)} as {_sig(op)}, which does not match its "
                     f"definition in '{name}': {_proto(proto)} where the declaration needs "
-                    f"{_proto(want)}", op.loc)
+                    f"{_proto(want)}",
+                    op.loc,
+                )
 
 
 def undefined_symbol(log: str, calls: dict, files) -> CompileError | None:
@@ -231,8 +242,11 @@ def undefined_symbol(log: str, calls: dict, files) -> CompileError | None:
     if op is None:
         return None
     names = ", ".join(f"'{f.name}'" for f in files) or "no files (link=[...] is empty)"
-    return CompileError(f"'{m.group(1)}' is declared{_at(op)} with cuda.declare_device, but "
-                        f"none of the linked files defines it; linked: {names}", op.loc)
+    return CompileError(
+        f"'{m.group(1)}' is declared{_at(op)} with cuda.declare_device, but "
+        f"none of the linked files defines it; linked: {names}",
+        op.loc,
+    )
 
 
 def _at(op) -> str:

@@ -32,8 +32,12 @@ from cujit import config
 PREFIX = "numba.cuda"
 
 # The stand-in ``numba`` package's modules, for where numba is not installed.
-FACADE_MODULES = {"numba": None, "numba.types": "cujit.types", "numba.core": None,
-                  "numba.core.types": "cujit.types"}
+FACADE_MODULES = {
+    "numba": None,
+    "numba.types": "cujit.types",
+    "numba.core": None,
+    "numba.core.types": "cujit.types",
+}
 
 
 def cuda_module(name: str):
@@ -42,7 +46,7 @@ def cuda_module(name: str):
         return importlib.import_module("cujit.cuda")
     if not name.startswith(PREFIX + "."):
         return None
-    sub = name[len(PREFIX) + 1:]
+    sub = name[len(PREFIX) + 1 :]
     if "." in sub:  # numba.cuda.X.Y: cujit's modules are one level deep
         return None
     own = "cujit.cuda." + sub
@@ -92,8 +96,10 @@ def _facade(name: str) -> pytypes.ModuleType:
 def _numba_getattr(attr: str):
     if attr in ("cuda", "types", "core"):
         return importlib.import_module("numba." + attr)
-    raise AttributeError(f"cujit's stand-in for numba (numba is not installed) has no "
-                         f"{attr!r}: it holds numba.cuda, numba.types and the scalar types")
+    raise AttributeError(
+        f"cujit's stand-in for numba (numba is not installed) has no "
+        f"{attr!r}: it holds numba.cuda, numba.types and the scalar types"
+    )
 
 
 class NumbaCudaFinder(importlib.abc.MetaPathFinder):
@@ -109,11 +115,12 @@ class NumbaCudaFinder(importlib.abc.MetaPathFinder):
             if value is None:
                 raise ModuleNotFoundError(
                     f"No module named {name!r}: numba.cuda is served by cujit, which has "
-                    f"no {name[len(PREFIX) + 1:]!r} (see docs/numba-api.md)", name=name)
+                    f"no {name[len(PREFIX) + 1 :]!r} (see docs/numba-api.md)",
+                    name=name,
+                )
             return importlib.machinery.ModuleSpec(name, _Alias(value))
         if self.facade and name in FACADE_MODULES:
-            return importlib.machinery.ModuleSpec(name, _Alias(_facade(name)),
-                                                  is_package=True)
+            return importlib.machinery.ModuleSpec(name, _Alias(_facade(name)), is_package=True)
         return None
 
 

@@ -32,8 +32,16 @@ def reduce_kernel(kernel, importable: bool, rebuild: Callable):
         return kernel.__qualname__
     if kernel.__module__ == "__main__":
         func = _ByValue(func)
-    return (rebuild, (func, kernel._signatures, kernel._flags, token_of(kernel),
-                             kernel.py_func.__code__.co_filename))
+    return (
+        rebuild,
+        (
+            func,
+            kernel._signatures,
+            kernel._flags,
+            token_of(kernel),
+            kernel.py_func.__code__.co_filename,
+        ),
+    )
 
 
 def restored(func, filename: str):
@@ -73,8 +81,9 @@ def _remember(token: str, kernel) -> None:
 
 
 def _relocated(code: types.CodeType, filename: str) -> types.CodeType:
-    consts = tuple(_relocated(c, filename) if isinstance(c, types.CodeType) else c
-                   for c in code.co_consts)
+    consts = tuple(
+        _relocated(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts
+    )
     return code.replace(co_filename=filename, co_consts=consts)
 
 

@@ -104,8 +104,7 @@ class _Run:
         except CujitError:
             raise
         except Exception as exc:  # a bug in cujit: say so, and where the user's kernel is
-            raise InternalCompilerError(name, self.name, function_loc(self.pyfunc),
-                                        exc) from exc
+            raise InternalCompilerError(name, self.name, function_loc(self.pyfunc), exc) from exc
         if self.stop_after is not None:  # a kernel's stage, not a callee's
             self.times[name] = time.perf_counter() - start
             self.outputs[name] = value if shown is None else shown(value)
@@ -126,8 +125,9 @@ def pass_list(options: Options) -> tuple:
     return DEFAULT_PASSES if options.debug else RELEASE_PASSES
 
 
-def front_end(run: _Run, pyfunc, arg_types, callees, passes, device: bool = False,
-              return_type=None):
+def front_end(
+    run: _Run, pyfunc, arg_types, callees, passes, device: bool = False, return_type=None
+):
     """Stages 1-5: a Python function -> typed, optimised IR, for a kernel (``run``
     records each stage) or for a device function it calls (``run`` does not)."""
     from cujit.bytecode import decode
@@ -139,8 +139,16 @@ def front_end(run: _Run, pyfunc, arg_types, callees, passes, device: bool = Fals
     code = run.stage("bytecode", decode, pyfunc)
     graph = run.stage("cfg", build_cfg, code)
     fn = run.stage("ir", build_ir, graph, verify="untyped")
-    fn = run.stage("typed", infer_types, fn, tuple(arg_types), callees, verify="typed",
-                   device=device, return_type=return_type)
+    fn = run.stage(
+        "typed",
+        infer_types,
+        fn,
+        tuple(arg_types),
+        callees,
+        verify="typed",
+        device=device,
+        return_type=return_type,
+    )
     return run.stage("passes", run_passes, fn, passes, verify="typed")
 
 
@@ -184,15 +192,35 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
 
     module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: str(r[0]))
     text = run.outputs.get("llvm") or str(module)
-    run.record = LaunchRecord(kernel_symbol(fn), params.passed, written_arguments(fn),
-                              uses_grid_sync(fn), error_sites(module))
-    ptx = run.stage("ptx", compile_ptx, text, options.arch, opt=options.opt,
-                    fastmath=options.fastmath, debug=options.debug,
-                    extra=nvvm_debug_flags(options))
+    run.record = LaunchRecord(
+        kernel_symbol(fn),
+        params.passed,
+        written_arguments(fn),
+        uses_grid_sync(fn),
+        error_sites(module),
+    )
+    ptx = run.stage(
+        "ptx",
+        compile_ptx,
+        text,
+        options.arch,
+        opt=options.opt,
+        fastmath=options.fastmath,
+        debug=options.debug,
+        extra=nvvm_debug_flags(options),
+    )
     calls = foreign_calls(fn)
     files = options.link + tuple(f for f in foreign_files(calls) if f not in options.link)
-    run.stage("cubin", _link, ptx, options.arch, link_debug_flags(options), files, calls,
-              f"{run.record.symbol}.ptx")
+    run.stage(
+        "cubin",
+        _link,
+        ptx,
+        options.arch,
+        link_debug_flags(options),
+        files,
+        calls,
+        f"{run.record.symbol}.ptx",
+    )
 
 
 def _link(ptx: str, arch, flags, files, calls: dict, name: str):
@@ -224,9 +252,14 @@ def lower_kernel(fn, options: Options):
     checked = options.boundscheck is True  # jit(boundscheck=True) / CUJIT_BOUNDSCHECK=1
     # Debug info describes every parameter, and bounds checks read every extent.
     params = read_params(fn, debug=options.debug or checked)
-    module = lower_to_llvm(fn, CUDA_TARGET, debug=options.debug, params=params,
-                           debug_info=level_of(options.lineinfo, options.debug),
-                           bounds=checked)
+    module = lower_to_llvm(
+        fn,
+        CUDA_TARGET,
+        debug=options.debug,
+        params=params,
+        debug_info=level_of(options.lineinfo, options.debug),
+        bounds=checked,
+    )
     return module, params
 
 
@@ -240,8 +273,13 @@ def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     lowered = run.stage("llvm", lower_cpu_kernel, fn, options, shown=str)
     every = (True,) * len(flat_param_kinds(arg_types))  # host calls take every parameter
     kernel = run.stage("native", build_cpu_kernel, lowered, options)
-    run.record = LaunchRecord(lowered.symbol, every, written_arguments(fn),
-                              uses_grid_sync(fn), getattr(kernel, "debug_sites", None) or {})
+    run.record = LaunchRecord(
+        lowered.symbol,
+        every,
+        written_arguments(fn),
+        uses_grid_sync(fn),
+        getattr(kernel, "debug_sites", None) or {},
+    )
 
 
 def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
@@ -253,19 +291,23 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
     back_end(run, fn, arg_types, options)
 
 
-def compile_kernel(pyfunc, arg_types, options: Options = DEFAULT_OPTIONS,
-                   stop_after: str = "cubin") -> CompileResult:
+def compile_kernel(
+    pyfunc, arg_types, options: Options = DEFAULT_OPTIONS, stop_after: str = "cubin"
+) -> CompileResult:
     """Compile ``pyfunc`` for ``arg_types``; return every stage's output up to ``stop_after``."""
     startup.run_before_compile()  # a warm-up running beside the driver's start finishes
     stages = TARGET_STAGES.get(options.target)
     if stages is None:
-        raise ValueError(f"unknown target {options.target!r}; targets are "
-                         f"{', '.join(TARGET_STAGES)}")
+        raise ValueError(
+            f"unknown target {options.target!r}; targets are {', '.join(TARGET_STAGES)}"
+        )
     if stop_after == "cubin" and options.target == "cpu":
         stop_after = "native"  # the default: run every stage of the chosen target
     if stop_after not in stages:
-        raise ValueError(f"unknown stage {stop_after!r}; stages of target {options.target!r} "
-                         f"are {', '.join(stages)}")
+        raise ValueError(
+            f"unknown stage {stop_after!r}; stages of target {options.target!r} "
+            f"are {', '.join(stages)}"
+        )
     run = _Run(pyfunc, options, stop_after)
     events.notify(events.COMPILE, run.name, options.target)
     try:
@@ -275,9 +317,17 @@ def compile_kernel(pyfunc, arg_types, options: Options = DEFAULT_OPTIONS,
     return CompileResult(run.name, run.outputs, run.times, run.record)
 
 
-def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | None,
-                  symbol: str = "", output: str = "ptx", forceinline: bool = False,
-                  launch_bounds: tuple[int, ...] = ()) -> tuple[CompileResult, object]:
+def compile_entry(
+    pyfunc,
+    arg_types,
+    return_type,
+    options: Options,
+    abi: str | None,
+    symbol: str = "",
+    output: str = "ptx",
+    forceinline: bool = False,
+    launch_bounds: tuple[int, ...] = (),
+) -> tuple[CompileResult, object]:
     """One function on its own (``cuda.compile``): a kernel (``abi`` None), or a device
     function behind one visible entry ``symbol`` in ``abi`` ("numba" or "c",
     ``codegen.entry``); then ``output``: "ptx", "ltoir" (libNVVM's LTO mode) or "cubin".
@@ -294,10 +344,24 @@ def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | N
     passes = pass_list(options)
     device = abi is not None
     fn = front_end(run, pyfunc, arg_types, _callees(run, passes), passes, device, return_type)
-    module = run.stage("llvm", _entry_module, fn, options, abi, symbol, output == "ltoir",
-                       forceinline, launch_bounds, shown=str)
-    flags = {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug,
-             "extra": nvvm_debug_flags(options)}
+    module = run.stage(
+        "llvm",
+        _entry_module,
+        fn,
+        options,
+        abi,
+        symbol,
+        output == "ltoir",
+        forceinline,
+        launch_bounds,
+        shown=str,
+    )
+    flags = {
+        "opt": options.opt,
+        "fastmath": options.fastmath,
+        "debug": options.debug,
+        "extra": nvvm_debug_flags(options),
+    }
     if output == "ltoir":
         run.stage("ltoir", compile_ltoir, str(module), options.arch, **flags)
     else:
@@ -307,17 +371,31 @@ def compile_entry(pyfunc, arg_types, return_type, options: Options, abi: str | N
     return CompileResult(run.name, run.outputs, run.times), fn.return_type
 
 
-def _entry_module(fn, options: Options, abi: str | None, symbol: str, lto: bool,
-                  forceinline: bool, launch_bounds: tuple[int, ...]):
+def _entry_module(
+    fn,
+    options: Options,
+    abi: str | None,
+    symbol: str,
+    lto: bool,
+    forceinline: bool,
+    launch_bounds: tuple[int, ...],
+):
     from cujit.codegen import kernel_symbol
     from cujit.codegen.debuginfo import level_of
     from cujit.codegen.entry import annotate_launch_bounds, keep_function, lower_device_entry
     from cujit.targets.cuda import CUDA_TARGET, NVVM_IR_VERSION
 
     if abi is not None:
-        return lower_device_entry(fn, CUDA_TARGET, abi, symbol, NVVM_IR_VERSION,
-                                  options.debug, level_of(options.lineinfo, options.debug),
-                                  forceinline)
+        return lower_device_entry(
+            fn,
+            CUDA_TARGET,
+            abi,
+            symbol,
+            NVVM_IR_VERSION,
+            options.debug,
+            level_of(options.lineinfo, options.debug),
+            forceinline,
+        )
     module, _ = lower_kernel(fn, options)
     kernel = module.get_global(kernel_symbol(fn))
     annotate_launch_bounds(module, kernel, launch_bounds)

@@ -38,9 +38,14 @@ from cujit.dispatcher import jit
 from cujit.types.core import float32, float64, int64, uint64
 
 __all__ = [
-    "create_xoroshiro128p_states", "init_xoroshiro128p_states", "xoroshiro128p_jump",
-    "xoroshiro128p_next", "xoroshiro128p_normal_float32", "xoroshiro128p_normal_float64",
-    "xoroshiro128p_uniform_float32", "xoroshiro128p_uniform_float64",
+    "create_xoroshiro128p_states",
+    "init_xoroshiro128p_states",
+    "xoroshiro128p_jump",
+    "xoroshiro128p_next",
+    "xoroshiro128p_normal_float32",
+    "xoroshiro128p_normal_float64",
+    "xoroshiro128p_uniform_float32",
+    "xoroshiro128p_uniform_float64",
 ]
 
 _MASK64 = (1 << 64) - 1
@@ -56,6 +61,7 @@ TWO_PI_FLOAT64 = np.float64(2 * math.pi)
 # -- device side ------------------------------------------------------------------------
 # Every value is kept in uint64: shifts keep the left operand's type, and uint64
 # arithmetic wraps modulo 2**64, so no masking is needed.
+
 
 @jit(device=True)
 def xoroshiro128p_next(states, index):
@@ -128,6 +134,7 @@ def xoroshiro128p_normal_float64(states, index):
 
 # -- host side: the same algorithm on Python ints and NumPy arrays -----------------------
 
+
 def _splitmix64(seed: int) -> int:
     z = (seed + _SPLITMIX_GAMMA) & _MASK64
     z = ((z ^ (z >> 30)) * _SPLITMIX_MUL1) & _MASK64
@@ -172,10 +179,14 @@ def _apply(matrix: tuple[np.ndarray, np.ndarray], s0: np.ndarray, s1: np.ndarray
 def _jump_power(k: int) -> tuple[np.ndarray, np.ndarray]:
     """The matrix of jump**(2**k)."""
     if k == 0:
-        cols = [_jump_int(1 << bit, 0) if bit < 64 else _jump_int(0, 1 << (bit - 64))
-                for bit in range(128)]
-        return (np.array([c[0] for c in cols], np.uint64),
-                np.array([c[1] for c in cols], np.uint64))
+        cols = [
+            _jump_int(1 << bit, 0) if bit < 64 else _jump_int(0, 1 << (bit - 64))
+            for bit in range(128)
+        ]
+        return (
+            np.array([c[0] for c in cols], np.uint64),
+            np.array([c[1] for c in cols], np.uint64),
+        )
     prev = _jump_power(k - 1)
     return _apply(prev, *prev)  # the square: the map applied to its own columns
 
@@ -185,8 +196,7 @@ def _host_states(n: int, seed: int, subsequence_start: int) -> np.ndarray:
         raise ValueError(f"the number of generators must not be negative, got {n}")
     subsequence_start = int(subsequence_start)
     if not 0 <= subsequence_start <= _MASK64:
-        raise ValueError("subsequence_start must be in [0, 2**64), "
-                         f"got {subsequence_start}")
+        raise ValueError(f"subsequence_start must be in [0, 2**64), got {subsequence_start}")
     out = np.empty((n, 2), np.uint64)
     if n == 0:
         return out
@@ -214,9 +224,11 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
     seed's."""
     shape = tuple(states.shape)
     if len(shape) != 2 or shape[1] != 2 or np.dtype(states.dtype) != np.uint64:
-        raise ValueError("xoroshiro128+ states are a uint64 device array of shape (n, 2), "
-                         f"got {states.dtype} {shape}; make them with "
-                         "create_xoroshiro128p_states")
+        raise ValueError(
+            "xoroshiro128+ states are a uint64 device array of shape (n, 2), "
+            f"got {states.dtype} {shape}; make them with "
+            "create_xoroshiro128p_states"
+        )
     states.copy_to_device(_host_states(shape[0], seed, subsequence_start), stream=stream)
 
 

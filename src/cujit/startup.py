@@ -25,12 +25,17 @@ ARCH_KNOWN: list[Callable[[tuple[int, int] | None], None]] = []
 BEFORE_COMPILE: list[Callable[[], None]] = []
 
 
-def register(before_init: Callable[[], None] | None = None,
-             arch_known: Callable[[tuple[int, int] | None], None] | None = None,
-             before_compile: Callable[[], None] | None = None) -> None:
+def register(
+    before_init: Callable[[], None] | None = None,
+    arch_known: Callable[[tuple[int, int] | None], None] | None = None,
+    before_compile: Callable[[], None] | None = None,
+) -> None:
     """Add hooks (each at most once)."""
-    for hooks, hook in ((BEFORE_INIT, before_init), (ARCH_KNOWN, arch_known),
-                        (BEFORE_COMPILE, before_compile)):
+    for hooks, hook in (
+        (BEFORE_INIT, before_init),
+        (ARCH_KNOWN, arch_known),
+        (BEFORE_COMPILE, before_compile),
+    ):
         if hook is not None and hook not in hooks:
             hooks.append(hook)
 

@@ -15,9 +15,16 @@ from cujit.types.core import SCALAR_BY_NAME, NamedTuple
 
 # base type -> its C names' stem (numba's aliases: int64 is both long and longlong)
 _FAMILIES = {
-    "int8": ("char",), "int16": ("short",), "int32": ("int",), "int64": ("long", "longlong"),
-    "uint8": ("uchar",), "uint16": ("ushort",), "uint32": ("uint",),
-    "uint64": ("ulong", "ulonglong"), "float32": ("float",), "float64": ("double",),
+    "int8": ("char",),
+    "int16": ("short",),
+    "int32": ("int",),
+    "int64": ("long", "longlong"),
+    "uint8": ("uchar",),
+    "uint16": ("ushort",),
+    "uint32": ("uint",),
+    "uint64": ("ulong", "ulonglong"),
+    "float32": ("float",),
+    "float64": ("double",),
 }
 _FIELDS = ("x", "y", "z", "w")
 
@@ -34,11 +41,14 @@ def _make(base: str, n: int) -> type:
 
 
 VECTOR_TYPES: dict[str, type] = {
-    f"{base}x{n}": _make(base, n) for base in _FAMILIES for n in range(1, 5)}
+    f"{base}x{n}": _make(base, n) for base in _FAMILIES for n in range(1, 5)
+}
 """``float32x4`` -> its class; ``NAMES`` adds the C aliases (``float4``)."""
 
-NAMES: dict[str, type] = {**VECTOR_TYPES, **{
-    alias: cls for cls in VECTOR_TYPES.values() for alias in cls.aliases}}
+NAMES: dict[str, type] = {
+    **VECTOR_TYPES,
+    **{alias: cls for cls in VECTOR_TYPES.values() for alias in cls.aliases},
+}
 
 
 def is_vector_type(obj: object) -> bool:

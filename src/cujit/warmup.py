@@ -90,8 +90,7 @@ def start(arch: tuple[int, int] | None = None) -> None:
         if arch is not None:
             state.arch = (int(arch[0]), int(arch[1]))
             state.arch_given.set()
-        thread = threading.Thread(target=_run, args=(state,), name="cujit-warmup",
-                                  daemon=True)
+        thread = threading.Thread(target=_run, args=(state,), name="cujit-warmup", daemon=True)
         thread.start()  # under the lock: wait() never sees a thread it cannot join
         state.thread = thread
     # A process that ends during the warm-up lets it finish first rather than

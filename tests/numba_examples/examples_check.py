@@ -46,6 +46,7 @@ def target_fixture(request, monkeypatch):
 
 # -- checking ----------------------------------------------------------------------
 
+
 def poisoned(shape, dtype):
     """A host array filled with a value no kernel here writes."""
     dtype = np.dtype(dtype)

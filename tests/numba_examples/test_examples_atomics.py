@@ -17,6 +17,7 @@ from cujit.types import int32
 # -- 13. Atomic max, 1-D and with a tuple index (numba-cuda docs, "Supported Atomic
 #        Operations": example) ----------------------------------------------------------
 
+
 def test_atomic_max(target):
     @cuda.jit
     def max_example(result, values):
@@ -48,6 +49,7 @@ def test_atomic_max(target):
 
 # -- 19. Histogram: grid-stride loop, atomic add (NVIDIA's numba CUDA tutorial,
 #        the histogram exercise) ------------------------------------------------------
+
 
 def test_histogram_atomic_add(target):
     @cuda.jit

@@ -22,6 +22,7 @@ from cujit import cuda
 #        original decorates business_logic with numba.jit; here it is a device
 #        function, callable from Python as well. -------------------------------------
 
+
 @cuda.jit(device=True)
 def business_logic(x, y, z):
     return 4 * z * (2 * x - (4 * y) / 2 * pi)
@@ -40,8 +41,10 @@ def test_cpu_gpu_compat(target):
             res[tid] = business_logic(xarr[tid], yarr[tid], zarr[tid])
 
     f.forall(len(X))(results, X, Y, Z)
-    expect = [business_logic.py_func(x, y, z) for x, y, z in
-              zip(X.copy_to_host(), Y.copy_to_host(), Z.copy_to_host(), strict=True)]
+    expect = [
+        business_logic.py_func(x, y, z)
+        for x, y, z in zip(X.copy_to_host(), Y.copy_to_host(), Z.copy_to_host(), strict=True)
+    ]
     assert_matches(results.copy_to_host(), np.array(expect))
 
 
@@ -61,8 +64,9 @@ RSQRT2PI = 0.39894228040143267794
 @cuda.jit(device=True)
 def cnd_cuda(d):
     K = 1.0 / (1.0 + 0.2316419 * math.fabs(d))
-    ret_val = (RSQRT2PI * math.exp(-0.5 * d * d) *
-               (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5))))))
+    ret_val = (
+        RSQRT2PI * math.exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
+    )
     if d > 0:
         ret_val = 1.0 - ret_val
     return ret_val
@@ -70,8 +74,7 @@ def cnd_cuda(d):
 
 def cnd_numpy(d):
     K = 1.0 / (1.0 + 0.2316419 * np.abs(d))
-    ret_val = (RSQRT2PI * np.exp(-0.5 * d * d) *
-               (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5))))))
+    ret_val = RSQRT2PI * np.exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
     return np.where(d > 0, 1.0 - ret_val, ret_val)
 
 
@@ -86,9 +89,9 @@ def test_black_scholes(target):
         d2 = d1 - V * sqrtT
         cndd1 = cnd_cuda(d1)
         cndd2 = cnd_cuda(d2)
-        expRT = math.exp((-1. * R) * T[i])
-        callResult[i] = (S[i] * cndd1 - X[i] * expRT * cndd2)
-        putResult[i] = (X[i] * expRT * (1.0 - cndd2) - S[i] * (1.0 - cndd1))
+        expRT = math.exp((-1.0 * R) * T[i])
+        callResult[i] = S[i] * cndd1 - X[i] * expRT * cndd2
+        putResult[i] = X[i] * expRT * (1.0 - cndd2) - S[i] * (1.0 - cndd1)
 
     r = rng()
     n = 4000
@@ -99,9 +102,9 @@ def test_black_scholes(target):
     griddim = math.ceil(n / blockdim[0]), 1
     d_call = cuda.to_device(poisoned(n, np.float64))
     d_put = cuda.to_device(poisoned(n, np.float64))
-    black_scholes_cuda[griddim, blockdim](d_call, d_put, cuda.to_device(S),
-                                          cuda.to_device(X), cuda.to_device(T),
-                                          RISKFREE, VOLATILITY)
+    black_scholes_cuda[griddim, blockdim](
+        d_call, d_put, cuda.to_device(S), cuda.to_device(X), cuda.to_device(T), RISKFREE, VOLATILITY
+    )
     sqrtT = np.sqrt(T)
     d1 = (np.log(S / X) + (RISKFREE + 0.5 * VOLATILITY * VOLATILITY) * T) / (VOLATILITY * sqrtT)
     d2 = d1 - VOLATILITY * sqrtT

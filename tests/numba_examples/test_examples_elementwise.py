@@ -19,6 +19,7 @@ from cujit import cuda
 # -- 1. Vector addition (numba-cuda docs, examples: "Vector Addition";
 #       numba/cuda/tests/doc_examples/test_vecadd.py) ------------------------------
 
+
 def test_vecadd(target):
     @cuda.jit
     def f(a, b, c):
@@ -46,6 +47,7 @@ def test_vecadd(target):
 
 # -- 2. increment_by_one (numba-cuda docs, "Writing CUDA Kernels": thread positioning,
 #       the explicit form and the cuda.grid form) -----------------------------------
+
 
 def test_increment_by_one(target):
     @cuda.jit
@@ -75,6 +77,7 @@ def test_increment_by_one(target):
 # -- 3. increment_a_2D_array (numba-cuda docs, "Writing CUDA Kernels":
 #       multi-dimensional blocks and grids) ------------------------------------------
 
+
 def test_increment_a_2d_array(target):
     @cuda.jit
     def increment_a_2D_array(an_array):
@@ -95,12 +98,43 @@ def test_increment_a_2d_array(target):
 # -- 9. Click-stream sessionization (numba-cuda docs, examples: "Sessionization";
 #       doc_examples/test_sessionize.py) -----------------------------------------------
 
+
 def test_sessionize(target):
     session_timeout = np.int64(np.timedelta64("3600", "s"))
     ids = np.array([1] * 6 + [2] * 3 + [3] * 10 + [4] * 9)
-    sec = np.array([1, 2, 3, 5000, 5001, 5002, 1, 2, 3, 1, 2, 5000, 5001, 10000, 10001,
-                    10002, 10003, 15000, 150001, 1, 5000, 50001, 15000, 20000, 25000,
-                    25001, 25002, 25003], dtype="datetime64[ns]").astype("int64")
+    sec = np.array(
+        [
+            1,
+            2,
+            3,
+            5000,
+            5001,
+            5002,
+            1,
+            2,
+            3,
+            1,
+            2,
+            5000,
+            5001,
+            10000,
+            10001,
+            10002,
+            10003,
+            15000,
+            150001,
+            1,
+            5000,
+            50001,
+            15000,
+            20000,
+            25000,
+            25001,
+            25002,
+            25003,
+        ],
+        dtype="datetime64[ns]",
+    ).astype("int64")
     results = cuda.to_device(np.zeros(len(ids)))  # the algorithm needs zeros
 
     @cuda.jit

@@ -16,6 +16,7 @@ from cujit.types import int32
 # -- 8. Heat equation with a grid-wide barrier (numba-cuda docs, examples:
 #       "Cooperative groups: Laplace"; doc_examples/test_laplace.py) -----------------
 
+
 def test_laplace_grid_sync(target):
     size = 1001  # odd, so there is a middle element
     data = np.zeros(size)
@@ -64,6 +65,7 @@ def test_laplace_grid_sync(target):
 # -- 16. Grid synchronisation over rows (numba-cuda docs, "Cooperative Groups":
 #        grid sync; doc_examples/test_cg.py): an eager signature, the overload's
 #        max_cooperative_grid_blocks ------------------------------------------------
+
 
 def test_cg_sequential_rows(target):
     sig = (int32[:, ::1],)

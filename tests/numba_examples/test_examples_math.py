@@ -21,6 +21,7 @@ from cujit import cuda
 # -- 15. A NumPy ufunc called on arrays inside a kernel (numba-cuda docs, "Calling
 #        ufuncs in kernels"; doc_examples/test_ufunc.py) ------------------------------
 
+
 def test_ufunc_on_arrays_in_kernel(target):
     @cuda.jit
     def f(r, x):
@@ -34,6 +35,7 @@ def test_ufunc_on_arrays_in_kernel(target):
 
 # -- 18. Mandelbrot with complex numbers (numba's examples, mandel; the GTC
 #        tutorial's 2-D grid-stride loops) -------------------------------------------
+
 
 @cuda.jit(device=True)
 def mandel(x, y, max_iters):
@@ -77,6 +79,7 @@ def test_mandelbrot(target):
 # -- 22. math, cmath and NumPy scalar functions in a kernel (numba-cuda docs,
 #        "Supported Python features in CUDA Python": math, cmath, NumPy) --------------
 
+
 def test_math_functions(target):
     @cuda.jit
     def functions(x, y, out):
@@ -91,7 +94,7 @@ def test_math_functions(target):
             out[i, 4] = math.tanh(a) + math.sinh(b) + math.log10(b + 2.0) + math.log2(a + 2.0)
             out[i, 5] = math.degrees(a) + math.radians(b) + math.trunc(a * 5.0)
             out[i, 6] = np.exp(a) + np.arctan(b) + np.sqrt(np.abs(a))
-            out[i, 7] = math.isnan(a) + math.isinf(b) + math.isfinite(a) + (a ** 2) + pi
+            out[i, 7] = math.isnan(a) + math.isinf(b) + math.isfinite(a) + (a**2) + pi
 
     @cuda.jit
     def complexes(z, out):
@@ -108,23 +111,32 @@ def test_math_functions(target):
     out = poisoned((500, 8), np.float64)
     functions.forall(500)(x, y, out)
     erf, erfc = np.vectorize(math.erf), np.vectorize(math.erfc)
-    expected = np.stack([
-        erf(x) + erfc(y),
-        np.arctan2(x, y) + np.hypot(x, y),
-        np.copysign(np.fmod(np.abs(x) * 7.0, 1.5), y),
-        np.power(y + 2.0, x) + np.floor(x * 3.0) + np.ceil(y * 3.0),
-        np.tanh(x) + np.sinh(y) + np.log10(y + 2.0) + np.log2(x + 2.0),
-        np.degrees(x) + np.radians(y) + np.trunc(x * 5.0),
-        np.exp(x) + np.arctan(y) + np.sqrt(np.abs(x)),
-        np.isnan(x) + np.isinf(y) + np.isfinite(x) + x ** 2 + pi,
-    ], axis=1)
+    expected = np.stack(
+        [
+            erf(x) + erfc(y),
+            np.arctan2(x, y) + np.hypot(x, y),
+            np.copysign(np.fmod(np.abs(x) * 7.0, 1.5), y),
+            np.power(y + 2.0, x) + np.floor(x * 3.0) + np.ceil(y * 3.0),
+            np.tanh(x) + np.sinh(y) + np.log10(y + 2.0) + np.log2(x + 2.0),
+            np.degrees(x) + np.radians(y) + np.trunc(x * 5.0),
+            np.exp(x) + np.arctan(y) + np.sqrt(np.abs(x)),
+            np.isnan(x) + np.isinf(y) + np.isfinite(x) + x**2 + pi,
+        ],
+        axis=1,
+    )
     assert_matches(out, expected)
 
     z = (r.standard_normal(300) + 1j * r.standard_normal(300)).astype(np.complex128)
     cout = poisoned((300, 3), np.complex128)
     complexes.forall(300)(z, cout)
-    cexpected = np.stack([np.exp(z) + np.sqrt(z), np.log(z) + np.abs(z) + np.conj(z),
-                          np.abs(z) * np.exp(1j * np.angle(z)) * 1j], axis=1)
+    cexpected = np.stack(
+        [
+            np.exp(z) + np.sqrt(z),
+            np.log(z) + np.abs(z) + np.conj(z),
+            np.abs(z) * np.exp(1j * np.angle(z)) * 1j,
+        ],
+        axis=1,
+    )
     assert_matches(cout, cexpected)
 
 
@@ -144,10 +156,13 @@ def test_special_math_functions(target):
     out = poisoned((500, 4), np.float64)
     special.forall(500)(x, out)
     gamma, lgamma = np.vectorize(math.gamma), np.vectorize(math.lgamma)
-    expected = np.stack([
-        gamma(x + 3.0) + lgamma(x + 3.0),
-        np.expm1(x) * np.log1p(x + 1.0),
-        np.arcsinh(x) + np.arccosh(x + 3.0) + np.arctanh(x * 0.5),
-        np.fmod(x * 7.0, 1.5),
-    ], axis=1)
+    expected = np.stack(
+        [
+            gamma(x + 3.0) + lgamma(x + 3.0),
+            np.expm1(x) * np.log1p(x + 1.0),
+            np.arcsinh(x) + np.arccosh(x + 3.0) + np.arctanh(x * 0.5),
+            np.fmod(x * 7.0, 1.5),
+        ],
+        axis=1,
+    )
     assert_matches(out, expected)

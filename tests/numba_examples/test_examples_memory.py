@@ -18,6 +18,7 @@ from cujit.types import float32
 # -- 14. Globals are captured at compile time (numba-cuda docs, "Global variables";
 #        doc_examples/test_globals.py) ----------------------------------------------
 
+
 def test_globals_constant_capture(target):
     TAX_RATE = 0.08
     PRICES = np.array([10.0, 25.0, 5.0, 15.0, 30.0], dtype=np.float64)

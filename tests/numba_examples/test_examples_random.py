@@ -20,6 +20,7 @@ from cujit.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform
 #        Integration"; doc_examples/test_montecarlo.py).  cuda.reduce is not
 #        provided: the samples are summed on the host. --------------------------------
 
+
 def _xoroshiro_uniform_float32(state):
     """Plain-Python xoroshiro128+ (numba's): the next float32 uniform of ``state``
     (a two-item list of ints, advanced in place)."""
@@ -75,6 +76,7 @@ def test_montecarlo(target):
 
 # -- 12. Random numbers on a 3-D grid (numba-cuda docs, "Random Number Generation":
 #        a 3-D grid example; doc_examples/test_random.py) ---------------------------
+
 
 def test_random_3d_grid(target):  # noqa: C901 -- numba's documented example kernel, kept as the docs write it
     @cuda.jit

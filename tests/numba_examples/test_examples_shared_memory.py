@@ -20,6 +20,7 @@ from cujit.types import float32, int32
 # -- 4./5. Matrix multiplication, naive and with shared memory (numba-cuda docs,
 #       examples: "Matrix multiplication"; doc_examples/test_matmul.py) ------------
 
+
 def test_matmul_naive(target):
     @cuda.jit
     def matmul(A, B, C):
@@ -37,8 +38,10 @@ def test_matmul_naive(target):
     z_h = poisoned((40, 40), np.float64)
     x_d, y_d, z_d = cuda.to_device(x_h), cuda.to_device(y_h), cuda.to_device(z_h)
     threadsperblock = (16, 16)
-    blockspergrid = (math.ceil(z_h.shape[0] / threadsperblock[0]),
-                     math.ceil(z_h.shape[1] / threadsperblock[1]))
+    blockspergrid = (
+        math.ceil(z_h.shape[0] / threadsperblock[0]),
+        math.ceil(z_h.shape[1] / threadsperblock[1]),
+    )
     matmul[blockspergrid, threadsperblock](x_d, y_d, z_d)
     assert_matches(z_d.copy_to_host(), x_h @ y_h)
 
@@ -95,6 +98,7 @@ def test_matmul_shared_memory(target):
 # -- 6. Shared-memory reduction (numba-cuda docs, examples: "Summing a vector";
 #       doc_examples/test_reduction.py) ----------------------------------------------
 
+
 def test_array_sum_reduction(target):
     host = rng().integers(-1000, 1000, 1024)
     a = cuda.to_device(host)
@@ -126,6 +130,7 @@ def test_array_sum_reduction(target):
 
 # -- 7. Dynamic shared memory (numba-cuda docs, "Memory management": dynamic shared
 #       memory, sized by the launch's fourth item) -----------------------------------
+
 
 def test_dynamic_shared_memory_block_sums(target):
     @cuda.jit
@@ -159,9 +164,11 @@ def test_dynamic_shared_memory_block_sums(target):
     out = cuda.to_device(poisoned(blocks, np.float32))
     block_sums[blocks, tpb, 0, tpb * x.itemsize](cuda.to_device(x), out)
     padded = np.zeros(blocks * tpb, np.float32)
-    padded[:x.size] = x
-    assert_matches(out.copy_to_host(), padded.reshape(blocks, tpb).astype(np.float64)
-                   .sum(axis=1).astype(np.float32))
+    padded[: x.size] = x
+    assert_matches(
+        out.copy_to_host(),
+        padded.reshape(blocks, tpb).astype(np.float64).sum(axis=1).astype(np.float32),
+    )
 
     f_out, i_out = poisoned(1, np.float32), poisoned(1, np.int32)
     aliasing[1, 1, 0, 4](f_out, i_out)

@@ -16,6 +16,7 @@ from cujit import cuda
 # -- 21. Streams (numba-cuda docs, "Memory management": streams; stream-ordered
 #        copies, kernel[blocks, threads, stream], auto_synchronize) ----------------
 
+
 def test_streams(target):
 
     @cuda.jit

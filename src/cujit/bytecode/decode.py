@@ -26,21 +26,52 @@ from cujit.diagnostics import Loc, UnsupportedError
 from cujit.hints import hint
 
 # Bookkeeping that has no meaning once NULLs and caches are gone.
-_DROP = frozenset({
-    "CACHE", "RESUME", "NOP", "PRECALL", "PUSH_NULL", "EXTENDED_ARG", "COPY_FREE_VARS",
-    "MAKE_CELL", "TO_BOOL", "END_FOR",
-})
+_DROP = frozenset(
+    {
+        "CACHE",
+        "RESUME",
+        "NOP",
+        "PRECALL",
+        "PUSH_NULL",
+        "EXTENDED_ARG",
+        "COPY_FREE_VARS",
+        "MAKE_CELL",
+        "TO_BOOL",
+        "END_FOR",
+    }
+)
 _RENAME = {
-    "LOAD_FAST_CHECK": "LOAD_FAST", "LOAD_METHOD": "LOAD_ATTR", "RETURN_VALUE": "RETURN",
-    "JUMP_FORWARD": "JUMP", "JUMP_BACKWARD": "JUMP", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
+    "LOAD_FAST_CHECK": "LOAD_FAST",
+    "LOAD_METHOD": "LOAD_ATTR",
+    "RETURN_VALUE": "RETURN",
+    "JUMP_FORWARD": "JUMP",
+    "JUMP_BACKWARD": "JUMP",
+    "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
     "JUMP_NO_INTERRUPT": "JUMP",
 }
 # Opcodes whose CPython name and stack effect are already ours; arg is argval.
-_SAME = frozenset({
-    "LOAD_CONST", "LOAD_FAST", "STORE_FAST", "LOAD_GLOBAL", "LOAD_ATTR", "POP_TOP", "COPY",
-    "SWAP", "BINARY_SUBSCR", "STORE_SUBSCR", "STORE_ATTR", "BUILD_TUPLE", "UNPACK_SEQUENCE", "GET_ITER",
-    "LOAD_ASSERTION_ERROR", "RETURN", "JUMP", "FOR_ITER",
-})
+_SAME = frozenset(
+    {
+        "LOAD_CONST",
+        "LOAD_FAST",
+        "STORE_FAST",
+        "LOAD_GLOBAL",
+        "LOAD_ATTR",
+        "POP_TOP",
+        "COPY",
+        "SWAP",
+        "BINARY_SUBSCR",
+        "STORE_SUBSCR",
+        "STORE_ATTR",
+        "BUILD_TUPLE",
+        "UNPACK_SEQUENCE",
+        "GET_ITER",
+        "LOAD_ASSERTION_ERROR",
+        "RETURN",
+        "JUMP",
+        "FOR_ITER",
+    }
+)
 _UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_INVERT": "~", "UNARY_NOT": "not"}
 # NB_* order of BINARY_OP's argument (the same in 3.11-3.13); 13+ are the inplace forms.
 _NB_OPS = ("+", "&", "//", "<<", "@", "*", "%", "|", "**", ">>", "-", "/", "^")
@@ -85,8 +116,9 @@ def _raise_early(raw, locs, code, def_loc: Loc) -> None:
             raise UnsupportedError(MESSAGES["CALL_FUNCTION_EX"], locs[i])
         if ins.opname == "MAKE_FUNCTION":
             prev = raw[i - 1].argval if i else None
-            raise UnsupportedError(nested_function_message(getattr(prev, "co_name", None), prev),
-                                   locs[i])
+            raise UnsupportedError(
+                nested_function_message(getattr(prev, "co_name", None), prev), locs[i]
+            )
 
 
 def _try_loc(raw, locs, i: int) -> Loc:
@@ -114,8 +146,9 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
         if name in _DROP:
             continue
         if name in MESSAGES:
-            raise UnsupportedError(MESSAGES[name], loc,
-                                   hint=hint("global-store") if name == "STORE_GLOBAL" else None)
+            raise UnsupportedError(
+                MESSAGES[name], loc, hint=hint("global-store") if name == "STORE_GLOBAL" else None
+            )
         name = _RENAME.get(name, name)
 
         def emit(op, arg=None, **kw):
@@ -128,8 +161,7 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
                 # 3.11 places the RAISE at the condition, 3.12 at the whole statement
                 # and 3.13 at the condition again; the jump that tests the condition
                 # is at the condition on all three.
-                if i and raw[i - 1].opname.startswith("POP_JUMP_") and \
-                        _within(locs[i - 1], loc):
+                if i and raw[i - 1].opname.startswith("POP_JUMP_") and _within(locs[i - 1], loc):
                     assert_loc = locs[i - 1]
         elif name == "BUILD_SLICE":
             emit("BUILD_SLICE", ins.arg)
@@ -180,8 +212,9 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
             kwnames = ()
         elif name == "RAISE_VARARGS":
             if ins.arg == 0:
-                raise UnsupportedError("re-raising with a bare 'raise' is not supported "
-                                       "in kernels", loc)
+                raise UnsupportedError(
+                    "re-raising with a bare 'raise' is not supported in kernels", loc
+                )
             if assert_loc is not None:
                 loc, assert_loc = assert_loc, None
             emit("RAISE", ins.arg)
@@ -191,8 +224,11 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
                 raise UnsupportedError(nested_function_message(None), loc)
             emit("LOAD_DEREF", ins.argval)
         elif name in ("STORE_DEREF", "LOAD_CLOSURE"):
-            msg = ("assigning to a 'nonlocal' variable is not supported in kernels"
-                   if ins.argval in code.co_freevars else nested_function_message(None))
+            msg = (
+                "assigning to a 'nonlocal' variable is not supported in kernels"
+                if ins.argval in code.co_freevars
+                else nested_function_message(None)
+            )
             raise UnsupportedError(msg, loc)
         else:
             raise UnsupportedError(f"unsupported Python construct (bytecode {name})", loc)

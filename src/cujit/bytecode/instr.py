@@ -48,10 +48,16 @@ def _empty() -> Mapping[str, object]:
     return MappingProxyType({})
 
 
-JUMP_OPS = frozenset({
-    "JUMP", "FOR_ITER", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE",
-    "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-})
+JUMP_OPS = frozenset(
+    {
+        "JUMP",
+        "FOR_ITER",
+        "POP_JUMP_IF_TRUE",
+        "POP_JUMP_IF_FALSE",
+        "POP_JUMP_IF_NONE",
+        "POP_JUMP_IF_NOT_NONE",
+    }
+)
 # Instructions after which control never falls through to the next one.
 NO_FALLTHROUGH = frozenset({"JUMP", "RETURN", "RAISE"})
 
@@ -64,8 +70,8 @@ class Instr:
     op: str
     arg: object = None
     loc: Loc = field(default=Loc("<unknown>", 0), compare=False)
-    inplace: bool = False              # BINARY_OP only: ``x += y``
-    kwnames: tuple[str, ...] = ()      # CALL only
+    inplace: bool = False  # BINARY_OP only: ``x += y``
+    kwnames: tuple[str, ...] = ()  # CALL only
 
     @property
     def is_jump(self) -> bool:
@@ -83,9 +89,9 @@ class Bytecode:
 
     name: str
     arg_names: tuple[str, ...]
-    local_names: tuple[str, ...]        # every local, arguments first
+    local_names: tuple[str, ...]  # every local, arguments first
     instrs: tuple[Instr, ...]
-    loc: Loc                            # the ``def`` line
+    loc: Loc  # the ``def`` line
     globals: Mapping[str, object] = field(default_factory=_empty, compare=False)
     builtins: Mapping[str, object] = field(default_factory=_empty, compare=False)
     # Free variables that hold a value; an empty cell is absent.

@@ -56,11 +56,17 @@ def compile_cached(pyfunc, arg_types, options: Options):
             entry = _usable(store.load(path, key), arg_types)
             if entry is None:
                 return _compile_and_save(pyfunc, arg_types, options, name, key, path)
-    outputs = {"llvm": entry.sections["llvm"].decode(),
-               "ptx": entry.sections["ptx"].decode(),
-               "cubin": entry.sections["cubin"]}
-    return CompileResult(name, outputs, {"cache": time.perf_counter() - start},
-                         LaunchRecord.from_json(entry.header["record"]))
+    outputs = {
+        "llvm": entry.sections["llvm"].decode(),
+        "ptx": entry.sections["ptx"].decode(),
+        "cubin": entry.sections["cubin"],
+    }
+    return CompileResult(
+        name,
+        outputs,
+        {"cache": time.perf_counter() - start},
+        LaunchRecord.from_json(entry.header["record"]),
+    )
 
 
 def _usable(entry, arg_types):
@@ -79,7 +85,8 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
     header = {
-        "key": key, "name": name,
+        "key": key,
+        "name": name,
         "record": result.record.to_json(),  # all a launch needs besides the cubin
         "arg_types": [str(t) for t in arg_types],
         "arch": "{}.{}".format(*options.arch),
@@ -87,13 +94,19 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
         "created": dt.datetime.now().isoformat(timespec="seconds"),
         "compile_ms": {k: round(v * 1e3, 3) for k, v in result.times.items()},
     }
-    sections = {"cubin": bytes(result.cubin), "ptx": result.ptx.encode(),
-                "llvm": str(result.outputs["llvm"]).encode()}
+    sections = {
+        "cubin": bytes(result.cubin),
+        "ptx": result.ptx.encode(),
+        "llvm": str(result.outputs["llvm"]).encode(),
+    }
     try:
         store.save(path, header, sections)
     except OSError as exc:  # a read-only or full disk costs the cache, not the compile
-        warnings.warn(f"cujit could not write the kernel cache entry {path}: {exc}",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"cujit could not write the kernel cache entry {path}: {exc}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return result
 
 
@@ -124,7 +137,9 @@ def format_listing() -> str:
         h = item.header
         size = item.path.stat().st_size
         total += size
-        lines.append(f"  {h['name']}({', '.join(h['arg_types'])})  sm_{h['arch'].replace('.', '')}"
-                     f"  {size / 1024:.1f} KiB  {h['created']}  {item.path.name}")
+        lines.append(
+            f"  {h['name']}({', '.join(h['arg_types'])})  sm_{h['arch'].replace('.', '')}"
+            f"  {size / 1024:.1f} KiB  {h['created']}  {item.path.name}"
+        )
     lines.append(f"{len(found)} entries, {total / 1024:.1f} KiB")
     return "\n".join(lines)

@@ -42,8 +42,7 @@ def usable(entry, arg_types) -> bool:
 
 
 def _bools(value, n: int) -> bool:
-    return isinstance(value, list) and len(value) == n and all(
-        isinstance(v, bool) for v in value)
+    return isinstance(value, list) and len(value) == n and all(isinstance(v, bool) for v in value)
 
 
 def discard(entry) -> None:

@@ -77,8 +77,12 @@ def _warn_uncacheable(pyfunc, why: str) -> None:
     if where in _warned:
         return
     _warned.add(where)
-    warnings.warn(f"kernel {name!r} ({where}) is compiled without the disk cache: {why}, so "
-                  "no key can tell when it changes", RuntimeWarning, stacklevel=_user_level())
+    warnings.warn(
+        f"kernel {name!r} ({where}) is compiled without the disk cache: {why}, so "
+        "no key can tell when it changes",
+        RuntimeWarning,
+        stacklevel=_user_level(),
+    )
 
 
 def _user_level() -> int:
@@ -120,8 +124,7 @@ def sources_digest() -> str:
                     stack.append(item.path)
                 elif item.name.endswith(".py"):
                     st = item.stat()
-                    h.update(f"{item.path[len(root):]} {st.st_size} {st.st_mtime_ns}\n"
-                             .encode())
+                    h.update(f"{item.path[len(root) :]} {st.st_size} {st.st_mtime_ns}\n".encode())
     return h.hexdigest()
 
 
@@ -156,15 +159,17 @@ def _function(fn, h, debug: bool, seen: set) -> None:
             h.update(b"<empty>\n")
             continue
         _value(contents, h, debug, seen, names)
-    for default in (fn.__defaults__ or ()):
+    for default in fn.__defaults__ or ():
         h.update(b"default ")
         _value(default, h, debug, seen, names)
 
 
 def _code(code, h, debug: bool, names: set) -> None:
-    h.update(f"code {code.co_qualname} {code.co_argcount} {code.co_posonlyargcount} "
-             f"{code.co_kwonlyargcount} {code.co_flags} {code.co_varnames} "
-             f"{code.co_freevars} {code.co_cellvars} {code.co_names}\n".encode())
+    h.update(
+        f"code {code.co_qualname} {code.co_argcount} {code.co_posonlyargcount} "
+        f"{code.co_kwonlyargcount} {code.co_flags} {code.co_varnames} "
+        f"{code.co_freevars} {code.co_cellvars} {code.co_names}\n".encode()
+    )
     h.update(code.co_code)
     h.update(code.co_exceptiontable)
     if debug:  # line numbers reach the output only as debug info
@@ -208,20 +213,22 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
     elif isinstance(v, type) and not _library(v):
         _class(v, h, debug, seen, names)
     elif isinstance(v, (type, pytypes.BuiltinFunctionType)) or isinstance(
-            getattr(v, "__qualname__", None), str):
+        getattr(v, "__qualname__", None), str
+    ):
         # Library classes, builtins, numpy ufuncs, cujit's device placeholders: by name.
         h.update(f"named {getattr(v, '__module__', None)}.{v.__qualname__}\n".encode())
     elif type(v).__module__ == "numpy" and hasattr(v, "tobytes"):
         # numpy scalars and arrays: the dtype and the bytes (a scalar's repr
         # may round; its bytes do not).
-        h.update(f"numpy {type(v).__name__} {v.dtype.str} {getattr(v, 'shape', ())}\n"
-                 .encode())
+        h.update(f"numpy {type(v).__name__} {v.dtype.str} {getattr(v, 'shape', ())}\n".encode())
         h.update(v.tobytes())
     else:
         text = repr(v)
         if " at 0x" in text or " object at " in text:
-            raise Uncacheable(f"a global value of type {type(v).__qualname__} has no "
-                              "stable fingerprint (its repr is its address)")
+            raise Uncacheable(
+                f"a global value of type {type(v).__qualname__} has no "
+                "stable fingerprint (its repr is its address)"
+            )
         h.update(f"repr {type(v).__module__}.{type(v).__qualname__} {text}\n".encode())
         _attributes(v, getattr(v, "__dict__", {}), h, debug, seen, names)
 
@@ -260,8 +267,10 @@ def _class(cls: type, h, debug: bool, seen: set, names: set) -> None:
                 _value(vars(klass)[name], h, debug, seen, names)
                 break
     if "__getattr__" in vars(type(cls)):  # a metaclass that computes class attributes
-        raise Uncacheable(f"class {cls.__qualname__}'s attributes are computed (its "
-                          "metaclass defines __getattr__)")
+        raise Uncacheable(
+            f"class {cls.__qualname__}'s attributes are computed (its "
+            "metaclass defines __getattr__)"
+        )
 
 
 def _attributes(owner, attrs: dict, h, debug: bool, seen: set, names: set) -> None:

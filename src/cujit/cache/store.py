@@ -72,14 +72,14 @@ def decode(data: bytes) -> tuple[dict, dict[str, bytes]]:
     """Header and sections of an entry's bytes; ValueError if it is not whole."""
     if len(data) < len(MAGIC) + _DIGEST + 4 or not data.startswith(MAGIC):
         raise ValueError("not a cujit cache entry (bad magic or too short)")
-    digest, body = data[len(MAGIC):len(MAGIC) + _DIGEST], data[len(MAGIC) + _DIGEST:]
+    digest, body = data[len(MAGIC) : len(MAGIC) + _DIGEST], data[len(MAGIC) + _DIGEST :]
     if hasher(body).digest() != digest:
         raise ValueError("checksum mismatch (truncated or corrupt)")
     (n,) = struct.unpack_from("<I", body)
-    header = json.loads(body[4:4 + n])
+    header = json.loads(body[4 : 4 + n])
     sections, pos = {}, 4 + n
     for name, size in header["sections"]:
-        sections[name] = body[pos:pos + size]
+        sections[name] = body[pos : pos + size]
         pos += size
     if pos != len(body):
         raise ValueError("section lengths do not add up")

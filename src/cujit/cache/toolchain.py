@@ -37,13 +37,19 @@ def identity() -> str:
     from cujit.ptx import libdevice_path, toolchain_versions
 
     versions = toolchain_versions()  # loads libNVVM and nvJitLink
-    files = [_file_id(p) for p in (versions["libnvvm_path"], versions["nvjitlink_path"],
-                                   libdevice_path())]
+    files = [
+        _file_id(p)
+        for p in (versions["libnvvm_path"], versions["nvjitlink_path"], libdevice_path())
+    ]
     versions = {k: v for k, v in versions.items() if not k.endswith("_path")}
     ident = hasher(json.dumps([versions, files], default=list).encode()).hexdigest()
     try:
-        atomic_write(path, json.dumps({"identity": ident, "versions": versions,
-                                       "files": files}, default=list).encode())
+        atomic_write(
+            path,
+            json.dumps(
+                {"identity": ident, "versions": versions, "files": files}, default=list
+            ).encode(),
+        )
     except OSError:
         pass  # an unwritable cache folder: the identity is still right for this process
     return ident

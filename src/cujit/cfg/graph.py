@@ -22,12 +22,12 @@ class CFGError(Exception):
 @dataclass(frozen=True)
 class BasicBlock:
     id: int
-    start: int                 # first instruction index
-    end: int                   # one past the last
-    depth: int                 # operand-stack depth on entry
-    next: int | None           # successor when the last instruction does not jump
-    target: int | None         # successor when it jumps
-    preds: tuple[int, ...]     # distinct predecessor ids, ascending
+    start: int  # first instruction index
+    end: int  # one past the last
+    depth: int  # operand-stack depth on entry
+    next: int | None  # successor when the last instruction does not jump
+    target: int | None  # successor when it jumps
+    preds: tuple[int, ...]  # distinct predecessor ids, ascending
     loop_header: bool
 
     @property
@@ -42,7 +42,7 @@ class CFG:
     blocks: tuple[BasicBlock, ...]
 
     def instrs(self, block: BasicBlock) -> tuple[Instr, ...]:
-        return self.bytecode.instrs[block.start:block.end]
+        return self.bytecode.instrs[block.start : block.end]
 
 
 def _leaders(instrs: tuple[Instr, ...]) -> list[int]:
@@ -69,7 +69,7 @@ def _depths(instrs, ranges: dict[int, int]) -> dict[int, int]:
     while work:
         start = work.pop()
         end, d = ranges[start], depth[start]
-        for ins in instrs[start:end - 1]:
+        for ins in instrs[start : end - 1]:
             d += stack_effect(ins, jump=False)
         nxt, tgt = _edges(instrs, start, end)
         last = instrs[end - 1]
@@ -113,10 +113,12 @@ def build_cfg(bc: Bytecode) -> CFG:
     leaders = _leaders(instrs)
     ranges = dict(zip(leaders, [*leaders[1:], len(instrs)], strict=True))
     depth = _depths(instrs, ranges)
-    starts = sorted(depth)                       # reachable blocks only
+    starts = sorted(depth)  # reachable blocks only
     bid = {s: i for i, s in enumerate(starts)}
-    edges = {bid[s]: tuple(bid[x] if x is not None else None
-                           for x in _edges(instrs, s, ranges[s])) for s in starts}
+    edges = {
+        bid[s]: tuple(bid[x] if x is not None else None for x in _edges(instrs, s, ranges[s]))
+        for s in starts
+    }
     succs = {b: tuple(dict.fromkeys(x for x in e if x is not None)) for b, e in edges.items()}
     back = _back_edges(succs)
     preds: dict[int, set[int]] = {b: set() for b in succs}
@@ -125,10 +127,18 @@ def build_cfg(bc: Bytecode) -> CFG:
             preds[s].add(b)
     headers = {t for _, t in back}
     blocks = tuple(
-        BasicBlock(id=bid[s], start=s, end=ranges[s], depth=depth[s],
-                   next=edges[bid[s]][0], target=edges[bid[s]][1],
-                   preds=tuple(sorted(preds[bid[s]])), loop_header=bid[s] in headers)
-        for s in starts)
+        BasicBlock(
+            id=bid[s],
+            start=s,
+            end=ranges[s],
+            depth=depth[s],
+            next=edges[bid[s]][0],
+            target=edges[bid[s]][1],
+            preds=tuple(sorted(preds[bid[s]])),
+            loop_header=bid[s] in headers,
+        )
+        for s in starts
+    )
     return CFG(bc, blocks)
 
 

@@ -5,12 +5,29 @@ from __future__ import annotations
 from cujit.bytecode import Instr
 
 _FIXED = {
-    "LOAD_CONST": 1, "LOAD_FAST": 1, "LOAD_GLOBAL": 1, "LOAD_DEREF": 1,
-    "LOAD_ASSERTION_ERROR": 1, "STORE_FAST": -1, "LOAD_ATTR": 0, "POP_TOP": -1,
-    "COPY": 1, "SWAP": 0, "UNARY_OP": 0, "BINARY_OP": -1, "COMPARE_OP": -1,
-    "BINARY_SUBSCR": -1, "STORE_SUBSCR": -3, "STORE_ATTR": -2, "GET_ITER": 0, "JUMP": 0,
-    "POP_JUMP_IF_TRUE": -1, "POP_JUMP_IF_FALSE": -1, "POP_JUMP_IF_NONE": -1,
-    "POP_JUMP_IF_NOT_NONE": -1, "RETURN": -1,
+    "LOAD_CONST": 1,
+    "LOAD_FAST": 1,
+    "LOAD_GLOBAL": 1,
+    "LOAD_DEREF": 1,
+    "LOAD_ASSERTION_ERROR": 1,
+    "STORE_FAST": -1,
+    "LOAD_ATTR": 0,
+    "POP_TOP": -1,
+    "COPY": 1,
+    "SWAP": 0,
+    "UNARY_OP": 0,
+    "BINARY_OP": -1,
+    "COMPARE_OP": -1,
+    "BINARY_SUBSCR": -1,
+    "STORE_SUBSCR": -3,
+    "STORE_ATTR": -2,
+    "GET_ITER": 0,
+    "JUMP": 0,
+    "POP_JUMP_IF_TRUE": -1,
+    "POP_JUMP_IF_FALSE": -1,
+    "POP_JUMP_IF_NONE": -1,
+    "POP_JUMP_IF_NOT_NONE": -1,
+    "RETURN": -1,
 }
 
 

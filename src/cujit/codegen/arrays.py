@@ -29,7 +29,6 @@ from cujit.codegen.lltypes import (
     ARRAY_SHAPE,
     ARRAY_STRIDES,
     I8,
-    I64 as ARRAY_SHAPE_I64,
     RECORD_POINTER,
     array_type,
     const_int,
@@ -37,11 +36,15 @@ from cujit.codegen.lltypes import (
     memory_type,
     value_type,
 )
+from cujit.codegen.lltypes import (
+    I64 as ARRAY_SHAPE_I64,
+)
 from cujit.types import Array, CharSeq, Record, Scalar, Tuple
 
 
-def make_array(ctx: FunctionLowering, t: Array, data: ll.Value,
-               shape: list[ll.Value], strides: list[ll.Value]) -> ll.Value:
+def make_array(
+    ctx: FunctionLowering, t: Array, data: ll.Value, shape: list[ll.Value], strides: list[ll.Value]
+) -> ll.Value:
     """The array struct value from its parts."""
     b = ctx.builder
     v = ll.Constant(array_type(t), ll.Undefined)
@@ -86,23 +89,34 @@ def index_values(ctx: FunctionLowering, index: ir.Value) -> list[ll.Value]:
     return [ctx.get(index)]
 
 
-def element_pointer(ctx: FunctionLowering, t: Array, arr: ll.Value,
-                    indices: list[ll.Value], op: ir.Op | None = None) -> ll.Value:
+def element_pointer(
+    ctx: FunctionLowering, t: Array, arr: ll.Value, indices: list[ll.Value], op: ir.Op | None = None
+) -> ll.Value:
     """The address of ``arr[indices]`` (a pointer to the element's memory type); ``op``
     is the access, whose axes in ``ctx.unwrapped`` have indices that are never negative."""
     b = ctx.builder
     if len(indices) != t.ndim:
         raise AssertionError(f"{len(indices)} indices into a {t.ndim}-d array")
     # Extents are read only where needed: an extent a kernel never reads is not passed.
-    needed = [t.layout == "C" and k > 0 or t.layout == "F" and k < t.ndim - 1
-              or (id(op), k) not in ctx.unwrapped for k in range(t.ndim)]
-    shape = [b.extract_value(arr, [ARRAY_SHAPE, k]) if need else None
-             for k, need in enumerate(needed)]
+    needed = [
+        t.layout == "C"
+        and k > 0
+        or t.layout == "F"
+        and k < t.ndim - 1
+        or (id(op), k) not in ctx.unwrapped
+        for k in range(t.ndim)
+    ]
+    shape = [
+        b.extract_value(arr, [ARRAY_SHAPE, k]) if need else None for k, need in enumerate(needed)
+    ]
     zero = i64(0)
     # Python's negative indices: wrap once, per dimension.
-    idx = [i if (id(op), k) in ctx.unwrapped else
-           b.select(b.icmp_signed("<", i, zero), b.add(i, shape[k]), i)
-           for k, i in enumerate(indices)]
+    idx = [
+        i
+        if (id(op), k) in ctx.unwrapped
+        else b.select(b.icmp_signed("<", i, zero), b.add(i, shape[k]), i)
+        for k, i in enumerate(indices)
+    ]
     checks.check_bounds(ctx, indices, idx, shape)  # debug mode only; else emits nothing
     data = b.extract_value(arr, ARRAY_DATA)
     if t.ndim == 0:
@@ -131,9 +145,12 @@ def lower_global_array(ctx: FunctionLowering, op: ir.Intrinsic, args) -> ll.Valu
     address = g.address(ctx.target.name)
     if address is None:
         where = "the CPU" if ctx.target.name == "cpu" else "the GPU"
-        raise UnsupportedError(f"the global {type(g.array).__name__} lives in memory that "
-                               f"kernels on {where} cannot address", op.loc,
-                               hint="pass the array as a kernel argument")
+        raise UnsupportedError(
+            f"the global {type(g.array).__name__} lives in memory that "
+            f"kernels on {where} cannot address",
+            op.loc,
+            hint="pass the array as a kernel argument",
+        )
     ptr_type = ll.PointerType(memory_type(t.dtype))
     data = ll.Constant(ll.IntType(64), address).inttoptr(ptr_type)
     return make_array(ctx, t, data, [i64(n) for n in g.shape], [i64(s) for s in g.strides])
@@ -168,10 +185,18 @@ def lower_setitem(ctx: FunctionLowering, op: ir.SetItem) -> None:
     ptr = element_pointer(ctx, t, ctx.get(op.obj), index_values(ctx, op.index), op)
     if isinstance(t.dtype, (Record, CharSeq)):  # a[i] = r copies the record's bytes
         b = ctx.builder
-        move = ctx.module.declare_intrinsic("llvm.memmove",
-                                            [RECORD_POINTER, RECORD_POINTER, ARRAY_SHAPE_I64])
-        b.call(move, [b.bitcast(ptr, RECORD_POINTER), ctx.get(op.value),
-                      i64(t.dtype.size), ll.Constant(ll.IntType(1), 0)])
+        move = ctx.module.declare_intrinsic(
+            "llvm.memmove", [RECORD_POINTER, RECORD_POINTER, ARRAY_SHAPE_I64]
+        )
+        b.call(
+            move,
+            [
+                b.bitcast(ptr, RECORD_POINTER),
+                ctx.get(op.value),
+                i64(t.dtype.size),
+                ll.Constant(ll.IntType(1), 0),
+            ],
+        )
         return
     store_scalar(ctx, t.dtype, ptr, ctx.get(op.value))
 

@@ -15,7 +15,6 @@ from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, ma
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.datetimes import DATETIME_INTRINSICS
-from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.lltypes import (
     ARRAY_DATA,
     ARRAY_SHAPE,
@@ -26,6 +25,7 @@ from cujit.codegen.lltypes import (
     memory_type,
     value_type,
 )
+from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.scalars import compare
 from cujit.codegen.slicing import lower_array_slice
 from cujit.types import Array, Scalar
@@ -150,8 +150,9 @@ def grid_lowerings(read):
         b = ctx.builder
 
         def axis(a: str) -> ll.Value:  # blockIdx * blockDim + threadIdx
-            ctaid, ntid, tid = (b.zext(read(ctx, r, a), I64)
-                                for r in ("blockIdx", "blockDim", "threadIdx"))
+            ctaid, ntid, tid = (
+                b.zext(read(ctx, r, a), I64) for r in ("blockIdx", "blockDim", "threadIdx")
+            )
             return b.add(b.mul(ctaid, ntid, flags=_NO_WRAP), tid, flags=_NO_WRAP)
 
         return per_axis(ctx, op, axis)
@@ -172,9 +173,36 @@ def grid_lowerings(read):
 # The math functions lowered through the target's math table (``Target.math``): a
 # target without an entry for one says so at the call's line (``call_math``).
 MATH_FUNCTIONS = (
-    "sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc", "expm1", "log1p",
-    "asinh", "acosh", "atanh", "gamma", "lgamma", "fmod", "pow", "atan2", "hypot",
+    "sqrt",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "floor",
+    "ceil",
+    "fabs",
+    "erf",
+    "erfc",
+    "expm1",
+    "log1p",
+    "asinh",
+    "acosh",
+    "atanh",
+    "gamma",
+    "lgamma",
+    "fmod",
+    "pow",
+    "atan2",
+    "hypot",
     "copysign",
 )
 

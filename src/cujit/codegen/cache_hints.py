@@ -21,8 +21,7 @@ _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
 
 
 def _pointer(ctx: FunctionLowering, op: ir.Intrinsic) -> ll.Value:
-    return element_pointer(ctx, op.args[0].type, ctx.get(op.args[0]),
-                           index_values(ctx, op.args[1]))
+    return element_pointer(ctx, op.args[0].type, ctx.get(op.args[0]), index_values(ctx, op.args[1]))
 
 
 def lower_plain(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -40,11 +39,14 @@ def lower_ptx(ctx: FunctionLowering, op: ir.Intrinsic, args):
     bits = dtype.bits
     reg = ll.IntType(32 if bits == 8 else bits)  # a byte in a 32-bit register, as CUDA's own
     ptr = b.ptrtoint(_pointer(ctx, op), ll.IntType(64))
-    kind, hint = op.name[len("cache."):][:2], op.name[len("cache."):][2:]
+    kind, hint = op.name[len("cache.") :][:2], op.name[len("cache.") :][2:]
     if kind == "ld":
-        asm = ll.InlineAsm(ll.FunctionType(reg, [ptr.type]),
-                           f"ld.global.{hint}.b{bits} $0, [$1];",
-                           f"={_CONSTRAINT[reg.width]},l", side_effect=True)
+        asm = ll.InlineAsm(
+            ll.FunctionType(reg, [ptr.type]),
+            f"ld.global.{hint}.b{bits} $0, [$1];",
+            f"={_CONSTRAINT[reg.width]},l",
+            side_effect=True,
+        )
         raw = b.call(asm, [ptr])
         if bits < reg.width:
             raw = b.trunc(raw, ll.IntType(bits))
@@ -54,9 +56,12 @@ def lower_ptx(ctx: FunctionLowering, op: ir.Intrinsic, args):
         value = b.bitcast(value, ll.IntType(bits))
     if bits < reg.width:
         value = b.zext(value, reg)
-    asm = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [ptr.type, reg]),
-                       f"st.global.{hint}.b{bits} [$0], $1;",
-                       f"l,{_CONSTRAINT[reg.width]},~{{memory}}", side_effect=True)
+    asm = ll.InlineAsm(
+        ll.FunctionType(ll.VoidType(), [ptr.type, reg]),
+        f"st.global.{hint}.b{bits} [$0], $1;",
+        f"l,{_CONSTRAINT[reg.width]},~{{memory}}",
+        side_effect=True,
+    )
     b.call(asm, [ptr, value])
     return None
 

@@ -88,20 +88,26 @@ def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:
 
 def _sreg(ctx: FunctionLowering, reg: str) -> ll.Value:
     """``threadIdx.x`` and friends as int64, through the target's own lowering."""
-    op = ir.Intrinsic(loc=ctx.loc, result=ir.Value(-1, int32), name="cuda.sreg", args=(),
-                      attrs=(("reg", reg),))
+    op = ir.Intrinsic(
+        loc=ctx.loc, result=ir.Value(-1, int32), name="cuda.sreg", args=(), attrs=(("reg", reg),)
+    )
     return ctx.builder.zext(ctx.target.intrinsics["cuda.sreg"](ctx, op, []), I64)
 
 
-def _claim(ctx: FunctionLowering, state: _ModuleChecks, site: abi.ErrorSite,
-           extra: tuple[ll.Value, ll.Value, ll.Value] | None = None) -> None:
+def _claim(
+    ctx: FunctionLowering,
+    state: _ModuleChecks,
+    site: abi.ErrorSite,
+    extra: tuple[ll.Value, ll.Value, ll.Value] | None = None,
+) -> None:
     """Claim the record for ``site`` unless a thread already has, and fill it in; the
     builder ends in a fresh block after it."""
     b = ctx.builder
     record = _record(ctx, state)
     # monotonic suffices: the host reads the record only after the whole grid ended.
-    pair = b.cmpxchg(_word(ctx, record, abi.DEBUG_CODE), i64(0), i64(state.code(site)),
-                     "monotonic", "monotonic")
+    pair = b.cmpxchg(
+        _word(ctx, record, abi.DEBUG_CODE), i64(0), i64(state.code(site)), "monotonic", "monotonic"
+    )
     fill = ctx.llfn.append_basic_block("debug.fill")
     done = ctx.llfn.append_basic_block("debug.done")
     b.cbranch(b.extract_value(pair, 1), fill, done)
@@ -133,8 +139,9 @@ def _leave(ctx: FunctionLowering) -> None:
 BOUNDS_MESSAGE = "index {index} is out of bounds for axis {axis} with size {size}"
 
 
-def check_bounds(ctx: FunctionLowering, indices: list[ll.Value], wrapped: list[ll.Value],
-                 extents: list[ll.Value]) -> None:
+def check_bounds(
+    ctx: FunctionLowering, indices: list[ll.Value], wrapped: list[ll.Value], extents: list[ll.Value]
+) -> None:
     """Debug mode: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
     ``wrapped`` has the negative ones already moved up by ``n``, so one unsigned
     compare per axis does it).  Reported as IndexError at ``ctx.loc``."""
@@ -160,8 +167,11 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
     state = _state(ctx)
     if state is None or state.bounds_only:
         return
-    exc = term.exc.type.value if term.exc is not None and isinstance(term.exc.type, PyObject) \
+    exc = (
+        term.exc.type.value
+        if term.exc is not None and isinstance(term.exc.type, PyObject)
         else None
+    )
     if not (isinstance(exc, type) and issubclass(exc, BaseException)):
         exc = RuntimeError  # ``raise`` of something inference could not pin down
     message = term.message

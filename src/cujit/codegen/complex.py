@@ -103,8 +103,9 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value, real_cast
     pt = dst.part_type
     if src.is_complex:
         re, im = parts(ctx, x)
-        return build(ctx, dst, real_cast(ctx, src.part_type, pt, re),
-                     real_cast(ctx, src.part_type, pt, im))
+        return build(
+            ctx, dst, real_cast(ctx, src.part_type, pt, re), real_cast(ctx, src.part_type, pt, im)
+        )
     re = real_cast(ctx, src, pt, x)
     return build(ctx, dst, re, ll.Constant(scalar_type(pt), 0.0))
 
@@ -170,12 +171,12 @@ def _cmath(ctx: FunctionLowering, name: str, t: Scalar, z: ll.Value) -> ll.Value
         out_im = b.select(nonneg, q, m("copysign", s, im))
         return build(ctx, t, out_re, out_im)
     if name == "sin":  # sin re cosh im + i cos re sinh im
-        return build(ctx, t, b.fmul(m("sin", re), m("cosh", im)),
-                     b.fmul(m("cos", re), m("sinh", im)))
+        return build(
+            ctx, t, b.fmul(m("sin", re), m("cosh", im)), b.fmul(m("cos", re), m("sinh", im))
+        )
     if name == "cos":  # cos re cosh im - i sin re sinh im
         nim = b.fmul(m("sin", re), m("sinh", im))
-        return build(ctx, t, b.fmul(m("cos", re), m("cosh", im)),
-                     b.fsub(_fconst(nim, -0.0), nim))
+        return build(ctx, t, b.fmul(m("cos", re), m("cosh", im)), b.fsub(_fconst(nim, -0.0), nim))
     raise AssertionError(f"cmath.{name}")
 
 

@@ -20,8 +20,15 @@ from cujit.types import Scalar
 class FunctionLowering:
     """Lowering state for one IR function inside one LLVM module."""
 
-    def __init__(self, fn: ir.Function, target: Target, module: ll.Module,
-                 llfn: ll.Function, functions=None, kernel: bool = True):
+    def __init__(
+        self,
+        fn: ir.Function,
+        target: Target,
+        module: ll.Module,
+        llfn: ll.Function,
+        functions=None,
+        kernel: bool = True,
+    ):
         self.fn = fn
         self.target = target
         self.module = module
@@ -87,8 +94,9 @@ class FunctionLowering:
 
     # -- declarations -------------------------------------------------------
 
-    def declare(self, name: str, ret: ll.Type, args: list[ll.Type],
-                attrs: tuple[str, ...] = ("nounwind",)) -> ll.Function:
+    def declare(
+        self, name: str, ret: ll.Type, args: list[ll.Type], attrs: tuple[str, ...] = ("nounwind",)
+    ) -> ll.Function:
         """The function ``name`` of the module, declared on first use."""
         existing = self.module.globals.get(name)
         if existing is not None:
@@ -110,8 +118,9 @@ class FunctionLowering:
             wide = [b.fpext(a, scalar_type(float32)) for a in args]
             return b.fptrunc(self.call_math(name, float32, wide), scalar_type(t))
         if entry is None:
-            raise UnsupportedError(f"math.{name} is not available for {t} on target "
-                                   f"'{self.target.name}'", self.loc)
+            raise UnsupportedError(
+                f"math.{name} is not available for {t} on target '{self.target.name}'", self.loc
+            )
         if len(args) != entry.nargs:
             raise AssertionError(f"math.{name} takes {entry.nargs} arguments, got {len(args)}")
         fty = scalar_type(t)

@@ -67,7 +67,7 @@ class BlockMap:
     def __init__(self, ctx: FunctionLowering, blocks: list[ir.Block]):
         self.ctx = ctx
         self.llblocks: dict[int, ll.Block] = {}
-        self.phis: dict[int, list[list[ll.PhiInstr]]] = {}   # block -> per param leaf phis
+        self.phis: dict[int, list[list[ll.PhiInstr]]] = {}  # block -> per param leaf phis
         self.edges: list[tuple[ll.Block, int, list[list[ll.Value]]]] = []
         for b in blocks:
             self.llblocks[b.id] = ctx.llfn.append_basic_block(f"block{b.id}")
@@ -81,8 +81,9 @@ class BlockMap:
         for p in block.params:
             lt = value_type(p.type)
             leaves = [] if lt is None else leaf_paths(lt)
-            per_param.append([b.phi(ty, name=f"v{p.id}" + "".join(f".{k}" for k in path))
-                              for path, ty in leaves])
+            per_param.append(
+                [b.phi(ty, name=f"v{p.id}" + "".join(f".{k}" for k in path)) for path, ty in leaves]
+            )
         # Reassemble aggregates only after all phis: phis must lead their block.
         for p, phis in zip(block.params, per_param, strict=True):
             lt = value_type(p.type)
@@ -106,8 +107,9 @@ class BlockMap:
                 incoming.append([])
                 continue
             v = self.ctx.get(arg)
-            incoming.append([v if not path else b.extract_value(v, list(path))
-                             for path, _ in leaf_paths(lt)])
+            incoming.append(
+                [v if not path else b.extract_value(v, list(path)) for path, _ in leaf_paths(lt)]
+            )
         self.edges.append((b.block, target, incoming))
         return self.llblocks[target]
 
@@ -154,6 +156,7 @@ def lower_terminator(ctx: FunctionLowering, blocks: BlockMap, term: ir.Terminato
 
 # -- range iteration ---------------------------------------------------------
 
+
 def lower_get_iter(ctx: FunctionLowering, op: ir.GetIter) -> None:
     # A range {start, stop, step} is already the iterator's initial state.
     ctx.set(op.result, ctx.get(op.obj))
@@ -183,6 +186,5 @@ def lower_iter_next(ctx: FunctionLowering, op: ir.IterNext) -> None:
     # within |step| of the int64 limits (the one case left undefined).  The flag
     # lets LLVM bound the variable: ``range(n)`` indices are then known
     # non-negative and the negative-index wrap of ``a[i]`` folds away.
-    advanced = b.add(b.extract_value(it, ITER_NEXT), b.extract_value(it, ITER_STEP),
-                     flags=("nsw",))
+    advanced = b.add(b.extract_value(it, ITER_NEXT), b.extract_value(it, ITER_STEP), flags=("nsw",))
     ctx.set(op.result, b.insert_value(it, advanced, ITER_NEXT))

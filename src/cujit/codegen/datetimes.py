@@ -29,9 +29,10 @@ def _floor_div(ctx: FunctionLowering, x: ll.Value, y: ll.Value) -> ll.Value:
     b = ctx.builder
     safe = b.select(b.icmp_signed("==", y, i64(0)), i64(1), y)
     q, r = b.sdiv(x, safe), b.srem(x, safe)
-    adjust = b.and_(b.icmp_signed("!=", r, i64(0)),
-                    b.icmp_signed("!=", b.icmp_signed("<", r, i64(0)),
-                                  b.icmp_signed("<", safe, i64(0))))
+    adjust = b.and_(
+        b.icmp_signed("!=", r, i64(0)),
+        b.icmp_signed("!=", b.icmp_signed("<", r, i64(0)), b.icmp_signed("<", safe, i64(0))),
+    )
     return b.sub(q, b.zext(adjust, I64))
 
 
@@ -45,7 +46,7 @@ def lower_arith(ctx: FunctionLowering, op: ir.Intrinsic, args):
     else:
         value = {"+": b.add, "-": b.sub, "*": b.mul}[kind](x, y)
     nat = ll.Constant(ll.IntType(1), 0)
-    for v, is_time in zip(args, times):
+    for v, is_time in zip(args, times, strict=True):
         if is_time:
             nat = b.or_(nat, _is_nat(ctx, v))
     if kind == "//":

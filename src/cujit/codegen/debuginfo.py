@@ -36,8 +36,12 @@ DWARF_VERSION = 4
 DEBUG_INFO_VERSION = 3
 
 # Scalar kind -> DWARF base type encoding.
-_ENCODING = {"b": "DW_ATE_boolean", "i": "DW_ATE_signed", "u": "DW_ATE_unsigned",
-             "f": "DW_ATE_float"}
+_ENCODING = {
+    "b": "DW_ATE_boolean",
+    "i": "DW_ATE_signed",
+    "u": "DW_ATE_unsigned",
+    "f": "DW_ATE_float",
+}
 
 
 class DebugInfo:
@@ -51,22 +55,30 @@ class DebugInfo:
         self._files: dict[str, ll.DIValue] = {}
         self._types: dict[Type, ll.DIValue] = {}
         kind = "DebugDirectivesOnly" if level == "lines" else "FullDebug"
-        self.unit = module.add_debug_info("DICompileUnit", {
-            # NVVM accepts the C-family languages; the files say Python.
-            "language": ll.DIToken("DW_LANG_C_plus_plus"),
-            "file": self.file(loc.file),
-            "producer": PRODUCER,
-            "runtimeVersion": 0,
-            "isOptimized": True,
-            "emissionKind": ll.DIToken(kind),
-        }, is_distinct=True)
+        self.unit = module.add_debug_info(
+            "DICompileUnit",
+            {
+                # NVVM accepts the C-family languages; the files say Python.
+                "language": ll.DIToken("DW_LANG_C_plus_plus"),
+                "file": self.file(loc.file),
+                "producer": PRODUCER,
+                "runtimeVersion": 0,
+                "isOptimized": True,
+                "emissionKind": ll.DIToken(kind),
+            },
+            is_distinct=True,
+        )
         module.add_named_metadata("llvm.dbg.cu", self.unit)
         i32 = ll.IntType(32)
-        for name, value in (("Dwarf Version", DWARF_VERSION),
-                            ("Debug Info Version", DEBUG_INFO_VERSION)):
+        for name, value in (
+            ("Dwarf Version", DWARF_VERSION),
+            ("Debug Info Version", DEBUG_INFO_VERSION),
+        ):
             # Behaviour 2 ("Warning"): modules with other values still link.
-            module.add_named_metadata("llvm.module.flags", [
-                ll.Constant(i32, 2), ll.MetaDataString(module, name), ll.Constant(i32, value)])
+            module.add_named_metadata(
+                "llvm.module.flags",
+                [ll.Constant(i32, 2), ll.MetaDataString(module, name), ll.Constant(i32, value)],
+            )
 
     def file(self, path: str) -> ll.DIValue:
         """The ``DIFile`` of a Python source file (absolute path split in two)."""
@@ -74,37 +86,44 @@ class DebugInfo:
         if f is None:
             full = os.path.abspath(path) if not path.startswith("<") else path
             directory, name = os.path.split(full)
-            f = self.module.add_debug_info("DIFile", {"filename": name or full,
-                                                      "directory": directory})
+            f = self.module.add_debug_info(
+                "DIFile", {"filename": name or full, "directory": directory}
+            )
             self._files[path] = f
         return f
 
-    def subprogram(self, llfn: ll.Function, name: str, loc: Loc,
-                   params: tuple[Type, ...] = ()) -> ll.DIValue:
+    def subprogram(
+        self, llfn: ll.Function, name: str, loc: Loc, params: tuple[Type, ...] = ()
+    ) -> ll.DIValue:
         """Attach a ``DISubprogram`` for the Python function at ``loc`` to ``llfn``."""
         m = self.module
         types = [None] + [self.type_of(t) for t in params]
         routine = m.add_debug_info("DISubroutineType", {"types": m.add_metadata(types)})
-        sp = m.add_debug_info("DISubprogram", {
-            "name": name,
-            "linkageName": llfn.name,
-            "scope": self.file(loc.file),
-            "file": self.file(loc.file),
-            "line": loc.line,
-            "type": routine,
-            "isLocal": llfn.linkage == "internal",
-            "isDefinition": True,
-            "scopeLine": loc.line,
-            "unit": self.unit,
-        }, is_distinct=True)
+        sp = m.add_debug_info(
+            "DISubprogram",
+            {
+                "name": name,
+                "linkageName": llfn.name,
+                "scope": self.file(loc.file),
+                "file": self.file(loc.file),
+                "line": loc.line,
+                "type": routine,
+                "isLocal": llfn.linkage == "internal",
+                "isDefinition": True,
+                "scopeLine": loc.line,
+                "unit": self.unit,
+            },
+            is_distinct=True,
+        )
         llfn.set_metadata("dbg", sp)
         return sp
 
     def location(self, loc: Loc | None, scope: ll.DIValue) -> ll.DIValue | None:
         if loc is None or loc.line <= 0:
             return None
-        return self.module.add_debug_info("DILocation", {
-            "line": loc.line, "column": loc.col + 1, "scope": scope})
+        return self.module.add_debug_info(
+            "DILocation", {"line": loc.line, "column": loc.col + 1, "scope": scope}
+        )
 
     def type_of(self, t: Type) -> ll.DIValue | None:
         """A DWARF type for a kernel value: scalars as base types, arrays as a pointer
@@ -115,28 +134,54 @@ class DebugInfo:
         if isinstance(t, Scalar) and t.kind == "c":
             di = self._complex(t)
         elif isinstance(t, Scalar) and t.kind in _ENCODING:
-            di = self.module.add_debug_info("DIBasicType", {
-                "name": t.name, "size": 8 if t.kind == "b" else t.bits,
-                "encoding": ll.DIToken(_ENCODING[t.kind])})
+            di = self.module.add_debug_info(
+                "DIBasicType",
+                {
+                    "name": t.name,
+                    "size": 8 if t.kind == "b" else t.bits,
+                    "encoding": ll.DIToken(_ENCODING[t.kind]),
+                },
+            )
         elif isinstance(t, Array):
-            di = self.module.add_debug_info("DIDerivedType", {
-                "tag": ll.DIToken("DW_TAG_pointer_type"),
-                "baseType": self.type_of(t.dtype), "size": 64})
+            di = self.module.add_debug_info(
+                "DIDerivedType",
+                {
+                    "tag": ll.DIToken("DW_TAG_pointer_type"),
+                    "baseType": self.type_of(t.dtype),
+                    "size": 64,
+                },
+            )
         self._types[t] = di
         return di
-
 
     def _complex(self, t: Scalar) -> ll.DIValue:
         """A complex number as the struct it is in registers and memory: real, imag."""
         part = self.type_of(t.part_type)
         bits = t.bits // 2
-        members = [self.module.add_debug_info("DIDerivedType", {
-            "tag": ll.DIToken("DW_TAG_member"), "name": name, "baseType": part,
-            "size": bits, "offset": k * bits}) for k, name in enumerate(("real", "imag"))]
-        return self.module.add_debug_info("DICompositeType", {
-            "tag": ll.DIToken("DW_TAG_structure_type"), "name": t.name, "size": t.bits,
-            "elements": self.module.add_metadata(members), "identifier": t.name},
-            is_distinct=True)
+        members = [
+            self.module.add_debug_info(
+                "DIDerivedType",
+                {
+                    "tag": ll.DIToken("DW_TAG_member"),
+                    "name": name,
+                    "baseType": part,
+                    "size": bits,
+                    "offset": k * bits,
+                },
+            )
+            for k, name in enumerate(("real", "imag"))
+        ]
+        return self.module.add_debug_info(
+            "DICompositeType",
+            {
+                "tag": ll.DIToken("DW_TAG_structure_type"),
+                "name": t.name,
+                "size": t.bits,
+                "elements": self.module.add_metadata(members),
+                "identifier": t.name,
+            },
+            is_distinct=True,
+        )
 
 
 def level_of(lineinfo: bool, debug: bool) -> str | None:
@@ -204,8 +249,13 @@ class Variables:
         if slot is None:
             di_type = self.info.type_of(t)
             slot = self.slots[key] = ctx.alloca(lltype, 8, name=f"{name}.addr")
-            fields = {"name": name, "scope": ctx.debug_scope, "line": def_line(ctx.fn.loc).line,
-                      "file": self.info.file(ctx.fn.loc.file), "type": di_type}
+            fields = {
+                "name": name,
+                "scope": ctx.debug_scope,
+                "line": def_line(ctx.fn.loc).line,
+                "file": self.info.file(ctx.fn.loc.file),
+                "type": di_type,
+            }
             if argno:
                 fields["arg"] = argno
             var = ctx.module.add_debug_info("DILocalVariable", fields)
@@ -234,8 +284,7 @@ def _in_entry(ctx, emit) -> None:
     b.position_at_end(saved)
 
 
-def describe_params(ctx, names: tuple[str, ...], types: tuple[Type, ...],
-                    values: list) -> None:
+def describe_params(ctx, names: tuple[str, ...], types: tuple[Type, ...], values: list) -> None:
     """Full debug info: the parameters become the first variables (``arg: N``)."""
     info = getattr(ctx.module, "cujit_debuginfo", None)
     if info is None or info.level != "full":

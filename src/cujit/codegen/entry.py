@@ -38,8 +38,11 @@ def entry_symbol(name: str) -> str:
 def abi_type(t: Type, where: str, loc) -> ll.Type | None:
     """How a value of type ``t`` crosses either ABI (None: it has no machine form)."""
     if isinstance(t, Array):
-        raise UnsupportedError(f"{where} is an array ({t}): functions called across an ABI "
-                               "take and return scalars, complex numbers and tuples", loc)
+        raise UnsupportedError(
+            f"{where} is an array ({t}): functions called across an ABI "
+            "take and return scalars, complex numbers and tuples",
+            loc,
+        )
     if isinstance(t, Scalar) and t.kind == "b":
         return I8
     return value_type(t)
@@ -55,9 +58,16 @@ def from_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
     return value
 
 
-def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
-                       version: tuple[int, ...], debug: bool = False,
-                       debug_info: str | None = None, forceinline: bool = False) -> ll.Module:
+def lower_device_entry(
+    fn: ir.Function,
+    target,
+    abi: str,
+    symbol: str,
+    version: tuple[int, ...],
+    debug: bool = False,
+    debug_info: str | None = None,
+    forceinline: bool = False,
+) -> ll.Module:
     """The module holding ``fn`` behind a visible entry ``symbol`` in ``abi``;
     ``version``: the ``!nvvmir.version`` a module without a kernel needs too;
     ``forceinline``: the entry is ``alwaysinline`` (for the LTO linker's callers)."""
@@ -70,7 +80,9 @@ def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
 
     inner = DeviceFunctions(module, target, lower_body).get(fn)
     arg_types = [p.type for p in fn.args]
-    params = [abi_type(t, f"argument {n!r}", fn.loc) for n, t in zip(fn.arg_names, arg_types)]
+    params = [
+        abi_type(t, f"argument {n!r}", fn.loc) for n, t in zip(fn.arg_names, arg_types, strict=True)
+    ]
     ret = abi_type(fn.return_type, "the return value", fn.loc)
     if abi == "c":
         fnty = ll.FunctionType(ret or VOID, params)
@@ -81,7 +93,7 @@ def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
     if forceinline:
         entry.attributes.add("alwaysinline")
     given = list(entry.args) if abi == "c" else list(entry.args)[1:]
-    for arg, name in zip(given, fn.arg_names):
+    for arg, name in zip(given, fn.arg_names, strict=True):
         arg.name = name
     b = ll.IRBuilder(entry.append_basic_block("entry"))
     info = getattr(module, "cujit_debuginfo", None)
@@ -89,7 +101,7 @@ def lower_device_entry(fn: ir.Function, target, abi: str, symbol: str,
         loc = debuginfo.def_line(fn.loc)
         scope = info.subprogram(entry, fn.name, loc, tuple(arg_types))
         b.debug_metadata = info.location(loc, scope)
-    result = b.call(inner, [from_abi(b, a, t) for a, t in zip(given, arg_types)])
+    result = b.call(inner, [from_abi(b, a, t) for a, t in zip(given, arg_types, strict=True)])
     if abi == "c":
         if ret is None:
             b.ret_void()
@@ -121,6 +133,7 @@ _BOUNDS = ("maxntidx", "minctasm", "cluster_max_blocks")
 def annotate_launch_bounds(module: ll.Module, fn: ll.Function, bounds: tuple[int, ...]) -> None:
     """Mark kernel ``fn`` with (max threads per block, min blocks per multiprocessor,
     max blocks per cluster), as many as ``bounds`` gives: PTX ``.maxntid`` and so on."""
-    for key, value in zip(_BOUNDS, bounds):
-        module.add_named_metadata("nvvm.annotations",
-                                  [fn, ll.MetaDataString(module, key), ll.Constant(I32, value)])
+    for key, value in zip(_BOUNDS, bounds, strict=True):
+        module.add_named_metadata(
+            "nvvm.annotations", [fn, ll.MetaDataString(module, key), ll.Constant(I32, value)]
+        )

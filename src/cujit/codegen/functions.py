@@ -41,8 +41,9 @@ def callee_symbol(fn: ir.Function) -> str:
 class DeviceFunctions:
     """The device functions of one LLVM module, made on first use."""
 
-    def __init__(self, module: ll.Module, target: Target,
-                 lower_body: Callable[[FunctionLowering], None]):
+    def __init__(
+        self, module: ll.Module, target: Target, lower_body: Callable[[FunctionLowering], None]
+    ):
         self.module = module
         self.target = target
         self._lower_body = lower_body  # module.lower_body (passed in: no import cycle)
@@ -71,7 +72,7 @@ class DeviceFunctions:
             arg.name = n
         ctx = FunctionLowering(fn, self.target, self.module, llfn, self, kernel=False)
         debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(p.type for p in fn.args))
-        for p, arg, n in zip(fn.args, llfn.args[len(hidden):], fn.arg_names, strict=True):
+        for p, arg, n in zip(fn.args, llfn.args[len(hidden) :], fn.arg_names, strict=True):
             arg.name = n
             ctx.set(p, arg)
         self._lower_body(ctx)
@@ -81,10 +82,11 @@ class DeviceFunctions:
 def lower_call_function(ctx: FunctionLowering, op: ir.CallFunction) -> None:
     """``callfunction``: call the callee, forwarding the target's hidden parameters."""
     callee = ctx.functions.get(ctx.fn.callee(op.callee))
-    hidden = list(ctx.llfn.args[:len(ctx.target.callee_hidden_params)])
+    hidden = list(ctx.llfn.args[: len(ctx.target.callee_hidden_params)])
     result = ctx.builder.call(callee, hidden + [ctx.get(a) for a in op.args])
-    ctx.set(op.result, None if isinstance(callee.function_type.return_type, ll.VoidType)
-            else result)
+    ctx.set(
+        op.result, None if isinstance(callee.function_type.return_type, ll.VoidType) else result
+    )
     checks.after_call(ctx)  # debug mode: leave too if the callee failed
 
 

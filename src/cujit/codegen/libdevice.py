@@ -22,11 +22,14 @@ from cujit.libdevice import FUNCTIONS, LibdeviceFunction
 Implement = Callable[[FunctionLowering, LibdeviceFunction, list], list]
 
 
-def call_with_outputs(ctx: FunctionLowering, fn: LibdeviceFunction, symbol: str,
-                      args: list[ll.Value]) -> list[ll.Value]:
+def call_with_outputs(
+    ctx: FunctionLowering, fn: LibdeviceFunction, symbol: str, args: list[ll.Value]
+) -> list[ll.Value]:
     """``symbol(*args, *outs)`` with libdevice's prototype: [C result, *outputs]."""
-    slots = [ctx.alloca(scalar_type(t), align=t.itemsize, name=f"{fn.name}.out{k}")
-             for k, t in enumerate(fn.outs)]
+    slots = [
+        ctx.alloca(scalar_type(t), align=t.itemsize, name=f"{fn.name}.out{k}")
+        for k, t in enumerate(fn.outs)
+    ]
     params, values, it_args, it_slots = [], [], iter(args), iter(slots)
     for k in range(len(fn.args) + len(fn.outs)):
         value = next(it_slots) if k in fn.out_positions else next(it_args)
@@ -41,6 +44,7 @@ def call_with_outputs(ctx: FunctionLowering, fn: LibdeviceFunction, symbol: str,
 
 def libdevice_lowerings(implement: Implement) -> dict[str, Callable]:
     """One intrinsic-table entry per libdevice function, lowered by ``implement``."""
+
     def lower(ctx: FunctionLowering, op: ir.Intrinsic, args):
         fn = FUNCTIONS[op.name.split(".", 1)[1]]
         values = implement(ctx, fn, list(args))

@@ -22,7 +22,16 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit.types import (
-    Array, CharSeq, NoneType, PyObject, RangeIter, RangeType, Record, Scalar, Tuple, Type,
+    Array,
+    CharSeq,
+    NoneType,
+    PyObject,
+    RangeIter,
+    RangeType,
+    Record,
+    Scalar,
+    Tuple,
+    Type,
 )
 
 I1 = ll.IntType(1)
@@ -78,8 +87,7 @@ def value_type(t: Type) -> ll.Type | None:
         return RECORD_POINTER
     if isinstance(t, Tuple):
         items = [value_type(i) for i in t.items]
-        return ll.LiteralStructType([ll.LiteralStructType([]) if i is None else i
-                                     for i in items])
+        return ll.LiteralStructType([ll.LiteralStructType([]) if i is None else i for i in items])
     if isinstance(t, (RangeType, RangeIter)):
         return RANGE_STRUCT
     if isinstance(t, (NoneType, PyObject)) or t is None:

@@ -25,7 +25,13 @@ from cujit.codegen import arrays, checks, control, debuginfo, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import (
-    I8, RECORD_POINTER, VOID, const_int, memory_type, scalar_type, value_type,
+    I8,
+    RECORD_POINTER,
+    VOID,
+    const_int,
+    memory_type,
+    scalar_type,
+    value_type,
 )
 from cujit.codegen.params import ParamUse
 from cujit.codegen.target import Target
@@ -74,8 +80,11 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Value]) -> ll.
     if isinstance(t, Array):
         data = params.pop(0)
         shape = [params.pop(0) for _ in range(t.ndim)]
-        strides = ([params.pop(0) for _ in range(t.ndim)] if passes_strides(t)
-                   else arrays.contiguous_strides(ctx, t, shape))
+        strides = (
+            [params.pop(0) for _ in range(t.ndim)]
+            if passes_strides(t)
+            else arrays.contiguous_strides(ctx, t, shape)
+        )
         return arrays.make_array(ctx, t, data, shape, strides)
     if isinstance(t, Record):
         return params.pop(0)
@@ -118,8 +127,11 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     result = op.result
     # Ops that only make compile-time values (modules, functions, None) and have
     # no effect produce nothing; intrinsics, calls and SetItem may have effects.
-    if (result is not None and not isinstance(op, (ir.Intrinsic, ir.CallFunction))
-            and value_type(result.type) is None):
+    if (
+        result is not None
+        and not isinstance(op, (ir.Intrinsic, ir.CallFunction))
+        and value_type(result.type) is None
+    ):
         ctx.set(result, None)
         return
     lower = OP_LOWERING.get(type(op))
@@ -132,9 +144,14 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
         debuginfo.define(ctx, result)
 
 
-def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
-                  params: ParamUse | None = None, debug_info: str | None = None,
-                  bounds: bool = False) -> ll.Module:
+def lower_to_llvm(
+    fn: ir.Function,
+    target: Target,
+    debug: bool = False,
+    params: ParamUse | None = None,
+    debug_info: str | None = None,
+    bounds: bool = False,
+) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
     ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
     ``bounds`` only its array bounds checks;
@@ -157,8 +174,7 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
         raise AssertionError(f"{len(passed)} parameter flags for {len(abi_types)} parameters")
     flat = [ty for _, ty in hidden] + [ty for ty, p in zip(abi_types, passed, strict=True) if p]
     llfn = ll.Function(module, ll.FunctionType(VOID, flat), kernel_symbol(fn))
-    abi_names = [n for a, t in zip(fn.arg_names, arg_types, strict=True)
-                 for n in param_names(a, t)]
+    abi_names = [n for a, t in zip(fn.arg_names, arg_types, strict=True) for n in param_names(a, t)]
     names = [n for n, _ in hidden] + [n for n, p in zip(abi_names, passed, strict=True) if p]
     for arg, name in zip(llfn.args, names, strict=True):
         arg.name = name
@@ -167,13 +183,16 @@ def lower_to_llvm(fn: ir.Function, target: Target, debug: bool = False,
     if params is not None:
         ctx.unwrapped = params.unwrapped
     debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(arg_types))
-    given = iter(list(llfn.args)[len(hidden):])
-    values = [next(given) if p else ll.Constant(ty, ll.Undefined)  # never read: not passed
-              for ty, p in zip(abi_types, passed, strict=True)]
+    given = iter(list(llfn.args)[len(hidden) :])
+    values = [
+        next(given) if p else ll.Constant(ty, ll.Undefined)  # never read: not passed
+        for ty, p in zip(abi_types, passed, strict=True)
+    ]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, values))
-    debuginfo.describe_params(ctx, fn.arg_names, tuple(arg_types),
-                              [ctx.values.get(p.id) for p in fn.args])
+    debuginfo.describe_params(
+        ctx, fn.arg_names, tuple(arg_types), [ctx.values.get(p.id) for p in fn.args]
+    )
     lower_body(ctx, target.prologue)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
@@ -205,4 +224,3 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
         debuginfo.at(ctx, ctx.loc)
         control.lower_terminator(ctx, blocks, block.term)
     blocks.fill_phis()
-

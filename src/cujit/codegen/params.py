@@ -92,9 +92,12 @@ def _leaf_reads(v: ir.Value, t, uses, ranges, unwrapped) -> list[bool]:
             gets = [u for u in users if u.index == k]
             flags = [False] * len(param_kinds(item))
             for g in gets:
-                flags = [a or b for a, b in
-                         zip(flags, _leaf_reads(g.result, item, uses, ranges, unwrapped),
-                             strict=True)]
+                flags = [
+                    a or b
+                    for a, b in zip(
+                        flags, _leaf_reads(g.result, item, uses, ranges, unwrapped), strict=True
+                    )
+                ]
             out += flags
         return out
     if isinstance(t, Array):
@@ -110,8 +113,11 @@ def _array_reads(v: ir.Value, t: Array, users, ranges, unwrapped) -> list[bool]:
     for u in users:
         index = _element_index(u, v)
         if index is None:
-            if isinstance(u, ir.Intrinsic) and u.name in ("array.size", "array.shape") \
-                    and len(u.args) == 1:
+            if (
+                isinstance(u, ir.Intrinsic)
+                and u.name in ("array.size", "array.shape")
+                and len(u.args) == 1
+            ):
                 shape = [True] * n
                 continue
             return [True] * len(param_kinds(t))  # an op this module does not see through
@@ -132,13 +138,20 @@ def _array_reads(v: ir.Value, t: Array, users, ranges, unwrapped) -> list[bool]:
 def _element_index(op, arr: ir.Value) -> ir.Value | None:
     """The index of an element access of ``arr`` by ``op`` (only as the array accessed:
     an array stored as a value, or used as an index, is something else)."""
-    if isinstance(op, (ir.GetItem, ir.SetItem)) and op.obj.id == arr.id \
-            and op.index.id != arr.id and not (isinstance(op, ir.SetItem)
-                                                and op.value.id == arr.id):
+    if (
+        isinstance(op, (ir.GetItem, ir.SetItem))
+        and op.obj.id == arr.id
+        and op.index.id != arr.id
+        and not (isinstance(op, ir.SetItem) and op.value.id == arr.id)
+    ):
         return op.index
-    if isinstance(op, ir.Intrinsic) and op.name.startswith("atomic.") \
-            and len(op.args) >= 2 and op.args[0].id == arr.id \
-            and all(a.id != arr.id for a in op.args[1:]):
+    if (
+        isinstance(op, ir.Intrinsic)
+        and op.name.startswith("atomic.")
+        and len(op.args) >= 2
+        and op.args[0].id == arr.id
+        and all(a.id != arr.id for a in op.args[1:])
+    ):
         return op.args[1]
     return None
 
@@ -198,8 +211,11 @@ class _Ranges:
             if items is not None and op.index < len(items):
                 return items[op.index]
             src = self.defs.get(op.tuple.id)
-            if isinstance(src, ir.Intrinsic) and src.name == "array.shape" \
-                    and _contiguous(src.args[0]):
+            if (
+                isinstance(src, ir.Intrinsic)
+                and src.name == "array.shape"
+                and _contiguous(src.args[0])
+            ):
                 return 0, MAX_CONTIGUOUS_EXTENT
             return _UNBOUNDED
         if isinstance(op, ir.Cast) and _is_int(op.operand.type):
@@ -267,8 +283,10 @@ def _grid_axis(k: int) -> tuple[int, int]:
 def _arith(kind: str, a: tuple, b: tuple) -> tuple:
     if None in a or None in b:
         if kind == "+":  # a bound on both sides' lows (or highs) still bounds the sum's
-            return (None if None in (a[0], b[0]) else a[0] + b[0],
-                    None if None in (a[1], b[1]) else a[1] + b[1])
+            return (
+                None if None in (a[0], b[0]) else a[0] + b[0],
+                None if None in (a[1], b[1]) else a[1] + b[1],
+            )
         return _UNBOUNDED
     if kind == "+":
         return a[0] + b[0], a[1] + b[1]

@@ -53,8 +53,9 @@ def _values(ctx: FunctionLowering, op: ir.Intrinsic, args, addrspace: int) -> li
     out = []
     for v, a in zip(op.args, args, strict=True):
         if v.type.kind == "b":
-            a = ctx.builder.select(a, string_constant(ctx, "True", addrspace),
-                                   string_constant(ctx, "False", addrspace))
+            a = ctx.builder.select(
+                a, string_constant(ctx, "True", addrspace), string_constant(ctx, "False", addrspace)
+            )
         out.append(a)
     return out
 

@@ -46,8 +46,7 @@ def _int_divmod(ctx: FunctionLowering, t: Scalar, a, b):
         q, r = bld.sdiv(a, safe), bld.srem(a, safe)
         # C truncates; Python floors: step down when the remainder is non-zero
         # and its sign differs from the divisor's.
-        adjust = bld.and_(bld.icmp_signed("!=", r, zero),
-                          bld.icmp_signed("<", bld.xor(r, b), zero))
+        adjust = bld.and_(bld.icmp_signed("!=", r, zero), bld.icmp_signed("<", bld.xor(r, b), zero))
         q = bld.select(adjust, bld.sub(q, one), q)
         r = bld.select(adjust, bld.add(r, b), r)
         q = bld.select(by_m1, bld.sub(zero, a), q)
@@ -72,11 +71,11 @@ def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b):
     mod = bld.select(nonzero, mod, ctx.call_math("copysign", t, [zero, b]))
     # Snap the quotient to the nearest integer; a zero quotient keeps the sign of a/b.
     floordiv = ctx.call_math("floor", t, [div])
-    floordiv = bld.select(bld.fcmp_ordered(">", bld.fsub(div, floordiv), half),
-                          bld.fadd(floordiv, one), floordiv)
+    floordiv = bld.select(
+        bld.fcmp_ordered(">", bld.fsub(div, floordiv), half), bld.fadd(floordiv, one), floordiv
+    )
     div_zero = bld.fcmp_ordered("==", div, zero)
-    floordiv = bld.select(div_zero, ctx.call_math("copysign", t, [zero, bld.fdiv(a, b)]),
-                          floordiv)
+    floordiv = bld.select(div_zero, ctx.call_math("copysign", t, [zero, bld.fdiv(a, b)]), floordiv)
     # Division by zero: Python raises; NumPy gives a / b (+-inf or nan) and nan.
     floordiv = bld.select(bld.fcmp_ordered("==", b, zero), bld.fdiv(a, b), floordiv)
     return floordiv, mod
@@ -148,9 +147,13 @@ def _int_power_function(ctx: FunctionLowering, t: Scalar, ty: ll.IntType) -> ll.
     if t.kind == "i":  # n < 0: trunc(1 / a**-n) is +-1 for |a| == 1, else 0
         minus_one = const_int(ty, -1)
         odd_exp = bld.trunc(exp, ll.IntType(1))
-        inv = bld.select(bld.icmp_signed("==", base, one), one,
-                         bld.select(bld.icmp_signed("==", base, minus_one),
-                                    bld.select(odd_exp, minus_one, one), zero))
+        inv = bld.select(
+            bld.icmp_signed("==", base, one),
+            one,
+            bld.select(
+                bld.icmp_signed("==", base, minus_one), bld.select(odd_exp, minus_one, one), zero
+            ),
+        )
         result = bld.select(negative, inv, acc_next)
     bld.ret(result)
     return f

@@ -42,20 +42,25 @@ def load_field(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, align: int) -> l
     return ctx.builder.icmp_unsigned("!=", v, const_int(I8, 0)) if t.kind == "b" else v
 
 
-def store_field(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value,
-                align: int) -> None:
+def store_field(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value, align: int) -> None:
     if t.kind == "b":
         v = ctx.builder.zext(v, I8)
     ctx.builder.store(v, ptr, align=align)
 
 
-def copy_record(ctx: FunctionLowering, dst: ll.Value, src: ll.Value,
-                rec: Record | CharSeq) -> None:
+def copy_record(ctx: FunctionLowering, dst: ll.Value, src: ll.Value, rec: Record | CharSeq) -> None:
     """Copy ``rec.size`` bytes from record ``src`` to record ``dst`` (i8 pointers)."""
     b = ctx.builder
     move = ctx.module.declare_intrinsic("llvm.memmove", [RECORD_POINTER, RECORD_POINTER, I64])
-    b.call(move, [b.bitcast(dst, RECORD_POINTER), b.bitcast(src, RECORD_POINTER),
-                  i64(rec.size), ll.Constant(I1, 0)])
+    b.call(
+        move,
+        [
+            b.bitcast(dst, RECORD_POINTER),
+            b.bitcast(src, RECORD_POINTER),
+            i64(rec.size),
+            ll.Constant(I1, 0),
+        ],
+    )
 
 
 def record_of_element(ctx: FunctionLowering, ptr: ll.Value) -> ll.Value:
@@ -68,9 +73,12 @@ def check_aligned(ctx: FunctionLowering, op: ir.Intrinsic, t) -> None:
     is refused (the CPU target reads it at any offset)."""
     offset = op.attr("offset")
     if ctx.target.name == "cuda" and offset % natural_alignment(t):
-        raise TypingError(f"field '{op.attr('field')}' of type {t} is not aligned: it is at "
-                          f"offset {offset} of {op.args[0].type}", op.loc,
-                          hint="build the dtype with np.dtype(..., align=True)")
+        raise TypingError(
+            f"field '{op.attr('field')}' of type {t} is not aligned: it is at "
+            f"offset {offset} of {op.args[0].type}",
+            op.loc,
+            hint="build the dtype with np.dtype(..., align=True)",
+        )
 
 
 def lower_record_get(ctx: FunctionLowering, op: ir.Intrinsic, args):

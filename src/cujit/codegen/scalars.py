@@ -30,9 +30,13 @@ def constant(t, value) -> ll.Constant | None:
             return ll.Constant(lt, [float(value.real), float(value.imag)])
         return const_int(lt, int(value))
     if isinstance(t, Tuple):
-        return ll.Constant(value_type(t), [constant(it, v) if has_value(it) else
-                                           ll.Constant(ll.LiteralStructType([]), [])
-                                           for it, v in zip(t.items, value, strict=True)])
+        return ll.Constant(
+            value_type(t),
+            [
+                constant(it, v) if has_value(it) else ll.Constant(ll.LiteralStructType([]), [])
+                for it, v in zip(t.items, value, strict=True)
+            ],
+        )
     if not has_value(t):
         return None
     raise AssertionError(f"constant of type {t}")
@@ -49,13 +53,25 @@ def lower_undef(ctx: FunctionLowering, op: ir.Undef) -> None:
 
 # Plain machine ops, by (operator, kind): kind 'i' signed, 'u' unsigned, 'f' float, 'b' bool.
 _SIMPLE = {
-    ("+", "i"): "add", ("+", "u"): "add", ("+", "f"): "fadd",
-    ("-", "i"): "sub", ("-", "u"): "sub", ("-", "f"): "fsub",
-    ("*", "i"): "mul", ("*", "u"): "mul", ("*", "f"): "fmul",
+    ("+", "i"): "add",
+    ("+", "u"): "add",
+    ("+", "f"): "fadd",
+    ("-", "i"): "sub",
+    ("-", "u"): "sub",
+    ("-", "f"): "fsub",
+    ("*", "i"): "mul",
+    ("*", "u"): "mul",
+    ("*", "f"): "fmul",
     ("/", "f"): "fdiv",
-    ("&", "i"): "and_", ("&", "u"): "and_", ("&", "b"): "and_",
-    ("|", "i"): "or_", ("|", "u"): "or_", ("|", "b"): "or_",
-    ("^", "i"): "xor", ("^", "u"): "xor", ("^", "b"): "xor",
+    ("&", "i"): "and_",
+    ("&", "u"): "and_",
+    ("&", "b"): "and_",
+    ("|", "i"): "or_",
+    ("|", "u"): "or_",
+    ("|", "b"): "or_",
+    ("^", "i"): "xor",
+    ("^", "u"): "xor",
+    ("^", "b"): "xor",
 }
 
 # Python-semantics helpers from pyarith, by operator.
@@ -129,7 +145,7 @@ def lower_compare(ctx: FunctionLowering, op: ir.Compare) -> None:
     ctx.set(op.result, compare(ctx, op.lhs.type, op.op, ctx.get(op.lhs), ctx.get(op.rhs)))
 
 
-def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Value:
+def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Value:  # noqa: C901 -- one branch per pair of scalar kinds, as NumPy's astype defines them
     """Convert ``x`` from ``src`` to ``dst`` with NumPy ``astype`` semantics."""
     b = ctx.builder
     to = scalar_type(dst)

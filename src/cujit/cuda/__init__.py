@@ -161,15 +161,49 @@ def is_available() -> bool:
 
 
 # Under CUJIT_TARGET=cpu these come from the CPU target: device arrays in host memory.
-_CPU_NAMES = {name: "cujit.targets.cpu.memory" for name in (
-    "to_device", "device_array", "device_array_like", "synchronize", "is_cuda_array",
-    "mapped_array", "mapped_array_like", "managed_array")}
-_CPU_NAMES.update({name: "cujit.targets.cpu.streams" for name in (
-    "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
-    "event", "event_elapsed_time", "pinned_array", "pinned_array_like", "pinned")})
-_CPU_NAMES.update({name: "cujit.targets.cpu.device" for name in (
-    "gpus", "list_devices", "get_current_device", "current_context", "select_device",
-    "detect", "close")})
+_CPU_NAMES = {
+    name: "cujit.targets.cpu.memory"
+    for name in (
+        "to_device",
+        "device_array",
+        "device_array_like",
+        "synchronize",
+        "is_cuda_array",
+        "mapped_array",
+        "mapped_array_like",
+        "managed_array",
+    )
+}
+_CPU_NAMES.update(
+    {
+        name: "cujit.targets.cpu.streams"
+        for name in (
+            "stream",
+            "default_stream",
+            "legacy_default_stream",
+            "per_thread_default_stream",
+            "event",
+            "event_elapsed_time",
+            "pinned_array",
+            "pinned_array_like",
+            "pinned",
+        )
+    }
+)
+_CPU_NAMES.update(
+    {
+        name: "cujit.targets.cpu.device"
+        for name in (
+            "gpus",
+            "list_devices",
+            "get_current_device",
+            "current_context",
+            "select_device",
+            "detect",
+            "close",
+        )
+    }
+)
 
 
 class NotSupportedError(AttributeError):
@@ -197,8 +231,10 @@ def __getattr__(name: str):
     if name in vector_types.NAMES:  # cuda.float4, cuda.int32x2...
         return vector_types.NAMES[name]
     if name in NOT_SUPPORTED:
-        raise NotSupportedError(f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
-                                "supported by cujit yet; see docs/numba-api.md")
+        raise NotSupportedError(
+            f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
+            "supported by cujit yet; see docs/numba-api.md"
+        )
     if name in ("random", "libdevice"):  # submodules, imported on first use
         import importlib
 
@@ -207,8 +243,9 @@ def __getattr__(name: str):
         return value
     from cujit import config
 
-    module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or \
-        _RUNTIME_NAMES.get(name)
+    module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or _RUNTIME_NAMES.get(
+        name
+    )
     if module is None:
         raise AttributeError(f"cujit.cuda has no attribute {name!r}")
     import importlib

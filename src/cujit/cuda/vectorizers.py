@@ -30,8 +30,9 @@ class CUDAVectorize:
 class CUDAGUFuncVectorize:
     """``GUVectorize(func, layout, identity=, cache=, targetoptions=, writable_args=)``."""
 
-    def __init__(self, func, signature, identity=None, cache=False, targetoptions=None,
-                 writable_args=()):
+    def __init__(
+        self, func, signature, identity=None, cache=False, targetoptions=None, writable_args=()
+    ):
         if cache:
             raise TypeError("caching is not supported")
         check_gufunc_options(dict(targetoptions or {}))

@@ -76,11 +76,17 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
             hint = getattr(target, "attr_hint", None)  # device_api objects may have one
             if isinstance(getattr(target, "x", None), SpecialRegister):
                 hint = f"{name} has the attributes x, y and z"
-            raise TypingError(f"'{name}' has no attribute '{op.name}'", op.loc,
-                              hint=hint) from None
+            raise TypingError(f"'{name}' has no attribute '{op.name}'", op.loc, hint=hint) from None
         if isinstance(attr, SpecialRegister):
-            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, int32), name="cuda.sreg",
-                             args=(), attrs=(("reg", attr.key),)))
+            t.emit(
+                Intrinsic(
+                    loc=op.loc,
+                    result=Value(op.result.id, int32),
+                    name="cuda.sreg",
+                    args=(),
+                    attrs=(("reg", attr.key),),
+                )
+            )
         else:
             t.const(attr, op.loc, result=op.result)
         return
@@ -88,11 +94,17 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
         arr = obj.type
         if op.name == "shape":
             shape_t = Tuple((int64,) * arr.ndim)
-            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, shape_t),
-                             name="array.shape", args=(obj,)))
+            t.emit(
+                Intrinsic(
+                    loc=op.loc, result=Value(op.result.id, shape_t), name="array.shape", args=(obj,)
+                )
+            )
         elif op.name == "size":
-            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, int64),
-                             name="array.size", args=(obj,)))
+            t.emit(
+                Intrinsic(
+                    loc=op.loc, result=Value(op.result.id, int64), name="array.size", args=(obj,)
+                )
+            )
         elif op.name == "ndim":
             t.const(arr.ndim, op.loc, result=op.result)
         elif op.name == "dtype":
@@ -100,12 +112,16 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
         elif op.name in ("real", "imag", "T"):  # views
             slicing.attribute_view(t, obj, op.name, op.loc, op.result)
         elif op.name == "ctypes":  # a.ctypes.data: the address of the first element
-            addr = t.emit(Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address",
-                                    args=(obj,)))
+            addr = t.emit(
+                Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address", args=(obj,))
+            )
             _build(t, op.loc, Value(op.result.id, NamedTuple((uint64,), ArrayCtypes)), (addr,))
         else:
-            raise TypingError(f"arrays have no attribute '{op.name}' in kernels "
-                              "(supported: shape, size, ndim, dtype, ctypes.data)", op.loc)
+            raise TypingError(
+                f"arrays have no attribute '{op.name}' in kernels "
+                "(supported: shape, size, ndim, dtype, ctypes.data)",
+                op.loc,
+            )
         return
     if isinstance(obj.type, Record):  # r.x: a field
         records.get_field(t, obj, op.name, op.loc, op.result.id)
@@ -117,8 +133,11 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
         fields = obj.type.fields
         if op.name not in fields:
             name = obj.type.cls.__name__
-            raise TypingError(f"namedtuple '{name}' has no field '{op.name}'", op.loc,
-                              hint=f"{name} has the fields {', '.join(fields)}")
+            raise TypingError(
+                f"namedtuple '{name}' has no field '{op.name}'",
+                op.loc,
+                hint=f"{name} has the fields {', '.join(fields)}",
+            )
         _emit_tuple_get(t, op, obj, fields.index(op.name))
         return
     t.check_defined(obj, op.loc)
@@ -135,10 +154,14 @@ def _plural(n: int, one: str, many: str) -> str:
 
 def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C901 -- one branch per index form (slice, scalar, tuple of ints, tuple being built) numba accepts
     """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
-    if (isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice)) \
-            or slicing.has_slice(idx):  # a view is only read (GetItem takes it)
-        raise UnsupportedError("assigning to a slice of an array is not supported in "
-                               "kernels; store one element at a time", loc)
+    if (isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice)) or slicing.has_slice(
+        idx
+    ):  # a view is only read (GetItem takes it)
+        raise UnsupportedError(
+            "assigning to a slice of an array is not supported in "
+            "kernels; store one element at a time",
+            loc,
+        )
     if isinstance(idx.type, Scalar):
         count = 1
     elif isinstance(idx.type, Tuple):
@@ -146,11 +169,16 @@ def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C
     else:
         t.check_not_string(idx, loc)
         t.check_defined(idx, loc)
-        raise TypingError(f"an array index must be an integer or a tuple of integers, "
-                          f"not {describe(idx.type)}", loc)
+        raise TypingError(
+            f"an array index must be an integer or a tuple of integers, not {describe(idx.type)}",
+            loc,
+        )
     if count != arr.ndim:
-        raise TypingError(f"array of {_plural(arr.ndim, 'dimension', 'dimensions')} "
-                          f"indexed with {_plural(count, 'index', 'indices')}", loc)
+        raise TypingError(
+            f"array of {_plural(arr.ndim, 'dimension', 'dimensions')} "
+            f"indexed with {_plural(count, 'index', 'indices')}",
+            loc,
+        )
     if isinstance(idx.type, Scalar):
         items = [idx]
     elif arr.ndim > 1 and all(it == int64 for it in idx.type.items):
@@ -158,16 +186,19 @@ def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C
     elif idx.id in t.tuple_items:  # x[i, j]: cast the items, not TupleGets of the tuple
         items = list(t.tuple_items[idx.id])
     else:
-        items = [t.emit(TupleGet(loc=loc, result=t.fresh(it), tuple=idx, index=i))
-                 for i, it in enumerate(idx.type.items)]
+        items = [
+            t.emit(TupleGet(loc=loc, result=t.fresh(it), tuple=idx, index=i))
+            for i, it in enumerate(idx.type.items)
+        ]
     for i, v in enumerate(items):
         if not isinstance(v.type, Scalar) or v.type.is_float or v.type == boolean:
             raise TypingError(f"an array index must be an integer, not {describe(v.type)}", loc)
         items[i] = t.cast(v, int64, loc)
     if arr.ndim == 1:
         return items[0]
-    return t.emit(BuildTuple(loc=loc, result=t.fresh(Tuple((int64,) * arr.ndim)),
-                             items=tuple(items)))
+    return t.emit(
+        BuildTuple(loc=loc, result=t.fresh(Tuple((int64,) * arr.ndim)), items=tuple(items))
+    )
 
 
 def _tuple_index(t: Typer, tup: Tuple, idx: Value, loc: Loc) -> int:
@@ -191,19 +222,25 @@ def type_getitem(t: Typer, op: GetItem) -> None:
         slicing.array_slice(t, obj, idx, op.loc, op.result)
     elif isinstance(obj.type, Array):
         index = array_index(t, obj.type, idx, op.loc)
-        t.emit(GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj,
-                       index=index))
+        t.emit(
+            GetItem(loc=op.loc, result=Value(op.result.id, obj.type.dtype), obj=obj, index=index)
+        )
         if obj.id in t.const_arrays and isinstance(obj.type.dtype, Record):
             t.const_arrays.add(op.result.id)  # a record of a constant array: read-only
-    elif isinstance(obj.type, Tuple) and isinstance(idx.type, Scalar) \
-            and t.const_value(idx) is None and obj.type.items \
-            and all(isinstance(it, Scalar) for it in obj.type.items):
+    elif (
+        isinstance(obj.type, Tuple)
+        and isinstance(idx.type, Scalar)
+        and t.const_value(idx) is None
+        and obj.type.items
+        and all(isinstance(it, Scalar) for it in obj.type.items)
+    ):
         # A run-time index into a tuple of numbers (``shape[-x]``): read from a copy
         # of its items in a local array, as numba indexes a UniTuple.
         arr = iteration.source(t, obj, op.loc)
         index = array_index(t, arr.type, idx, op.loc)
-        t.emit(GetItem(loc=op.loc, result=Value(op.result.id, arr.type.dtype), obj=arr,
-                       index=index))
+        t.emit(
+            GetItem(loc=op.loc, result=Value(op.result.id, arr.type.dtype), obj=arr, index=index)
+        )
     elif isinstance(obj.type, Tuple):
         _emit_tuple_get(t, op, obj, _tuple_index(t, obj.type, idx, op.loc))
     elif isinstance(obj.type, Record):  # r['x'], or r[0]: its first field
@@ -211,18 +248,25 @@ def type_getitem(t: Typer, op: GetItem) -> None:
     else:
         t.check_not_string(obj, op.loc)
         t.check_defined(obj, op.loc)
-        if isinstance(obj.type, PyObject) and hasattr(obj.type.value, "shape") \
-                and hasattr(obj.type.value, "dtype"):  # a device (or other) array object
+        if (
+            isinstance(obj.type, PyObject)
+            and hasattr(obj.type.value, "shape")
+            and hasattr(obj.type.value, "dtype")
+        ):  # a device (or other) array object
             raise UnsupportedError(
                 f"a global or closure {type(obj.type.value).__name__} cannot be used in a "
-                "kernel yet: only NumPy arrays are (read as constants)", op.loc,
-                hint="pass the array as a kernel argument")
+                "kernel yet: only NumPy arrays are (read as constants)",
+                op.loc,
+                hint="pass the array as a kernel argument",
+            )
         if isinstance(obj.type, PyObject) and hasattr(obj.type.value, "py_func"):
             raise UnsupportedError(
                 f"{obj.type.value!r} cannot be launched from a kernel: launching kernels from "
-                "kernels (dynamic parallelism) is not supported", op.loc,
+                "kernels (dynamic parallelism) is not supported",
+                op.loc,
                 hint="launch it from the host after this kernel, or make it a device function "
-                     "(@cuda.jit(device=True)) and call it")
+                "(@cuda.jit(device=True)) and call it",
+            )
         raise TypingError(f"cannot index a value of type {describe(obj.type)}", op.loc)
 
 
@@ -236,10 +280,15 @@ def type_setitem(t: Typer, op: SetItem) -> None:
         if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
             raise TypingError(
                 "cannot assign into a global NumPy array: kernels read global and closure "
-                "arrays as constants, frozen when the kernel is compiled", op.loc,
-                hint="pass the array as a kernel argument to write into it")
-        what = "tuples are immutable" if isinstance(obj.type, Tuple) else \
-            f"cannot assign into a value of type {describe(obj.type)}"
+                "arrays as constants, frozen when the kernel is compiled",
+                op.loc,
+                hint="pass the array as a kernel argument to write into it",
+            )
+        what = (
+            "tuples are immutable"
+            if isinstance(obj.type, Tuple)
+            else f"cannot assign into a value of type {describe(obj.type)}"
+        )
         raise TypingError(what, op.loc)
     t.check_writable(obj, op.loc, "cannot assign into")
     index = array_index(t, obj.type, idx, op.loc)
@@ -250,8 +299,11 @@ def type_setitem(t: Typer, op: SetItem) -> None:
     if isinstance(obj.type.dtype, (Record, CharSeq)):  # a[i] = r: the bytes are copied
         if val.type != obj.type.dtype:
             t.check_defined(val, op.loc)
-            raise TypingError(f"cannot store {describe(val.type)} into an array of records "
-                              f"of another type ({obj.type.dtype})", op.loc)
+            raise TypingError(
+                f"cannot store {describe(val.type)} into an array of records "
+                f"of another type ({obj.type.dtype})",
+                op.loc,
+            )
         t.emit(SetItem(loc=op.loc, obj=obj, index=index, value=val))
         return
     t.scalar(val, op.loc, f"storing into an array of {obj.type.dtype}")
@@ -264,8 +316,11 @@ def type_setattr(t: Typer, op: SetAttr) -> None:
     obj, val = t.value(op.obj), t.value(op.value)
     if not isinstance(obj.type, Record):
         t.check_defined(obj, op.loc)
-        raise UnsupportedError(f"assigning to an attribute of {describe(obj.type)} is not "
-                               "supported in kernels (only a record's fields)", op.loc)
+        raise UnsupportedError(
+            f"assigning to an attribute of {describe(obj.type)} is not "
+            "supported in kernels (only a record's fields)",
+            op.loc,
+        )
     records.set_field(t, obj, op.name, val, op.loc)
 
 
@@ -300,10 +355,12 @@ def namedtuple_constructor(cls: type):
                 items.append(site.arg(i, f))
         for f, v in zip(fields, items, strict=True):
             if not isinstance(v.type, (Scalar, Array, Tuple)):
-                raise TypingError(f"{cls.__name__} field '{f}' cannot hold "
-                                  f"{describe(v.type)}", site.loc)
+                raise TypingError(
+                    f"{cls.__name__} field '{f}' cannot hold {describe(v.type)}", site.loc
+                )
         types = tuple(v.type for v in items)
         return _build(t, site.loc, site.result(NamedTuple(types, cls)), tuple(items))
+
     return rule
 
 
@@ -325,8 +382,9 @@ def type_tuple_get(t: Typer, op: TupleGet) -> None:
         raise TypingError(f"cannot unpack a value of type {describe(tup.type)}", op.loc)
     n = len(tup.type.items)
     if not -n <= op.index < n:
-        raise TypingError(f"too many names to unpack: the tuple has only {n} "
-                          f"item{'s' if n != 1 else ''}", op.loc)
+        raise TypingError(
+            f"too many names to unpack: the tuple has only {n} item{'s' if n != 1 else ''}", op.loc
+        )
     _emit_tuple_get(t, op, tup, op.index % n)
 
 
@@ -337,8 +395,9 @@ def type_get_iter(t: Typer, op: GetIter) -> None:
             iteration.get_iter(t, obj, op.loc, op.result)
             return
         t.check_defined(obj, op.loc)
-        raise UnsupportedError(f"for loops over {describe(obj.type)} are not supported; "
-                               "loop over range(...)", op.loc)
+        raise UnsupportedError(
+            f"for loops over {describe(obj.type)} are not supported; loop over range(...)", op.loc
+        )
     t.emit(GetIter(loc=op.loc, result=Value(op.result.id, RangeIter(int64)), obj=obj))
 
 

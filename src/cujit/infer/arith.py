@@ -46,8 +46,10 @@ def _operand_types(t: Typer, op, a: Value, b: Value) -> tuple[Scalar, Scalar]:
         t.check_not_string(v, op.loc)
         t.check_defined(v, op.loc)
     if not (isinstance(a.type, Scalar) and isinstance(b.type, Scalar)):
-        raise TypingError(f"unsupported operand types for {op.op}: "
-                          f"'{describe(a.type)}' and '{describe(b.type)}'", op.loc)
+        raise TypingError(
+            f"unsupported operand types for {op.op}: '{describe(a.type)}' and '{describe(b.type)}'",
+            op.loc,
+        )
     return a.type, b.type
 
 
@@ -62,8 +64,9 @@ def type_binop(t: Typer, op: BinOp) -> None:
         return
     rule = arith_type(op.op, ta, tb)
     if isinstance(rule, str):
-        raise TypingError(f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
-                          f"({rule})", op.loc)
+        raise TypingError(
+            f"unsupported operand types for {op.op}: '{ta}' and '{tb}' ({rule})", op.loc
+        )
     lt, rt, res = rule
     lhs, rhs = t.cast(a, lt, op.loc), t.cast(b, rt, op.loc)
     t.emit(BinOp(loc=op.loc, result=Value(op.result.id, res), op=op.op, lhs=lhs, rhs=rhs))
@@ -91,14 +94,12 @@ def type_unaryop(t: Typer, op: UnaryOp) -> None:
         if cond.id in t.consts:  # `not` of a compile-time object folds right here
             t.const(not t.consts[cond.id], op.loc, result=op.result)
             return
-        t.emit(UnaryOp(loc=op.loc, result=Value(op.result.id, boolean), op="not",
-                       operand=cond))
+        t.emit(UnaryOp(loc=op.loc, result=Value(op.result.id, boolean), op="not", operand=cond))
         return
     ta = t.scalar(a, op.loc, f"unary {op.op}")
     rule = unary_type(op.op, ta)
     if isinstance(rule, str):
-        raise TypingError(f"unsupported operand type for unary {op.op}: '{ta}' ({rule})",
-                          op.loc)
+        raise TypingError(f"unsupported operand type for unary {op.op}: '{ta}' ({rule})", op.loc)
     operand = t.cast(a, rule, op.loc)
     t.emit(UnaryOp(loc=op.loc, result=Value(op.result.id, rule), op=op.op, operand=operand))
 
@@ -118,16 +119,20 @@ def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
         return va is vb if op.op in ("is", "is not") else va == vb
     if isinstance(a.type, NoneType) or isinstance(b.type, NoneType):
         return False  # a number, array or tuple is never None
-    raise TypingError(f"'{op.op}' is only supported for comparisons with None, not between "
-                      f"'{describe(a.type)}' and '{describe(b.type)}'", op.loc)
+    raise TypingError(
+        f"'{op.op}' is only supported for comparisons with None, not between "
+        f"'{describe(a.type)}' and '{describe(b.type)}'",
+        op.loc,
+    )
 
 
 def type_compare(t: Typer, op: Compare) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
     if op.op in ("is", "is not") and a.type == b.type == boolean:
         # ``pred is True``: bools are singletons, so identity is equality (numba too)
-        op = Compare(loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=",
-                     lhs=op.lhs, rhs=op.rhs)
+        op = Compare(
+            loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=", lhs=op.lhs, rhs=op.rhs
+        )
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
         same = _fold_identity(t, op, a, b)
         t.const(same if op.op in ("is", "==") else not same, op.loc, result=op.result)
@@ -138,9 +143,11 @@ def type_compare(t: Typer, op: Compare) -> None:
     ta, tb = _operand_types(t, op, a, b)
     common = unify(ta, tb)
     if common.is_complex and op.op not in ("==", "!="):
-        raise TypingError(f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
-                          "(complex numbers are not ordered: only == and != compare them)",
-                          op.loc)
+        raise TypingError(
+            f"unsupported operand types for {op.op}: '{ta}' and '{tb}' "
+            "(complex numbers are not ordered: only == and != compare them)",
+            op.loc,
+        )
     lhs, rhs = t.cast(a, common, op.loc), t.cast(b, common, op.loc)
     t.emit(Compare(loc=op.loc, result=Value(op.result.id, boolean), op=op.op, lhs=lhs, rhs=rhs))
 

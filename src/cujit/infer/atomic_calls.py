@@ -61,11 +61,13 @@ def _array(t: Typer, site: CallSite, fname: str, allowed: tuple[Scalar, ...]) ->
     ary = site.arg(0, "ary")
     if not isinstance(ary.type, Array):
         t.check_defined(ary, site.loc)
-        raise TypingError(f"cuda.atomic.{fname} needs an array, not {describe(ary.type)}",
-                          site.loc)
+        raise TypingError(f"cuda.atomic.{fname} needs an array, not {describe(ary.type)}", site.loc)
     if ary.type.dtype not in allowed:
-        raise TypingError(f"cuda.atomic.{fname} does not support arrays of {ary.type.dtype} "
-                          "(supported: " + ", ".join(map(str, allowed)) + ")", site.loc)
+        raise TypingError(
+            f"cuda.atomic.{fname} does not support arrays of {ary.type.dtype} "
+            "(supported: " + ", ".join(map(str, allowed)) + ")",
+            site.loc,
+        )
     t.check_writable(ary, site.loc, f"cuda.atomic.{fname} cannot update")
     return ary
 
@@ -85,8 +87,10 @@ def atomic_rmw(fname: str):
         dtype = ary.type.dtype
         index = array_index(t, ary.type, site.arg(1, "idx"), site.loc)
         value = _operand(t, site, site.arg(2, "val"), dtype, fname, "value")
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(dtype), name=name,
-                                args=(ary, index, value)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(dtype), name=name, args=(ary, index, value))
+        )
+
     return rule
 
 
@@ -98,8 +102,11 @@ def call_cas(t: Typer, site: CallSite) -> Value:
     index = array_index(t, ary.type, site.arg(1, "idx"), site.loc)
     old = _operand(t, site, site.arg(2, "old"), dtype, "cas", "expected value")
     val = _operand(t, site, site.arg(3, "val"), dtype, "cas", "value")
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(dtype), name="atomic.cas",
-                            args=(ary, index, old, val)))
+    return t.emit(
+        Intrinsic(
+            loc=site.loc, result=site.result(dtype), name="atomic.cas", args=(ary, index, old, val)
+        )
+    )
 
 
 def call_compare_and_swap(t: Typer, site: CallSite) -> Value:
@@ -108,16 +115,29 @@ def call_compare_and_swap(t: Typer, site: CallSite) -> Value:
     site.expect(3, 3, keywords=("ary", "old", "val"))
     ary = _array(t, site, "compare_and_swap", INTEGER_TYPES)
     if ary.type.ndim != 1:
-        raise TypingError("cuda.atomic.compare_and_swap needs a 1-d array (use "
-                          f"cuda.atomic.cas with an index for {ary.type.ndim} dimensions)",
-                          site.loc)
+        raise TypingError(
+            "cuda.atomic.compare_and_swap needs a 1-d array (use "
+            f"cuda.atomic.cas with an index for {ary.type.ndim} dimensions)",
+            site.loc,
+        )
     dtype = ary.type.dtype
     index = t.const(0, site.loc)
     old = _operand(t, site, site.arg(1, "old"), dtype, "compare_and_swap", "expected value")
     val = _operand(t, site, site.arg(2, "val"), dtype, "compare_and_swap", "value")
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(dtype), name="atomic.cas",
-                            args=(ary, index, old, val)))
+    return t.emit(
+        Intrinsic(
+            loc=site.loc, result=site.result(dtype), name="atomic.cas", args=(ary, index, old, val)
+        )
+    )
 
 
-__all__ = ["ALL_TYPES", "ATOMIC_INTRINSICS", "ATOMIC_OPS", "INTEGER_TYPES", "UNSIGNED_TYPES",
-           "atomic_rmw", "call_cas", "call_compare_and_swap"]
+__all__ = [
+    "ALL_TYPES",
+    "ATOMIC_INTRINSICS",
+    "ATOMIC_OPS",
+    "INTEGER_TYPES",
+    "UNSIGNED_TYPES",
+    "atomic_rmw",
+    "call_cas",
+    "call_compare_and_swap",
+]

@@ -41,8 +41,11 @@ def call_range(t: Typer, site: CallSite) -> Value:
         bounds.append(t.const(1, site.loc))
     if t.const_value(bounds[2]) == 0:
         raise TypingError("range() step must not be zero", site.loc)
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(RangeType(int64)), name="range",
-                            args=tuple(bounds)))
+    return t.emit(
+        Intrinsic(
+            loc=site.loc, result=site.result(RangeType(int64)), name="range", args=tuple(bounds)
+        )
+    )
 
 
 def call_len(t: Typer, site: CallSite) -> Value:
@@ -50,16 +53,22 @@ def call_len(t: Typer, site: CallSite) -> Value:
     (obj,) = site.args
     if isinstance(obj.type, Tuple):
         return t.const(len(obj.type.items), site.loc, result=site.result(int64))
-    if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value) \
-            and obj.type.value.ndim:  # a global array: its length is a constant
+    if (
+        isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value) and obj.type.value.ndim
+    ):  # a global array: its length is a constant
         return t.const(len(obj.type.value), site.loc, result=site.result(int64))
     if isinstance(obj.type, Array):
         # len(x) is the first extent, as numba's len of an array.
-        shape = t.emit(Intrinsic(loc=site.loc, result=t.fresh(Tuple((int64,) * obj.type.ndim)),
-                                 name="array.shape", args=(obj,)))
+        shape = t.emit(
+            Intrinsic(
+                loc=site.loc,
+                result=t.fresh(Tuple((int64,) * obj.type.ndim)),
+                name="array.shape",
+                args=(obj,),
+            )
+        )
         return t.emit(TupleGet(loc=site.loc, result=site.result(int64), tuple=shape, index=0))
-    raise TypingError(f"len() of a value of type {describe(obj.type)} is not supported",
-                      site.loc)
+    raise TypingError(f"len() of a value of type {describe(obj.type)} is not supported", site.loc)
 
 
 def min_max(name: str):
@@ -69,10 +78,13 @@ def min_max(name: str):
         if len(args) == 1:  # min(x.shape): over a tuple's items
             tup = args[0]
             if not isinstance(tup.type, Tuple) or not tup.type.items:
-                raise TypingError(f"{name}() needs two or more numbers, or a tuple of them",
-                                  site.loc)
-            args = [t.emit(TupleGet(loc=site.loc, result=t.fresh(it), tuple=tup, index=i))
-                    for i, it in enumerate(tup.type.items)]
+                raise TypingError(
+                    f"{name}() needs two or more numbers, or a tuple of them", site.loc
+                )
+            args = [
+                t.emit(TupleGet(loc=site.loc, result=t.fresh(it), tuple=tup, index=i))
+                for i, it in enumerate(tup.type.items)
+            ]
         common = t.scalar(args[0], site.loc, f"{name}()")
         for v in args[1:]:
             common = unify(common, t.scalar(v, site.loc, f"{name}()"))
@@ -85,6 +97,7 @@ def min_max(name: str):
             res = site.result(common) if i == len(args) - 2 else t.fresh(common)
             acc = t.emit(Intrinsic(loc=site.loc, result=res, name=name, args=(acc, v)))
         return acc
+
     return rule
 
 
@@ -93,8 +106,9 @@ def call_abs(t: Typer, site: CallSite) -> Value:
     (x,) = site.args
     ty = t.scalar(x, site.loc, "abs()")
     if ty.is_complex:  # the modulus, in the part type (hypot)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(ty.part_type),
-                                name="complex.abs", args=(x,)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(ty.part_type), name="complex.abs", args=(x,))
+        )
     if ty == boolean:  # numba types abs(bool) as int8
         x, ty = t.cast(x, int8, site.loc), int8
     if ty.kind == "u":
@@ -108,6 +122,7 @@ def cast_to(target: Scalar):
         (x,) = site.args
         t.scalar(x, site.loc, f"{target}()")
         return t.cast(x, target, site.loc)
+
     return rule
 
 
@@ -124,11 +139,14 @@ def math_unary(fname: str):
             return t.cast(x, int64, site.loc)  # already integral: exact, no float detour
         x = t.as_float(x, site.loc, f"math.{fname}()")
         if fname in ("floor", "ceil"):  # numba returns int64 from math.floor/ceil
-            y = t.emit(Intrinsic(loc=site.loc, result=t.fresh(x.type), name=f"math.{fname}",
-                                 args=(x,)))
+            y = t.emit(
+                Intrinsic(loc=site.loc, result=t.fresh(x.type), name=f"math.{fname}", args=(x,))
+            )
             return t.cast(y, int64, site.loc)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(x.type), name=f"math.{fname}",
-                                args=(x,)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(x.type), name=f"math.{fname}", args=(x,))
+        )
+
     return rule
 
 
@@ -145,12 +163,14 @@ def math_trunc(t: Typer, site: CallSite) -> Value:
 def math_scale(fname: str, factor: float):
     """``math.degrees``/``math.radians``: one multiplication by the factor CPython's
     uses (180/pi or pi/180), in the argument's float type."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1)
         x = t.as_float(site.args[0], site.loc, f"math.{fname}()")
         k = t.const(factor, site.loc)
         k = t.cast(k, x.type, site.loc)
         return t.emit(BinOp(loc=site.loc, result=site.result(x.type), op="*", lhs=x, rhs=k))
+
     return rule
 
 
@@ -166,8 +186,10 @@ def math_binary(fname: str):
             common = unify(ta, tb)
             common = common if common.is_float else float64
         a, b = t.cast(a, common, site.loc), t.cast(b, common, site.loc)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(common), name=f"math.{fname}",
-                                args=(a, b)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(common), name=f"math.{fname}", args=(a, b))
+        )
+
     return rule
 
 
@@ -177,12 +199,15 @@ def float_test(fname: str, int_answer: bool):
         (x,) = site.args
         if not t.scalar(x, site.loc, f"math.{fname}()").is_float:
             return t.const(int_answer, site.loc, result=site.result(boolean))
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(boolean), name=f"math.{fname}",
-                                args=(x,)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(boolean), name=f"math.{fname}", args=(x,))
+        )
+
     return rule
 
 
 def unsupported(what: str):
     def rule(t: Typer, site: CallSite) -> Value:
         raise UnsupportedError(f"{what} is not supported in kernels by cujit", site.loc)
+
     return rule

@@ -30,12 +30,12 @@ def _array(t: Typer, site: CallSite, name: str) -> Value:
     ary = site.arg(0, "array")
     if not isinstance(ary.type, Array):
         t.check_defined(ary, site.loc)
-        raise TypingError(f"cuda.{name} operates on arrays, not {describe(ary.type)}",
-                          site.loc)
+        raise TypingError(f"cuda.{name} operates on arrays, not {describe(ary.type)}", site.loc)
     dt = ary.type.dtype
     if dt.kind not in "iuf" or dt.bits not in (8, 16, 32, 64):
-        raise TypingError(f"{name} requires array of integer or float type (8 to 64 bits), "
-                          f"got {dt}", site.loc)
+        raise TypingError(
+            f"{name} requires array of integer or float type (8 to 64 bits), got {dt}", site.loc
+        )
     return ary
 
 
@@ -57,8 +57,15 @@ def cache_load(name: str):
         site.expect(2, 2, keywords=("array", "i"))
         ary = _array(t, site, name)
         index = _index(t, site, name, ary)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(ary.type.dtype),
-                                name=f"cache.{name}", args=(ary, index)))
+        return t.emit(
+            Intrinsic(
+                loc=site.loc,
+                result=site.result(ary.type.dtype),
+                name=f"cache.{name}",
+                args=(ary, index),
+            )
+        )
+
     return rule
 
 
@@ -71,15 +78,24 @@ def cache_store(name: str):
         value = site.arg(2, "value")
         t.scalar(value, site.loc, f"cuda.{name}'s value")
         value = t.cast(value, ary.type.dtype, site.loc)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(none),
-                                name=f"cache.{name}", args=(ary, index, value)))
+        return t.emit(
+            Intrinsic(
+                loc=site.loc,
+                result=site.result(none),
+                name=f"cache.{name}",
+                args=(ary, index, value),
+            )
+        )
+
     return rule
 
 
 def cache_hint_rules(api) -> dict:
     """The call table's entries for ``api`` (``device_api``)'s placeholders."""
-    return {**{getattr(api, n): cache_load(n) for n in CACHE_LOADS},
-            **{getattr(api, n): cache_store(n) for n in CACHE_STORES}}
+    return {
+        **{getattr(api, n): cache_load(n) for n in CACHE_LOADS},
+        **{getattr(api, n): cache_store(n) for n in CACHE_STORES},
+    }
 
 
 __all__ = ["CACHE_LOADS", "CACHE_STORES", "cache_hint_rules"]

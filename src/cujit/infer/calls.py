@@ -79,12 +79,20 @@ class CallSite:
         """Check the argument count and that only ``keywords`` are passed by name."""
         for k in self.kwargs:
             if k not in keywords:
-                raise TypingError(f"{self.name}() got an unexpected keyword argument '{k}'",
-                                  self.loc)
+                raise TypingError(
+                    f"{self.name}() got an unexpected keyword argument '{k}'", self.loc
+                )
         n = len(self.args) + len(self.kwargs)
         if not lo <= n <= hi:
-            want = ("no" if hi == 0 else str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99
-                    else f"at least {lo}")
+            want = (
+                "no"
+                if hi == 0
+                else str(lo)
+                if lo == hi
+                else f"{lo} to {hi}"
+                if hi < 99
+                else f"at least {lo}"
+            )
             noun = "argument" if want == "1" else "arguments"
             raise TypingError(f"{self.name}() takes {want} {noun} ({n} given)", self.loc)
 
@@ -103,9 +111,34 @@ class CallSite:
 
 Rule = Callable[[Typer, CallSite], Value]
 
-_MATH_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-               "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc",
-               "expm1", "log1p", "asinh", "acosh", "atanh", "gamma", "lgamma")
+_MATH_UNARY = (
+    "sqrt",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "floor",
+    "ceil",
+    "fabs",
+    "erf",
+    "erfc",
+    "expm1",
+    "log1p",
+    "asinh",
+    "acosh",
+    "atanh",
+    "gamma",
+    "lgamma",
+)
 _MATH_BINARY = ("pow", "atan2", "hypot", "copysign", "fmod")
 
 # The table.  Casts are spelled three ways in kernels (cujit/numba type objects,
@@ -180,7 +213,9 @@ def callee_name(fn: object) -> str:
     if hasattr(fn, "py_func"):  # a @cuda.jit kernel or device function: the user's name
         return fn.__name__
     if isinstance(fn, (pytypes.FunctionType, type)) or getattr(fn, "__module__", "") in (
-            "builtins", None):
+        "builtins",
+        None,
+    ):
         return getattr(fn, "__qualname__", None) or describe_object(fn)
     return user_spelling(describe_object(fn))
 
@@ -195,8 +230,11 @@ def _not_callable_hint(fn: object, name: str) -> str | None:
         return hint("host-function", name=name)
     short = name.removeprefix("numpy.")  # the messages' spelling of NumPy's functions
     if short != name and "." not in short:
-        return (hint("numpy-allocation") if short in NUMPY_ALLOCATORS
-                else hint("numpy-function", name=f"np.{short}"))
+        return (
+            hint("numpy-allocation")
+            if short in NUMPY_ALLOCATORS
+            else hint("numpy-function", name=f"np.{short}")
+        )
     return None
 
 
@@ -214,14 +252,18 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         raise TypingError(f"a value of type {describe(callee.type)} is not callable", op.loc)
     fn = callee.type.value
     t.check_not_string(callee, op.loc)
-    site = CallSite(op, callee_name(fn), [t.value(a) for a in op.args],
-                    {k: t.value(v) for k, v in op.kwargs})
+    site = CallSite(
+        op, callee_name(fn), [t.value(a) for a in op.args], {k: t.value(v) for k, v in op.kwargs}
+    )
     if isinstance(fn, type) and issubclass(fn, BaseException):
         # Building an exception is only ever followed by a Raise: keep the class as
         # a constant and remember a string argument as the message.
         t.emit(Const(loc=op.loc, result=site.result(PyObject(fn)), value=fn))
-        if site.args and isinstance(site.args[0].type, PyObject) \
-                and isinstance(site.args[0].type.value, str):
+        if (
+            site.args
+            and isinstance(site.args[0].type, PyObject)
+            and isinstance(site.args[0].type.value, str)
+        ):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
     devfn = as_device_function(fn)
@@ -238,8 +280,11 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
     if rule is None and is_namedtuple_class(fn):
         rule = namedtuple_constructor(fn)
     if rule is None:
-        raise UnsupportedError(f"call to unsupported function '{site.name}'", op.loc,
-                               hint=_not_callable_hint(fn, site.name))
+        raise UnsupportedError(
+            f"call to unsupported function '{site.name}'",
+            op.loc,
+            hint=_not_callable_hint(fn, site.name),
+        )
     if fn is not print:  # print() alone takes string constants
         for v in (*site.args, *site.kwargs.values()):
             t.check_not_string(v, op.loc)

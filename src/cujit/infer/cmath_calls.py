@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
 CMATH_INTRINSICS = ("sqrt", "exp", "log", "log10", "sin", "cos")
 # numba's CUDA cmath functions that cujit does not have (yet): a clear error.
-CMATH_MISSING = ("acos", "asin", "asinh", "atan", "atanh", "tan", "acosh", "cosh", "sinh",
-                 "tanh")
+CMATH_MISSING = ("acos", "asin", "asinh", "atan", "atanh", "tan", "acosh", "cosh", "sinh", "tanh")
 
 
 def as_complex(t: Typer, v: Value, loc, what: str) -> Value:
@@ -37,20 +36,26 @@ def as_complex(t: Typer, v: Value, loc, what: str) -> Value:
 def cmath_unary(fname: str):
     def rule(t: Typer, site: CallSite) -> Value:
         if fname == "log" and len(site.args) == 2:
-            raise UnsupportedError("cmath.log(z, base) is not supported in kernels", site.loc,
-                                   hint="divide cmath.log(z) by math.log(base)")
+            raise UnsupportedError(
+                "cmath.log(z, base) is not supported in kernels",
+                site.loc,
+                hint="divide cmath.log(z) by math.log(base)",
+            )
         site.expect(1, 1)
         z = as_complex(t, site.args[0], site.loc, f"cmath.{fname}()")
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(z.type),
-                                name=f"cmath.{fname}", args=(z,)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(z.type), name=f"cmath.{fname}", args=(z,))
+        )
+
     return rule
 
 
 def call_phase(t: Typer, site: CallSite) -> Value:
     site.expect(1, 1)
     z = as_complex(t, site.args[0], site.loc, "cmath.phase()")
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(z.type.part_type),
-                            name="cmath.phase", args=(z,)))
+    return t.emit(
+        Intrinsic(loc=site.loc, result=site.result(z.type.part_type), name="cmath.phase", args=(z,))
+    )
 
 
 def call_polar(t: Typer, site: CallSite) -> Value:
@@ -59,8 +64,7 @@ def call_polar(t: Typer, site: CallSite) -> Value:
     pt = z.type.part_type
     r = t.emit(Intrinsic(loc=site.loc, result=t.fresh(pt), name="complex.abs", args=(z,)))
     phi = t.emit(Intrinsic(loc=site.loc, result=t.fresh(pt), name="cmath.phase", args=(z,)))
-    return t.emit(BuildTuple(loc=site.loc, result=site.result(Tuple((pt, pt))),
-                             items=(r, phi)))
+    return t.emit(BuildTuple(loc=site.loc, result=site.result(Tuple((pt, pt))), items=(r, phi)))
 
 
 def call_rect(t: Typer, site: CallSite) -> Value:
@@ -75,12 +79,14 @@ def call_rect(t: Typer, site: CallSite) -> Value:
     sin = t.emit(Intrinsic(loc=loc, result=t.fresh(float64), name="math.sin", args=(phi,)))
     re = t.emit(BinOp(loc=loc, result=t.fresh(float64), op="*", lhs=r, rhs=cos))
     im = t.emit(BinOp(loc=loc, result=t.fresh(float64), op="*", lhs=r, rhs=sin))
-    return t.emit(Intrinsic(loc=loc, result=site.result(complex128), name="complex.build",
-                            args=(re, im)))
+    return t.emit(
+        Intrinsic(loc=loc, result=site.result(complex128), name="complex.build", args=(re, im))
+    )
 
 
 def cmath_test(fname: str):
     """``cmath.isnan``/``isinf``: either part; ``isfinite``: both parts."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1)
         z = site.args[0]
@@ -89,22 +95,29 @@ def cmath_test(fname: str):
         loc, pt = site.loc, z.type.part_type
         tests = []
         for part in ("real", "imag"):
-            x = t.emit(Intrinsic(loc=loc, result=t.fresh(pt), name=f"complex.{part}",
-                                 args=(z,)))
-            tests.append(t.emit(Intrinsic(loc=loc, result=t.fresh(boolean),
-                                          name=f"math.{fname}", args=(x,))))
+            x = t.emit(Intrinsic(loc=loc, result=t.fresh(pt), name=f"complex.{part}", args=(z,)))
+            tests.append(
+                t.emit(Intrinsic(loc=loc, result=t.fresh(boolean), name=f"math.{fname}", args=(x,)))
+            )
         join = "&" if fname == "isfinite" else "|"
-        return t.emit(BinOp(loc=loc, result=site.result(boolean), op=join, lhs=tests[0],
-                            rhs=tests[1]))
+        return t.emit(
+            BinOp(loc=loc, result=site.result(boolean), op=join, lhs=tests[0], rhs=tests[1])
+        )
+
     return rule
 
 
 def cmath_rules() -> dict:
     rules: dict = {getattr(cmath, f): cmath_unary(f) for f in CMATH_INTRINSICS}
-    rules.update({
-        cmath.phase: call_phase, cmath.polar: call_polar, cmath.rect: call_rect,
-        cmath.isnan: cmath_test("isnan"), cmath.isinf: cmath_test("isinf"),
-        cmath.isfinite: cmath_test("isfinite"),
-    })
+    rules.update(
+        {
+            cmath.phase: call_phase,
+            cmath.polar: call_polar,
+            cmath.rect: call_rect,
+            cmath.isnan: cmath_test("isnan"),
+            cmath.isinf: cmath_test("isinf"),
+            cmath.isfinite: cmath_test("isfinite"),
+        }
+    )
     rules.update({getattr(cmath, f): bi.unsupported(f"cmath.{f}") for f in CMATH_MISSING})
     return rules

@@ -43,8 +43,14 @@ def scalar_attr(t: Typer, op: GetAttr, obj: Value) -> None:
     name = op.name
     if name in ("real", "imag"):
         if ty.is_complex:
-            t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, ty.part_type),
-                             name=f"complex.{name}", args=(obj,)))
+            t.emit(
+                Intrinsic(
+                    loc=op.loc,
+                    result=Value(op.result.id, ty.part_type),
+                    name=f"complex.{name}",
+                    args=(obj,),
+                )
+            )
         elif name == "real":
             t.alias(op.result, obj)
         else:
@@ -54,16 +60,18 @@ def scalar_attr(t: Typer, op: GetAttr, obj: Value) -> None:
         method = BoundMethod(int.bit_count if name == "bit_count" else complex.conjugate, obj)
         t.emit(Const(loc=op.loc, result=Value(op.result.id, PyObject(method)), value=method))
         return
-    raise TypingError(f"'{ty}' has no attribute '{name}' in kernels (numbers have "
-                      "real, imag and conjugate(); integers also bit_count())", op.loc)
+    raise TypingError(
+        f"'{ty}' has no attribute '{name}' in kernels (numbers have "
+        "real, imag and conjugate(); integers also bit_count())",
+        op.loc,
+    )
 
 
 def conjugate(t: Typer, z: Value, site: CallSite) -> Value:
     ty = t.scalar(z, site.loc, "conjugate()")
     if not ty.is_complex:
         return z
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(ty), name="complex.conj",
-                            args=(z,)))
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(ty), name="complex.conj", args=(z,)))
 
 
 def call_conjugate(t: Typer, site: CallSite) -> Value:
@@ -85,13 +93,15 @@ def call_complex(t: Typer, site: CallSite) -> Value:
     if tre.is_complex or tim.is_complex:
         raise TypingError("complex(re, im) takes real parts", site.loc)
     re, im = t.cast(re, float64, site.loc), t.cast(im, float64, site.loc)
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(complex128), name="complex.build",
-                            args=(re, im)))
+    return t.emit(
+        Intrinsic(loc=site.loc, result=site.result(complex128), name="complex.build", args=(re, im))
+    )
 
 
 def call_abs_complex(t: Typer, site: CallSite, z: Value) -> Value:
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(z.type.part_type),
-                            name="complex.abs", args=(z,)))
+    return t.emit(
+        Intrinsic(loc=site.loc, result=site.result(z.type.part_type), name="complex.abs", args=(z,))
+    )
 
 
 def call_bit_count(t: Typer, site: CallSite) -> Value:
@@ -103,13 +113,11 @@ def call_bit_count(t: Typer, site: CallSite) -> Value:
         x = t.emit(Intrinsic(loc=site.loc, result=t.fresh(ty), name="abs", args=(x,)))
     elif ty.kind == "b":
         x = t.cast(x, int64, site.loc)
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(x.type), name="cuda.popc",
-                            args=(x,)))
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(x.type), name="cuda.popc", args=(x,)))
 
 
 def complex_rules() -> dict:
-    return {complex: call_complex, complex.conjugate: call_conjugate,
-            int.bit_count: call_bit_count}
+    return {complex: call_complex, complex.conjugate: call_conjugate, int.bit_count: call_bit_count}
 
 
 __all__ = ["BoundMethod", "call_abs_complex", "call_conjugate", "complex_rules", "scalar_attr"]

@@ -70,8 +70,7 @@ def const_type(value: object) -> tuple[Type, object] | None:  # noqa: C901 -- on
         items = [const_type(v) for v in value]
         if all(it is not None and isinstance(it[0], (Scalar, Tuple)) for it in items):
             types = tuple(it[0] for it in items)
-            t = NamedTuple(types, type(value)) if is_namedtuple_class(type(value)) \
-                else Tuple(types)
+            t = NamedTuple(types, type(value)) if is_namedtuple_class(type(value)) else Tuple(types)
             return t, tuple(it[1] for it in items)
     if is_numba_type(value):  # numba.int32(x), cuda.local.array(n, numba.float32)
         value = from_numba_type(value)
@@ -81,8 +80,14 @@ def const_type(value: object) -> tuple[Type, object] | None:  # noqa: C901 -- on
 class Typer:
     """Typing state for one sweep over ``fn``."""
 
-    def __init__(self, fn: Function, param_types: dict[int, Type],
-                 undef_types: dict[int, Type], final: bool, callees=None):
+    def __init__(
+        self,
+        fn: Function,
+        param_types: dict[int, Type],
+        undef_types: dict[int, Type],
+        final: bool,
+        callees=None,
+    ):
         self.fn = fn
         self.final = final
         # Device functions: the compilation's ``function_calls.Callees`` (None where
@@ -109,8 +114,10 @@ class Typer:
         if ary.id in self.const_arrays:
             raise TypingError(
                 f"{what} a constant array: cuda.const.array_like and global or closure NumPy "
-                "arrays are frozen into the kernel's constant memory when it is compiled", loc,
-                hint="pass the array as a kernel argument to write into it")
+                "arrays are frozen into the kernel's constant memory when it is compiled",
+                loc,
+                hint="pass the array as a kernel argument to write into it",
+            )
 
     def start_block(self) -> None:
         """Begin emitting a new block (casts made in another block are not reused)."""
@@ -173,17 +180,22 @@ class Typer:
             return self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
         if isinstance(v.type, Scalar) and isinstance(t, Scalar):
             if v.type.is_complex and not t.is_complex and t != boolean:
-                raise TypingError(f"cannot convert {v.type} to {t}: take .real, .imag or "
-                                  "abs() of a complex number", loc)
+                raise TypingError(
+                    f"cannot convert {v.type} to {t}: take .real, .imag or "
+                    "abs() of a complex number",
+                    loc,
+                )
             if (v.type.kind in "Mm" or t.kind in "Mm") and v.type.kind != t.kind:
-                raise TypingError(f"cannot convert {v.type} to {t}: datetimes and "
-                                  "timedeltas convert only to their own kind", loc)
+                raise TypingError(
+                    f"cannot convert {v.type} to {t}: datetimes and "
+                    "timedeltas convert only to their own kind",
+                    loc,
+                )
             key = (v.id, t)  # one cast per value and type per block (i < n, x[i], y[i])
             if key not in self._casts:
                 self._casts[key] = self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
             return self._casts[key]
-        if isinstance(v.type, Tuple) and isinstance(t, Tuple) \
-                and len(v.type.items) == len(t.items):
+        if isinstance(v.type, Tuple) and isinstance(t, Tuple) and len(v.type.items) == len(t.items):
             items = []
             for i, (src, dst) in enumerate(zip(v.type.items, t.items, strict=True)):
                 item = self.emit(TupleGet(loc=loc, result=self.fresh(src), tuple=v, index=i))
@@ -242,6 +254,10 @@ class Typer:
 def accepts_array(declared: Type, given: Type) -> bool:
     """Whether an array of type ``given`` passes where ``declared`` is asked for: the same
     dtype and ndim, and ``declared`` of layout 'A' (any strides), as numba converts."""
-    return (isinstance(declared, Array) and isinstance(given, Array)
-            and declared.layout == "A" and declared.dtype == given.dtype
-            and declared.ndim == given.ndim)
+    return (
+        isinstance(declared, Array)
+        and isinstance(given, Array)
+        and declared.layout == "A"
+        and declared.dtype == given.dtype
+        and declared.ndim == given.ndim
+    )

@@ -41,21 +41,27 @@ if TYPE_CHECKING:
 
 def grid(name: str):
     """``cuda.grid(ndim)`` / ``cuda.gridsize(ndim)``: int64, or a tuple for 2-3 dims."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1, keywords=("ndim",))
         ndim = t.const_value(site.arg(0, "ndim"))
         if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim not in (1, 2, 3):
             raise TypingError(f"{name}(ndim) needs ndim to be a constant 1, 2 or 3", site.loc)
         rt = int64 if ndim == 1 else Tuple((int64,) * ndim)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(rt), name=name, args=(),
-                                attrs=(("ndim", ndim),)))
+        return t.emit(
+            Intrinsic(
+                loc=site.loc, result=site.result(rt), name=name, args=(), attrs=(("ndim", ndim),)
+            )
+        )
+
     return rule
 
 
 def call_syncthreads(t: Typer, site: CallSite) -> Value:
     site.expect(0, 0)
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.syncthreads",
-                            args=()))
+    return t.emit(
+        Intrinsic(loc=site.loc, result=site.result(none), name="cuda.syncthreads", args=())
+    )
 
 
 def predicate(t: Typer, site: CallSite, v: Value, what: str) -> Value:
@@ -77,11 +83,14 @@ def mask32(t: Typer, site: CallSite, v: Value, what: str) -> Value:
 def barrier_reduce(name: str):
     """``cuda.syncthreads_count/and/or(predicate)``: a block barrier that also reduces a
     predicate over the block's threads; int32 as in numba (a count, or 0/1)."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1, keywords=("predicate",))
         pred = predicate(t, site, site.arg(0, "predicate"), f"cuda.{name}'s predicate")
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(int32), name=f"cuda.{name}",
-                                args=(pred,)))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(int32), name=f"cuda.{name}", args=(pred,))
+        )
+
     return rule
 
 
@@ -91,16 +100,20 @@ def call_syncwarp(t: Typer, site: CallSite) -> Value:
     mask = site.arg(0, "mask", default=None)
     mask = t.const(0xFFFFFFFF, site.loc) if mask is None else mask
     mask = mask32(t, site, mask, "cuda.syncwarp's mask")
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.syncwarp",
-                            args=(mask,)))
+    return t.emit(
+        Intrinsic(loc=site.loc, result=site.result(none), name="cuda.syncwarp", args=(mask,))
+    )
 
 
 def fence(name: str):
     """``cuda.threadfence()``, ``threadfence_block()``, ``threadfence_system()``."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(0, 0)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name=f"cuda.{name}",
-                                args=()))
+        return t.emit(
+            Intrinsic(loc=site.loc, result=site.result(none), name=f"cuda.{name}", args=())
+        )
+
     return rule
 
 
@@ -108,12 +121,17 @@ def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
     shape = t.const_value(site.arg(0, "shape"), default=None)
     dims = shape if isinstance(shape, tuple) else (shape,)
     if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-        hint = ("for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
-                "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]"
-                if name == "shared.array" else
-                "use a constant: a literal, or a global variable the kernel reads")
-        raise TypingError(f"the shape of cuda.{name} must be a constant integer or a tuple "
-                          "of constant integers", site.loc, hint=hint)
+        hint = (
+            "for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
+            "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]"
+            if name == "shared.array"
+            else "use a constant: a literal, or a global variable the kernel reads"
+        )
+        raise TypingError(
+            f"the shape of cuda.{name} must be a constant integer or a tuple of constant integers",
+            site.loc,
+            hint=hint,
+        )
     if any(d < 0 for d in dims):
         raise TypingError(f"the shape of cuda.{name} must not be negative: {shape}", site.loc)
     if 0 in dims and not (name == "shared.array" and dims == (0,)):
@@ -129,15 +147,18 @@ def _dtype(t: Typer, site: CallSite, name: str) -> Scalar | Record:
     except TypeError:
         dtype = None
     if not isinstance(dtype, (Scalar, Record)):
-        raise TypingError(f"the dtype of cuda.{name} must be a constant scalar type such as "
-                          f"float32 or np.int32, not {describe(site.arg(1, 'dtype').type)}",
-                          site.loc)
+        raise TypingError(
+            f"the dtype of cuda.{name} must be a constant scalar type such as "
+            f"float32 or np.int32, not {describe(site.arg(1, 'dtype').type)}",
+            site.loc,
+        )
     return dtype
 
 
 def array_alloc(name: str):
     """``cuda.shared.array(shape, dtype, alignment=None)`` and ``cuda.local.array(...)``;
     an alignment (bytes) rides in the op's attributes."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(2, 3, keywords=("shape", "dtype", "alignment"))
         shape, dtype = _shape(t, site, name), _dtype(t, site, name)
@@ -145,8 +166,16 @@ def array_alloc(name: str):
         align = _alignment(t, site, name)
         if align is not None:
             attrs += (("alignment", align),)
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(Array(dtype, len(shape), "C")),
-                                name=name, args=(), attrs=attrs))
+        return t.emit(
+            Intrinsic(
+                loc=site.loc,
+                result=site.result(Array(dtype, len(shape), "C")),
+                name=name,
+                args=(),
+                attrs=attrs,
+            )
+        )
+
     return rule
 
 
@@ -161,8 +190,11 @@ def _alignment(t: Typer, site: CallSite, name: str) -> int | None:
     if value is arg or isinstance(value, bool) or not isinstance(value, int):
         raise TypingError(f"cuda.{name}'s alignment must be a constant integer", site.loc)
     if value <= 0 or value & (value - 1) or value % 8:
-        raise TypingError(f"cuda.{name}'s alignment must be a positive power of 2 and a "
-                          f"multiple of 8, not {value}", site.loc)
+        raise TypingError(
+            f"cuda.{name}'s alignment must be a positive power of 2 and a "
+            f"multiple of 8, not {value}",
+            site.loc,
+        )
     return value
 
 
@@ -186,12 +218,13 @@ def call_const_array_like(t: Typer, site: CallSite) -> Value:
     arg = site.arg(0, "ary")
     value = arg.type.value if isinstance(arg.type, PyObject) else None
     if not isinstance(value, np.ndarray):
-        what = describe(arg.type) if not isinstance(arg.type, PyObject) else \
-            type(value).__name__
+        what = describe(arg.type) if not isinstance(arg.type, PyObject) else type(value).__name__
         raise TypingError(
             f"cuda.const.array_like needs a NumPy array known at compile time, not {what}",
-            site.loc, hint="pass a NumPy array held in a global or closure variable; its "
-            "contents are copied into the kernel when it is compiled")
+            site.loc,
+            hint="pass a NumPy array held in a global or closure variable; its "
+            "contents are copied into the kernel when it is compiled",
+        )
     return constant_array(t, value, site.loc, site.result, "cuda.const.array_like")
 
 
@@ -221,10 +254,15 @@ def constant_array(t: Typer, value, loc, result, what: str) -> Value:
     if value.ndim == 0:
         raise TypingError(f"{what} needs an array of at least one dimension", loc)
     data = ConstData(np.ascontiguousarray(value).tobytes())
-    v = t.emit(Intrinsic(loc=loc, result=result(Array(dtype, value.ndim, "C")),
-                         name="const.array_like", args=(),
-                         attrs=(("shape", tuple(value.shape)), ("dtype", dtype),
-                                ("data", data))))
+    v = t.emit(
+        Intrinsic(
+            loc=loc,
+            result=result(Array(dtype, value.ndim, "C")),
+            name="const.array_like",
+            args=(),
+            attrs=(("shape", tuple(value.shape)), ("dtype", dtype), ("data", data)),
+        )
+    )
     t.const_arrays.add(v.id)  # read-only: stores into it are refused (Typer.check_writable)
     return v
 
@@ -244,9 +282,11 @@ class GlobalArray:
         return f"<global {type(self.array).__name__} {self.dtype}{list(self.shape)}>"
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, GlobalArray) and other.array is self.array
-                and (other.dtype, other.shape, other.strides)
-                == (self.dtype, self.shape, self.strides))
+        return (
+            isinstance(other, GlobalArray)
+            and other.array is self.array
+            and (other.dtype, other.shape, other.strides) == (self.dtype, self.shape, self.strides)
+        )
 
     def __hash__(self) -> int:
         return hash((id(self.array), self.shape, self.strides))
@@ -281,8 +321,11 @@ def global_array(t: Typer, value, loc, result) -> Value:
         dtype, shape = np.dtype(cai["typestr"]), tuple(cai["shape"])
         strides = cai.get("strides")
         if strides is None:  # C-contiguous
-            strides = np.empty(shape, np.dtype(dtype), order="C").strides if all(shape) \
+            strides = (
+                np.empty(shape, np.dtype(dtype), order="C").strides
+                if all(shape)
                 else (0,) * len(shape)
+            )
     try:
         scalar = from_dtype(np.dtype(dtype))
     except (TypeError, ValueError, KeyError, NotImplementedError):
@@ -291,15 +334,23 @@ def global_array(t: Typer, value, loc, result) -> Value:
     if not isinstance(scalar, Scalar):
         raise TypingError(f"{what} has dtype {dtype}, which kernels do not support", loc)
     if len(shape) == 0:
-        raise TypingError(f"{what} has no dimensions; kernels take arrays of one or more",
-                          loc)
-    probe = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides) \
-        if all(shape) else np.empty(shape, dtype)
+        raise TypingError(f"{what} has no dimensions; kernels take arrays of one or more", loc)
+    probe = (
+        np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
+        if all(shape)
+        else np.empty(shape, dtype)
+    )
     layout = "C" if probe.flags.c_contiguous else "F" if probe.flags.f_contiguous else "A"
-    data = GlobalArray(value, scalar, tuple(int(n) for n in shape),
-                       tuple(int(s) for s in strides))
-    return t.emit(Intrinsic(loc=loc, result=result(Array(scalar, len(shape), layout)),
-                            name="global.array", args=(), attrs=(("array", data),)))
+    data = GlobalArray(value, scalar, tuple(int(n) for n in shape), tuple(int(s) for s in strides))
+    return t.emit(
+        Intrinsic(
+            loc=loc,
+            result=result(Array(scalar, len(shape), layout)),
+            name="global.array",
+            args=(),
+            attrs=(("array", data),),
+        )
+    )
 
 
 def call_this_grid(t: Typer, site: CallSite) -> Value:
@@ -314,5 +365,4 @@ def call_this_grid(t: Typer, site: CallSite) -> Value:
 def call_grid_sync(t: Typer, site: CallSite) -> Value:
     """``g.sync()`` on ``g = cuda.cg.this_grid()``: a barrier for every thread of the grid."""
     site.expect(0, 0)
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.grid_sync",
-                            args=()))
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="cuda.grid_sync", args=()))

@@ -30,9 +30,17 @@ def _kind(t) -> str:
 
 
 def _result_kind(op: str, ka: str, kb: str) -> str | None:
-    rules = {("-", "M", "M"): "m", ("+", "M", "m"): "M", ("+", "m", "M"): "M",
-             ("-", "M", "m"): "M", ("+", "m", "m"): "m", ("-", "m", "m"): "m",
-             ("*", "m", "i"): "m", ("*", "i", "m"): "m", ("//", "m", "i"): "m"}
+    rules = {
+        ("-", "M", "M"): "m",
+        ("+", "M", "m"): "M",
+        ("+", "m", "M"): "M",
+        ("-", "M", "m"): "M",
+        ("+", "m", "m"): "m",
+        ("-", "m", "m"): "m",
+        ("*", "m", "i"): "m",
+        ("*", "i", "m"): "m",
+        ("//", "m", "i"): "m",
+    }
     return rules.get((op, ka, kb))
 
 
@@ -53,21 +61,38 @@ def type_binop(t: Typer, op, a: Value, b: Value) -> None:
     ka, kb = _kind(a.type), _kind(b.type)
     kind = _result_kind(op.op, ka, kb)
     if kind is None:
-        raise TypingError(f"unsupported operand types for {op.op}: '{a.type}' and "
-                          f"'{b.type}'", op.loc)
+        raise TypingError(
+            f"unsupported operand types for {op.op}: '{a.type}' and '{b.type}'", op.loc
+        )
     unit, scales = _scales(a.type, b.type, op.loc, f"combine ({op.op})")
     times = (ka in "Mm", kb in "Mm")
-    t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, datetime_type(kind, unit)),
-                     name="datetime.arith", args=(_operand(t, a, op.loc), _operand(t, b, op.loc)),
-                     attrs=(("op", op.op), ("scales", scales), ("times", times))))
+    t.emit(
+        Intrinsic(
+            loc=op.loc,
+            result=Value(op.result.id, datetime_type(kind, unit)),
+            name="datetime.arith",
+            args=(_operand(t, a, op.loc), _operand(t, b, op.loc)),
+            attrs=(("op", op.op), ("scales", scales), ("times", times)),
+        )
+    )
 
 
 def type_compare(t: Typer, op, a: Value, b: Value) -> None:
     ka, kb = _kind(a.type), _kind(b.type)
     if ka != kb or ka not in "Mm" or op.op not in ORDER_OPS:
-        raise TypingError(f"unsupported operand types for {op.op}: '{a.type}' and "
-                          f"'{b.type}' (datetimes compare with datetimes, timedeltas with "
-                          "timedeltas)", op.loc)
+        raise TypingError(
+            f"unsupported operand types for {op.op}: '{a.type}' and "
+            f"'{b.type}' (datetimes compare with datetimes, timedeltas with "
+            "timedeltas)",
+            op.loc,
+        )
     _, scales = _scales(a.type, b.type, op.loc, "compare")
-    t.emit(Intrinsic(loc=op.loc, result=Value(op.result.id, boolean), name="datetime.compare",
-                     args=(a, b), attrs=(("op", op.op), ("scales", scales))))
+    t.emit(
+        Intrinsic(
+            loc=op.loc,
+            result=Value(op.result.id, boolean),
+            name="datetime.compare",
+            args=(a, b),
+            attrs=(("op", op.op), ("scales", scales)),
+        )
+    )

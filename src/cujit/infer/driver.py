@@ -87,8 +87,14 @@ RULES = {
 MAX_SWEEPS = 64  # far above the lattice height (scalars widen at most ~4 times)
 
 
-def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | None = None,
-                *, device: bool = False, return_type: Type | None = None) -> Function:
+def infer_types(
+    fn: Function,
+    arg_types: tuple[Type, ...],
+    callees: Callees | None = None,
+    *,
+    device: bool = False,
+    return_type: Type | None = None,
+) -> Function:
     """The typed version of untyped ``fn`` for arguments of ``arg_types``.
 
     ``callees`` compiles the device functions ``fn`` calls (without it, such a
@@ -98,18 +104,29 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
     """
     what = "device function" if device else "kernel"
     if len(arg_types) != len(fn.args):
-        raise TypingError(f"{what} '{fn.name}' takes {len(fn.args)} arguments but "
-                          f"{len(arg_types)} types were given", fn.loc)
+        raise TypingError(
+            f"{what} '{fn.name}' takes {len(fn.args)} arguments but "
+            f"{len(arg_types)} types were given",
+            fn.loc,
+        )
     for name, t in zip(fn.arg_names, arg_types, strict=True):
         if not (is_argument_type(t) or (device and is_constant_argument(t))):
-            raise TypingError(f"argument '{name}' of type {describe(t)} cannot be passed to a "
-                              f"{what}", fn.loc)
+            raise TypingError(
+                f"argument '{name}' of type {describe(t)} cannot be passed to a {what}", fn.loc
+            )
     order = _reverse_postorder(fn)
-    literals = {p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)}
+    literals = {
+        p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)
+    }
     arg_types = tuple(t.base if isinstance(t, LiteralArg) else t for t in arg_types)
-    state = _State({p.id: t for p, t in zip(fn.args, arg_types, strict=True)}, callees=callees,
-                   literals=literals,
-                   device=device, declared_return=return_type, return_type=return_type)
+    state = _State(
+        {p.id: t for p, t in zip(fn.args, arg_types, strict=True)},
+        callees=callees,
+        literals=literals,
+        device=device,
+        declared_return=return_type,
+        return_type=return_type,
+    )
     for _ in range(MAX_SWEEPS):
         state.changed = False
         state.visited.clear()
@@ -122,9 +139,15 @@ def infer_types(fn: Function, arg_types: tuple[Type, ...], callees: Callees | No
     arg_names = fn.arg_names
     if device:
         blocks, arg_names = bake_constant_params(blocks, arg_names, fn.loc, literals)
-    return Function(name=fn.name, arg_names=arg_names, blocks=tuple(blocks), loc=fn.loc,
-                    return_type=state.return_type or void, callees=state.callees_used,
-                    var_names=fn.var_names)
+    return Function(
+        name=fn.name,
+        arg_names=arg_names,
+        blocks=tuple(blocks),
+        loc=fn.loc,
+        return_type=state.return_type or void,
+        callees=state.callees_used,
+        var_names=fn.var_names,
+    )
 
 
 @dataclasses.dataclass
@@ -168,7 +191,7 @@ def _succs(block: Block) -> list[int]:
     return [target for target, _ in block.term.successors()]
 
 
-def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:
+def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:  # noqa: C901 -- one pass over the blocks; each op kind's typing is one branch
     t = Typer(fn, state.param_types, state.undef_types, final, state.callees)
     typed: dict[int, Block] = {}
     live = {order[0]}  # blocks an edge typed so far reaches (a constant branch takes one)
@@ -232,21 +255,26 @@ def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
         cond = t.value(term.cond)
         if cond.type is not None:
             cond = t.to_bool(cond, term.loc)
-        return replace(term, cond=cond,
-                                   then_args=tuple(map(mapped, term.then_args)),
-                                   else_args=tuple(map(mapped, term.else_args)))
+        return replace(
+            term,
+            cond=cond,
+            then_args=tuple(map(mapped, term.then_args)),
+            else_args=tuple(map(mapped, term.else_args)),
+        )
     if isinstance(term, Jump):
         return replace(term, args=tuple(map(mapped, term.args)))
     if isinstance(term, Return):
         v = t.value(term.value) if term.value is not None else None
-        if v is not None and (v.type is None or (isinstance(v.type, NoneType)
-                                                 and v.id not in t.undef_names)):
+        if v is not None and (
+            v.type is None or (isinstance(v.type, NoneType) and v.id not in t.undef_names)
+        ):
             v = None  # ``return None``, or a value typed by a later sweep
         if state.device:
             return _type_return(t, term, v, state)
         if v is not None:
-            raise CompileError("a kernel cannot return a value", term.loc,
-                               hint=hint("kernel-return"))
+            raise CompileError(
+                "a kernel cannot return a value", term.loc, hint=hint("kernel-return")
+            )
         return Return(loc=term.loc)
     if isinstance(term, Raise):
         exc = t.value(term.exc) if term.exc is not None else None
@@ -266,26 +294,34 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
         state.returns_nothing = state.returns_nothing or term.loc
         declared = state.declared_return
         if declared is not None and not isinstance(declared, NoneType):
-            raise TypingError(f"this function is declared to return {declared} but returns "
-                              "nothing here", term.loc)
+            raise TypingError(
+                f"this function is declared to return {declared} but returns nothing here", term.loc
+            )
     else:
         t.check_defined(v, term.loc)
         if isinstance(state.declared_return, NoneType):
-            raise TypingError("this function is declared to return nothing (void) but returns "
-                              "a value", term.loc)
+            raise TypingError(
+                "this function is declared to return nothing (void) but returns a value", term.loc
+            )
         if not is_argument_type(v.type):
             raise TypingError(f"a device function cannot return {describe(v.type)}", term.loc)
         if state.declared_return is None:
             new = v.type if state.return_type is None else unify(state.return_type, v.type)
             if new is None:
-                raise TypingError(f"this function returns {describe(state.return_type)} on "
-                                  f"one path and {describe(v.type)} on another; return one "
-                                  "type on every path", term.loc)
+                raise TypingError(
+                    f"this function returns {describe(state.return_type)} on "
+                    f"one path and {describe(v.type)} on another; return one "
+                    "type on every path",
+                    term.loc,
+                )
             state.return_type = new
         state.returns_value = state.returns_value or term.loc
     if state.returns_nothing is not None and state.returns_value is not None:
-        raise TypingError("this function returns a value here and nothing on another path; "
-                          "return a value on every path", state.returns_value)
+        raise TypingError(
+            "this function returns a value here and nothing on another path; "
+            "return a value on every path",
+            state.returns_value,
+        )
     if t.final and v is not None:
         v = t.cast(v, state.return_type, term.loc)
     return Return(loc=term.loc, value=v)
@@ -319,8 +355,10 @@ def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None
 
 def _conflict(old: Type, new: Type) -> str:
     what = "a variable" if isinstance(old, (Scalar, Array, Tuple)) else "a name"
-    return (f"{what} holds {describe(old)} on one path and {describe(new)} on another; "
-            "give it one type on every path")
+    return (
+        f"{what} holds {describe(old)} on one path and {describe(new)} on another; "
+        "give it one type on every path"
+    )
 
 
 def _def_loc(t: Typer, v: Value, default: Loc) -> Loc:
@@ -329,6 +367,7 @@ def _def_loc(t: Typer, v: Value, default: Loc) -> Loc:
 
 def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
     """Cast (or re-Undef) each edge argument to its parameter's type."""
+
     def convert(target: int, args: tuple[Value, ...]) -> tuple[Value, ...]:
         out = []
         for p, a in zip(fn.block(target).params, args, strict=True):
@@ -346,6 +385,9 @@ def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
     if isinstance(term, Jump):
         return replace(term, args=convert(term.target, term.args))
     if isinstance(term, Branch):
-        return replace(term, then_args=convert(term.then_target, term.then_args),
-                                   else_args=convert(term.else_target, term.else_args))
+        return replace(
+            term,
+            then_args=convert(term.then_target, term.then_args),
+            else_args=convert(term.else_target, term.else_args),
+        )
     return term

@@ -31,20 +31,28 @@ def _convertible(have: Type, want: Type) -> bool:
 def call_foreign(t: Typer, fn: DeclaredFunction, site: CallSite) -> None:
     """Type a call of a declared foreign function."""
     if site.kwargs:
-        raise TypingError(f"'{fn.name}' (cuda.declare_device) takes no keyword arguments",
-                          site.loc)
+        raise TypingError(f"'{fn.name}' (cuda.declare_device) takes no keyword arguments", site.loc)
     want = fn.args
     if len(site.args) != len(want) or not all(
-            _convertible(v.type, w) for v, w in zip(site.args, want)):
+        _convertible(v.type, w) for v, w in zip(site.args, want, strict=True)
+    ):
         got = ", ".join(describe(v.type) for v in site.args)
-        raise TypingError(f"'{fn.name}' is declared as {fn.sig} and cannot take ({got})",
-                          site.loc)
+        raise TypingError(f"'{fn.name}' is declared as {fn.sig} and cannot take ({got})", site.loc)
     for v in site.args:
         t.check_defined(v, site.loc)
-    args = tuple(t.cast(v, w, site.loc) for v, w in zip(site.args, want))
+    args = tuple(t.cast(v, w, site.loc) for v, w in zip(site.args, want, strict=True))
     ret = fn.sig.return_type
     ret = none if ret is None or isinstance(ret, NoneType) else ret
-    attrs = (("symbol", fn.name), ("abi", fn.abi), ("args", want), ("return", ret),
-             ("files", fn.files), ("declared", fn.loc))
-    t.emit(Intrinsic(loc=site.loc, result=site.result(ret), name="foreign.call", args=args,
-                     attrs=attrs))
+    attrs = (
+        ("symbol", fn.name),
+        ("abi", fn.abi),
+        ("args", want),
+        ("return", ret),
+        ("files", fn.files),
+        ("declared", fn.loc),
+    )
+    t.emit(
+        Intrinsic(
+            loc=site.loc, result=site.result(ret), name="foreign.call", args=args, attrs=attrs
+        )
+    )

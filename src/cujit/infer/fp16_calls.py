@@ -22,11 +22,30 @@ if TYPE_CHECKING:
 
 _FP16_BINARY = {"hadd": "+", "hsub": "-", "hmul": "*", "hdiv": "/"}
 _FP16_COMPARE = {"heq": "==", "hne": "!=", "hlt": "<", "hle": "<=", "hgt": ">", "hge": ">="}
-_FP16_MATH = {"hsqrt": "sqrt", "hexp": "exp", "hlog": "log", "hlog2": "log2",
-              "hlog10": "log10", "hsin": "sin", "hcos": "cos", "htanh": "tanh",
-              "hfloor": "floor", "hceil": "ceil"}
-FP16_SUPPORTED = (*_FP16_BINARY, *_FP16_COMPARE, *_FP16_MATH, "hneg", "habs", "hfma", "hmax",
-                  "hmin", "hrcp", "hrsqrt")
+_FP16_MATH = {
+    "hsqrt": "sqrt",
+    "hexp": "exp",
+    "hlog": "log",
+    "hlog2": "log2",
+    "hlog10": "log10",
+    "hsin": "sin",
+    "hcos": "cos",
+    "htanh": "tanh",
+    "hfloor": "floor",
+    "hceil": "ceil",
+}
+FP16_SUPPORTED = (
+    *_FP16_BINARY,
+    *_FP16_COMPARE,
+    *_FP16_MATH,
+    "hneg",
+    "habs",
+    "hfma",
+    "hmax",
+    "hmin",
+    "hrcp",
+    "hrsqrt",
+)
 
 
 def _halves(t: Typer, site: CallSite, n: int) -> list[Value]:
@@ -45,27 +64,32 @@ def fp16_rule(name: str):  # noqa: C901 -- one branch per cuda.fp16 function fam
         loc = site.loc
         if name in _FP16_BINARY:
             a, b = _halves(t, site, 2)
-            return t.emit(BinOp(loc=loc, result=site.result(float16), op=_FP16_BINARY[name],
-                                lhs=a, rhs=b))
+            return t.emit(
+                BinOp(loc=loc, result=site.result(float16), op=_FP16_BINARY[name], lhs=a, rhs=b)
+            )
         if name in _FP16_COMPARE:
             a, b = _halves(t, site, 2)
-            return t.emit(Compare(loc=loc, result=site.result(boolean),
-                                  op=_FP16_COMPARE[name], lhs=a, rhs=b))
+            return t.emit(
+                Compare(loc=loc, result=site.result(boolean), op=_FP16_COMPARE[name], lhs=a, rhs=b)
+            )
         if name in _FP16_MATH:
             (x,) = _halves(t, site, 1)
-            return t.emit(Intrinsic(loc=loc, result=site.result(float16),
-                                    name=f"math.{_FP16_MATH[name]}", args=(x,)))
+            return t.emit(
+                Intrinsic(
+                    loc=loc, result=site.result(float16), name=f"math.{_FP16_MATH[name]}", args=(x,)
+                )
+            )
         if name == "hneg":
             (x,) = _halves(t, site, 1)
             return t.emit(UnaryOp(loc=loc, result=site.result(float16), op="-", operand=x))
         if name == "habs":
             (x,) = _halves(t, site, 1)
-            return t.emit(Intrinsic(loc=loc, result=site.result(float16), name="abs",
-                                    args=(x,)))
+            return t.emit(Intrinsic(loc=loc, result=site.result(float16), name="abs", args=(x,)))
         if name in ("hmax", "hmin"):
             a, b = _halves(t, site, 2)
-            return t.emit(Intrinsic(loc=loc, result=site.result(float16), name=name[1:],
-                                    args=(a, b)))
+            return t.emit(
+                Intrinsic(loc=loc, result=site.result(float16), name=name[1:], args=(a, b))
+            )
         if name == "hfma":  # in float32: a * b is exact there, one rounding to half
             a, b, c = (t.cast(v, float32, loc) for v in _halves(t, site, 3))
             ab = t.emit(BinOp(loc=loc, result=t.fresh(float32), op="*", lhs=a, rhs=b))
@@ -74,11 +98,11 @@ def fp16_rule(name: str):  # noqa: C901 -- one branch per cuda.fp16 function fam
         if name in ("hrcp", "hrsqrt"):
             (x,) = _halves(t, site, 1)
             if name == "hrsqrt":
-                x = t.emit(Intrinsic(loc=loc, result=t.fresh(float16), name="math.sqrt",
-                                     args=(x,)))
+                x = t.emit(Intrinsic(loc=loc, result=t.fresh(float16), name="math.sqrt", args=(x,)))
             one = t.cast(t.const(1.0, loc), float16, loc)
             return t.emit(BinOp(loc=loc, result=site.result(float16), op="/", lhs=one, rhs=x))
         raise AssertionError(name)
+
     return rule
 
 
@@ -86,6 +110,7 @@ def fp16_rules() -> dict:
     rules: dict = {}
     for name in cuda.FP16_FUNCTIONS:
         fn = getattr(cuda.fp16, name)
-        rules[fn] = fp16_rule(name) if name in FP16_SUPPORTED else bi.unsupported(
-            f"cuda.fp16.{name}")
+        rules[fn] = (
+            fp16_rule(name) if name in FP16_SUPPORTED else bi.unsupported(f"cuda.fp16.{name}")
+        )
     return rules

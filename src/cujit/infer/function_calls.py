@@ -51,8 +51,9 @@ class Callees:
         self.key = key  # everything besides the types that decides what front_end returns
         self._chain: list[tuple[DeviceFunction, Loc]] = []  # callees being compiled now
 
-    def typed(self, devfn: DeviceFunction, arg_types: tuple[Type, ...],
-              return_type: Type | None, loc: Loc) -> Function:
+    def typed(
+        self, devfn: DeviceFunction, arg_types: tuple[Type, ...], return_type: Type | None, loc: Loc
+    ) -> Function:
         """``devfn``'s typed IR for ``arg_types``, compiled now or earlier."""
         key = (arg_types, return_type, self.key)
         fn = device_function.lookup(devfn, key)
@@ -61,8 +62,10 @@ class Callees:
         if any(d is devfn for d, _ in self._chain):
             names = [d.__name__ for d, _ in self._chain] + [devfn.__name__]
             start = names.index(devfn.__name__)
-            raise UnsupportedError("recursive device functions are not supported ("
-                                   + " -> ".join(names[start:]) + ")", loc)
+            raise UnsupportedError(
+                "recursive device functions are not supported (" + " -> ".join(names[start:]) + ")",
+                loc,
+            )
         self._chain.append((devfn, loc))
         try:
             fn = self._front_end(devfn.py_func, arg_types, return_type, self)
@@ -137,8 +140,9 @@ def is_constant_argument(t: Type) -> bool:
     return isinstance(t, (PyObject, NoneType, LiteralArg))
 
 
-def bake_constant_params(blocks: list[Block], arg_names: tuple[str, ...], loc: Loc,
-                         literals: dict[int, object]):
+def bake_constant_params(
+    blocks: list[Block], arg_names: tuple[str, ...], loc: Loc, literals: dict[int, object]
+):
     """A typed device function's entry with its compile-time parameters made constants.
 
     The parameter's value id is kept (its uses need no rewrite): a ``Const`` of the
@@ -150,12 +154,22 @@ def bake_constant_params(blocks: list[Block], arg_names: tuple[str, ...], loc: L
     def baked(p: Value) -> bool:
         return p.id in literals or isinstance(p.type, (PyObject, NoneType))
 
-    keep = [(p, n) for p, n in zip(entry.params, arg_names) if not baked(p)]
+    keep = [(p, n) for p, n in zip(entry.params, arg_names, strict=True) if not baked(p)]
     if len(keep) == len(entry.params):
         return blocks, arg_names
-    consts = tuple(Const(loc=loc, result=p, value=literals[p.id] if p.id in literals
-                         else p.type.value if isinstance(p.type, PyObject) else None)
-                   for p in entry.params if baked(p))
+    consts = tuple(
+        Const(
+            loc=loc,
+            result=p,
+            value=literals[p.id]
+            if p.id in literals
+            else p.type.value
+            if isinstance(p.type, PyObject)
+            else None,
+        )
+        for p in entry.params
+        if baked(p)
+    )
     entry = Block(entry.id, tuple(p for p, _ in keep), consts + entry.ops, entry.term)
     return [entry, *blocks[1:]], tuple(n for _, n in keep)
 
@@ -167,10 +181,14 @@ def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:
         bound = sig.bind(*site.args, **site.kwargs)
     except TypeError as exc:
         raise TypingError(f"{devfn.__name__}(): {exc}", site.loc) from None
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY)
-           for p in sig.parameters.values()):
-        raise UnsupportedError(f"device function '{devfn.__name__}' has *args, **kwargs or "
-                               "keyword-only parameters, which are not supported", site.loc)
+    if any(
+        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values()
+    ):
+        raise UnsupportedError(
+            f"device function '{devfn.__name__}' has *args, **kwargs or "
+            "keyword-only parameters, which are not supported",
+            site.loc,
+        )
     bound.apply_defaults()
     args = []
     for v in bound.arguments.values():
@@ -189,32 +207,39 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
             return sig
     for sig in devfn.signatures:  # scalars convert, arrays to layout 'A', as numba converts
         if len(sig.args) == len(types) and all(
-                a == b or (isinstance(a, Scalar) and isinstance(b, Scalar))
-                or accepts_array(a, b) for a, b in zip(sig.args, types, strict=True)):
+            a == b or (isinstance(a, Scalar) and isinstance(b, Scalar)) or accepts_array(a, b)
+            for a, b in zip(sig.args, types, strict=True)
+        ):
             return sig
     declared = ", ".join(str(s) for s in devfn.signatures)
-    raise TypingError(f"device function '{devfn.__name__}' is declared as {declared} and "
-                      "cannot take arguments of types (" + ", ".join(map(str, types)) + ")", loc)
+    raise TypingError(
+        f"device function '{devfn.__name__}' is declared as {declared} and "
+        "cannot take arguments of types (" + ", ".join(map(str, types)) + ")",
+        loc,
+    )
 
 
 def _return_inferred(devfn: DeviceFunction, sig) -> bool:
     """Whether ``sig`` was declared without a return type (typing infers it)."""
     flags = getattr(devfn, "inferred_returns", ())
-    return any(s is sig and f for s, f in zip(devfn.signatures, flags))
+    return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=True))
 
 
 def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSite) -> None:
     """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction."""
     if t.callees is None:
-        raise UnsupportedError(f"device function '{devfn.__name__}' called outside a "
-                               "compilation that can compile it", site.loc)
+        raise UnsupportedError(
+            f"device function '{devfn.__name__}' called outside a compilation that can compile it",
+            site.loc,
+        )
     args = _bind(t, devfn, site)
     for v in args:
         t.check_not_string(v, site.loc)
         t.check_defined(v, site.loc)
         if not (is_argument_type(v.type) or is_constant_argument(v.type)):
-            raise TypingError(f"cannot pass {describe(v.type)} to device function "
-                              f"'{devfn.__name__}'", site.loc)
+            raise TypingError(
+                f"cannot pass {describe(v.type)} to device function '{devfn.__name__}'", site.loc
+            )
     types = tuple(v.type for v in args)
     sig = _declared(devfn, types, site.loc)
     if sig is not None:
@@ -224,12 +249,18 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
     callee, types = _typed_callee(t, devfn, args, types, ret, site.loc)
     symbol = add_callee(t, callee)
     ret = none if isinstance(callee.return_type, NoneType) else callee.return_type
-    args = [v for v, ty in zip(args, types) if not is_constant_argument(ty)]
+    args = [v for v, ty in zip(args, types, strict=True) if not is_constant_argument(ty)]
     t.emit(CallFunction(loc=site.loc, result=site.result(ret), callee=symbol, args=tuple(args)))
 
 
-def _typed_callee(t: Typer, devfn: DeviceFunction, args: list[Value], types: tuple[Type, ...],
-                  ret: Type | None, loc: Loc) -> tuple[Function, tuple[Type, ...]]:
+def _typed_callee(
+    t: Typer,
+    devfn: DeviceFunction,
+    args: list[Value],
+    types: tuple[Type, ...],
+    ret: Type | None,
+    loc: Loc,
+) -> tuple[Function, tuple[Type, ...]]:
     """The callee typed for ``types``; where that fails, for the call's constant
     arguments fixed to their values (the first failure is reported if that fails too)."""
     try:
@@ -248,10 +279,11 @@ def _literal_types(t: Typer, args: list[Value], types: tuple[Type, ...]) -> tupl
     """The argument types with each compile-time number or tuple of numbers fixed to its
     value (``LiteralArg``)."""
     out = []
-    for v, ty in zip(args, types):
+    for v, ty in zip(args, types, strict=True):
         value = t.consts.get(v.id)
-        out.append(LiteralArg(ty, value) if value is not None and isinstance(ty, (Scalar, Tuple))
-                   else ty)
+        out.append(
+            LiteralArg(ty, value) if value is not None and isinstance(ty, (Scalar, Tuple)) else ty
+        )
     return tuple(out)
 
 

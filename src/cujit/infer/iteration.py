@@ -81,13 +81,23 @@ def _tuple_as_array(t: Typer, tup: Value, loc: Loc) -> Value:
     """A tuple's items copied into a local array of their common type."""
     items = tup.type.items
     if not items or not all(isinstance(it, Scalar) for it in items):
-        raise UnsupportedError(f"a loop over {describe(tup.type)} is not supported: only "
-                               "tuples of numbers can be iterated", loc)
+        raise UnsupportedError(
+            f"a loop over {describe(tup.type)} is not supported: only "
+            "tuples of numbers can be iterated",
+            loc,
+        )
     common = items[0]
     for it in items[1:]:
         common = unify(common, it)
-    arr = t.emit(Intrinsic(loc=loc, result=t.fresh(Array(common, 1, "C")), name="local.array",
-                           args=(), attrs=(("shape", (len(items),)), ("dtype", common))))
+    arr = t.emit(
+        Intrinsic(
+            loc=loc,
+            result=t.fresh(Array(common, 1, "C")),
+            name="local.array",
+            args=(),
+            attrs=(("shape", (len(items),)), ("dtype", common)),
+        )
+    )
     for i in range(len(items)):
         v = t.cast(_get(t, tup, i, loc), common, loc)
         t.emit(SetItem(loc=loc, obj=arr, index=t.const(i, loc), value=v))
@@ -106,16 +116,23 @@ def source(t: Typer, v: Value, loc: Loc) -> Value:
     if isinstance(v.type, Tuple):
         return _tuple_as_array(t, v, loc)
     if isinstance(v.type, RangeType):
-        raise UnsupportedError("zip() and enumerate() of a range are not supported; "
-                               "use the index itself", loc)
+        raise UnsupportedError(
+            "zip() and enumerate() of a range are not supported; use the index itself", loc
+        )
     t.check_defined(v, loc)
     raise TypingError(f"cannot iterate over a value of type {describe(v.type)}", loc)
 
 
 def _length(t: Typer, src: Value, loc: Loc) -> Value:
     if isinstance(src.type, Array):
-        shape = t.emit(Intrinsic(loc=loc, result=t.fresh(Tuple((int64,) * src.type.ndim)),
-                                 name="array.shape", args=(src,)))
+        shape = t.emit(
+            Intrinsic(
+                loc=loc,
+                result=t.fresh(Tuple((int64,) * src.type.ndim)),
+                name="array.shape",
+                args=(src,),
+            )
+        )
         return _get(t, shape, 0, loc)
     if isinstance(src.type, EnumerateValue):
         return _length(t, _get(t, src, 1, loc), loc)
@@ -142,15 +159,17 @@ def _element(t: Typer, src: Value, k: Value, loc: Loc, result: Value | None = No
         return t.emit(GetItem(loc=loc, result=out, obj=src, index=k))
     if isinstance(src.type, Array):
         spec = (("i",),) + (("s", False, False, 1),) * (src.type.ndim - 1)
-        return t.emit(Intrinsic(loc=loc, result=out, name="array.slice", args=(src, k),
-                                attrs=(("spec", spec),)))
+        return t.emit(
+            Intrinsic(
+                loc=loc, result=out, name="array.slice", args=(src, k), attrs=(("spec", spec),)
+            )
+        )
     if isinstance(src.type, EnumerateValue):
         start = _get(t, src, 0, loc)
         i = t.emit(BinOp(loc=loc, result=t.fresh(int64), op="+", lhs=start, rhs=k))
         items = (i, _element(t, _get(t, src, 1, loc), k, loc))
     else:
-        items = tuple(_element(t, _get(t, src, j, loc), k, loc)
-                      for j in range(len(src.type.items)))
+        items = tuple(_element(t, _get(t, src, j, loc), k, loc) for j in range(len(src.type.items)))
     return t.emit(BuildTuple(loc=loc, result=out, items=items))
 
 
@@ -158,11 +177,18 @@ def get_iter(t: Typer, obj: Value, loc: Loc, result: Value) -> None:
     """``iter(obj)`` of a sequence: its SeqIter."""
     src = source(t, obj, loc)
     n = _length(t, src, loc)
-    rng = t.emit(Intrinsic(loc=loc, result=t.fresh(RangeType(int64)), name="range",
-                           args=(t.const(0, loc), n, t.const(1, loc))))
+    rng = t.emit(
+        Intrinsic(
+            loc=loc,
+            result=t.fresh(RangeType(int64)),
+            name="range",
+            args=(t.const(0, loc), n, t.const(1, loc)),
+        )
+    )
     it = t.emit(GetIter(loc=loc, result=t.fresh(RangeIter(int64)), obj=rng))
-    t.emit(BuildTuple(loc=loc, result=Value(result.id, SeqIter((it.type, src.type))),
-                      items=(it, src)))
+    t.emit(
+        BuildTuple(loc=loc, result=Value(result.id, SeqIter((it.type, src.type))), items=(it, src))
+    )
 
 
 def iter_step(t: Typer, op, it: Value) -> None:
@@ -176,25 +202,35 @@ def iter_step(t: Typer, op, it: Value) -> None:
         _element(t, _get(t, it, 1, loc), k, loc, result=op.result)
     else:
         nxt = t.emit(IterNext(loc=loc, result=t.fresh(RangeIter(int64)), iter=rit))
-        t.emit(BuildTuple(loc=loc, result=Value(op.result.id, it.type),
-                          items=(nxt, _get(t, it, 1, loc))))
+        t.emit(
+            BuildTuple(
+                loc=loc, result=Value(op.result.id, it.type), items=(nxt, _get(t, it, 1, loc))
+            )
+        )
 
 
 def call_zip(t: Typer, site: CallSite) -> Value:
     site.expect(1, 99)
     srcs = tuple(source(t, v, site.loc) for v in site.args)
-    return t.emit(BuildTuple(loc=site.loc, result=site.result(ZipValue(tuple(s.type for s in srcs))),
-                             items=srcs))
+    return t.emit(
+        BuildTuple(
+            loc=site.loc, result=site.result(ZipValue(tuple(s.type for s in srcs))), items=srcs
+        )
+    )
 
 
 def call_enumerate(t: Typer, site: CallSite) -> Value:
     site.expect(1, 2, ("start",))
     src = source(t, site.arg(0, "iterable"), site.loc)
     start = site.arg(1, "start", None)
-    start = t.const(0, site.loc) if start is None else t.integer(start, site.loc,
-                                                                  "enumerate()'s start")
-    return t.emit(BuildTuple(loc=site.loc, result=site.result(EnumerateValue((int64, src.type))),
-                             items=(start, src)))
+    start = (
+        t.const(0, site.loc) if start is None else t.integer(start, site.loc, "enumerate()'s start")
+    )
+    return t.emit(
+        BuildTuple(
+            loc=site.loc, result=site.result(EnumerateValue((int64, src.type))), items=(start, src)
+        )
+    )
 
 
 def iteration_rules() -> dict:

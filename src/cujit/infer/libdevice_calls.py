@@ -27,15 +27,21 @@ if TYPE_CHECKING:
 def _rule(fn: LibdeviceFunction):
     def rule(t: Typer, site: CallSite) -> Value:
         if site.kwargs:
-            raise TypingError(f"libdevice.{fn.name}() takes its arguments by position",
-                              site.loc)
+            raise TypingError(f"libdevice.{fn.name}() takes its arguments by position", site.loc)
         site.expect(len(fn.args), len(fn.args))
         args = []
         for k, (a, want) in enumerate(zip(site.args, fn.args, strict=True)):
             t.scalar(a, site.loc, f"libdevice.{fn.name}'s argument {k + 1}")
             args.append(t.cast(a, want, site.loc))
-        return t.emit(Intrinsic(loc=site.loc, result=site.result(fn.returns),
-                                name=f"libdevice.{fn.name}", args=tuple(args)))
+        return t.emit(
+            Intrinsic(
+                loc=site.loc,
+                result=site.result(fn.returns),
+                name=f"libdevice.{fn.name}",
+                args=tuple(args),
+            )
+        )
+
     return rule
 
 

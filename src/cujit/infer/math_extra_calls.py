@@ -25,9 +25,14 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 # math name -> (libdevice name for float64, number of float arguments, an int argument)
-_TABLE = {"exp2": ("exp2", 1, False), "frexp": ("frexp", 1, False),
-          "ldexp": ("ldexp", 1, True), "modf": ("modf", 1, False),
-          "nextafter": ("nextafter", 2, False), "remainder": ("remainder", 2, False)}
+_TABLE = {
+    "exp2": ("exp2", 1, False),
+    "frexp": ("frexp", 1, False),
+    "ldexp": ("ldexp", 1, True),
+    "modf": ("modf", 1, False),
+    "nextafter": ("nextafter", 2, False),
+    "remainder": ("remainder", 2, False),
+}
 
 
 def _float_type(t: Typer, site: CallSite, values: list[Value], what: str):
@@ -52,14 +57,25 @@ def _rule(name: str):
         fn = FUNCTIONS[base if ft == float64 else base + "f"]
         args = [t.cast(v, ft, site.loc) for v in floats]
         if takes_int:
-            args.append(t.cast(t.integer(site.args[nfloat], site.loc, f"math.{name}()'s "
-                                         "exponent"), int32, site.loc))
+            args.append(
+                t.cast(
+                    t.integer(site.args[nfloat], site.loc, f"math.{name}()'s exponent"),
+                    int32,
+                    site.loc,
+                )
+            )
         res = fn.returns
-        half = all(v.type == float16 for v in floats) and not \
-            isinstance(res, Tuple)
-        out = t.emit(Intrinsic(loc=site.loc, result=t.fresh(res) if half else site.result(res),
-                               name=f"libdevice.{fn.name}", args=tuple(args)))
+        half = all(v.type == float16 for v in floats) and not isinstance(res, Tuple)
+        out = t.emit(
+            Intrinsic(
+                loc=site.loc,
+                result=t.fresh(res) if half else site.result(res),
+                name=f"libdevice.{fn.name}",
+                args=tuple(args),
+            )
+        )
         return t.cast(out, float16, site.loc) if half else out
+
     return rule
 
 

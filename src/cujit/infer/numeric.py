@@ -91,8 +91,12 @@ def unify(a: Type, b: Type) -> Type | None:
         return a
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         return _unify_scalars(a, b)
-    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items) \
-            and getattr(a, "cls", None) is getattr(b, "cls", None):  # one namedtuple class
+    if (
+        isinstance(a, Tuple)
+        and isinstance(b, Tuple)
+        and len(a.items) == len(b.items)
+        and getattr(a, "cls", None) is getattr(b, "cls", None)
+    ):  # one namedtuple class
         items = [unify(x, y) for x, y in zip(a.items, b.items, strict=True)]
         if any(t is None for t in items):
             return None

@@ -20,8 +20,20 @@ from cujit.ir import BinOp, Compare, UnaryOp, Value
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
-_BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
-           "pow": "**", "and_": "&", "or_": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
+_BINARY = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "floordiv": "//",
+    "mod": "%",
+    "pow": "**",
+    "and_": "&",
+    "or_": "|",
+    "xor": "^",
+    "lshift": "<<",
+    "rshift": ">>",
+}
 _COMPARE = {"lt": "<", "le": "<=", "eq": "==", "ne": "!=", "ge": ">=", "gt": ">"}
 _UNARY = {"neg": "-", "pos": "+", "invert": "~", "not_": "not"}
 
@@ -33,15 +45,18 @@ def _binary(symbol: str, compare: bool):
         cls, typer = (Compare, type_compare) if compare else (BinOp, type_binop)
         typer(t, cls(loc=site.loc, result=site.op.result, op=symbol, lhs=a, rhs=b))
         return t.value(site.op.result)
+
     return rule
 
 
 def _unary(symbol: str):
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1)
-        type_unaryop(t, UnaryOp(loc=site.loc, result=site.op.result, op=symbol,
-                                operand=site.args[0]))
+        type_unaryop(
+            t, UnaryOp(loc=site.loc, result=site.op.result, op=symbol, operand=site.args[0])
+        )
         return t.value(site.op.result)
+
     return rule
 
 

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 def call_print(t: Typer, site: CallSite) -> Value:
     if site.kwargs:
-        raise UnsupportedError("print() in a kernel takes no keyword arguments (sep=, end=, "
-                               "file=, flush=)", site.loc)
+        raise UnsupportedError(
+            "print() in a kernel takes no keyword arguments (sep=, end=, file=, flush=)", site.loc
+        )
     pieces: list[str] = []
     values: list[Value] = []
     for v in site.args:
@@ -47,13 +48,22 @@ def call_print(t: Typer, site: CallSite) -> Value:
             pieces.append("%s")
             values.append(v)
         elif isinstance(ty, Scalar):
-            fmt, wide = {"f": ("%f", float64), "u": ("%llu", uint64)}.get(ty.kind,
-                                                                          ("%lld", int64))
+            fmt, wide = {"f": ("%f", float64), "u": ("%llu", uint64)}.get(ty.kind, ("%lld", int64))
             pieces.append(fmt)
             values.append(t.cast(v, wide, site.loc))
         else:
-            raise UnsupportedError(f"print() of {describe(ty)} is not supported in kernels; "
-                                   "print numbers, bools and string constants", site.loc)
+            raise UnsupportedError(
+                f"print() of {describe(ty)} is not supported in kernels; "
+                "print numbers, bools and string constants",
+                site.loc,
+            )
     fmt = " ".join(pieces) + "\n"
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(none), name="print",
-                            args=tuple(values), attrs=(("format", fmt),)))
+    return t.emit(
+        Intrinsic(
+            loc=site.loc,
+            result=site.result(none),
+            name="print",
+            args=tuple(values),
+            attrs=(("format", fmt),),
+        )
+    )

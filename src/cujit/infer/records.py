@@ -40,16 +40,20 @@ def _field(rec: Record, name: object, loc: Loc) -> tuple[Type, int]:
     found = rec.field(name) if isinstance(name, str) else None
     if found is None:
         what = repr(name) if isinstance(name, str) else "a non-constant name"
-        raise TypingError(f"the record has no field {what}", loc,
-                          hint=f"its fields are {', '.join(rec.names)}")
+        raise TypingError(
+            f"the record has no field {what}", loc, hint=f"its fields are {', '.join(rec.names)}"
+        )
     return found
 
 
 def field_name(t: Typer, rec: Record, idx: Value) -> object:
     """The field ``r[idx]`` names: a constant string, or a constant position."""
     name = t.const_value(idx)
-    if isinstance(name, int) and not isinstance(name, bool) and -len(rec.fields) <= name \
-            < len(rec.fields):
+    if (
+        isinstance(name, int)
+        and not isinstance(name, bool)
+        and -len(rec.fields) <= name < len(rec.fields)
+    ):
         return rec.names[name]
     return name if isinstance(name, str) else None
 
@@ -68,8 +72,7 @@ def get_field(t: Typer, rec: Value, name: object, loc: Loc, result_id: int | Non
     out = Value(result_id, rt) if result_id is not None else t.fresh(rt)
     attrs: tuple = (("offset", offset), ("field", name))
     if isinstance(ft, Scalar):
-        return t.emit(Intrinsic(loc=loc, result=out, name="record.get", args=(rec,),
-                                attrs=attrs))
+        return t.emit(Intrinsic(loc=loc, result=out, name="record.get", args=(rec,), attrs=attrs))
     if isinstance(ft, NestedArray):
         attrs += (("shape", ft.shape),)
     view = t.emit(Intrinsic(loc=loc, result=out, name="record.view", args=(rec,), attrs=attrs))
@@ -92,13 +95,17 @@ def set_field(t: Typer, rec: Value, name: object, value: Value, loc: Loc) -> Non
         return
     if isinstance(ft, (Record, CharSeq)):
         if value.type != ft:
-            raise TypingError(f"cannot store {describe(value.type)} into field {name!r}, "
-                              "a record of another type", loc)
+            raise TypingError(
+                f"cannot store {describe(value.type)} into field {name!r}, "
+                "a record of another type",
+                loc,
+            )
     else:
         t.scalar(value, loc, f"storing into field {name!r} of type {ft}")
         value = t.cast(value, ft, loc)
-    t.emit(Intrinsic(loc=loc, result=t.fresh(none), name="record.set", args=(rec, value),
-                     attrs=attrs))
+    t.emit(
+        Intrinsic(loc=loc, result=t.fresh(none), name="record.set", args=(rec, value), attrs=attrs)
+    )
 
 
 def store_chars(t: Typer, ref: Value, value: Value, loc: Loc) -> None:
@@ -109,10 +116,16 @@ def store_chars(t: Typer, ref: Value, value: Value, loc: Loc) -> None:
     data = ct.encode(text) if isinstance(text, (str, bytes)) else None
     if data is None:
         what = "a non-ASCII string" if isinstance(text, str) else describe(value.type)
-        raise TypingError(f"cannot store {what} into {ct}: a fixed-size string takes a "
-                          "constant str or bytes (ASCII into bytes)", loc)
-    t.emit(Intrinsic(loc=loc, result=t.fresh(none), name="chars.set", args=(ref,),
-                     attrs=(("data", data),)))
+        raise TypingError(
+            f"cannot store {what} into {ct}: a fixed-size string takes a "
+            "constant str or bytes (ASCII into bytes)",
+            loc,
+        )
+    t.emit(
+        Intrinsic(
+            loc=loc, result=t.fresh(none), name="chars.set", args=(ref,), attrs=(("data", data),)
+        )
+    )
 
 
 def assign_array(t: Typer, dest: Value, src: Value, layout: tuple, loc: Loc) -> None:
@@ -125,14 +138,27 @@ def assign_array(t: Typer, dest: Value, src: Value, layout: tuple, loc: Loc) -> 
     for d in shape:
         n *= d
     if n > MAX_ASSIGN_ELEMENTS:
-        raise TypingError(f"assigning an array field of {n} elements: at most "
-                          f"{MAX_ASSIGN_ELEMENTS} are copied at once", loc)
+        raise TypingError(
+            f"assigning an array field of {n} elements: at most "
+            f"{MAX_ASSIGN_ELEMENTS} are copied at once",
+            loc,
+        )
     if isinstance(src.type, Array):
         if src.type.ndim != dt.ndim or not isinstance(src.type.dtype, Scalar):
-            raise TypingError(f"cannot assign {describe(src.type)} to an array field of "
-                              f"{dt.ndim} dimensions of {dt.dtype}", loc)
+            raise TypingError(
+                f"cannot assign {describe(src.type)} to an array field of "
+                f"{dt.ndim} dimensions of {dt.dtype}",
+                loc,
+            )
     else:
         t.scalar(src, loc, "assigning to an array field")
         src = t.cast(src, dt.dtype, loc)
-    t.emit(Intrinsic(loc=loc, result=t.fresh(none), name="record.assign_array",
-                     args=(dest, src), attrs=(("shape", shape), ("align", align))))
+    t.emit(
+        Intrinsic(
+            loc=loc,
+            result=t.fresh(none),
+            name="record.assign_array",
+            args=(dest, src),
+            attrs=(("shape", shape), ("align", align)),
+        )
+    )

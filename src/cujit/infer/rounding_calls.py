@@ -74,8 +74,10 @@ def call_round(t: Typer, site: CallSite) -> Value:
     if nd is not None and not isinstance(nd.type, NoneType):
         nd = t.integer(nd, site.loc, "round()'s ndigits")
         if not xt.is_float:
-            raise TypingError("round(x, ndigits) of an integer is not supported in kernels; "
-                              "round a float", site.loc)
+            raise TypingError(
+                "round(x, ndigits) of an integer is not supported in kernels; round a float",
+                site.loc,
+            )
         from cujit.infer.function_calls import call_device_function
 
         call_device_function(t, site.op, _ROUND_NDIGITS, _with_args(site, [x, nd]))

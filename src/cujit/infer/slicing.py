@@ -41,8 +41,9 @@ def call_slice(t: Typer, site: CallSite) -> Value:
         args.insert(0, t.const(None, site.loc))
     if len(args) == 2:
         args.append(t.const(None, site.loc))
-    items = [v if isinstance(v.type, NoneType) else t.integer(v, site.loc, "a slice bound")
-             for v in args]
+    items = [
+        v if isinstance(v.type, NoneType) else t.integer(v, site.loc, "a slice bound") for v in args
+    ]
     step = t.const_value(items[2])
     if step == 0:
         raise TypingError("slice step cannot be zero", site.loc)
@@ -55,7 +56,8 @@ def call_slice(t: Typer, site: CallSite) -> Value:
 def has_slice(idx: Value) -> bool:
     """Whether an index holds a slice (``a[1:3]``, ``m[i, :]``)."""
     return isinstance(idx.type, SliceValue) or (
-        isinstance(idx.type, Tuple) and any(isinstance(i, SliceValue) for i in idx.type.items))
+        isinstance(idx.type, Tuple) and any(isinstance(i, SliceValue) for i in idx.type.items)
+    )
 
 
 def is_view_index(arr: Array, idx: Value) -> bool:
@@ -64,16 +66,19 @@ def is_view_index(arr: Array, idx: Value) -> bool:
     if isinstance(idx.type, SliceValue):
         return True
     if isinstance(idx.type, Tuple):
-        return any(isinstance(i, SliceValue) for i in idx.type.items) \
-            or len(idx.type.items) < arr.ndim
+        return (
+            any(isinstance(i, SliceValue) for i in idx.type.items) or len(idx.type.items) < arr.ndim
+        )
     return isinstance(idx.type, Scalar) and arr.ndim > 1
 
 
 def _parts(t: Typer, tup: Value, loc: Loc) -> list[Value]:
     if tup.id in t.tuple_items:
         return list(t.tuple_items[tup.id])
-    return [t.emit(TupleGet(loc=loc, result=t.fresh(it), tuple=tup, index=i))
-            for i, it in enumerate(tup.type.items)]
+    return [
+        t.emit(TupleGet(loc=loc, result=t.fresh(it), tuple=tup, index=i))
+        for i, it in enumerate(tup.type.items)
+    ]
 
 
 def _slice_spec(t: Typer, s: Value, loc: Loc, operands: list[Value]) -> tuple:
@@ -107,13 +112,21 @@ def array_slice(t: Typer, arr: Value, idx: Value, loc: Loc, result: Value) -> Va
             operands.append(t.cast(v, int64, loc))
             spec.append(("i",))
         else:
-            raise TypingError(f"an array index must be an integer or a slice, not "
-                              f"{describe(v.type)}", loc)
+            raise TypingError(
+                f"an array index must be an integer or a slice, not {describe(v.type)}", loc
+            )
     spec += [("s", False, False, 1)] * (ty.ndim - len(items))  # a[i] of 2-d: a[i, :]
     ndim = sum(1 for s in spec if s[0] == "s")
     out = Value(result.id, Array(ty.dtype, ndim, "A"))
-    return t.emit(Intrinsic(loc=loc, result=out, name="array.slice", args=(arr, *operands),
-                            attrs=(("spec", tuple(spec)),)))
+    return t.emit(
+        Intrinsic(
+            loc=loc,
+            result=out,
+            name="array.slice",
+            args=(arr, *operands),
+            attrs=(("spec", tuple(spec)),),
+        )
+    )
 
 
 def attribute_view(t: Typer, arr: Value, name: str, loc: Loc, result: Value) -> None:

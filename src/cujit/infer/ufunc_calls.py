@@ -50,27 +50,39 @@ def with_arrays(np_name: str, nin: int, scalar_rule):  # noqa: C901 -- its inner
         out = site.kwargs.get("out")
         extra = set(site.kwargs) - {"out"}
         if extra:
-            raise TypingError(f"np.{np_name}() on arrays takes only 'out' by keyword, not "
-                              + ", ".join(sorted(extra)), site.loc)
+            raise TypingError(
+                f"np.{np_name}() on arrays takes only 'out' by keyword, not "
+                + ", ".join(sorted(extra)),
+                site.loc,
+            )
         if out is None and len(args) == nin + 1:
             out = args.pop()
         if len(args) != nin:
-            raise TypingError(f"np.{np_name}() takes {nin} input{'s' if nin > 1 else ''} and "
-                              f"an 'out' array ({len(args)} inputs given)", site.loc)
+            raise TypingError(
+                f"np.{np_name}() takes {nin} input{'s' if nin > 1 else ''} and "
+                f"an 'out' array ({len(args)} inputs given)",
+                site.loc,
+            )
         if out is None:
-            raise TypingError(f"np.{np_name}() of an array needs an 'out' array inside a "
-                              "kernel, which cannot allocate one", site.loc,
-                              hint=f"np.{np_name}(x, out) writes into out")
+            raise TypingError(
+                f"np.{np_name}() of an array needs an 'out' array inside a "
+                "kernel, which cannot allocate one",
+                site.loc,
+                hint=f"np.{np_name}(x, out) writes into out",
+            )
         if not isinstance(out.type, Array):
-            raise TypingError(f"np.{np_name}()'s 'out' must be an array, not "
-                              f"{describe(out.type)}", site.loc)
+            raise TypingError(
+                f"np.{np_name}()'s 'out' must be an array, not {describe(out.type)}", site.loc
+            )
         for v in args:
             t.check_defined(v, site.loc)
             if isinstance(v.type, Array):
                 if v.type.ndim != out.type.ndim:
                     raise TypingError(
                         f"np.{np_name}() in a kernel takes arrays of out's {out.type.ndim} "
-                        f"dimensions or scalars; an operand has {v.type.ndim}", site.loc)
+                        f"dimensions or scalars; an operand has {v.type.ndim}",
+                        site.loc,
+                    )
             elif not isinstance(v.type, Scalar):
                 raise TypingError(f"np.{np_name}() cannot take {describe(v.type)}", site.loc)
         pattern = "".join("a" if isinstance(v.type, Array) else "s" for v in args)
@@ -94,8 +106,9 @@ def _elementwise(np_name: str, pattern: str, ndim: int):
     name = f"np_{np_name}_{pattern}_{ndim}"
     params = [f"x{k}" for k in range(len(pattern))]
     index = ", ".join(f"i{d}" for d in range(ndim))
-    operands = [f"{p}[{index}]" if kind == "a" else p
-                for p, kind in zip(params, pattern, strict=True)]
+    operands = [
+        f"{p}[{index}]" if kind == "a" else p for p, kind in zip(params, pattern, strict=True)
+    ]
     lines = [f"def {name}({', '.join(params)}, out):"]
     for d in range(ndim):
         lines.append("    " * (d + 1) + f"for i{d} in range(out.shape[{d}]):")

@@ -28,14 +28,22 @@ if TYPE_CHECKING:
 
 
 def _elements(t: Typer, site: CallSite, cls: type, arg: Value) -> list[Value]:
-    if isinstance(arg.type, NamedTuple) and is_vector_type(arg.type.cls) \
-            and arg.type.cls.base_type == cls.base_type:
-        return [t.emit(TupleGet(loc=site.loc, result=t.fresh(item), tuple=arg, index=k))
-                for k, item in enumerate(arg.type.items)]
+    if (
+        isinstance(arg.type, NamedTuple)
+        and is_vector_type(arg.type.cls)
+        and arg.type.cls.base_type == cls.base_type
+    ):
+        return [
+            t.emit(TupleGet(loc=site.loc, result=t.fresh(item), tuple=arg, index=k))
+            for k, item in enumerate(arg.type.items)
+        ]
     if isinstance(arg.type, Scalar) and not arg.type.is_complex:
         return [arg]
-    raise TypingError(f"{cls.__name__}() takes {cls.base_type} scalars and "
-                      f"{cls.base_type} vectors, not {describe(arg.type)}", site.loc)
+    raise TypingError(
+        f"{cls.__name__}() takes {cls.base_type} scalars and "
+        f"{cls.base_type} vectors, not {describe(arg.type)}",
+        site.loc,
+    )
 
 
 def _rule(cls: type):
@@ -44,10 +52,12 @@ def _rule(cls: type):
             raise TypingError(f"{cls.__name__}() takes its elements by position", site.loc)
         items = [e for a in site.args for e in _elements(t, site, cls, a)]
         if len(items) != cls.num_elements:
-            raise TypingError(f"{cls.__name__}() needs {cls.num_elements} elements, "
-                              f"got {len(items)}", site.loc)
+            raise TypingError(
+                f"{cls.__name__}() needs {cls.num_elements} elements, got {len(items)}", site.loc
+            )
         items = tuple(t.cast(v, cls.base_type, site.loc) for v in items)
         return _build(t, site.loc, site.result(vector_type(cls)), items)
+
     return rule
 
 

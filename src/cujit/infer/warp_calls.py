@@ -42,14 +42,17 @@ SHUFFLE_TYPES = (int32, int64, uint32, uint64, float32, float64)
 
 SHUFFLES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync")
 # The lane argument's name in numba's signatures, per shuffle.
-_LANE_ARG = {"shfl_sync": "src_lane", "shfl_up_sync": "delta", "shfl_down_sync": "delta",
-             "shfl_xor_sync": "lane_mask"}
+_LANE_ARG = {
+    "shfl_sync": "src_lane",
+    "shfl_up_sync": "delta",
+    "shfl_down_sync": "delta",
+    "shfl_xor_sync": "lane_mask",
+}
 VOTES = {"all_sync": boolean, "any_sync": boolean, "eq_sync": boolean, "ballot_sync": int32}
 
 
 def _emit(t: Typer, site: CallSite, name: str, rt, args: tuple) -> Value:
-    return t.emit(Intrinsic(loc=site.loc, result=site.result(rt), name=f"cuda.{name}",
-                            args=args))
+    return t.emit(Intrinsic(loc=site.loc, result=site.result(rt), name=f"cuda.{name}", args=args))
 
 
 def shuffle(name: str):
@@ -62,20 +65,24 @@ def shuffle(name: str):
         value = site.arg(1, "value")
         vt = t.scalar(value, site.loc, f"cuda.{name}'s value")
         if vt not in SHUFFLE_TYPES:
-            raise TypingError(f"cuda.{name} only supports 32- and 64-bit ints and floats, "
-                              f"not {vt}", site.loc)
+            raise TypingError(
+                f"cuda.{name} only supports 32- and 64-bit ints and floats, not {vt}", site.loc
+            )
         lane = mask32(t, site, site.arg(2, lane_arg), f"cuda.{name}'s {lane_arg}")
         return _emit(t, site, name, vt, (mask, value, lane))
+
     return rule
 
 
 def vote(name: str):
     """``cuda.all_sync/any_sync/eq_sync/ballot_sync(mask, predicate)``."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(2, 2, keywords=("mask", "predicate"))
         mask = mask32(t, site, site.arg(0, "mask"), f"cuda.{name}'s mask")
         pred = predicate(t, site, site.arg(1, "predicate"), f"cuda.{name}'s predicate")
         return _emit(t, site, name, VOTES[name], (mask, pred))
+
     return rule
 
 
@@ -97,14 +104,17 @@ def match(name: str):
         mask = mask32(t, site, site.arg(0, "mask"), f"cuda.{name}'s mask")
         value = _match_value(t, site, site.arg(1, "value"), name)
         return _emit(t, site, name, rt, (mask, value))
+
     return rule
 
 
 def lane_mask(name: str):
     """``cuda.activemask()`` and ``cuda.lanemask_lt()``: uint32."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(0, 0)
         return _emit(t, site, name, uint32, ())
+
     return rule
 
 
@@ -119,9 +129,11 @@ def _integer(t: Typer, site: CallSite, name: str) -> Value:
 
 def bit_count(name: str):
     """``cuda.popc(x)``/``cuda.clz(x)``: the same integer type as ``x``."""
+
     def rule(t: Typer, site: CallSite) -> Value:
         x = _integer(t, site, name)
         return _emit(t, site, name, x.type, (x,))
+
     return rule
 
 
@@ -159,5 +171,17 @@ def call_cbrt(t: Typer, site: CallSite) -> Value:
     return _emit(t, site, "cbrt", x.type, (x,))
 
 
-__all__ = ["SHUFFLES", "SHUFFLE_TYPES", "VOTES", "bit_count", "call_brev", "call_cbrt",
-           "call_ffs", "call_fma", "lane_mask", "match", "shuffle", "vote"]
+__all__ = [
+    "SHUFFLES",
+    "SHUFFLE_TYPES",
+    "VOTES",
+    "bit_count",
+    "call_brev",
+    "call_cbrt",
+    "call_ffs",
+    "call_fma",
+    "lane_mask",
+    "match",
+    "shuffle",
+    "vote",
+]

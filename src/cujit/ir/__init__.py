@@ -32,15 +32,48 @@ from cujit.ir.printer import format_function, format_op
 from cujit.ir.verifier import VerificationError, verify
 
 OPS = (
-    Const, Undef, BinOp, UnaryOp, Compare, Cast,          # arith
-    GetItem, SetItem, GetAttr, SetAttr, BuildTuple, TupleGet,  # memory
-    Call, Intrinsic, CallFunction,                        # calls
-    GetIter, IterValid, IterValue, IterNext,              # iteration
-    Jump, Branch, Return, Raise,                          # terminators
+    Const,
+    Undef,
+    BinOp,
+    UnaryOp,
+    Compare,
+    Cast,  # arith
+    GetItem,
+    SetItem,
+    GetAttr,
+    SetAttr,
+    BuildTuple,
+    TupleGet,  # memory
+    Call,
+    Intrinsic,
+    CallFunction,  # calls
+    GetIter,
+    IterValid,
+    IterValue,
+    IterNext,  # iteration
+    Jump,
+    Branch,
+    Return,
+    Raise,  # terminators
 )
 
 __all__ = [
-    "OPS", "BINARY_OPS", "COMPARE_OPS", "UNARY_OPS", "Block", "Function", "Op", "Terminator",
-    "Value", "operands", "map_operands", "map_values", "replace", "format_function", "format_op",
-    "verify", "VerificationError", *[c.__name__ for c in OPS],
+    "OPS",
+    "BINARY_OPS",
+    "COMPARE_OPS",
+    "UNARY_OPS",
+    "Block",
+    "Function",
+    "Op",
+    "Terminator",
+    "Value",
+    "operands",
+    "map_operands",
+    "map_values",
+    "replace",
+    "format_function",
+    "format_op",
+    "verify",
+    "VerificationError",
+    *[c.__name__ for c in OPS],
 ]

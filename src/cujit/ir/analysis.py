@@ -107,12 +107,21 @@ MAX_CONTIGUOUS_EXTENT = 2**57
 # of at most 1024 threads (64 along z), grids of at most 2**31 - 1 blocks along x and
 # 65535 along y and z (the CUDA target also hands them to LLVM: ``targets/cuda``).
 SPECIAL_REGISTER_RANGES = {
-                "threadIdx.x": (0, 1023), "threadIdx.y": (0, 1023), "threadIdx.z": (0, 63),
-                "blockDim.x": (1, 1024), "blockDim.y": (1, 1024), "blockDim.z": (1, 64),
-                "blockIdx.x": (0, 2**31 - 2), "blockIdx.y": (0, 65534),
-                "blockIdx.z": (0, 65534), "gridDim.x": (1, 2**31 - 1),
-                "gridDim.y": (1, 65535), "gridDim.z": (1, 65535), "laneid": (0, 31),
-                "warpsize": (32, 32)}
+    "threadIdx.x": (0, 1023),
+    "threadIdx.y": (0, 1023),
+    "threadIdx.z": (0, 63),
+    "blockDim.x": (1, 1024),
+    "blockDim.y": (1, 1024),
+    "blockDim.z": (1, 64),
+    "blockIdx.x": (0, 2**31 - 2),
+    "blockIdx.y": (0, 65534),
+    "blockIdx.z": (0, 65534),
+    "gridDim.x": (1, 2**31 - 1),
+    "gridDim.y": (1, 65535),
+    "gridDim.z": (1, 65535),
+    "laneid": (0, 31),
+    "warpsize": (32, 32),
+}
 _GRID_1D = (0, (2**31 - 1) * 1024 - 1)  # cuda.grid(1)
 _GRIDSIZE_1D = (1, (2**31 - 1) * 1024)  # cuda.gridsize(1)
 
@@ -186,13 +195,19 @@ def non_overflowing_adds(fn: Function) -> frozenset[int]:  # noqa: C901 -- one r
                 spans = [edge_range(src, args[k], guard) for src, args, guard in edges]
                 if spans and _is_int(p.type):
                     los, his = [lo for lo, _ in spans], [hi for _, hi in spans]
-                    ranges[p.id] = _clip(p.type, (None if None in los else min(los),
-                                                  None if None in his else max(his)))
+                    ranges[p.id] = _clip(
+                        p.type,
+                        (None if None in los else min(los), None if None in his else max(his)),
+                    )
             for op in block.ops:
                 if op.result is None or not _is_int(op.result.type):
                     continue
-                if isinstance(op, BinOp) and op.op == "+" and op.result.type.kind == "i" \
-                        and _fits(op.result.type, rng(op.lhs), rng(op.rhs)):
+                if (
+                    isinstance(op, BinOp)
+                    and op.op == "+"
+                    and op.result.type.kind == "i"
+                    and _fits(op.result.type, rng(op.lhs), rng(op.rhs))
+                ):
                     result.add(op.result.id)
                 ranges[op.result.id] = _clip(op.result.type, _op_range(op, rng, defs))
     return frozenset(result)
@@ -222,8 +237,11 @@ def _fits(t: Scalar, a: tuple, b: tuple) -> bool:
     tmin, tmax = _limits(t)
     up = a[1] is not None and b[1] is not None and a[1] + b[1] <= tmax
     # Adding a non-negative value cannot go below the other operand's own minimum.
-    down = ((a[0] is not None and b[0] is not None and a[0] + b[0] >= tmin)
-            or (a[0] is not None and a[0] >= 0) or (b[0] is not None and b[0] >= 0))
+    down = (
+        (a[0] is not None and b[0] is not None and a[0] + b[0] >= tmin)
+        or (a[0] is not None and a[0] >= 0)
+        or (b[0] is not None and b[0] >= 0)
+    )
     return up and down
 
 
@@ -251,8 +269,10 @@ def _op_range(op, rng, defs) -> tuple:  # noqa: C901 -- one branch per op whose 
         (alo, ahi), (blo, bhi) = rng(op.lhs), rng(op.rhs)
         if None in (alo, ahi, blo, bhi):
             if op.op == "+":
-                return (None if None in (alo, blo) else alo + blo,
-                        None if None in (ahi, bhi) else ahi + bhi)
+                return (
+                    None if None in (alo, blo) else alo + blo,
+                    None if None in (ahi, bhi) else ahi + bhi,
+                )
             return None, None
         if op.op == "+":
             return alo + blo, ahi + bhi

@@ -69,8 +69,13 @@ def _cast(op: Cast) -> str | None:
         if src.kind == "c" and dst.kind not in "cb":
             return f"cast of complex {src} to {dst}"
         return None
-    if (isinstance(src, Array) and isinstance(dst, Array) and src.dtype == dst.dtype
-            and src.ndim == dst.ndim and dst.layout == "A"):
+    if (
+        isinstance(src, Array)
+        and isinstance(dst, Array)
+        and src.dtype == dst.dtype
+        and src.ndim == dst.ndim
+        and dst.layout == "A"
+    ):
         return None
     return f"cast {src} -> {dst}"
 
@@ -151,7 +156,8 @@ def _call_function(fn: Function, op: CallFunction) -> str | None:
         return f"call of '{op.callee}' with {[str(a.type) for a in op.args]}"
     returns = callee.return_type if callee.return_type is not None else NoneType("void")
     if isinstance(returns, NoneType) != isinstance(op.result.type, NoneType) or (
-            not isinstance(returns, NoneType) and op.result.type != returns):
+        not isinstance(returns, NoneType) and op.result.type != returns
+    ):
         return f"call of '{op.callee}' gives {op.result.type}, it returns {returns}"
     return None
 
@@ -167,11 +173,23 @@ def _return(fn: Function, term: Return) -> str | None:
 
 
 _CHECKS = {
-    Const: _const, BinOp: _binop, UnaryOp: _unaryop, Compare: _compare, Cast: _cast,
-    GetItem: _getitem, SetItem: _setitem, BuildTuple: _build_tuple, TupleGet: _tuple_get,
-    GetIter: _iteration, IterValid: _iteration, IterValue: _iteration, IterNext: _iteration,
+    Const: _const,
+    BinOp: _binop,
+    UnaryOp: _unaryop,
+    Compare: _compare,
+    Cast: _cast,
+    GetItem: _getitem,
+    SetItem: _setitem,
+    BuildTuple: _build_tuple,
+    TupleGet: _tuple_get,
+    GetIter: _iteration,
+    IterValid: _iteration,
+    IterValue: _iteration,
+    IterNext: _iteration,
     Intrinsic: _intrinsic,
-    Undef: lambda op: None, Jump: lambda op: None, Raise: lambda op: None,
+    Undef: lambda op: None,
+    Jump: lambda op: None,
+    Raise: lambda op: None,
     Branch: lambda op: None if op.cond.type == boolean else f"branch on {op.cond.type}",
 }
 

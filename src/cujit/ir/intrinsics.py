@@ -74,162 +74,502 @@ def _rows(names, typing: str, arity: int | None, **facts) -> tuple[IntrinsicRow,
 
 
 _INFER = "cujit.infer."
-MATH_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-              "atan", "sinh", "cosh", "tanh", "floor", "ceil", "fabs", "erf", "erfc", "expm1",
-              "log1p", "asinh", "acosh", "atanh", "gamma", "lgamma")
+MATH_UNARY = (
+    "sqrt",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "floor",
+    "ceil",
+    "fabs",
+    "erf",
+    "erfc",
+    "expm1",
+    "log1p",
+    "asinh",
+    "acosh",
+    "atanh",
+    "gamma",
+    "lgamma",
+)
 MATH_BINARY = ("pow", "atan2", "hypot", "copysign", "fmod")
 CMATH = ("sqrt", "exp", "log", "log10", "sin", "cos")
-ATOMIC_RMW = ("add", "sub", "max", "min", "nanmax", "nanmin", "and", "or", "xor", "exch",
-              "inc", "dec")
+ATOMIC_RMW = (
+    "add",
+    "sub",
+    "max",
+    "min",
+    "nanmax",
+    "nanmin",
+    "and",
+    "or",
+    "xor",
+    "exch",
+    "inc",
+    "dec",
+)
 SHUFFLES = ("cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync")
 VOTES = ("cuda.all_sync", "cuda.any_sync", "cuda.eq_sync", "cuda.ballot_sync")
 MATCHES = ("cuda.match_any_sync", "cuda.match_all_sync")
 BLOCK_VOTES = ("cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or")
 FENCES = ("cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system")
 
-_THREAD = _rows(("cuda.sreg",), _INFER + "access:type_getattr", 0,
-                cuda="a special-register read (llvm.nvvm.read.ptx.sreg.*, with its !range)",
-                cpu="a hidden parameter of the thread state (laneid from the linear id)") + \
-    _rows(("cuda.grid", "cuda.gridsize"), _INFER + "cuda_calls:grid", 0,
-          cuda="int64 arithmetic on the special registers",
-          cpu="int64 arithmetic on the hidden thread state")
+_THREAD = _rows(
+    ("cuda.sreg",),
+    _INFER + "access:type_getattr",
+    0,
+    cuda="a special-register read (llvm.nvvm.read.ptx.sreg.*, with its !range)",
+    cpu="a hidden parameter of the thread state (laneid from the linear id)",
+) + _rows(
+    ("cuda.grid", "cuda.gridsize"),
+    _INFER + "cuda_calls:grid",
+    0,
+    cuda="int64 arithmetic on the special registers",
+    cpu="int64 arithmetic on the hidden thread state",
+)
 
-_BARRIERS = _rows(("cuda.syncthreads",), _INFER + "cuda_calls:call_syncthreads", 0,
-                  barrier="block", cpu_wait=COROUTINE, cuda="llvm.nvvm.barrier0",
-                  cpu="a coroutine suspend point of the block scheduler") + \
-    _rows(("cuda.grid_sync",), _INFER + "cuda_calls:call_grid_sync", 0, barrier="grid",
-          cpu_wait=COROUTINE, cuda="a barrier on the cooperative launch's grid workspace",
-          cpu="a suspend point of the whole-grid scheduler") + \
-    _rows(BLOCK_VOTES, _INFER + "cuda_calls:barrier_reduce", 1, barrier="block",
-          cpu_wait=RENDEZVOUS, cuda="llvm.nvvm.barrier0.popc/and/or",
-          cpu="a block barrier of the warp scheduler, which reduces the predicates") + \
-    _rows(("cuda.syncwarp",), _INFER + "cuda_calls:call_syncwarp", 1, barrier="warp",
-          warp=True, cpu_wait=RENDEZVOUS, cuda="llvm.nvvm.bar.warp.sync",
-          cpu="a rendezvous of the mask's lanes under the warp scheduler") + \
-    _rows(FENCES, _INFER + "cuda_calls:fence", 0, fence=True,
-          cuda="llvm.nvvm.membar.gl/cta/sys", cpu="a seq_cst fence")
+_BARRIERS = (
+    _rows(
+        ("cuda.syncthreads",),
+        _INFER + "cuda_calls:call_syncthreads",
+        0,
+        barrier="block",
+        cpu_wait=COROUTINE,
+        cuda="llvm.nvvm.barrier0",
+        cpu="a coroutine suspend point of the block scheduler",
+    )
+    + _rows(
+        ("cuda.grid_sync",),
+        _INFER + "cuda_calls:call_grid_sync",
+        0,
+        barrier="grid",
+        cpu_wait=COROUTINE,
+        cuda="a barrier on the cooperative launch's grid workspace",
+        cpu="a suspend point of the whole-grid scheduler",
+    )
+    + _rows(
+        BLOCK_VOTES,
+        _INFER + "cuda_calls:barrier_reduce",
+        1,
+        barrier="block",
+        cpu_wait=RENDEZVOUS,
+        cuda="llvm.nvvm.barrier0.popc/and/or",
+        cpu="a block barrier of the warp scheduler, which reduces the predicates",
+    )
+    + _rows(
+        ("cuda.syncwarp",),
+        _INFER + "cuda_calls:call_syncwarp",
+        1,
+        barrier="warp",
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        cuda="llvm.nvvm.bar.warp.sync",
+        cpu="a rendezvous of the mask's lanes under the warp scheduler",
+    )
+    + _rows(
+        FENCES,
+        _INFER + "cuda_calls:fence",
+        0,
+        fence=True,
+        cuda="llvm.nvvm.membar.gl/cta/sys",
+        cpu="a seq_cst fence",
+    )
+)
 
-_ARRAYS = _rows(("shared.array",), _INFER + "cuda_calls:array_alloc", 0,
-                cuda="an addrspace(3) global (shape (0,): the dynamic shared memory)",
-                cpu="a slice of the block's shared buffer") + \
-    _rows(("local.array",), _INFER + "cuda_calls:array_alloc", 0,
-          cuda="a stack allocation", cpu="a stack allocation") + \
-    _rows(("const.array_like",), _INFER + "cuda_calls:constant_array", 0,
-          cuda="an addrspace(4) constant global", cpu="a private constant global") + \
-    _rows(("global.array",), _INFER + "cuda_calls:global_array", 0,
-          cuda="the device array's address as a constant",
-          cpu="the host buffer's address as a constant") + \
-    _rows(("array.shape",), _INFER + "access:type_getattr", 1,
-          cuda="the array's extents", cpu="the array's extents") + \
-    _rows(("array.size",), _INFER + "access:type_getattr", 1,
-          cuda="the product of the extents", cpu="the product of the extents")
+_ARRAYS = (
+    _rows(
+        ("shared.array",),
+        _INFER + "cuda_calls:array_alloc",
+        0,
+        cuda="an addrspace(3) global (shape (0,): the dynamic shared memory)",
+        cpu="a slice of the block's shared buffer",
+    )
+    + _rows(
+        ("local.array",),
+        _INFER + "cuda_calls:array_alloc",
+        0,
+        cuda="a stack allocation",
+        cpu="a stack allocation",
+    )
+    + _rows(
+        ("const.array_like",),
+        _INFER + "cuda_calls:constant_array",
+        0,
+        cuda="an addrspace(4) constant global",
+        cpu="a private constant global",
+    )
+    + _rows(
+        ("global.array",),
+        _INFER + "cuda_calls:global_array",
+        0,
+        cuda="the device array's address as a constant",
+        cpu="the host buffer's address as a constant",
+    )
+    + _rows(
+        ("array.shape",),
+        _INFER + "access:type_getattr",
+        1,
+        cuda="the array's extents",
+        cpu="the array's extents",
+    )
+    + _rows(
+        ("array.size",),
+        _INFER + "access:type_getattr",
+        1,
+        cuda="the product of the extents",
+        cpu="the product of the extents",
+    )
+)
 
-_ATOMICS = _rows([f"atomic.{op}" for op in ATOMIC_RMW], _INFER + "atomic_calls:atomic_rmw", 3,
-                 reads=True, stores_into=0, cuda="atomicrmw (max/min of floats: a CAS loop)",
-                 cpu="atomicrmw (max/min of floats: a CAS loop)") + \
-    _rows(("atomic.cas",), _INFER + "atomic_calls:call_cas", 4, reads=True, stores_into=0,
-          cuda="cmpxchg", cpu="cmpxchg")
+_ATOMICS = _rows(
+    [f"atomic.{op}" for op in ATOMIC_RMW],
+    _INFER + "atomic_calls:atomic_rmw",
+    3,
+    reads=True,
+    stores_into=0,
+    cuda="atomicrmw (max/min of floats: a CAS loop)",
+    cpu="atomicrmw (max/min of floats: a CAS loop)",
+) + _rows(
+    ("atomic.cas",),
+    _INFER + "atomic_calls:call_cas",
+    4,
+    reads=True,
+    stores_into=0,
+    cuda="cmpxchg",
+    cpu="cmpxchg",
+)
 
-_WARP = _rows(SHUFFLES, _INFER + "warp_calls:shuffle", 3, warp=True, cpu_wait=RENDEZVOUS,
-              cuda="llvm.nvvm.shfl.sync.*", cpu="a rendezvous: the source lane's snapshot") + \
-    _rows(VOTES, _INFER + "warp_calls:vote", 2, warp=True, cpu_wait=RENDEZVOUS,
-          cuda="llvm.nvvm.vote.*.sync", cpu="a rendezvous over the group's snapshots") + \
-    _rows(MATCHES, _INFER + "warp_calls:match", 2, warp=True, cpu_wait=RENDEZVOUS,
-          cuda="llvm.nvvm.match.*.sync", cpu="a rendezvous over the group's snapshots") + \
-    _rows(("cuda.activemask",), _INFER + "warp_calls:lane_mask", 0, warp=True,
-          cpu_wait=RENDEZVOUS, cuda="PTX activemask.b32",
-          cpu="a rendezvous: the lanes waiting at the same call") + \
-    _rows(("cuda.lanemask_lt",), _INFER + "warp_calls:lane_mask", 0,
-          cuda="llvm.nvvm.read.ptx.sreg.lanemask.lt", cpu="(1 << laneid) - 1")
+_WARP = (
+    _rows(
+        SHUFFLES,
+        _INFER + "warp_calls:shuffle",
+        3,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        cuda="llvm.nvvm.shfl.sync.*",
+        cpu="a rendezvous: the source lane's snapshot",
+    )
+    + _rows(
+        VOTES,
+        _INFER + "warp_calls:vote",
+        2,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        cuda="llvm.nvvm.vote.*.sync",
+        cpu="a rendezvous over the group's snapshots",
+    )
+    + _rows(
+        MATCHES,
+        _INFER + "warp_calls:match",
+        2,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        cuda="llvm.nvvm.match.*.sync",
+        cpu="a rendezvous over the group's snapshots",
+    )
+    + _rows(
+        ("cuda.activemask",),
+        _INFER + "warp_calls:lane_mask",
+        0,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        cuda="PTX activemask.b32",
+        cpu="a rendezvous: the lanes waiting at the same call",
+    )
+    + _rows(
+        ("cuda.lanemask_lt",),
+        _INFER + "warp_calls:lane_mask",
+        0,
+        cuda="llvm.nvvm.read.ptx.sreg.lanemask.lt",
+        cpu="(1 << laneid) - 1",
+    )
+)
 
-_BITS = _rows(("cuda.popc", "cuda.clz"), _INFER + "warp_calls:bit_count", 1,
-              cuda="llvm.ctpop / llvm.ctlz", cpu="llvm.ctpop / llvm.ctlz") + \
-    _rows(("cuda.ffs",), _INFER + "warp_calls:call_ffs", 1, cuda="llvm.cttz, 0 for 0",
-          cpu="llvm.cttz, 0 for 0") + \
-    _rows(("cuda.brev",), _INFER + "warp_calls:call_brev", 1, cuda="llvm.bitreverse",
-          cpu="llvm.bitreverse") + \
-    _rows(("cuda.fma",), _INFER + "warp_calls:call_fma", 3, cuda="llvm.fma", cpu="llvm.fma") + \
-    _rows(("cuda.cbrt",), _INFER + "warp_calls:call_cbrt", 1, cuda="libdevice __nv_cbrt",
-          cpu="the C library's cbrt")
+_BITS = (
+    _rows(
+        ("cuda.popc", "cuda.clz"),
+        _INFER + "warp_calls:bit_count",
+        1,
+        cuda="llvm.ctpop / llvm.ctlz",
+        cpu="llvm.ctpop / llvm.ctlz",
+    )
+    + _rows(
+        ("cuda.ffs",),
+        _INFER + "warp_calls:call_ffs",
+        1,
+        cuda="llvm.cttz, 0 for 0",
+        cpu="llvm.cttz, 0 for 0",
+    )
+    + _rows(
+        ("cuda.brev",),
+        _INFER + "warp_calls:call_brev",
+        1,
+        cuda="llvm.bitreverse",
+        cpu="llvm.bitreverse",
+    )
+    + _rows(("cuda.fma",), _INFER + "warp_calls:call_fma", 3, cuda="llvm.fma", cpu="llvm.fma")
+    + _rows(
+        ("cuda.cbrt",),
+        _INFER + "warp_calls:call_cbrt",
+        1,
+        cuda="libdevice __nv_cbrt",
+        cpu="the C library's cbrt",
+    )
+)
 
-_BUILTINS = _rows(("print",), _INFER + "print_calls:call_print", None, io=True,
-                  cuda="vprintf", cpu="printf, then fflush(NULL)") + \
-    _rows(("abs",), _INFER + "builtin_calls:call_abs", 1, cuda="llvm.abs / llvm.fabs",
-          cpu="llvm.abs / llvm.fabs") + \
-    _rows(("min", "max"), _INFER + "builtin_calls:min_max", 2, cuda="compare and select",
-          cpu="compare and select") + \
-    _rows(("range",), _INFER + "builtin_calls:call_range", 3, cuda="a (start, stop, step) struct",
-          cpu="a (start, stop, step) struct")
+_BUILTINS = (
+    _rows(
+        ("print",),
+        _INFER + "print_calls:call_print",
+        None,
+        io=True,
+        cuda="vprintf",
+        cpu="printf, then fflush(NULL)",
+    )
+    + _rows(
+        ("abs",),
+        _INFER + "builtin_calls:call_abs",
+        1,
+        cuda="llvm.abs / llvm.fabs",
+        cpu="llvm.abs / llvm.fabs",
+    )
+    + _rows(
+        ("min", "max"),
+        _INFER + "builtin_calls:min_max",
+        2,
+        cuda="compare and select",
+        cpu="compare and select",
+    )
+    + _rows(
+        ("range",),
+        _INFER + "builtin_calls:call_range",
+        3,
+        cuda="a (start, stop, step) struct",
+        cpu="a (start, stop, step) struct",
+    )
+)
 
-_MATH = _rows([f"math.{f}" for f in MATH_UNARY], _INFER + "builtin_calls:math_unary", 1,
-              cuda="libdevice (__nv_*)", cpu="the C library (libm)") + \
-    _rows([f"math.{f}" for f in MATH_BINARY], _INFER + "builtin_calls:math_binary", 2,
-          cuda="libdevice (__nv_*)", cpu="the C library (libm)") + \
-    _rows(("math.isnan", "math.isinf", "math.isfinite"), _INFER + "builtin_calls:float_test", 1,
-          cuda="float compares", cpu="float compares")
+_MATH = (
+    _rows(
+        [f"math.{f}" for f in MATH_UNARY],
+        _INFER + "builtin_calls:math_unary",
+        1,
+        cuda="libdevice (__nv_*)",
+        cpu="the C library (libm)",
+    )
+    + _rows(
+        [f"math.{f}" for f in MATH_BINARY],
+        _INFER + "builtin_calls:math_binary",
+        2,
+        cuda="libdevice (__nv_*)",
+        cpu="the C library (libm)",
+    )
+    + _rows(
+        ("math.isnan", "math.isinf", "math.isfinite"),
+        _INFER + "builtin_calls:float_test",
+        1,
+        cuda="float compares",
+        cpu="float compares",
+    )
+)
 
-_COMPLEX = _rows(("complex.real", "complex.imag"), _INFER + "complex_calls:scalar_attr", 1,
-                 cuda="extractvalue", cpu="extractvalue") + \
-    _rows(("complex.build",), _INFER + "complex_calls:call_complex", 2, cuda="insertvalue",
-          cpu="insertvalue") + \
-    _rows(("complex.conj",), _INFER + "complex_calls:conjugate", 1,
-          cuda="negate the imaginary part", cpu="negate the imaginary part") + \
-    _rows(("complex.abs",), _INFER + "complex_calls:call_abs_complex", 1,
-          cuda="hypot of the parts (libdevice)", cpu="hypot of the parts (libm)") + \
-    _rows([f"cmath.{f}" for f in CMATH], _INFER + "cmath_calls:cmath_unary", 1,
-          cuda="formulas on the parts with libdevice", cpu="formulas on the parts with libm") + \
-    _rows(("cmath.phase",), _INFER + "cmath_calls:call_phase", 1, cuda="atan2(im, re)",
-          cpu="atan2(im, re)") + \
-    _rows(("np.minimum", "np.maximum"), _INFER + "numpy_calls:np_minmax", 2,
-          cuda="compare and select, NaN wins", cpu="compare and select, NaN wins")
+_COMPLEX = (
+    _rows(
+        ("complex.real", "complex.imag"),
+        _INFER + "complex_calls:scalar_attr",
+        1,
+        cuda="extractvalue",
+        cpu="extractvalue",
+    )
+    + _rows(
+        ("complex.build",),
+        _INFER + "complex_calls:call_complex",
+        2,
+        cuda="insertvalue",
+        cpu="insertvalue",
+    )
+    + _rows(
+        ("complex.conj",),
+        _INFER + "complex_calls:conjugate",
+        1,
+        cuda="negate the imaginary part",
+        cpu="negate the imaginary part",
+    )
+    + _rows(
+        ("complex.abs",),
+        _INFER + "complex_calls:call_abs_complex",
+        1,
+        cuda="hypot of the parts (libdevice)",
+        cpu="hypot of the parts (libm)",
+    )
+    + _rows(
+        [f"cmath.{f}" for f in CMATH],
+        _INFER + "cmath_calls:cmath_unary",
+        1,
+        cuda="formulas on the parts with libdevice",
+        cpu="formulas on the parts with libm",
+    )
+    + _rows(
+        ("cmath.phase",),
+        _INFER + "cmath_calls:call_phase",
+        1,
+        cuda="atan2(im, re)",
+        cpu="atan2(im, re)",
+    )
+    + _rows(
+        ("np.minimum", "np.maximum"),
+        _INFER + "numpy_calls:np_minmax",
+        2,
+        cuda="compare and select, NaN wins",
+        cpu="compare and select, NaN wins",
+    )
+)
 
 CACHE_LOADS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv")
 CACHE_STORES = ("stcg", "stcs", "stwb", "stwt")
-_MEMORY_HINTS = _rows([f"cache.{op}" for op in CACHE_LOADS], _INFER + "cache_hint_calls:cache_load",
-                      2, reads=True, cuda="ld.global with the cache operator (PTX ISA, ld)",
-                      cpu="a plain load") + \
-    _rows([f"cache.{op}" for op in CACHE_STORES], _INFER + "cache_hint_calls:cache_store", 3,
-          stores_into=0, cuda="st.global with the cache operator (PTX ISA, st)",
-          cpu="a plain store") + \
-    _rows(("array.address",), _INFER + "access:type_getattr", 1,
-          cuda="the data pointer as uint64", cpu="the data pointer as uint64") + \
-    _rows(("array.slice",), _INFER + "slicing:array_slice", None,
-          cuda="a view: the data pointer moved, extents and byte strides",
-          cpu="a view: the data pointer moved, extents and byte strides")
+_MEMORY_HINTS = (
+    _rows(
+        [f"cache.{op}" for op in CACHE_LOADS],
+        _INFER + "cache_hint_calls:cache_load",
+        2,
+        reads=True,
+        cuda="ld.global with the cache operator (PTX ISA, ld)",
+        cpu="a plain load",
+    )
+    + _rows(
+        [f"cache.{op}" for op in CACHE_STORES],
+        _INFER + "cache_hint_calls:cache_store",
+        3,
+        stores_into=0,
+        cuda="st.global with the cache operator (PTX ISA, st)",
+        cpu="a plain store",
+    )
+    + _rows(
+        ("array.address",),
+        _INFER + "access:type_getattr",
+        1,
+        cuda="the data pointer as uint64",
+        cpu="the data pointer as uint64",
+    )
+    + _rows(
+        ("array.slice",),
+        _INFER + "slicing:array_slice",
+        None,
+        cuda="a view: the data pointer moved, extents and byte strides",
+        cpu="a view: the data pointer moved, extents and byte strides",
+    )
+)
 # cuda.declare_device functions: an opaque call orders memory as a fence does.
-_FOREIGN = _rows(("foreign.call",), _INFER + "foreign_calls:call_foreign", None, reads=True,
-                 fence=True, cuda="a call of the declared symbol, which nvJitLink resolves",
-                 refused=(("cpu", ("a call of a cuda.declare_device function (foreign.call) is "
-                                   "foreign CUDA code, which cannot run on the CPU target")),))
-_RECORDS = _rows(("record.get",), _INFER + "records:get_field", 1, reads=True,
-                 cuda="a load at the field's offset", cpu="a load at the field's offset") + \
-    _rows(("record.view",), _INFER + "records:get_field", 1,
-          cuda="the field's address (a record, or an array of constant extents)",
-          cpu="the field's address (a record, or an array of constant extents)") + \
-    _rows(("record.set",), _INFER + "records:set_field", 2, stores_into=0,
-          cuda="a store at the field's offset (a record: llvm.memmove)",
-          cpu="a store at the field's offset (a record: llvm.memmove)") + \
-    _rows(("chars.set",), _INFER + "records:store_chars", 1, stores_into=0,
-          cuda="one store of the constant's padded bytes",
-          cpu="one store of the constant's padded bytes") + \
-    _rows(("record.assign_array",), _INFER + "records:assign_array", 2, reads=True,
-          stores_into=0, cuda="unrolled element stores", cpu="unrolled element stores")
-_DATETIMES = _rows(("datetime.arith",), _INFER + "datetime_ops:type_binop", 2,
-                   cuda="int64 arithmetic on the unit-scaled counts, NaT kept",
-                   cpu="int64 arithmetic on the unit-scaled counts, NaT kept") + \
-    _rows(("datetime.compare",), _INFER + "datetime_ops:type_compare", 2,
-          cuda="int64 compare of the unit-scaled counts (NaT: False, != True)",
-          cpu="int64 compare of the unit-scaled counts (NaT: False, != True)")
+_FOREIGN = _rows(
+    ("foreign.call",),
+    _INFER + "foreign_calls:call_foreign",
+    None,
+    reads=True,
+    fence=True,
+    cuda="a call of the declared symbol, which nvJitLink resolves",
+    refused=(
+        (
+            "cpu",
+            (
+                "a call of a cuda.declare_device function (foreign.call) is "
+                "foreign CUDA code, which cannot run on the CPU target"
+            ),
+        ),
+    ),
+)
+_RECORDS = (
+    _rows(
+        ("record.get",),
+        _INFER + "records:get_field",
+        1,
+        reads=True,
+        cuda="a load at the field's offset",
+        cpu="a load at the field's offset",
+    )
+    + _rows(
+        ("record.view",),
+        _INFER + "records:get_field",
+        1,
+        cuda="the field's address (a record, or an array of constant extents)",
+        cpu="the field's address (a record, or an array of constant extents)",
+    )
+    + _rows(
+        ("record.set",),
+        _INFER + "records:set_field",
+        2,
+        stores_into=0,
+        cuda="a store at the field's offset (a record: llvm.memmove)",
+        cpu="a store at the field's offset (a record: llvm.memmove)",
+    )
+    + _rows(
+        ("chars.set",),
+        _INFER + "records:store_chars",
+        1,
+        stores_into=0,
+        cuda="one store of the constant's padded bytes",
+        cpu="one store of the constant's padded bytes",
+    )
+    + _rows(
+        ("record.assign_array",),
+        _INFER + "records:assign_array",
+        2,
+        reads=True,
+        stores_into=0,
+        cuda="unrolled element stores",
+        cpu="unrolled element stores",
+    )
+)
+_DATETIMES = _rows(
+    ("datetime.arith",),
+    _INFER + "datetime_ops:type_binop",
+    2,
+    cuda="int64 arithmetic on the unit-scaled counts, NaT kept",
+    cpu="int64 arithmetic on the unit-scaled counts, NaT kept",
+) + _rows(
+    ("datetime.compare",),
+    _INFER + "datetime_ops:type_compare",
+    2,
+    cuda="int64 compare of the unit-scaled counts (NaT: False, != True)",
+    cpu="int64 compare of the unit-scaled counts (NaT: False, != True)",
+)
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
-    IntrinsicRow(name=f"libdevice.{f.name}", typing=_INFER + "libdevice_calls:libdevice_rules",
-                 arity=len(f.args), cuda="the libdevice function `__nv_<name>`",
-                 cpu="the C library, or its formula (targets/cpu/libdevice)")
-    for f in LIBDEVICE_FUNCTIONS.values())
+    IntrinsicRow(
+        name=f"libdevice.{f.name}",
+        typing=_INFER + "libdevice_calls:libdevice_rules",
+        arity=len(f.args),
+        cuda="the libdevice function `__nv_<name>`",
+        cpu="the C library, or its formula (targets/cpu/libdevice)",
+    )
+    for f in LIBDEVICE_FUNCTIONS.values()
+)
 
-ROWS: tuple[IntrinsicRow, ...] = (_THREAD + _BARRIERS + _ARRAYS + _ATOMICS + _WARP + _BITS
-                                  + _BUILTINS + _MATH + _COMPLEX + _MEMORY_HINTS + _FOREIGN
-                                  + _RECORDS + _DATETIMES + _LIBDEVICE)
+ROWS: tuple[IntrinsicRow, ...] = (
+    _THREAD
+    + _BARRIERS
+    + _ARRAYS
+    + _ATOMICS
+    + _WARP
+    + _BITS
+    + _BUILTINS
+    + _MATH
+    + _COMPLEX
+    + _MEMORY_HINTS
+    + _FOREIGN
+    + _RECORDS
+    + _DATETIMES
+    + _LIBDEVICE
+)
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"
 
@@ -257,8 +597,11 @@ def _effects(r: IntrinsicRow) -> str:
         facts.append("reads memory")
     if r.writes:
         facts.append(f"writes argument {r.stores_into}")
-    facts += [word for flag, word in ((r.fence, "fence"), (r.io, "output"),
-                                      (r.warp, "warp collective")) if flag]
+    facts += [
+        word
+        for flag, word in ((r.fence, "fence"), (r.io, "output"), (r.warp, "warp collective"))
+        if flag
+    ]
     if r.barrier:
         facts.append(f"{r.barrier} barrier")
     if r.cpu_wait:
@@ -272,8 +615,10 @@ def markdown_table() -> str:
     for r in ROWS:
         key = (r.typing.removeprefix(_INFER), _effects(r), r.cuda, r.cpu)
         groups.setdefault(key, []).append(r.name)
-    lines = ["| names | typing rule (`cujit.infer.`) | effects | CUDA | CPU |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| names | typing rule (`cujit.infer.`) | effects | CUDA | CPU |",
+        "|---|---|---|---|---|",
+    ]
     for (typing, effects, cuda, cpu), names in groups.items():
         families = {n.split(".")[0] for n in names}
         if len(names) > 20 and len(families) == 1:  # a whole table's worth: cuda.libdevice

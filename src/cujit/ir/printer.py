@@ -1,11 +1,11 @@
 """The IR's deterministic text form, used by golden tests and ``cujit explain``.
 
-    func saxpy(%0: float32 a, %1: array(float32, 1d, C) x)
-    block0:
-      %2: pyobject(module cujit.cuda) = const pyobject
-      %3 = getattr %2 .grid
-      ...
-      branch %7, block1(), block2()
+func saxpy(%0: float32 a, %1: array(float32, 1d, C) x)
+block0:
+  %2: pyobject(module cujit.cuda) = const pyobject
+  %3 = getattr %2 .grid
+  ...
+  branch %7, block1(), block2()
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def _field(value: object) -> str:
     if isinstance(value, Value):
         return str(value)
     if isinstance(value, tuple):
-        if value and all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str)
-                         for x in value):
+        if value and all(
+            isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in value
+        ):
             return "{" + ", ".join(f"{k}={_field(v)}" for k, v in value) + "}"
         return "(" + ", ".join(_field(x) for x in value) + ")"
     if isinstance(value, Value) or value is None:
@@ -57,8 +58,10 @@ def format_op(op: Op) -> str:
     if name == "jump":
         return f"jump {_edge(op.target, op.args)}"
     if name == "branch":
-        return (f"branch {op.cond}, {_edge(op.then_target, op.then_args)}, "
-                f"{_edge(op.else_target, op.else_args)}")
+        return (
+            f"branch {op.cond}, {_edge(op.then_target, op.then_args)}, "
+            f"{_edge(op.else_target, op.else_args)}"
+        )
     parts = []
     for f in dataclasses.fields(op):
         if f.name in ("result", "loc"):

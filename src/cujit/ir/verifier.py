@@ -35,8 +35,9 @@ def verify(fn: Function, typed: bool = False) -> None:
             _check_operands(fn, b, op, defined, typed)
             wrong = check_op(fn, op) if typed else _untyped(op)
             if wrong is not None:
-                raise VerificationError(f"{fn.name}: block{b.id}: {type(op).__name__} at "
-                                        f"{op.loc}: {wrong}")
+                raise VerificationError(
+                    f"{fn.name}: block{b.id}: {type(op).__name__} at {op.loc}: {wrong}"
+                )
         _check_edges(fn, b, blocks, typed)
 
 
@@ -69,7 +70,8 @@ def _check_operands(fn: Function, b: Block, op, defined: dict, typed: bool) -> N
     for v in operands(op):
         if v.id not in defined:
             raise VerificationError(
-                f"{fn.name}: block{b.id}: {type(op).__name__} uses undefined %{v.id}")
+                f"{fn.name}: block{b.id}: {type(op).__name__} uses undefined %{v.id}"
+            )
         if typed and defined[v.id] != v:
             raise VerificationError(f"{fn.name}: block{b.id}: %{v.id} used with a different type")
 
@@ -82,10 +84,12 @@ def _check_edges(fn: Function, b: Block, blocks: dict, typed: bool) -> None:
         if len(args) != len(params):
             raise VerificationError(
                 f"{fn.name}: block{b.id} passes {len(args)} args to block{target} "
-                f"which has {len(params)} params")
+                f"which has {len(params)} params"
+            )
         if typed:
             for a, p in zip(args, params, strict=True):
                 if a.type != p.type:
                     raise VerificationError(
                         f"{fn.name}: block{b.id} passes {a}: {a.type} to {p}: {p.type} "
-                        f"of block{target}")
+                        f"of block{target}"
+                    )

@@ -115,8 +115,9 @@ class IRBuilder:
             self._undefs[key] = op.result
         return self._undefs[key]
 
-    def edge(self, src: BlockBuf, state: State, target: int, loc: Loc,
-             extra_ops: tuple[Op, ...] = ()) -> tuple[int, tuple[Value, ...]]:
+    def edge(
+        self, src: BlockBuf, state: State, target: int, loc: Loc, extra_ops: tuple[Op, ...] = ()
+    ) -> tuple[int, tuple[Value, ...]]:
         """Leave ``src`` for CFG block ``target`` with ``state``: (IR block id, args).
         ``extra_ops`` must run on this edge only (the values a FOR_ITER pushes)."""
         if not self.is_merge(target):
@@ -138,10 +139,10 @@ class IRBuilder:
         ps = self.params(cfg_id)
         locs: dict[str, Value | None] = dict.fromkeys(self.bc.local_names)
         # ps holds the locals' parameters, then the stack's: the locals are the first ones.
-        local_ps = ps[:len(names)]
+        local_ps = ps[: len(names)]
         locs.update(zip(names, local_ps, strict=True))
         self.var_names.update(((p.id, n), None) for n, p in zip(names, local_ps, strict=True))
-        return State(locs, list(ps[len(names):]))
+        return State(locs, list(ps[len(names) :]))
 
     def _rpo(self) -> list[int]:
         seen, order = set(), []
@@ -181,13 +182,14 @@ class IRBuilder:
                 state, params = self._entry_state[cfg_id], ()
                 if cfg_id == 0:
                     params = args
-            buf = BlockBuf(self.ir_id(cfg_id), params=params,
-                           ops=self._entry_ops.get(cfg_id, []))
+            buf = BlockBuf(self.ir_id(cfg_id), params=params, ops=self._entry_ops.get(cfg_id, []))
             self.bufs[buf.id] = buf
             self.cur = buf
             translate_block(self, self.cfg.blocks[cfg_id], state)
-        blocks = tuple(Block(b.id, tuple(b.params), tuple(b.ops), b.term)
-                       for _, b in sorted(self.bufs.items()))
+        blocks = tuple(
+            Block(b.id, tuple(b.params), tuple(b.ops), b.term) for _, b in sorted(self.bufs.items())
+        )
         blocks, var_names = clean_up(blocks, tuple(self.var_names))
-        return Function(name=bc.name, arg_names=bc.arg_names, blocks=blocks, loc=bc.loc,
-                        var_names=var_names)
+        return Function(
+            name=bc.name, arg_names=bc.arg_names, blocks=blocks, loc=bc.loc, var_names=var_names
+        )

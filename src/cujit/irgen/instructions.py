@@ -76,6 +76,7 @@ def _binary(cls):
     def handler(b: IRBuilder, st: State, ins: Instr) -> None:
         rhs, lhs = st.pop(), st.pop()
         st.push(b.emit(cls, ins.loc, op=ins.arg, lhs=lhs, rhs=rhs))
+
     return handler
 
 
@@ -90,15 +91,15 @@ def _store_attr(b: IRBuilder, st: State, ins: Instr) -> None:
 
 
 def _build_tuple(b: IRBuilder, st: State, ins: Instr) -> None:
-    items = tuple(st.stack[len(st.stack) - ins.arg:])
-    del st.stack[len(st.stack) - ins.arg:]
+    items = tuple(st.stack[len(st.stack) - ins.arg :])
+    del st.stack[len(st.stack) - ins.arg :]
     st.push(b.emit(BuildTuple, ins.loc, items=items))
 
 
 def _build_slice(b: IRBuilder, st: State, ins: Instr) -> None:
     # ``a:b:c`` is a call of the builtin ``slice``, typed by stage 4.
-    items = tuple(st.stack[len(st.stack) - ins.arg:])
-    del st.stack[len(st.stack) - ins.arg:]
+    items = tuple(st.stack[len(st.stack) - ins.arg :])
+    del st.stack[len(st.stack) - ins.arg :]
     func = b.emit(Const, ins.loc, value=slice)
     st.push(b.emit(Call, ins.loc, func=func, args=items, kwargs=()))
 
@@ -110,8 +111,8 @@ def _unpack(b: IRBuilder, st: State, ins: Instr) -> None:
 
 
 def _call(b: IRBuilder, st: State, ins: Instr) -> None:
-    args = st.stack[len(st.stack) - ins.arg:]
-    del st.stack[len(st.stack) - ins.arg:]
+    args = st.stack[len(st.stack) - ins.arg :]
+    del st.stack[len(st.stack) - ins.arg :]
     func = st.pop()
     npos = len(args) - len(ins.kwnames)
     kwargs = tuple(zip(ins.kwnames, args[npos:], strict=True))
@@ -124,19 +125,19 @@ HANDLERS = {
     "STORE_FAST": _store_fast,
     "LOAD_GLOBAL": _load_global,
     "LOAD_DEREF": _load_deref,
-    "LOAD_ATTR": lambda b, st, ins: st.push(b.emit(GetAttr, ins.loc, obj=st.pop(),
-                                                   name=ins.arg)),
-    "LOAD_ASSERTION_ERROR": lambda b, st, ins: st.push(b.emit(Const, ins.loc,
-                                                              value=AssertionError)),
+    "LOAD_ATTR": lambda b, st, ins: st.push(b.emit(GetAttr, ins.loc, obj=st.pop(), name=ins.arg)),
+    "LOAD_ASSERTION_ERROR": lambda b, st, ins: st.push(
+        b.emit(Const, ins.loc, value=AssertionError)
+    ),
     "POP_TOP": lambda b, st, ins: st.pop(),
     "COPY": _copy,
     "SWAP": _swap,
-    "UNARY_OP": lambda b, st, ins: st.push(b.emit(UnaryOp, ins.loc, op=ins.arg,
-                                                  operand=st.pop())),
+    "UNARY_OP": lambda b, st, ins: st.push(b.emit(UnaryOp, ins.loc, op=ins.arg, operand=st.pop())),
     "BINARY_OP": _binary(BinOp),
     "COMPARE_OP": _binary(Compare),
-    "BINARY_SUBSCR": lambda b, st, ins: st.push(b.emit(
-        GetItem, ins.loc, index=st.pop(), obj=st.pop())),
+    "BINARY_SUBSCR": lambda b, st, ins: st.push(
+        b.emit(GetItem, ins.loc, index=st.pop(), obj=st.pop())
+    ),
     "STORE_SUBSCR": _store_subscr,
     "STORE_ATTR": _store_attr,
     "BUILD_TUPLE": _build_tuple,
@@ -177,21 +178,39 @@ def _terminate(b: IRBuilder, block: BasicBlock, st: State, ins: Instr, prev: Ins
         body = State(st.locals, [*st.stack, nxt.result, value.result])
         then_id, then_args = b.edge(src, body, block.next, loc, (value, nxt))
         else_id, else_args = b.edge(src, st, block.target, loc)
-        return Branch(loc=loc, cond=valid, then_target=then_id, then_args=then_args,
-                      else_target=else_id, else_args=else_args)
+        return Branch(
+            loc=loc,
+            cond=valid,
+            then_target=then_id,
+            then_args=then_args,
+            else_target=else_id,
+            else_args=else_args,
+        )
     # POP_JUMP_IF_*
     v = st.pop()
-    kind = ins.op[len("POP_JUMP_IF_"):]
+    kind = ins.op[len("POP_JUMP_IF_") :]
     if kind in ("NONE", "NOT_NONE"):
         none = b.emit(Const, loc, value=None)
         v = b.emit(Compare, loc, op="is" if kind == "NONE" else "is not", lhs=v, rhs=none)
     jump_id, jump_args = b.edge(src, st, block.target, loc)
     next_id, next_args = b.edge(src, st, block.next, loc)
     if kind == "FALSE":
-        return Branch(loc=loc, cond=v, then_target=next_id, then_args=next_args,
-                      else_target=jump_id, else_args=jump_args)
-    return Branch(loc=loc, cond=v, then_target=jump_id, then_args=jump_args,
-                  else_target=next_id, else_args=next_args)
+        return Branch(
+            loc=loc,
+            cond=v,
+            then_target=next_id,
+            then_args=next_args,
+            else_target=jump_id,
+            else_args=jump_args,
+        )
+    return Branch(
+        loc=loc,
+        cond=v,
+        then_target=jump_id,
+        then_args=jump_args,
+        else_target=next_id,
+        else_args=next_args,
+    )
 
 
 def translate_block(b: IRBuilder, block: BasicBlock, st: State) -> None:

@@ -24,8 +24,11 @@ def _filter_edges(term, drop: dict[int, set[int]]):
     if isinstance(term, Jump):
         return replace(term, args=keep(term.target, term.args))
     if isinstance(term, Branch):
-        return replace(term, then_args=keep(term.then_target, term.then_args),
-                                   else_args=keep(term.else_target, term.else_args))
+        return replace(
+            term,
+            then_args=keep(term.then_target, term.then_args),
+            else_args=keep(term.else_target, term.else_args),
+        )
     return term
 
 
@@ -65,13 +68,16 @@ def _trivial_params(blocks: tuple[Block, ...]):  # noqa: C901 -- a fixed point o
     return resolve, drop
 
 
-def clean_up(blocks: tuple[Block, ...],
-             var_names: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[Block, ...], tuple]:
+def clean_up(
+    blocks: tuple[Block, ...], var_names: tuple[tuple[int, str], ...] = ()
+) -> tuple[tuple[Block, ...], tuple]:
     """``remove_trivial_params`` then ``renumber``, rewriting every op once; returns the
     blocks and ``var_names`` (value id, variable name) in the new numbering."""
     resolve, drop = _trivial_params(blocks)
-    kept = {b.id: tuple(p for i, p in enumerate(b.params) if i not in drop.get(b.id, ()))
-            for b in blocks}
+    kept = {
+        b.id: tuple(p for i, p in enumerate(b.params) if i not in drop.get(b.id, ()))
+        for b in blocks
+    }
     ids: dict[int, Value] = {}
 
     def new(v: Value) -> Value:
@@ -90,12 +96,20 @@ def clean_up(blocks: tuple[Block, ...],
         return new(resolve(v))
 
     out = tuple(
-        Block(b.id, tuple(new(p) for p in kept[b.id]),
-              tuple(map_values(op, rename) for op in b.ops),
-              map_operands(_filter_edges(b.term, drop), rename))
-        for b in blocks)
+        Block(
+            b.id,
+            tuple(new(p) for p in kept[b.id]),
+            tuple(map_values(op, rename) for op in b.ops),
+            map_operands(_filter_edges(b.term, drop), rename),
+        )
+        for b in blocks
+    )
     live = (resolve(Value(vid)) for vid, _ in var_names)
-    names = tuple(dict.fromkeys((ids[v.id].id, name)
-                                for v, (_, name) in zip(live, var_names, strict=True)
-                                if v.id in ids))
+    names = tuple(
+        dict.fromkeys(
+            (ids[v.id].id, name)
+            for v, (_, name) in zip(live, var_names, strict=True)
+            if v.id in ids
+        )
+    )
     return out, names

@@ -33,5 +33,12 @@ def run_passes(fn: Function, passes: Sequence[Pass] = DEFAULT_PASSES) -> Functio
     return fn
 
 
-__all__ = ["DEFAULT_PASSES", "RELEASE_PASSES", "drop_asserts", "eliminate_dead_code",
-           "fold_constants", "merge_blocks", "run_passes"]
+__all__ = [
+    "DEFAULT_PASSES",
+    "RELEASE_PASSES",
+    "drop_asserts",
+    "eliminate_dead_code",
+    "fold_constants",
+    "merge_blocks",
+    "run_passes",
+]

@@ -45,8 +45,11 @@ def drop_asserts(fn: Function) -> Function:
     for b in fn.blocks:
         t = b.term
         if isinstance(t, Branch) and (t.then_target in failing) != (t.else_target in failing):
-            target, args = ((t.else_target, t.else_args) if t.then_target in failing
-                            else (t.then_target, t.then_args))
+            target, args = (
+                (t.else_target, t.else_args)
+                if t.then_target in failing
+                else (t.then_target, t.then_args)
+            )
             b = Block(b.id, b.params, b.ops, Jump(loc=t.loc, target=target, args=args))
         blocks.append(b)
     return dataclasses.replace(fn, blocks=tuple(blocks))

@@ -64,16 +64,27 @@ def _int_binop(op: str, a: int, b: int, t: Scalar):
 
 # Python's // and % floor and its >> is arithmetic: the IR's meaning for signed ints.
 _INT_OPS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "//": lambda a, b: a // b, "%": lambda a, b: a % b,
-    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
-    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
 }
 
 
 _FLOAT_OPS = {
-    "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
-    "//": np.floor_divide, "%": np.remainder, "**": np.power,
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "/": np.true_divide,
+    "//": np.floor_divide,
+    "%": np.remainder,
+    "**": np.power,
 }
 
 
@@ -113,8 +124,9 @@ def fold_unary(op: str, a, t: Scalar):
 
 def fold_compare(op: str, a, b):
     # Python's comparisons on ints are exact, and on floats are IEEE (NaN unordered).
-    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
-            "==": a == b, "!=": a != b}.get(op, _NOT_FOLDED)
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}.get(
+        op, _NOT_FOLDED
+    )
 
 
 def fold_cast(a, src: Scalar, dst: Scalar):
@@ -155,7 +167,8 @@ def _fold_op(op, known: dict[int, object]):
 def fold_constants(fn: Function) -> Function:
     """Fold constant arithmetic, comparisons, casts, and branches on constants."""
     known: dict[int, object] = {
-        op.result.id: op.value for op in fn.all_ops()
+        op.result.id: op.value
+        for op in fn.all_ops()
         if isinstance(op, Const) and isinstance(op.result.type, (Scalar, Tuple))
     }
     blocks = list(fn.blocks)
@@ -176,8 +189,11 @@ def fold_constants(fn: Function) -> Function:
             term = b.term
             if isinstance(term, Branch) and term.cond.id in known:
                 taken = known[term.cond.id]
-                term = Jump(loc=term.loc, target=term.then_target if taken else term.else_target,
-                            args=term.then_args if taken else term.else_args)
+                term = Jump(
+                    loc=term.loc,
+                    target=term.then_target if taken else term.else_target,
+                    args=term.then_args if taken else term.else_args,
+                )
                 changed = True
             blocks[i] = Block(b.id, b.params, tuple(ops), term)
     return dataclasses.replace(fn, blocks=tuple(blocks))  # keeps the callees

@@ -98,8 +98,13 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
         for op in b.ops:
             if has_effect(op):
                 mark(operands(op))
-        term_reads = [b.term.cond] if isinstance(b.term, Branch) else \
-            [] if isinstance(b.term, Jump) else operands(b.term)
+        term_reads = (
+            [b.term.cond]
+            if isinstance(b.term, Branch)
+            else []
+            if isinstance(b.term, Jump)
+            else operands(b.term)
+        )
         mark(term_reads)
     while work:
         vid = work.pop()
@@ -116,16 +121,21 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
 
     out = []
     for b in blocks:
-        ops = tuple(op for op in b.ops
-                    if has_effect(op) or (op.result is not None and op.result.id in live))
+        ops = tuple(
+            op for op in b.ops if has_effect(op) or (op.result is not None and op.result.id in live)
+        )
         term = b.term
         if isinstance(term, Jump):
             term = Jump(loc=term.loc, target=term.target, args=keep_args(term.target, term.args))
         elif isinstance(term, Branch):
-            term = Branch(loc=term.loc, cond=term.cond, then_target=term.then_target,
-                          else_target=term.else_target,
-                          then_args=keep_args(term.then_target, term.then_args),
-                          else_args=keep_args(term.else_target, term.else_args))
+            term = Branch(
+                loc=term.loc,
+                cond=term.cond,
+                then_target=term.then_target,
+                else_target=term.else_target,
+                then_args=keep_args(term.then_target, term.then_args),
+                else_args=keep_args(term.else_target, term.else_args),
+            )
         params = tuple(b.params[k] for k in kept_params[b.id])
         out.append(Block(b.id, params, ops, term))
     return dataclasses.replace(fn, blocks=tuple(out))  # keeps the callees

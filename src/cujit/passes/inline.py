@@ -37,8 +37,9 @@ from cujit.diagnostics import UnsupportedError
 MAX_INLINED = 1000
 
 
-def inline_calls(fn: ir.Function, wanted: Callable[[ir.Function], bool],
-                 keep_raise: bool = False) -> ir.Function:
+def inline_calls(
+    fn: ir.Function, wanted: Callable[[ir.Function], bool], keep_raise: bool = False
+) -> ir.Function:
     """``fn`` with every call of a callee that ``wanted`` accepts replaced by its body."""
     callees = {c.name: c for c in fn.callees}
     blocks = list(fn.blocks)
@@ -48,35 +49,56 @@ def inline_calls(fn: ir.Function, wanted: Callable[[ir.Function], bool],
     k = 0
     while k < len(blocks):
         block = blocks[k]
-        at = next((i for i, op in enumerate(block.ops) if isinstance(op, ir.CallFunction)
-                   and wanted(callees[op.callee])), None)
+        at = next(
+            (
+                i
+                for i, op in enumerate(block.ops)
+                if isinstance(op, ir.CallFunction) and wanted(callees[op.callee])
+            ),
+            None,
+        )
         if at is None:
             k += 1
             continue
         inlined += 1
         call = block.ops[at]
         if inlined > MAX_INLINED:
-            raise UnsupportedError(f"device function '{call.callee}' calls itself; it cannot "
-                                   "be inlined into the kernel here", call.loc)
+            raise UnsupportedError(
+                f"device function '{call.callee}' calls itself; it cannot "
+                "be inlined into the kernel here",
+                call.loc,
+            )
         callee = callees[call.callee]
         for c in callee.callees:  # what the inlined body calls, the kernel now calls
             callees.setdefault(c.name, c)
-        after = ir.Block(next(block_ids), (call.result,), block.ops[at + 1:], block.term)
+        after = ir.Block(next(block_ids), (call.result,), block.ops[at + 1 :], block.term)
         body = _copy_body(callee, call, after.id, ids, block_ids, keep_raise)
-        head = ir.Block(block.id, block.params, block.ops[:at],
-                        ir.Jump(loc=call.loc, target=body[0].id, args=call.args))
+        head = ir.Block(
+            block.id,
+            block.params,
+            block.ops[:at],
+            ir.Jump(loc=call.loc, target=body[0].id, args=call.args),
+        )
         # The head is scanned no further; the body and the rest come next (their calls
         # of wanted callees are inlined in turn).
-        blocks[k:k + 1] = [head, *body, after]
+        blocks[k : k + 1] = [head, *body, after]
         k += 1
     if not inlined:
         return fn
-    return ir.Function(fn.name, fn.arg_names, tuple(blocks), fn.loc, fn.return_type,
-                       tuple(callees.values()), fn.var_names)
+    return ir.Function(
+        fn.name,
+        fn.arg_names,
+        tuple(blocks),
+        fn.loc,
+        fn.return_type,
+        tuple(callees.values()),
+        fn.var_names,
+    )
 
 
-def _copy_body(callee: ir.Function, call: ir.CallFunction, after: int, ids, block_ids,
-               keep_raise: bool) -> list[ir.Block]:
+def _copy_body(
+    callee: ir.Function, call: ir.CallFunction, after: int, ids, block_ids, keep_raise: bool
+) -> list[ir.Block]:
     """The callee's blocks with fresh block ids and value ids; each return jumps to
     block ``after`` passing the returned value (or an undefined one)."""
     values: dict[int, ir.Value] = {}
@@ -107,8 +129,11 @@ def _copy_body(callee: ir.Function, call: ir.CallFunction, after: int, ids, bloc
             if isinstance(term, ir.Jump):
                 term = ir.replace(term, target=block_map[term.target])
             elif isinstance(term, ir.Branch):
-                term = ir.replace(term, then_target=block_map[term.then_target],
-                                  else_target=block_map[term.else_target])
+                term = ir.replace(
+                    term,
+                    then_target=block_map[term.then_target],
+                    else_target=block_map[term.else_target],
+                )
             elif not isinstance(term, ir.Raise):
                 raise AssertionError(f"cannot inline across a {type(term).__name__}")
         out.append(ir.Block(block_map[b.id], params, tuple(ops), term))

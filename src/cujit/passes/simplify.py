@@ -31,10 +31,10 @@ def _same_edge_branches_to_jumps(blocks: list[Block]) -> list[Block]:
     out = []
     for b in blocks:
         t = b.term
-        if isinstance(t, Branch) and t.then_target == t.else_target \
-                and t.then_args == t.else_args:
-            b = Block(b.id, b.params, b.ops, Jump(loc=t.loc, target=t.then_target,
-                                                  args=t.then_args))
+        if isinstance(t, Branch) and t.then_target == t.else_target and t.then_args == t.else_args:
+            b = Block(
+                b.id, b.params, b.ops, Jump(loc=t.loc, target=t.then_target, args=t.then_args)
+            )
         out.append(b)
     return out
 
@@ -45,8 +45,7 @@ def _find_merge(blocks: list[Block], entry: int) -> tuple[int, int] | None:
     index = {b.id: i for i, b in enumerate(blocks)}
     for i, b in enumerate(blocks):
         t = b.term
-        if isinstance(t, Jump) and t.target != b.id and t.target != entry \
-                and preds[t.target] == 1:
+        if isinstance(t, Jump) and t.target != b.id and t.target != entry and preds[t.target] == 1:
             return i, index[t.target]
     return None
 
@@ -54,8 +53,13 @@ def _find_merge(blocks: list[Block], entry: int) -> tuple[int, int] | None:
 def _substitute(blocks: list[Block], subst: dict[int, Value]) -> list[Block]:
     def sub(v: Value) -> Value:
         return subst.get(v.id, v)
-    return [Block(b.id, b.params, tuple(map_operands(op, sub) for op in b.ops),
-                  map_operands(b.term, sub)) for b in blocks]
+
+    return [
+        Block(
+            b.id, b.params, tuple(map_operands(op, sub) for op in b.ops), map_operands(b.term, sub)
+        )
+        for b in blocks
+    ]
 
 
 def merge_blocks(fn: Function) -> Function:

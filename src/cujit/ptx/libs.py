@@ -23,10 +23,14 @@ from cujit.diagnostics import CujitError
 # Library name (as cuda.pathfinder spells it) -> (dir under a CUDA root, sonames).
 _TOOLKIT_LAYOUT = {
     "nvvm": (("nvvm/lib64", "nvvm/lib"), ("libnvvm.so.4", "libnvvm.so")),
-    "nvJitLink": (("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
-                  ("libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so")),
-    "nvrtc": (("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
-              ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")),
+    "nvJitLink": (
+        ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
+        ("libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"),
+    ),
+    "nvrtc": (
+        ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"),
+        ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"),
+    ),
 }
 _WHEELS = {"nvvm": "nvidia-nvvm", "nvJitLink": "nvidia-nvjitlink", "nvrtc": "nvidia-cuda-nvrtc"}
 

@@ -22,8 +22,14 @@ class LinkError(CujitError):
 
 
 # A linked file's kind -> nvJitLink's input type name (``nvJitLinkInputType``).
-INPUT_TYPES = {"ptx": "PTX", "ltoir": "LTOIR", "cubin": "CUBIN", "fatbin": "FATBIN",
-               "o": "OBJECT", "a": "LIBRARY"}
+INPUT_TYPES = {
+    "ptx": "PTX",
+    "ltoir": "LTOIR",
+    "cubin": "CUBIN",
+    "fatbin": "FATBIN",
+    "o": "OBJECT",
+    "a": "LIBRARY",
+}
 
 
 def link_cubin(
@@ -48,8 +54,9 @@ def link_cubin(
         try:
             for kind, data, current in every:
                 data = data.encode() if isinstance(data, str) else bytes(data)
-                jl.add_data(handle, getattr(jl.InputType, INPUT_TYPES[kind]), data,
-                            len(data), current)
+                jl.add_data(
+                    handle, getattr(jl.InputType, INPUT_TYPES[kind]), data, len(data), current
+                )
             current = name if ptx is not None else every[0][2]
             jl.complete(handle)
         except jl.nvJitLinkError as exc:

@@ -26,8 +26,13 @@ def _check(nvrtc, result, what: str) -> None:
         raise RuntimeError(f"{what}: {err.name}")
 
 
-def compile_cuda(source: str | bytes, name: str, arch: tuple[int, int], ltoir: bool = False,
-                 options: tuple[str, ...] = ()) -> bytes:
+def compile_cuda(
+    source: str | bytes,
+    name: str,
+    arch: tuple[int, int],
+    ltoir: bool = False,
+    options: tuple[str, ...] = (),
+) -> bytes:
     """Compile one CUDA C/C++ translation unit ``name`` for ``sm_XY``: PTX text (as bytes)
     or, with ``ltoir``, LTO-IR for nvJitLink's link-time optimisation."""
     nvrtc = libs.nvrtc_module()
@@ -41,10 +46,16 @@ def compile_cuda(source: str | bytes, name: str, arch: tuple[int, int], ltoir: b
     try:
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise NVRTCError(f"NVRTC could not compile '{name}' for sm_{major}{minor} "
-                             f"({err.name}; options {' '.join(opts)})", _log(nvrtc, prog))
-        size_fn, get_fn = ((nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR) if ltoir
-                           else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
+            raise NVRTCError(
+                f"NVRTC could not compile '{name}' for sm_{major}{minor} "
+                f"({err.name}; options {' '.join(opts)})",
+                _log(nvrtc, prog),
+            )
+        size_fn, get_fn = (
+            (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR)
+            if ltoir
+            else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+        )
         err, size = size_fn(prog)
         _check(nvrtc, err, "nvrtcGet*Size")
         buf = b" " * size

@@ -39,8 +39,10 @@ class NVVMOptions:
 
     def to_args(self, arch: tuple[int, int]) -> list[str]:
         major, minor, *variant = arch  # (9, 0, "a"): the arch-specific sm_90a
-        args = [f"-arch=compute_{major}{minor}{''.join(variant)}",
-                f"-opt={0 if self.debug else self.opt}"]
+        args = [
+            f"-arch=compute_{major}{minor}{''.join(variant)}",
+            f"-opt={0 if self.debug else self.opt}",
+        ]
         if self.fastmath:
             args += ["-ftz=1", "-prec-div=0", "-prec-sqrt=0"]
         if not self.fma:

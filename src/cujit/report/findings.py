@@ -55,13 +55,16 @@ def _widening(op: ir.Op, defs: dict[int, ir.Op]):
     return None
 
 
-def wide_types(fn: ir.Function, path: str,
-               ptx_lines: list[tuple[str, int | None]] = ()) -> list[Finding]:
+def wide_types(
+    fn: ir.Function, path: str, ptx_lines: list[tuple[str, int | None]] = ()
+) -> list[Finding]:
     """64-bit arithmetic widened from a 32-bit operand (``_widening``), when every array
     argument holds 32-bit (or narrower) elements; the message says whether the PTX of
     that line still computes in 64 bits (LLVM narrows some, such as exact products)."""
-    wide_ptx = {kind: {n for t, n in ptx_lines if n is not None and re.search(pat, t)}
-                for kind, pat in (("f", r"\.f64\b"), ("i", r"\.[su]64\b"))}
+    wide_ptx = {
+        kind: {n for t, n in ptx_lines if n is not None and re.search(pat, t)}
+        for kind, pat in (("f", r"\.f64\b"), ("i", r"\.[su]64\b"))
+    }
     arrays = [a.type for a in fn.args if isinstance(a.type, Array)]
     if not arrays or any(t.dtype.bits > 32 for t in arrays):
         return []
@@ -72,12 +75,20 @@ def wide_types(fn: ir.Function, path: str,
         if narrow is None or op.loc.line in found:
             continue
         res = op.result.type
-        kept = ("the PTX of this line computes in 64 bits"
-                if op.loc.line in wide_ptx[res.kind] else "LLVM narrowed it back in the PTX")
-        found[op.loc.line] = Finding(op.loc.line, "wide-type", (
-            f"{res} arithmetic on a {narrow} value although every array of this kernel is "
-            f"32-bit ({kept}): a Python float or int constant widens it; write "
-            f"np.{narrow}(...) to stay 32-bit"))
+        kept = (
+            "the PTX of this line computes in 64 bits"
+            if op.loc.line in wide_ptx[res.kind]
+            else "LLVM narrowed it back in the PTX"
+        )
+        found[op.loc.line] = Finding(
+            op.loc.line,
+            "wide-type",
+            (
+                f"{res} arithmetic on a {narrow} value although every array of this kernel is "
+                f"32-bit ({kept}): a Python float or int constant widens it; write "
+                f"np.{narrow}(...) to stay 32-bit"
+            ),
+        )
     return list(found.values())
 
 
@@ -85,12 +96,17 @@ def local_arrays(fn: ir.Function, path: str, stack_frame: int | None) -> list[Fi
     """``cuda.local.array`` allocations, when the linker left a stack frame."""
     if not stack_frame:
         return []
-    return [Finding(op.loc.line, "local-memory",
-                    f"local array placed in local memory ({stack_frame} bytes stack frame "
-                    "per thread): indexed with values unknown at compile time, it cannot "
-                    "live in registers")
-            for op in fn.all_ops()
-            if isinstance(op, ir.Intrinsic) and op.name == "local.array" and op.loc.file == path]
+    return [
+        Finding(
+            op.loc.line,
+            "local-memory",
+            f"local array placed in local memory ({stack_frame} bytes stack frame "
+            "per thread): indexed with values unknown at compile time, it cannot "
+            "live in registers",
+        )
+        for op in fn.all_ops()
+        if isinstance(op, ir.Intrinsic) and op.name == "local.array" and op.loc.file == path
+    ]
 
 
 def loop_headers(fn: ir.Function, path: str) -> dict[int, int]:
@@ -136,17 +152,24 @@ def ptx_loops(ptx_lines: list[tuple[str, int | None]]) -> list[set[int]]:
         b = _BRA.search(text)
         if b and b.group(1) in labels:
             start = labels[b.group(1)]
-            loops.append({n for _, n in ptx_lines[start:i + 1] if n is not None})
+            loops.append({n for _, n in ptx_lines[start : i + 1] if n is not None})
     return loops
 
 
-def loops_not_unrolled(fn: ir.Function, path: str,
-                       ptx_lines: list[tuple[str, int | None]]) -> list[Finding]:
+def loops_not_unrolled(
+    fn: ir.Function, path: str, ptx_lines: list[tuple[str, int | None]]
+) -> list[Finding]:
     loops = ptx_loops(ptx_lines)
     out = []
     for line in sorted(set(loop_headers(fn, path).values())):
         if any(line in body for body in loops):
-            out.append(Finding(line, "loop", "loop not unrolled: it is still a loop in the "
-                                             "PTX (its trip count is unknown at compile time "
-                                             "or too large to unroll)"))
+            out.append(
+                Finding(
+                    line,
+                    "loop",
+                    "loop not unrolled: it is still a loop in the "
+                    "PTX (its trip count is unknown at compile time "
+                    "or too large to unroll)",
+                )
+            )
     return out

@@ -23,21 +23,33 @@ class Graph:
 
 
 def _lines(block: ir.Block, path: str) -> list[int]:
-    return sorted({op.loc.line for op in (*block.ops, block.term)
-                   if op.loc.file == path and op.loc.line > 0})
+    return sorted(
+        {op.loc.line for op in (*block.ops, block.term) if op.loc.file == path and op.loc.line > 0}
+    )
 
 
 def _label(block: ir.Block, lines: list[int]) -> str:
-    span = (f"line {lines[0]}" if len(lines) == 1 else
-            f"lines {lines[0]}-{lines[-1]}" if lines else "no line")
+    span = (
+        f"line {lines[0]}"
+        if len(lines) == 1
+        else f"lines {lines[0]}-{lines[-1]}"
+        if lines
+        else "no line"
+    )
     return f"block{block.id}\\n{span}\\n{len(block.ops)} ops"
 
 
 def to_dot(fn: ir.Function, path: str) -> tuple[str, dict[int, list[int]]]:
     block_lines = {b.id: _lines(b, path) for b in fn.blocks}
-    out = ["digraph cfg {", '  graph [rankdir=TB, bgcolor="transparent"];',
-           ('  node [shape=box, style="rounded,filled", fillcolor="#f4f6fa", '
-           'fontname="Helvetica", fontsize=10];'), '  edge [fontname="Helvetica", fontsize=9];']
+    out = [
+        "digraph cfg {",
+        '  graph [rankdir=TB, bgcolor="transparent"];',
+        (
+            '  node [shape=box, style="rounded,filled", fillcolor="#f4f6fa", '
+            'fontname="Helvetica", fontsize=10];'
+        ),
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
     for b in fn.blocks:
         out.append(f'  b{b.id} [id="cfg-b{b.id}", label="{_label(b, block_lines[b.id])}"];')
     for b in fn.blocks:
@@ -56,15 +68,25 @@ def render(fn: ir.Function, path: str, timeout: float = 30.0) -> Graph:
     dot_text, block_lines = to_dot(fn, path)
     exe = shutil.which("dot")
     if exe is None:
-        return Graph("", "the control-flow graph needs Graphviz's dot, which is not on PATH "
-                         "(Debian: apt-get install graphviz)", block_lines)
+        return Graph(
+            "",
+            "the control-flow graph needs Graphviz's dot, which is not on PATH "
+            "(Debian: apt-get install graphviz)",
+            block_lines,
+        )
     try:
-        proc = subprocess.run([exe, "-Tsvg"], input=dot_text, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        proc = subprocess.run(
+            [exe, "-Tsvg"],
+            input=dot_text,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Graph("", f"dot failed: {exc}", block_lines)
     if proc.returncode != 0:
         return Graph("", f"dot failed: {proc.stderr[:300]}", block_lines)
-    svg = proc.stdout[proc.stdout.find("<svg"):]
+    svg = proc.stdout[proc.stdout.find("<svg") :]
     svg = re.sub(r"<!--.*?-->", "", svg, flags=re.DOTALL)
     return Graph(svg, f"{len(fn.blocks)} blocks, laid out by Graphviz dot", block_lines)

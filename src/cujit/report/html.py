@@ -17,9 +17,14 @@ from cujit.report.assets import CSS, SCRIPT
 from cujit.report.model import Report
 
 STAGE_TITLES = {
-    "bytecode": "1 · bytecode", "cfg": "2 · CFG listing", "ir": "3 · IR",
-    "typed": "4 · typed IR", "passes": "5 · after passes", "llvm": "6 · LLVM IR",
-    "ptx": "7 · PTX", "sass": "SASS",
+    "bytecode": "1 · bytecode",
+    "cfg": "2 · CFG listing",
+    "ir": "3 · IR",
+    "typed": "4 · typed IR",
+    "passes": "5 · after passes",
+    "llvm": "6 · LLVM IR",
+    "ptx": "7 · PTX",
+    "sass": "SASS",
 }
 
 
@@ -34,14 +39,19 @@ def _source(rep: Report) -> str:
         warn.setdefault(f.line, []).append(f.message)
     rows = []
     for n, text in rep.source:
-        chips = "".join(f'<span class="chip">{escape(name)}</span>'
-                        for name, lines in used.items() if n in lines and name != "cfg")
+        chips = "".join(
+            f'<span class="chip">{escape(name)}</span>'
+            for name, lines in used.items()
+            if n in lines and name != "cfg"
+        )
         mark = ""
         if n in warn:
             mark = f'<span class="warn" title="{escape(" / ".join(warn[n]))}">⚠</span>'
-        rows.append(f'<div class="src" id="src-L{n}" data-line="{n}"><span class="no">{n}</span>'
-                    f'{mark}<code>{escape(text) or " "}</code><span class="chips">{chips}'
-                    f"</span></div>")
+        rows.append(
+            f'<div class="src" id="src-L{n}" data-line="{n}"><span class="no">{n}</span>'
+            f'{mark}<code>{escape(text) or " "}</code><span class="chips">{chips}'
+            f"</span></div>"
+        )
     return "\n".join(rows)
 
 
@@ -50,11 +60,14 @@ def _stage(view) -> str:
     if not view.lines:
         body = f'<div class="note">{escape(view.note or "empty")}</div>'
     else:
-        body = "\n".join(f'<div class="ln"{_line_attr(n)}>{escape(t) or " "}</div>'
-                         for t, n in view.lines)
-    return (f'<section class="stage" id="stage-{view.name}" data-stage="{view.name}">'
-            f'<h3>{escape(title)} <span class="count"></span></h3>'
-            f'<div class="code">{body}</div></section>')
+        body = "\n".join(
+            f'<div class="ln"{_line_attr(n)}>{escape(t) or " "}</div>' for t, n in view.lines
+        )
+    return (
+        f'<section class="stage" id="stage-{view.name}" data-stage="{view.name}">'
+        f'<h3>{escape(title)} <span class="count"></span></h3>'
+        f'<div class="code">{body}</div></section>'
+    )
 
 
 def _times(rep: Report) -> str:
@@ -62,9 +75,9 @@ def _times(rep: Report) -> str:
     parts = "".join(
         f'<div class="seg s-{escape(k)}" style="flex-grow:{v / total:.6f}" '
         f'title="{escape(k)}: {v * 1e3:.2f} ms"><span>{escape(k)} {v * 1e3:.1f} ms</span></div>'
-        for k, v in rep.times.items())
-    return (f'<div class="timebar">{parts}</div>'
-            f'<p class="small">total {total * 1e3:.1f} ms</p>')
+        for k, v in rep.times.items()
+    )
+    return f'<div class="timebar">{parts}</div><p class="small">total {total * 1e3:.1f} ms</p>'
 
 
 def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
@@ -75,11 +88,17 @@ def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
 
 def _params(rep: Report) -> str:
     passed = sum(p.passed for p in rep.params)
-    rows = [[f"<code>{escape(p.name)}</code>", escape(p.kind),
-             "passed" if p.passed else '<span class="dim">never read: not passed</span>']
-            for p in rep.params]
-    return (f"<p>{passed} of {len(rep.params)} flat parameters are passed at launch.</p>"
-            + _table(["parameter", "kind", "at launch"], rows, "params"))
+    rows = [
+        [
+            f"<code>{escape(p.name)}</code>",
+            escape(p.kind),
+            "passed" if p.passed else '<span class="dim">never read: not passed</span>',
+        ]
+        for p in rep.params
+    ]
+    return f"<p>{passed} of {len(rep.params)} flat parameters are passed at launch.</p>" + _table(
+        ["parameter", "kind", "at launch"], rows, "params"
+    )
 
 
 def _fmt(v) -> str:
@@ -90,29 +109,39 @@ def _resources(rep: Report) -> str:
     res = rep.resources
     if res is None:
         return "<p>" + escape("; ".join(rep.notes) or "no resource information") + "</p>"
-    rows = [["registers per thread", _fmt(res.registers)],
-            ["stack frame (local memory), bytes per thread", _fmt(res.stack_frame)],
-            ["spill stores / loads, bytes", f"{_fmt(res.spill_stores)} / {_fmt(res.spill_loads)}"],
-            ["static shared memory, bytes per block", _fmt(res.shared)],
-            ["local memory, bytes per thread", _fmt(res.local)],
-            ["constant bank 0, bytes", _fmt(res.constant)]]
-    occ = [[str(o.block_size), str(o.blocks_per_sm), f"{o.occupancy:.0%}", escape(o.limiter)]
-           for o in rep.occupancy]
+    rows = [
+        ["registers per thread", _fmt(res.registers)],
+        ["stack frame (local memory), bytes per thread", _fmt(res.stack_frame)],
+        ["spill stores / loads, bytes", f"{_fmt(res.spill_stores)} / {_fmt(res.spill_loads)}"],
+        ["static shared memory, bytes per block", _fmt(res.shared)],
+        ["local memory, bytes per thread", _fmt(res.local)],
+        ["constant bank 0, bytes", _fmt(res.constant)],
+    ]
+    occ = [
+        [str(o.block_size), str(o.blocks_per_sm), f"{o.occupancy:.0%}", escape(o.limiter)]
+        for o in rep.occupancy
+    ]
     arch = f"sm_{rep.arch[0]}{rep.arch[1]}"
-    return (_table(["resource (nvJitLink -verbose)", "value"], [[escape(a), escape(b)]
-                                                              for a, b in rows], "res")
-            + f"<h3>occupancy on {arch} (no dynamic shared memory)</h3>"
-            + _table(["threads per block", "blocks per SM", "occupancy", "limited by"], occ,
-                     "occ")
-            + f'<details><summary>linker log</summary><pre>{escape(res.log)}</pre></details>')
+    return (
+        _table(
+            ["resource (nvJitLink -verbose)", "value"],
+            [[escape(a), escape(b)] for a, b in rows],
+            "res",
+        )
+        + f"<h3>occupancy on {arch} (no dynamic shared memory)</h3>"
+        + _table(["threads per block", "blocks per SM", "occupancy", "limited by"], occ, "occ")
+        + f"<details><summary>linker log</summary><pre>{escape(res.log)}</pre></details>"
+    )
 
 
 def _findings(rep: Report) -> str:
     if not rep.findings:
         return '<p class="ok">No warnings.</p>'
-    items = "".join(f'<li class="finding f-{escape(f.kind)}" data-line="{f.line}">'
-                    f'<a href="#L{f.line}">line {f.line}</a>: {escape(f.message)}</li>'
-                    for f in rep.findings)
+    items = "".join(
+        f'<li class="finding f-{escape(f.kind)}" data-line="{f.line}">'
+        f'<a href="#L{f.line}">line {f.line}</a>: {escape(f.message)}</li>'
+        for f in rep.findings
+    )
     return f"<ul>{items}</ul>"
 
 
@@ -122,12 +151,17 @@ def render_html(rep: Report) -> str:
     cfg = rep.graph.svg or f'<p class="note">{escape(rep.graph.note)}</p>'
     sections = [
         ("stage times", _times(rep)),
-        ("control-flow graph", (f'<p class="small">{escape(rep.graph.note)}</p>'
-                               f'<div class="cfg">{cfg}</div>')),
-        ("parameters", _params(rep)), ("resources and occupancy", _resources(rep)),
+        (
+            "control-flow graph",
+            (f'<p class="small">{escape(rep.graph.note)}</p><div class="cfg">{cfg}</div>'),
+        ),
+        ("parameters", _params(rep)),
+        ("resources and occupancy", _resources(rep)),
     ]
-    extra = "".join(f'<section class="panel" id="sec-{i}"><h2>{escape(t)}</h2>{b}</section>'
-                    for i, (t, b) in enumerate(sections))
+    extra = "".join(
+        f'<section class="panel" id="sec-{i}"><h2>{escape(t)}</h2>{b}</section>'
+        for i, (t, b) in enumerate(sections)
+    )
     stages = "".join(_stage(v) for v in rep.stages)
     title = f"cujit report: {rep.name}"
     payload = json.dumps(data).replace("</", "<\\/")  # no "</script>" inside the script

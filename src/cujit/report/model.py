@@ -46,7 +46,7 @@ def _source(pyfunc, path: str) -> list[tuple[int, str]]:
         lines, first = inspect.getsourcelines(pyfunc)
     except (OSError, TypeError):
         first = pyfunc.__code__.co_firstlineno
-        lines = linecache.getlines(path)[first - 1:] if linecache.getlines(path) else []
+        lines = linecache.getlines(path)[first - 1 :] if linecache.getlines(path) else []
     return [(first + i, ln.rstrip("\n")) for i, ln in enumerate(lines)]
 
 
@@ -64,8 +64,11 @@ def _params(pyfunc, arg_types, ptx: str, symbol: str) -> list[Param]:
     from cujit import abi
 
     code = pyfunc.__code__
-    names = [n for a, t in zip(code.co_varnames[:code.co_argcount], arg_types, strict=True)
-             for n in abi.param_names(a, t)]
+    names = [
+        n
+        for a, t in zip(code.co_varnames[: code.co_argcount], arg_types, strict=True)
+        for n in abi.param_names(a, t)
+    ]
     kinds = abi.flat_param_kinds(tuple(arg_types))
     passed = _passed_params(ptx, symbol, len(kinds))
     return [Param(n, str(k), p) for n, k, p in zip(names, kinds, passed, strict=True)]
@@ -74,12 +77,12 @@ def _params(pyfunc, arg_types, ptx: str, symbol: str) -> list[Param]:
 def compile_options(options: Options | None) -> Options:
     """The options a report compiles with: the CUDA target, line tables on."""
     options = options or Options()
-    return dataclasses.replace(options, target="cuda", verify=True,
-                               lineinfo=not options.debug)
+    return dataclasses.replace(options, target="cuda", verify=True, lineinfo=not options.debug)
 
 
-def build_report(pyfunc, arg_types, options: Options | None = None,
-                 disassemble: bool = True) -> Report:
+def build_report(
+    pyfunc, arg_types, options: Options | None = None, disassemble: bool = True
+) -> Report:
     """Compile ``pyfunc`` for ``arg_types`` through every stage and gather the report;
     ``disassemble=False`` skips the SASS (the disassembler is the slow part)."""
     from cujit.bytecode import format_bytecode
@@ -94,13 +97,18 @@ def build_report(pyfunc, arg_types, options: Options | None = None,
     path = pyfunc.__code__.co_filename
     fn = out["passes"]
     symbol = kernel_symbol(fn)
-    views = [stages.listing_view("bytecode", format_bytecode(out["bytecode"])),
-             stages.listing_view("cfg", format_cfg(out["cfg"])),
-             stages.ir_view("ir", out["ir"], path), stages.ir_view("typed", out["typed"], path),
-             stages.ir_view("passes", fn, path), stages.llvm_view(out["llvm"], path),
-             stages.ptx_view(out["ptx"], path),
-             stages.sass_view(out.get("cubin"), path) if disassemble
-             else stages.StageView("sass", note="not disassembled")]
+    views = [
+        stages.listing_view("bytecode", format_bytecode(out["bytecode"])),
+        stages.listing_view("cfg", format_cfg(out["cfg"])),
+        stages.ir_view("ir", out["ir"], path),
+        stages.ir_view("typed", out["typed"], path),
+        stages.ir_view("passes", fn, path),
+        stages.llvm_view(out["llvm"], path),
+        stages.ptx_view(out["ptx"], path),
+        stages.sass_view(out.get("cubin"), path)
+        if disassemble
+        else stages.StageView("sass", note="not disassembled"),
+    ]
     notes = []
     try:
         res = resources.link_resources(out["ptx"], options.arch, symbol)
@@ -114,9 +122,17 @@ def build_report(pyfunc, arg_types, options: Options | None = None,
     found += findings.loops_not_unrolled(fn, path, views[6].lines)
     sig = ", ".join(str(t) for t in arg_types)
     return Report(
-        name=fn.name, path=path, signature=f"void({sig})", arch=options.arch,
-        source=_source(pyfunc, path), stages=views, times=dict(result.times),
-        params=_params(pyfunc, arg_types, out["ptx"], symbol), resources=res,
+        name=fn.name,
+        path=path,
+        signature=f"void({sig})",
+        arch=options.arch,
+        source=_source(pyfunc, path),
+        stages=views,
+        times=dict(result.times),
+        params=_params(pyfunc, arg_types, out["ptx"], symbol),
+        resources=res,
         occupancy=resources.occupancy_table(res, options.arch) if res else [],
-        findings=sorted(found, key=lambda f: f.line), graph=graph.render(fn, path),
-        notes=notes)
+        findings=sorted(found, key=lambda f: f.line),
+        graph=graph.render(fn, path),
+        notes=notes,
+    )

@@ -90,8 +90,11 @@ def _entry_part(log: str, symbol: str) -> str:
         return log
     out = []
     for ln in lines[start:]:
-        if out and ("Compiling entry function" in ln or "Function properties for" in ln) \
-                and symbol not in ln:
+        if (
+            out
+            and ("Compiling entry function" in ln or "Function properties for" in ln)
+            and symbol not in ln
+        ):
             break
         out.append(ln)
     return "\n".join(out)
@@ -124,11 +127,13 @@ class Occupancy:
     limiter: str  # what bounds blocks_per_sm
 
 
-def occupancy(res: Resources, arch: tuple[int, int], block_size: int,
-              dynamic_shared: int = 0) -> Occupancy:
+def occupancy(
+    res: Resources, arch: tuple[int, int], block_size: int, dynamic_shared: int = 0
+) -> Occupancy:
     """Resident blocks per SM and occupancy at ``block_size`` threads per block."""
-    lim = ARCH_LIMITS.get(tuple(arch)) or ARCH_LIMITS[max(a for a in ARCH_LIMITS
-                                                          if a <= tuple(arch))]
+    lim = (
+        ARCH_LIMITS.get(tuple(arch)) or ARCH_LIMITS[max(a for a in ARCH_LIMITS if a <= tuple(arch))]
+    )
     warps = math.ceil(block_size / 32)
     if block_size > lim.max_threads_per_block:
         return Occupancy(block_size, 0, 0.0, "block size")

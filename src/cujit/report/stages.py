@@ -50,13 +50,14 @@ def ir_view(name: str, fn, path: str) -> StageView:
     def line_of(loc) -> int | None:
         return loc.line if loc is not None and loc.file == path and loc.line > 0 else None
 
-    args = ", ".join(f"{v}: {v.type} {n}" if v.type is not None else f"{v} {n}"
-                     for v, n in zip(fn.args, fn.arg_names, strict=True))
+    args = ", ".join(
+        f"{v}: {v.type} {n}" if v.type is not None else f"{v} {n}"
+        for v, n in zip(fn.args, fn.arg_names, strict=True)
+    )
     lines: list[Line] = [(f"func {fn.name}({args})", line_of(fn.loc))]
     for block in fn.blocks:
         first = block.ops[0].loc if block.ops else block.term.loc
-        params = ", ".join(f"{p}: {p.type}" if p.type is not None else str(p)
-                           for p in block.params)
+        params = ", ".join(f"{p}: {p.type}" if p.type is not None else str(p) for p in block.params)
         head = f"block{block.id}" + (f"({params})" if params else "") + ":"
         lines.append((head, line_of(first)))
         for op in (*block.ops, block.term):
@@ -168,17 +169,21 @@ def sass_view(cubin: bytes | None, path: str, timeout: float = 30.0) -> StageVie
         return StageView("sass", note="no cubin: the compile stopped before linking")
     tool = find_disassembler()
     if tool is None:
-        return StageView("sass", note="SASS is absent: neither nvdisasm nor cuobjdump was "
-                                      "found (the nvidia-cuda-nvdisasm wheel or the CUDA "
-                                      "toolkit provides them)")
+        return StageView(
+            "sass",
+            note="SASS is absent: neither nvdisasm nor cuobjdump was "
+            "found (the nvidia-cuda-nvdisasm wheel or the CUDA "
+            "toolkit provides them)",
+        )
     with tempfile.TemporaryDirectory() as tmp:
         f = os.path.join(tmp, "kernel.cubin")
         with open(f, "wb") as out:
             out.write(cubin)
         argv = [tool, "-g", "-c", f] if tool.endswith("nvdisasm") else [tool, "-sass", f]
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  check=False)
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout, check=False
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return StageView("sass", note=f"{os.path.basename(tool)} failed: {exc}")
     if proc.returncode != 0:

@@ -36,8 +36,9 @@ from cujit.types.core import Array, NamedTuple, Scalar, Tuple
 from cujit.types.records import Record
 
 
-def prepare_args(arg_types, args, stream=0, written=None, device_id=None,
-                 names=None, kept=None) -> tuple[list, list]:
+def prepare_args(
+    arg_types, args, stream=0, written=None, device_id=None, names=None, kept=None
+) -> tuple[list, list]:
     """Flatten ``args`` (typed by ``arg_types``) into parameter values.
 
     Returns ``(values, writebacks)``: ``values`` in ``cujit.abi`` order, and one
@@ -72,19 +73,29 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             dev = a
         elif isinstance(a, np.ndarray):
             dev = None if a.__class__ is np.ndarray else _reachable_view(a, stream)
-            if dev is not None and checks is not None and checks[0] is not None \
-                    and checks[0][index] and hasattr(a, "_cujit_note_written"):
+            if (
+                dev is not None
+                and checks is not None
+                and checks[0] is not None
+                and checks[0][index]
+                and hasattr(a, "_cujit_note_written")
+            ):
                 writebacks.append(a._cujit_note_written(stream))  # runtime/pending.py
             if dev is None:  # host memory: copied (numba's rule)
-                if checks is not None and checks[0] is not None and checks[0][index] \
-                        and not a.flags.writeable:
+                if (
+                    checks is not None
+                    and checks[0] is not None
+                    and checks[0][index]
+                    and not a.flags.writeable
+                ):
                     raise _readonly_error(index, checks[2], "a read-only NumPy array")
                 dev = _host_to_device(a, writebacks, stream)
         else:
             dev = import_for_launch(a, stream)
             if dev is None:
-                raise LaunchError(f"argument {index}: expected an array for {t}, got "
-                                  f"{type(a).__name__}")
+                raise LaunchError(
+                    f"argument {index}: expected an array for {t}, got {type(a).__name__}"
+                )
         if checks is not None:
             written, device_id, names = checks
             if dev.readonly and written is not None and written[index]:
@@ -93,8 +104,7 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             if d != device_id and d is not None and device_id is not None:
                 raise device_error(index, d, device_id, names)
         if dev.ndim != t.ndim:
-            raise LaunchError(f"argument {index}: expected a {t.ndim}-d array, got "
-                              f"{dev.ndim}-d")
+            raise LaunchError(f"argument {index}: expected a {t.ndim}-d array, got {dev.ndim}-d")
         values.append(dev.device_ptr)
         values.extend(dev.shape)
         if passes_strides(t):
@@ -103,8 +113,9 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         values.append(_record_to_device(t, a, writebacks, stream, index).device_ptr)
     elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
-            raise LaunchError(f"argument {index}: expected a tuple of {len(t.items)} items "
-                              f"for {t}, got {a!r}")
+            raise LaunchError(
+                f"argument {index}: expected a tuple of {len(t.items)} items for {t}, got {a!r}"
+            )
         for item_t, item in zip(t.items, a, strict=True):
             _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
@@ -158,8 +169,10 @@ def _reachable_view(a: np.ndarray, stream) -> DeviceArray | None:
 
 
 def _readonly_error(index: int, names, what: str) -> LaunchError:
-    return LaunchError(f"{arg_name(index, names)} is {what}, but the kernel writes to it: "
-                       "pass a writeable array (for instance a copy)")
+    return LaunchError(
+        f"{arg_name(index, names)} is {what}, but the kernel writes to it: "
+        "pass a writeable array (for instance a copy)"
+    )
 
 
 def check_writable(args, written, names=None) -> None:
@@ -172,7 +185,7 @@ def check_writable(args, written, names=None) -> None:
     """
     for i, (a, w) in enumerate(zip(args, written, strict=True)):
         if w:
-            for item in (a if isinstance(a, tuple) else (a,)):
+            for item in a if isinstance(a, tuple) else (a,):
                 if isinstance(item, DeviceArray) and item.readonly:
                     raise _readonly_error(i, names, "a read-only device array")
                 if isinstance(item, np.ndarray) and not item.flags.writeable:
@@ -222,7 +235,6 @@ def finish_writebacks(writebacks: list, stream=0) -> None:
     writebacks.clear()
 
 
-
 def value_code(name: str, t, kept=None) -> str:
     """Python source for argument ``name``'s flat parameter values as type ``t`` (a scalar
     or a device array), converted as :func:`prepare_args` converts them, for generated
@@ -231,9 +243,11 @@ def value_code(name: str, t, kept=None) -> str:
         if kept is None or all(kept):
             strides = f", *{name}.strides" if passes_strides(t) else ""
             return f"{name}.device_ptr, *{name}.shape{strides}"
-        exprs = ([f"{name}.device_ptr"] + [f"{name}.shape[{k}]" for k in range(t.ndim)]
-                 + ([f"{name}.strides[{k}]" for k in range(t.ndim)] if passes_strides(t)
-                    else []))
+        exprs = (
+            [f"{name}.device_ptr"]
+            + [f"{name}.shape[{k}]" for k in range(t.ndim)]
+            + ([f"{name}.strides[{k}]" for k in range(t.ndim)] if passes_strides(t) else [])
+        )
     elif t.kind == "f":
         exprs = [f"float({name})"]
     elif t.kind == "c":
@@ -256,21 +270,29 @@ def make_flattener(arg_types, kept=None):
     no per-argument dispatch on the type.  ``kept`` is the specialisation's mask of the
     parameters the kernel takes (``cujit.abi``).
     """
-    if any(t.__class__ not in (Scalar, Array) or t.__class__ is Scalar and t.kind in "Mm"
-           for t in arg_types):
+    if any(
+        t.__class__ not in (Scalar, Array) or t.__class__ is Scalar and t.kind in "Mm"
+        for t in arg_types
+    ):
         return None
     names = [f"a{i}" for i in range(len(arg_types))]
     guards, parts = [], []
     for name, t, mask in zip(names, arg_types, kept_per_argument(arg_types, kept), strict=True):
         if t.__class__ is Array:
-            guards.append(f"    if {name}.__class__ is not DeviceArray or {name}.readonly or "
-                          f"({name}.device_id != device_id and {name}.device_id is not None):\n"
-                          "        return None\n")
+            guards.append(
+                f"    if {name}.__class__ is not DeviceArray or {name}.readonly or "
+                f"({name}.device_id != device_id and {name}.device_id is not None):\n"
+                "        return None\n"
+            )
         parts.append(value_code(name, t, mask))
     parts = [p for p in parts if p]
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n" if names else ""
-    src = ("def flatten(args, device_id):\n" + unpack + "".join(guards)
-           + f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n")
+    src = (
+        "def flatten(args, device_id):\n"
+        + unpack
+        + "".join(guards)
+        + f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n"
+    )
     namespace = {"DeviceArray": DeviceArray}
     exec(compile(src, f"<cujit flatten {len(arg_types)} args>", "exec"), namespace)
     return namespace["flatten"]

@@ -37,8 +37,7 @@ class DeviceArrayViews:
 
     @property
     def flags(self) -> ArrayFlags:
-        return ArrayFlags(C_CONTIGUOUS=self.is_c_contiguous(),
-                          F_CONTIGUOUS=self.is_f_contiguous())
+        return ArrayFlags(C_CONTIGUOUS=self.is_c_contiguous(), F_CONTIGUOUS=self.is_f_contiguous())
 
     def getitemsize(self) -> int:
         return self.dtype.itemsize
@@ -56,12 +55,14 @@ class DeviceArrayViews:
         shape, strides = list(self.shape), list(self.strides)
         if dtype.itemsize != old:
             if not shape or strides[-1] != old:
-                raise ValueError("to view an array as a dtype of another size, its last "
-                                 "axis must be contiguous")
+                raise ValueError(
+                    "to view an array as a dtype of another size, its last axis must be contiguous"
+                )
             nbytes = shape[-1] * old
             if nbytes % dtype.itemsize:
-                raise ValueError(f"the last axis ({nbytes} bytes) does not divide into "
-                                 f"{dtype} elements")
+                raise ValueError(
+                    f"the last axis ({nbytes} bytes) does not divide into {dtype} elements"
+                )
             shape[-1], strides[-1] = nbytes // dtype.itemsize, dtype.itemsize
         v = self._derive(tuple(shape), tuple(strides), self.device_ptr)
         v.dtype = dtype
@@ -72,13 +73,18 @@ class DeviceArrayViews:
         if self.ndim != 1:
             raise ValueError("only 1-D device arrays can be split")
         step = self.strides[0]
-        return [self._derive((hi - lo,), (step,), self.device_ptr + lo * step)
-                for lo, hi in split_bounds(self.size, section)]
+        return [
+            self._derive((hi - lo,), (step,), self.device_ptr + lo * step)
+            for lo, hi in split_bounds(self.size, section)
+        ]
 
     def squeeze(self, axis=None, stream=0):
         """The array without its extent-1 axes (or only ``axis``, which must be 1)."""
-        axes = range(self.ndim) if axis is None else \
-            [a % self.ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+        axes = (
+            range(self.ndim)
+            if axis is None
+            else [a % self.ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+        )
         drop = set()
         for a in axes:
             if self.shape[a] == 1:
@@ -86,8 +92,11 @@ class DeviceArrayViews:
             elif axis is not None:
                 raise ValueError(f"cannot squeeze axis {a}: its extent is {self.shape[a]}")
         keep = [k for k in range(self.ndim) if k not in drop]
-        return self._derive(tuple(self.shape[k] for k in keep),
-                            tuple(self.strides[k] for k in keep), self.device_ptr)
+        return self._derive(
+            tuple(self.shape[k] for k in keep),
+            tuple(self.strides[k] for k in keep),
+            self.device_ptr,
+        )
 
 
 __all__ = ["ArrayFlags", "DeviceArrayViews", "split_bounds"]

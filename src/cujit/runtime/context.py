@@ -37,18 +37,23 @@ class Device:
         A = drv.CUdevice_attribute
 
         def attr(which: str) -> int:
-            return call("cuDeviceGetAttribute", getattr(A, "CU_DEVICE_ATTRIBUTE_" + which),
-                        self.handle)
+            return call(
+                "cuDeviceGetAttribute", getattr(A, "CU_DEVICE_ATTRIBUTE_" + which), self.handle
+            )
 
-        self.compute_capability = (attr("COMPUTE_CAPABILITY_MAJOR"),
-                                   attr("COMPUTE_CAPABILITY_MINOR"))
+        self.compute_capability = (
+            attr("COMPUTE_CAPABILITY_MAJOR"),
+            attr("COMPUTE_CAPABILITY_MINOR"),
+        )
         # Hooks may use the architecture while the context is created (cujit.startup).
         startup.run_arch_known(self.compute_capability)
         self.max_threads_per_block = attr("MAX_THREADS_PER_BLOCK")
-        self.max_block_dim = (attr("MAX_BLOCK_DIM_X"), attr("MAX_BLOCK_DIM_Y"),
-                              attr("MAX_BLOCK_DIM_Z"))
-        self.max_grid_dim = (attr("MAX_GRID_DIM_X"), attr("MAX_GRID_DIM_Y"),
-                             attr("MAX_GRID_DIM_Z"))
+        self.max_block_dim = (
+            attr("MAX_BLOCK_DIM_X"),
+            attr("MAX_BLOCK_DIM_Y"),
+            attr("MAX_BLOCK_DIM_Z"),
+        )
+        self.max_grid_dim = (attr("MAX_GRID_DIM_X"), attr("MAX_GRID_DIM_Y"), attr("MAX_GRID_DIM_Z"))
         self.max_shared_memory_per_block = attr("MAX_SHARED_MEMORY_PER_BLOCK")
         # Above 48 KiB of dynamic shared memory a kernel must opt in (cuFuncSetAttribute).
         self.max_shared_memory_per_block_optin = attr("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")

@@ -75,16 +75,18 @@ def raise_failure(words: list[int], sites: dict[int, ErrorSite], kernel: str) ->
     where (a ``cujit.diagnostics.KernelFailure``)."""
     site = sites.get(words[DEBUG_CODE])
     if site is None:
-        raise RuntimeError(f"kernel {kernel!r} reported error code {words[DEBUG_CODE]}, "
-                           "which its compiled form does not know (a bug in cujit)")
-    thread = tuple(words[DEBUG_THREAD:DEBUG_THREAD + 3])
-    block = tuple(words[DEBUG_BLOCK:DEBUG_BLOCK + 3])
+        raise RuntimeError(
+            f"kernel {kernel!r} reported error code {words[DEBUG_CODE]}, "
+            "which its compiled form does not know (a bug in cujit)"
+        )
+    thread = tuple(words[DEBUG_THREAD : DEBUG_THREAD + 3])
+    block = tuple(words[DEBUG_BLOCK : DEBUG_BLOCK + 3])
     message = site.message
     if site.bounds:
-        message = message.format(index=words[DEBUG_INDEX], axis=words[DEBUG_AXIS],
-                                 size=words[DEBUG_SIZE])
-    text = (f"{message}\n  in kernel {kernel!r} at {site.loc}, thread {thread} of "
-            f"block {block}")
+        message = message.format(
+            index=words[DEBUG_INDEX], axis=words[DEBUG_AXIS], size=words[DEBUG_SIZE]
+        )
+    text = f"{message}\n  in kernel {kernel!r} at {site.loc}, thread {thread} of block {block}"
     source = linecache.getline(site.loc.file, site.loc.line).strip()
     if source:
         text += f":\n    {source}"

@@ -127,7 +127,8 @@ def device_error(index: int, array_device: int, current: int, names=None) -> Lau
     return LaunchError(
         f"{arg_name(index, names)} is an array on GPU {array_device}, but the kernel is "
         f"launched on GPU {current}: copy it across (cuda.to_device(a.copy_to_host())) "
-        f"or launch inside 'with cuda.gpus[{array_device}]:'")
+        f"or launch inside 'with cuda.gpus[{array_device}]:'"
+    )
 
 
 def check_devices(args, device_id: int | None = None, names=None) -> None:

@@ -49,8 +49,7 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", _DELETER)]
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
 
 
 class DLPackVersion(ctypes.Structure):
@@ -58,8 +57,13 @@ class DLPackVersion(ctypes.Structure):
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", _DELETER), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", _DELETER),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
 
 
 _live: dict[int, object] = {}  # managed tensor address -> holder, until the deleter runs
@@ -120,12 +124,16 @@ def export(array, *, stream=None, max_version=None, dl_device=None, copy=None):
         raise BufferError(f"cannot export a cujit array on {device} to DLPack device {dl_device}")
     itemsize = array.dtype.itemsize
     if any(s % itemsize for s in array.strides):
-        raise BufferError("DLPack strides count elements: these byte strides are not "
-                          f"multiples of the itemsize {itemsize}")
+        raise BufferError(
+            "DLPack strides count elements: these byte strides are not "
+            f"multiples of the itemsize {itemsize}"
+        )
     versioned = max_version is not None and int(max_version[0]) >= 1
     if array.readonly and not versioned:
-        raise BufferError("a read-only array can only be exported as a versioned DLPack "
-                          "capsule (the consumer must pass max_version=(1, 0))")
+        raise BufferError(
+            "a read-only array can only be exported as a versioned DLPack "
+            "capsule (the consumer must pass max_version=(1, 0))"
+        )
     if stream != -1 and array.size:
         from cujit.runtime.event import order_after
 
@@ -137,8 +145,7 @@ def export(array, *, stream=None, max_version=None, dl_device=None, copy=None):
 def _capsule(array, versioned: bool):
     ndim = array.ndim
     shape = (ctypes.c_int64 * max(ndim, 1))(*array.shape)
-    strides = (ctypes.c_int64 * max(ndim, 1))(*(s // array.dtype.itemsize
-                                                 for s in array.strides))
+    strides = (ctypes.c_int64 * max(ndim, 1))(*(s // array.dtype.itemsize for s in array.strides))
     if versioned:
         managed = DLManagedTensorVersioned()
         managed.version = DLPackVersion(1, 0)

@@ -124,8 +124,10 @@ def _start(drv) -> str | None:
     try:
         result = drv.cuInit(0)
     except Exception as exc:  # noqa: BLE001
-        return ("no CUDA GPU found: the CUDA driver library (libcuda.so) could not be "
-                f"loaded. Is an NVIDIA driver installed? ({type(exc).__name__}: {exc})")
+        return (
+            "no CUDA GPU found: the CUDA driver library (libcuda.so) could not be "
+            f"loaded. Is an NVIDIA driver installed? ({type(exc).__name__}: {exc})"
+        )
     err = result[0]
     if err != 0:
         name, desc = error_name(err)

@@ -29,9 +29,11 @@ from cujit.runtime.driver import call, get_driver
 from cujit.runtime.stream import Stream, as_cu_stream
 from cujit.runtime.stream import stream as new_stream
 
-_MODES = {"global": "CU_STREAM_CAPTURE_MODE_GLOBAL",
-          "thread_local": "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL",
-          "relaxed": "CU_STREAM_CAPTURE_MODE_RELAXED"}
+_MODES = {
+    "global": "CU_STREAM_CAPTURE_MODE_GLOBAL",
+    "thread_local": "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL",
+    "relaxed": "CU_STREAM_CAPTURE_MODE_RELAXED",
+}
 
 
 class Graph:
@@ -103,8 +105,10 @@ class Graph:
 
     def _require(self) -> None:
         if self.exec is None:
-            raise RuntimeError("the graph has not been captured yet: use 'with cuda.graph(s) "
-                               "as g:' around the launches first")
+            raise RuntimeError(
+                "the graph has not been captured yet: use 'with cuda.graph(s) "
+                "as g:' around the launches first"
+            )
 
     def __repr__(self) -> str:
         state = "captured" if self.exec is not None else "empty"

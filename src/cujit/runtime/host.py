@@ -38,8 +38,12 @@ class PinnedBuffer:
         self.ptr = int(call("cuMemHostAlloc", max(nbytes, 1), _CU_MEMHOSTALLOC_PORTABLE))
         weakref.finalize(self, _free_host, self.ptr).atexit = False
         # Exposed as a flat byte buffer so np.ndarray(buffer=...) can hold a reference.
-        self.__array_interface__ = {"shape": (max(nbytes, 1),), "typestr": "|u1",
-                                    "data": (self.ptr, False), "version": 3}
+        self.__array_interface__ = {
+            "shape": (max(nbytes, 1),),
+            "typestr": "|u1",
+            "data": (self.ptr, False),
+            "version": 3,
+        }
 
 
 def _free_host(ptr: int) -> None:

@@ -40,6 +40,7 @@ _smv_class = None
 
 # -- CUDA Array Interface ------------------------------------------------------------
 
+
 def _cai_view(obj, cai: dict) -> DeviceArray:
     """A DeviceArray over a CAI dict's memory; ``obj`` (the producer) is kept alive."""
     if cai.get("mask") is not None:
@@ -47,13 +48,15 @@ def _cai_view(obj, cai: dict) -> DeviceArray:
     dtype = np.dtype(cai["typestr"])
     shape = tuple(int(n) for n in cai["shape"])
     strides = cai.get("strides")
-    strides = tuple(int(s) for s in strides) if strides else contiguous_strides(
-        shape, dtype.itemsize)
+    strides = (
+        tuple(int(s) for s in strides) if strides else contiguous_strides(shape, dtype.itemsize)
+    )
     ptr, readonly = cai["data"]
     ptr = int(ptr or 0)
     stream = cai.get("stream") or 0
-    return DeviceArray._view(shape, strides, dtype, ptr, obj, stream, bool(readonly),
-                             _pointer_device(ptr))
+    return DeviceArray._view(
+        shape, strides, dtype, ptr, obj, stream, bool(readonly), _pointer_device(ptr)
+    )
 
 
 def _pointer_device(ptr: int) -> int | None:
@@ -78,12 +81,15 @@ def _cai_stream(cai: dict) -> int | None:
         return None
     s = cai.get("stream")
     if s == 0:  # forbidden by the specification: 0 would be ambiguous
-        raise ValueError("__cuda_array_interface__ has stream 0, which CAI v3 disallows "
-                         "(1 names the legacy default stream, 2 the per-thread one)")
+        raise ValueError(
+            "__cuda_array_interface__ has stream 0, which CAI v3 disallows "
+            "(1 names the legacy default stream, 2 the per-thread one)"
+        )
     return s
 
 
 # -- DLPack ----------------------------------------------------------------------------
+
 
 def _strided_memory_view():
     """cuda.core's StridedMemoryView (its module moved out of ``experimental`` in 0.4)."""
@@ -95,8 +101,9 @@ def _strided_memory_view():
             try:
                 from cuda.core.experimental.utils import StridedMemoryView
             except ImportError:
-                raise ImportError("importing DLPack arrays needs the 'cuda-core' package "
-                                  "(pip install cuda-core)") from None
+                raise ImportError(
+                    "importing DLPack arrays needs the 'cuda-core' package (pip install cuda-core)"
+                ) from None
         _smv_class = StridedMemoryView
     return _smv_class
 
@@ -113,19 +120,25 @@ def _dlpack_view(obj, consumer: int | None) -> DeviceArray:
     make = getattr(smv_cls, "from_dlpack", None)
     smv = make(obj, stream_ptr=stream_ptr) if make else smv_cls(obj, stream_ptr=stream_ptr)
     if not smv.is_device_accessible:
-        raise TypeError(f"{type(obj).__name__} holds host memory (DLPack device "
-                        f"{obj.__dlpack_device__()}): copy it with cuda.to_device instead")
+        raise TypeError(
+            f"{type(obj).__name__} holds host memory (DLPack device "
+            f"{obj.__dlpack_device__()}): copy it with cuda.to_device instead"
+        )
     dtype = np.dtype(smv.dtype)
     shape = tuple(smv.shape)
     # StridedMemoryView counts strides in elements (as DLPack does); None = C order.
-    strides = (tuple(s * dtype.itemsize for s in smv.strides) if smv.strides is not None
-               else contiguous_strides(shape, dtype.itemsize))
+    strides = (
+        tuple(s * dtype.itemsize for s in smv.strides)
+        if smv.strides is not None
+        else contiguous_strides(shape, dtype.itemsize)
+    )
     kind, _ = obj.__dlpack_device__()
     device_id = smv.device_id if int(kind) in (_KDL_CUDA, _KDL_CUDA_MANAGED) else None
     stream = 0 if consumer is None else consumer
     # The view (and so the capsule and the producer) lives as long as the array.
-    return DeviceArray._view(shape, strides, dtype, int(smv.ptr), smv, stream,
-                             bool(smv.readonly), device_id)
+    return DeviceArray._view(
+        shape, strides, dtype, int(smv.ptr), smv, stream, bool(smv.readonly), device_id
+    )
 
 
 def _has_dlpack(obj) -> bool:
@@ -133,6 +146,7 @@ def _has_dlpack(obj) -> bool:
 
 
 # -- public entry points ---------------------------------------------------------------
+
 
 def as_cuda_array(obj, sync: bool = True) -> DeviceArray:
     """``cuda.as_cuda_array(obj)``: a zero-copy DeviceArray view of a CAI object.
@@ -144,8 +158,10 @@ def as_cuda_array(obj, sync: bool = True) -> DeviceArray:
         return obj
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is None:
-        raise TypeError(f"{type(obj).__name__} does not expose __cuda_array_interface__ "
-                        "(for DLPack producers use cuda.from_dlpack)")
+        raise TypeError(
+            f"{type(obj).__name__} does not expose __cuda_array_interface__ "
+            "(for DLPack producers use cuda.from_dlpack)"
+        )
     producer = _cai_stream(cai)
     if sync and producer is not None:
         from cujit.runtime.stream import as_cu_stream
@@ -163,8 +179,10 @@ def from_dlpack(obj, stream=0) -> DeviceArray:
     if isinstance(obj, DeviceArray):
         return obj
     if not _has_dlpack(obj):
-        raise TypeError(f"{type(obj).__name__} does not implement the DLPack protocol "
-                        "(__dlpack__ and __dlpack_device__)")
+        raise TypeError(
+            f"{type(obj).__name__} does not implement the DLPack protocol "
+            "(__dlpack__ and __dlpack_device__)"
+        )
     return _dlpack_view(obj, None if stream is None else stream_handle(stream))
 
 
@@ -190,4 +208,5 @@ def import_for_launch(obj, stream) -> DeviceArray | None:
 def is_foreign_array(obj) -> bool:
     """Whether ``obj`` is another library's device array that cujit can view."""
     return not isinstance(obj, (DeviceArray, np.ndarray)) and (
-        hasattr(obj, "__cuda_array_interface__") or _has_dlpack(obj))
+        hasattr(obj, "__cuda_array_interface__") or _has_dlpack(obj)
+    )

@@ -28,9 +28,18 @@ from cujit.types.core import Array, Scalar
 
 # struct codes for the parameter kinds of cujit.abi; pointers are 64-bit.
 _CODES = {
-    "int8": "b", "int16": "h", "int32": "i", "int64": "q",
-    "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
-    "float16": "e", "float32": "f", "float64": "d", "ptr": "Q",
+    "int8": "b",
+    "int16": "h",
+    "int32": "i",
+    "int64": "q",
+    "uint8": "B",
+    "uint16": "H",
+    "uint32": "I",
+    "uint64": "Q",
+    "float16": "e",
+    "float32": "f",
+    "float64": "d",
+    "ptr": "Q",
 }
 _packers: dict[tuple[str, ...], ParamPacker] = {}
 
@@ -98,8 +107,10 @@ class ParamPacker:
     def _explain(self, values, exc) -> str:
         values = list(values)
         if len(values) != len(self.kinds):
-            return (f"kernel expects {len(self.kinds)} parameter values, got {len(values)} "
-                    "(internal argument flattening mismatch)")
+            return (
+                f"kernel expects {len(self.kinds)} parameter values, got {len(values)} "
+                "(internal argument flattening mismatch)"
+            )
         for i, (kind, v) in enumerate(zip(self.kinds, values, strict=True)):
             try:
                 struct.pack("<" + _CODES[kind], v)
@@ -120,11 +131,15 @@ def get_packer(kinds) -> ParamPacker:
 def normalize_dims(dims, what: str) -> tuple[int, int, int]:
     """An int or 1-3 sequence of positive ints -> (x, y, z), padding with 1."""
     try:
-        items = (operator.index(dims),) if not hasattr(dims, "__len__") else tuple(
-            operator.index(d) for d in dims)
+        items = (
+            (operator.index(dims),)
+            if not hasattr(dims, "__len__")
+            else tuple(operator.index(d) for d in dims)
+        )
     except TypeError:
-        raise LaunchError(f"{what} dimensions must be an int or a tuple of up to three "
-                          f"ints, got {dims!r}") from None
+        raise LaunchError(
+            f"{what} dimensions must be an int or a tuple of up to three ints, got {dims!r}"
+        ) from None
     if not 1 <= len(items) <= 3:
         raise LaunchError(f"{what} must have 1 to 3 dimensions, got {dims!r}")
     for axis, n in zip("xyz", items, strict=False):  # items has 1 to 3 extents
@@ -146,13 +161,16 @@ def check_config(function, grid, block, shared_bytes: int):
             raise LaunchError(f"grid dimension {axis} is {n}, above the device limit of {lim}")
     threads = b[0] * b[1] * b[2]
     if threads > dev.max_threads_per_block:
-        raise LaunchError(f"block {b[0]}x{b[1]}x{b[2]} has {threads} threads, above the "
-                          f"device limit of {dev.max_threads_per_block} per block")
+        raise LaunchError(
+            f"block {b[0]}x{b[1]}x{b[2]} has {threads} threads, above the "
+            f"device limit of {dev.max_threads_per_block} per block"
+        )
     if threads > function.max_threads_per_block:
         raise LaunchError(
             f"kernel '{function.name}' can run at most {function.max_threads_per_block} "
             f"threads per block (it uses {function.num_regs} registers per thread); the block "
-            f"{b[0]}x{b[1]}x{b[2]} has {threads}")
+            f"{b[0]}x{b[1]}x{b[2]} has {threads}"
+        )
     shared_bytes = operator.index(shared_bytes)
     if shared_bytes < 0:
         raise LaunchError(f"dynamic shared memory size must be >= 0, got {shared_bytes}")
@@ -161,7 +179,8 @@ def check_config(function, grid, block, shared_bytes: int):
         raise LaunchError(
             f"kernel '{function.name}' asks for {shared_bytes} bytes of dynamic shared memory; "
             f"the device allows {dev.max_shared_memory_per_block_optin} per block and the "
-            f"kernel already uses {function.static_shared_bytes} statically")
+            f"kernel already uses {function.static_shared_bytes} statically"
+        )
     function.ensure_dynamic_shared(shared_bytes)
     if getattr(function, "cooperative", False):  # it syncs the grid
         _check_cooperative(function, g, threads, shared_bytes)
@@ -178,7 +197,8 @@ def _check_cooperative(function, g, threads: int, shared_bytes: int) -> None:
             f"kernel '{function.name}' syncs the grid (cuda.cg.this_grid().sync()), so all its "
             f"blocks must be resident at once: a grid of {blocks} blocks exceeds the maximum "
             f"of {most} blocks of {threads} threads on this device; see "
-            "kernel.max_cooperative_grid_blocks(blockdim)")
+            "kernel.max_cooperative_grid_blocks(blockdim)"
+        )
 
 
 def launch(function, grid, block, stream, shared_bytes: int, params, values) -> None:
@@ -207,8 +227,9 @@ def launch(function, grid, block, stream, shared_bytes: int, params, values) -> 
             packer.struct.pack_into(packer.view, 0, *values)
         except struct.error as exc:
             raise LaunchError(packer._explain(values, exc)) from None
-        (err,) = function.cu_launch(function.handle, gx, gy, gz, bx, by, bz, shared_bytes, cu,
-                                    packer.address, 0)
+        (err,) = function.cu_launch(
+            function.handle, gx, gy, gz, bx, by, bz, shared_bytes, cu, packer.address, 0
+        )
     finally:
         lock.release()
     if err:
@@ -222,8 +243,21 @@ def _call_name(function) -> str:
 _DEFAULT_STREAM = [None]  # CUstream(0), cached here to spare launches a call
 
 
-def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_types,
-                  sample_args, device_id: int, context, typeof, code_cache=None, kept=None):
+def make_launcher(
+    function,
+    grid,
+    block,
+    stream,
+    shared_bytes: int,
+    packer,
+    arg_types,
+    sample_args,
+    device_id: int,
+    context,
+    typeof,
+    code_cache=None,
+    kept=None,
+):
     """A launcher for one launch configuration of one kernel on one device, or None.
 
     ``launcher(args)`` launches and returns True when ``args`` are of the kinds
@@ -244,8 +278,12 @@ def make_launcher(function, grid, block, stream, shared_bytes: int, packer, arg_
     kinds = []
     for t, a in zip(arg_types, sample_args, strict=True):
         if t.__class__ is Array:
-            if (a.__class__ is not DeviceArray or a.cujit_type is None or a.readonly
-                    or a.device_id not in (device_id, None)):
+            if (
+                a.__class__ is not DeviceArray
+                or a.cujit_type is None
+                or a.readonly
+                or a.device_id not in (device_id, None)
+            ):
                 return None  # no launcher: these take the general path every time
             kinds.append(a.cujit_type)
         elif t.__class__ is Scalar and t.kind not in "Mm":  # a datetime's class has no unit
@@ -272,11 +310,20 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
     from cujit.runtime import context as rt_context
 
     names = [f"a{i}" for i in range(len(arg_types))]
-    env = {"DeviceArray": DeviceArray, "tls": rt_context._tls, "CTX": context,
-           "pack_into": packer.struct.pack_into, "view": packer.view, "lock": packer.lock,
-           "cu_launch": function.cu_launch, "handle": function.handle,
-           "address": packer.address, "struct_error": struct.error,
-           "raise_error": raise_error, "typed": typeof}
+    env = {
+        "DeviceArray": DeviceArray,
+        "tls": rt_context._tls,
+        "CTX": context,
+        "pack_into": packer.struct.pack_into,
+        "view": packer.view,
+        "lock": packer.lock,
+        "cu_launch": function.cu_launch,
+        "handle": function.handle,
+        "address": packer.address,
+        "struct_error": struct.error,
+        "raise_error": raise_error,
+        "typed": typeof,
+    }
     guards, parts = [], []
     masks = kept_per_argument(arg_types, kept)
     for i, (name, t, kind) in enumerate(zip(names, arg_types, kinds, strict=True)):
@@ -284,24 +331,29 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
             env[f"T{i}"] = kind
             # A new array has no cujit_type yet: typing it is the general path's work,
             # done here by the same function (``typed``).
-            guards.append(f"{name}.__class__ is not DeviceArray or "
-                          f"({name}.cujit_type or typed({name})) is not T{i}"
-                          f" or {name}.readonly or ({name}.device_id != {device_id} and "
-                          f"{name}.device_id is not None)")
+            guards.append(
+                f"{name}.__class__ is not DeviceArray or "
+                f"({name}.cujit_type or typed({name})) is not T{i}"
+                f" or {name}.readonly or ({name}.device_id != {device_id} and "
+                f"{name}.device_id is not None)"
+            )
         else:
             env[f"C{i}"] = kind
             guards.append(f"{name}.__class__ is not C{i}")
         parts.append(value_code(name, t, masks[i]))
     parts = [p for p in parts if p]
     if names:
-        unpack = (f"        try:\n            {', '.join(names)}, = args\n"
-                  "        except ValueError:\n            return False\n")
+        unpack = (
+            f"        try:\n            {', '.join(names)}, = args\n"
+            "        except ValueError:\n            return False\n"
+        )
     else:
         unpack = "        if args:\n            return False\n"
     guard = " or\n                ".join(guards + ["getattr(tls, 'ctx', None) is not CTX"])
     src = (
         "def bind(gx, gy, gz, bx, by, bz, shared_bytes, cu):\n"
-        "    def launcher(args):\n" + unpack
+        "    def launcher(args):\n"
+        + unpack
         + f"        if ({guard}):\n            return False\n"
         + "        lock.acquire()\n"
         + "        try:\n"
@@ -312,7 +364,8 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
         + "        finally:\n            lock.release()\n"
         + f"        if err:\n            raise_error({_call_name(function)!r}, err)\n"
         + "        return True\n"
-        + "    return launcher\n")
+        + "    return launcher\n"
+    )
     exec(compile(src, f"<cujit launcher {function.name}>", "exec"), env)
     return env["bind"]
 
@@ -326,14 +379,24 @@ def _cu_stream(stream):
     return as_cu_stream(stream)
 
 
-def launch_with_args(function, grid, block, stream, shared_bytes: int, params, arg_types,
-                     args) -> None:
+def launch_with_args(
+    function, grid, block, stream, shared_bytes: int, params, arg_types, args
+) -> None:
     """prepare_args + launch + finish_writebacks: one call of a kernel on Python values."""
     values, writebacks = prepare_args(arg_types, args, stream)
     launch(function, grid, block, stream, shared_bytes, params, values)
     finish_writebacks(writebacks, stream)
 
 
-__all__ = ["ParamPacker", "check_config", "finish_writebacks", "get_packer", "launch",
-           "launch_with_args", "make_flattener", "make_launcher", "normalize_dims",
-           "prepare_args"]
+__all__ = [
+    "ParamPacker",
+    "check_config",
+    "finish_writebacks",
+    "get_packer",
+    "launch",
+    "launch_with_args",
+    "make_flattener",
+    "make_launcher",
+    "normalize_dims",
+    "prepare_args",
+]

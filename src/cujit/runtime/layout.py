@@ -64,11 +64,12 @@ def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ..
         raise IndexError("an index can only have a single ellipsis ('...')")
     n_real = len(key) - n_ell
     if n_real > len(shape):
-        raise IndexError(f"too many indices: array is {len(shape)}-dimensional, "
-                         f"but {n_real} were indexed")
+        raise IndexError(
+            f"too many indices: array is {len(shape)}-dimensional, but {n_real} were indexed"
+        )
     if n_ell:
         i = next(j for j, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + (slice(None),) * (len(shape) - n_real) + key[i + 1:]
+        key = key[:i] + (slice(None),) * (len(shape) - n_real) + key[i + 1 :]
     else:
         key = key + (slice(None),) * (len(shape) - len(key))
     offset = 0

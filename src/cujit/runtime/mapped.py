@@ -58,8 +58,12 @@ class ReachableBuffer:
 
     def _expose(self) -> None:
         # A flat byte buffer, so np.ndarray(buffer=...) keeps a reference to this object.
-        self.__array_interface__ = {"shape": (max(self.nbytes, 1),), "typestr": "|u1",
-                                    "data": (self.ptr, False), "version": 3}
+        self.__array_interface__ = {
+            "shape": (max(self.nbytes, 1),),
+            "typestr": "|u1",
+            "data": (self.ptr, False),
+            "version": 3,
+        }
 
     @classmethod
     def _over(cls, ptr: int, device_ptr: int, nbytes: int, flags: int = 0):
@@ -92,10 +96,13 @@ class MappedBuffer(ReachableBuffer):
         try:
             self.device_ptr = int(call("cuMemHostGetDevicePointer", self.ptr, 0))
         except CudaDriverError as exc:
-            raise _refused("cuda.mapped_array: cuMemHostGetDevicePointer (the device "
-                           "address of mapped host memory)", exc,
-                           "this device cannot map host memory into its address space "
-                           "(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY)") from None
+            raise _refused(
+                "cuda.mapped_array: cuMemHostGetDevicePointer (the device "
+                "address of mapped host memory)",
+                exc,
+                "this device cannot map host memory into its address space "
+                "(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY)",
+            ) from None
         self._expose()
 
 
@@ -119,10 +126,15 @@ class ManagedBuffer(ReachableBuffer):
 
 
 def _host_flag_names(flags: int) -> str:
-    names = [name for bit, name in ((_CU_MEMHOSTALLOC_DEVICEMAP, "DEVICEMAP"),
-                                    (_CU_MEMHOSTALLOC_PORTABLE, "PORTABLE"),
-                                    (_CU_MEMHOSTALLOC_WRITECOMBINED, "WRITECOMBINED"))
-             if flags & bit]
+    names = [
+        name
+        for bit, name in (
+            (_CU_MEMHOSTALLOC_DEVICEMAP, "DEVICEMAP"),
+            (_CU_MEMHOSTALLOC_PORTABLE, "PORTABLE"),
+            (_CU_MEMHOSTALLOC_WRITECOMBINED, "WRITECOMBINED"),
+        )
+        if flags & bit
+    ]
     return " | ".join(f"CU_MEMHOSTALLOC_{n}" for n in names)
 
 
@@ -135,10 +147,12 @@ def _alloc(what: str, fn: str, size: int, flags: int) -> int:
             if exc.code == _CUDA_ERROR_OUT_OF_MEMORY and attempt == 0:
                 gc.collect()  # unreachable arrays may still hold memory: free them first
                 continue
-            hint = ("this device or platform does not support managed memory "
-                    "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)"
-                    if fn == "cuMemAllocManaged" and exc.name == "CUDA_ERROR_NOT_SUPPORTED"
-                    else "")
+            hint = (
+                "this device or platform does not support managed memory "
+                "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)"
+                if fn == "cuMemAllocManaged" and exc.name == "CUDA_ERROR_NOT_SUPPORTED"
+                else ""
+            )
             raise _refused(what, exc, hint) from None
     raise AssertionError("unreachable")
 
@@ -173,6 +187,7 @@ def _free(fn: str, ptr: int, ctx) -> None:
 
 
 # -- the arrays ------------------------------------------------------------------------
+
 
 def buffer_of(a) -> ReachableBuffer | None:
     """The mapped or managed allocation at the end of ``a``'s ``base`` chain, if any."""
@@ -237,8 +252,10 @@ class ReachableArray(np.ndarray):
     def device_ptr(self) -> int:
         ptr = device_pointer(self)
         if ptr is None:
-            raise AttributeError(f"this {type(self).__name__} does not view mapped or "
-                                 "managed memory (it is the result of a NumPy operation)")
+            raise AttributeError(
+                f"this {type(self).__name__} does not view mapped or "
+                "managed memory (it is the result of a NumPy operation)"
+            )
         return ptr
 
     @property
@@ -274,8 +291,16 @@ class ReachableArray(np.ndarray):
             return None
         from cujit.runtime.memory import DeviceArray
 
-        return DeviceArray._view(self.shape, self.strides, self.dtype, ptr, self,
-                                 self.stream, not self.flags.writeable, None)
+        return DeviceArray._view(
+            self.shape,
+            self.strides,
+            self.dtype,
+            ptr,
+            self,
+            self.stream,
+            not self.flags.writeable,
+            None,
+        )
 
     @property
     def alloc_size(self) -> int:
@@ -294,8 +319,10 @@ class ReachableArray(np.ndarray):
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
             return np.array(values, order=order, copy=True)
         if ary.shape != self.shape or ary.dtype != self.dtype:
-            raise ValueError(f"cannot copy an array of shape {self.shape}, dtype "
-                             f"{self.dtype} into one of shape {ary.shape}, dtype {ary.dtype}")
+            raise ValueError(
+                f"cannot copy an array of shape {self.shape}, dtype "
+                f"{self.dtype} into one of shape {ary.shape}, dtype {ary.dtype}"
+            )
         ary[...] = values
         return ary
 
@@ -332,8 +359,9 @@ def _layout(shape, dtype, strides, order) -> tuple[tuple, np.dtype, tuple, int]:
     if strides is None:
         strides = contiguous_strides(shape, dtype.itemsize, order)
     else:
-        strides = (int(strides),) if isinstance(strides, (int, np.integer)) else \
-            tuple(map(int, strides))
+        strides = (
+            (int(strides),) if isinstance(strides, (int, np.integer)) else tuple(map(int, strides))
+        )
         if len(strides) != len(shape):
             raise ValueError(f"strides {strides} do not match shape {shape}")
     lo, hi = byte_span(shape, strides, dtype.itemsize)
@@ -349,8 +377,15 @@ def wrap(buf: ReachableBuffer, cls: type, shape, dtype, strides, stream=0) -> Re
     return a
 
 
-def mapped_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0,
-                 portable: bool = False, wc: bool = False) -> MappedArray:
+def mapped_array(
+    shape,
+    dtype=np.float64,
+    strides=None,
+    order: str = "C",
+    stream=0,
+    portable: bool = False,
+    wc: bool = False,
+) -> MappedArray:
     """``cuda.mapped_array``: an uninitialised array in mapped (zero-copy) host memory.
 
     ``portable``: page-locked for every context, not only the current one;
@@ -369,8 +404,9 @@ def mapped_array_like(ary, stream=0, portable: bool = False, wc: bool = False) -
     return mapped_array(ary.shape, ary.dtype, strides, order, stream, portable, wc)
 
 
-def managed_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0,
-                  attach_global: bool = True) -> ManagedArray:
+def managed_array(
+    shape, dtype=np.float64, strides=None, order: str = "C", stream=0, attach_global: bool = True
+) -> ManagedArray:
     """``cuda.managed_array``: an uninitialised array in managed (unified) memory.
 
     ``attach_global``: reachable from any stream on any device
@@ -402,6 +438,20 @@ def strides_like(ary) -> tuple[tuple | None, str]:
     return tuple(strides), order
 
 
-__all__ = ["ManagedArray", "ManagedBuffer", "ManagedNDArray", "MappedArray", "MappedBuffer",
-           "MappedNDArray", "ReachableArray", "ReachableBuffer", "buffer_of", "device_pointer",
-           "managed_array", "mapped_array", "mapped_array_like", "strides_like", "wrap"]
+__all__ = [
+    "ManagedArray",
+    "ManagedBuffer",
+    "ManagedNDArray",
+    "MappedArray",
+    "MappedBuffer",
+    "MappedNDArray",
+    "ReachableArray",
+    "ReachableBuffer",
+    "buffer_of",
+    "device_pointer",
+    "managed_array",
+    "mapped_array",
+    "mapped_array_like",
+    "strides_like",
+    "wrap",
+]

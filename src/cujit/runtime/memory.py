@@ -125,8 +125,9 @@ class DeviceArray(DeviceArrayViews):
         self._set(shape, strides, dtype, gpu_data.ptr, gpu_data, stream)
         self.device_id = getattr(gpu_data, "device_id", None)
 
-    def _set(self, shape, strides, dtype, ptr, base, stream, readonly=False,
-             device_id=None) -> None:
+    def _set(
+        self, shape, strides, dtype, ptr, base, stream, readonly=False, device_id=None
+    ) -> None:
         self.shape, self.strides, self.dtype = shape, strides, dtype
         self.ndim = len(shape)
         self.size = int(np.prod(shape, dtype=np.int64)) if shape else 1
@@ -137,8 +138,9 @@ class DeviceArray(DeviceArrayViews):
         self.cujit_type = None
 
     @classmethod
-    def _view(cls, shape, strides, dtype, ptr, base, stream=0, readonly=False,
-              device_id=None) -> DeviceArray:
+    def _view(
+        cls, shape, strides, dtype, ptr, base, stream=0, readonly=False, device_id=None
+    ) -> DeviceArray:
         """A DeviceArray over existing memory that ``base`` keeps alive.
 
         ``device_id`` None means unknown: device checks let such an array pass.
@@ -149,8 +151,9 @@ class DeviceArray(DeviceArrayViews):
 
     def _derive(self, shape, strides, ptr) -> DeviceArray:
         """A view of this array's memory, inheriting its base, stream, flags and device."""
-        return self._view(shape, strides, self.dtype, ptr, self.base, self.stream,
-                          self.readonly, self.device_id)
+        return self._view(
+            shape, strides, self.dtype, ptr, self.base, self.stream, self.readonly, self.device_id
+        )
 
     # -- numba's attributes ------------------------------------------------
     @property
@@ -184,8 +187,9 @@ class DeviceArray(DeviceArrayViews):
         """DLPack export (a capsule viewing this memory; see ``cujit.runtime.dlpack``)."""
         from cujit.runtime import dlpack
 
-        return dlpack.export(self, stream=stream, max_version=max_version,
-                             dl_device=dl_device, copy=copy)
+        return dlpack.export(
+            self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
 
     def __dlpack_device__(self) -> tuple[int, int]:
         from cujit.runtime import dlpack
@@ -233,8 +237,9 @@ class DeviceArray(DeviceArrayViews):
         if not (self.is_c_contiguous() if order == "C" else self.is_f_contiguous()):
             raise NotImplementedError(f"reshape of a non-{order}-contiguous device array")
         shape = tuple(shape)
-        return self._derive(shape, contiguous_strides(shape, self.dtype.itemsize, order),
-                            self.device_ptr)
+        return self._derive(
+            shape, contiguous_strides(shape, self.dtype.itemsize, order), self.device_ptr
+        )
 
     def ravel(self, order: str = "C") -> DeviceArray:
         return self.reshape(self.size, order=order)
@@ -257,9 +262,11 @@ class DeviceArray(DeviceArrayViews):
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         """Copy to a new host array (same strides when not contiguous) or into ``ary``."""
         if ary is not None and (ary.shape != self.shape or ary.dtype != self.dtype):
-            raise ValueError(f"cannot copy a device array of shape {self.shape}, dtype "
-                             f"{self.dtype} into a host array of shape {ary.shape}, dtype "
-                             f"{ary.dtype}")
+            raise ValueError(
+                f"cannot copy a device array of shape {self.shape}, dtype "
+                f"{self.dtype} into a host array of shape {ary.shape}, dtype "
+                f"{ary.dtype}"
+            )
         order = "C" if self.is_c_contiguous() else "F" if self.is_f_contiguous() else None
         if self.size == 0:
             return ary if ary is not None else np.empty(self.shape, self.dtype, order=order or "C")
@@ -292,8 +299,11 @@ class DeviceArray(DeviceArrayViews):
         if hasattr(ary, "__cuda_array_interface__"):
             src = as_device_array(ary)
             contiguous = self.is_c_contiguous() or self.is_f_contiguous()
-            if (src.shape, src.strides, src.dtype) == (self.shape, self.strides, self.dtype) \
-                    and contiguous:
+            if (src.shape, src.strides, src.dtype) == (
+                self.shape,
+                self.strides,
+                self.dtype,
+            ) and contiguous:
                 if self.nbytes:
                     cu = as_cu_stream(stream)
                     if cu is _default():

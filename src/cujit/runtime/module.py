@@ -117,9 +117,11 @@ class Function:
         def launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
             err, status = capturing(stream)
             if not err and status != idle:
-                raise LaunchError(f"kernel '{name}' syncs the grid and needs a cooperative "
-                                  "launch, which cujit does not capture into CUDA graphs; "
-                                  "launch it outside 'with cuda.graph(...)'")
+                raise LaunchError(
+                    f"kernel '{name}' syncs the grid and needs a cooperative "
+                    "launch, which cujit does not capture into CUDA graphs; "
+                    "launch it outside 'with cuda.graph(...)'"
+                )
             return cooperative(f, gx, gy, gz, bx, by, bz, shared, stream, params)
 
         self.cu_launch = launch
@@ -133,8 +135,12 @@ class Function:
         if nbytes <= self.max_dynamic_shared:
             return
         drv = get_driver()
-        call("cuFuncSetAttribute", self.handle,
-             drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+        call(
+            "cuFuncSetAttribute",
+            self.handle,
+            drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            nbytes,
+        )
         self.max_dynamic_shared = nbytes
 
     def __repr__(self) -> str:

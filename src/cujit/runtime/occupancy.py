@@ -11,8 +11,9 @@ from __future__ import annotations
 from cujit.runtime.driver import call
 
 
-def max_potential_block_size(function, dynamic_shared_bytes: int = 0,
-                             block_size_limit: int = 0) -> tuple[int, int]:
+def max_potential_block_size(
+    function, dynamic_shared_bytes: int = 0, block_size_limit: int = 0
+) -> tuple[int, int]:
     """``(min_grid_size, block_size)`` for a loaded ``runtime.module.Function``.
 
     ``dynamic_shared_bytes`` is the per-block dynamic shared memory the launch
@@ -21,16 +22,24 @@ def max_potential_block_size(function, dynamic_shared_bytes: int = 0,
     blocks that fill the device at that block size.
     """
     # No block-size -> shared-size callback: the dynamic size does not vary.
-    min_grid, block = call("cuOccupancyMaxPotentialBlockSize", function.handle, None,
-                           int(dynamic_shared_bytes), int(block_size_limit))
+    min_grid, block = call(
+        "cuOccupancyMaxPotentialBlockSize",
+        function.handle,
+        None,
+        int(dynamic_shared_bytes),
+        int(block_size_limit),
+    )
     return int(min_grid), int(block)
 
 
-def max_cooperative_blocks(function, threads_per_block: int,
-                           dynamic_shared_bytes: int = 0) -> int:
+def max_cooperative_blocks(function, threads_per_block: int, dynamic_shared_bytes: int = 0) -> int:
     """The most blocks a cooperative launch of ``function`` may have (all resident at
     once): the blocks of ``threads_per_block`` threads one multiprocessor holds, times
     the multiprocessors (``cuLaunchCooperativeKernel``'s own limit)."""
-    per_sm = call("cuOccupancyMaxActiveBlocksPerMultiprocessor", function.handle,
-                  int(threads_per_block), int(dynamic_shared_bytes))
+    per_sm = call(
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        function.handle,
+        int(threads_per_block),
+        int(dynamic_shared_bytes),
+    )
     return int(per_sm) * function.device.multiprocessor_count

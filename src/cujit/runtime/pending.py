@@ -45,8 +45,11 @@ class PendingWrite:
 
 def note_written(buf, event, stream) -> None:
     """``buf`` is being written by the work before ``event`` (anything with ``query()``)."""
-    where = ("the default stream" if stream is None or (isinstance(stream, int) and stream == 0)
-             else f"stream {stream!r}")
+    where = (
+        "the default stream"
+        if stream is None or (isinstance(stream, int) and stream == 0)
+        else f"stream {stream!r}"
+    )
     WRITES[buf] = (event, where)
 
 
@@ -62,6 +65,12 @@ def check_read(buf, stacklevel: int = 3) -> None:
             return
     except Exception:  # noqa: BLE001 - e.g. an event recorded while a graph was captured
         return  # (CUDA_ERROR_CAPTURED_EVENT): nothing is known, so nothing is said
-    warnings.warn(with_hint("reading a mapped or managed array on the host while a kernel "
-                            "may still be writing it", "unsynchronized-read", stream=where),
-                  UnsynchronizedReadWarning, stacklevel=stacklevel)
+    warnings.warn(
+        with_hint(
+            "reading a mapped or managed array on the host while a kernel may still be writing it",
+            "unsynchronized-read",
+            stream=where,
+        ),
+        UnsynchronizedReadWarning,
+        stacklevel=stacklevel,
+    )

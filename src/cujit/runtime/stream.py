@@ -114,8 +114,11 @@ def external_stream(ptr) -> Stream:
     ``ptr`` is a raw handle (an int) or any object accepted as a stream.
     """
     handle = stream_handle(ptr)
-    return Stream(_import_bindings().CUstream(handle), owned=False,
-                  owner=None if isinstance(ptr, int) else ptr)
+    return Stream(
+        _import_bindings().CUstream(handle),
+        owned=False,
+        owner=None if isinstance(ptr, int) else ptr,
+    )
 
 
 def _default():
@@ -147,8 +150,10 @@ def stream_handle(s) -> int:
         return torch_handle
     if type(s).__module__.startswith("cupy"):  # cupy.cuda.Stream before the protocol
         return int(s.ptr)
-    raise TypeError(f"expected a stream (cujit Stream, CUstream, int handle, 0, or an "
-                    f"object with __cuda_stream__), got {s!r}")
+    raise TypeError(
+        f"expected a stream (cujit Stream, CUstream, int handle, 0, or an "
+        f"object with __cuda_stream__), got {s!r}"
+    )
 
 
 def as_cu_stream(s):

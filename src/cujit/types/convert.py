@@ -53,8 +53,10 @@ def from_dtype(dtype) -> Scalar | Record | CharSeq:
         return datetime_type(dt.kind, _numpy().datetime_data(dt)[0].replace("generic", ""))
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
-        raise TypeError(f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
-                        f"uint8-64, float16-64 or complex64/128{_DTYPE_NOTES.get(dt.kind, '')}")
+        raise TypeError(
+            f"unsupported dtype {dt}: kernel arrays hold bool, int8-64, "
+            f"uint8-64, float16-64 or complex64/128{_DTYPE_NOTES.get(dt.kind, '')}"
+        )
     return SCALAR_BY_NAME[name]
 
 
@@ -117,8 +119,11 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
     if isinstance(value, np.ndarray):
-        return Array(from_dtype(value.dtype), value.ndim,
-                     _layout_of(value.strides, value.shape, value.itemsize))
+        return Array(
+            from_dtype(value.dtype),
+            value.ndim,
+            _layout_of(value.strides, value.shape, value.itemsize),
+        )
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         dt = np.dtype(cai["typestr"])
@@ -137,9 +142,11 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
     if value is None:
         raise TypeError("cannot pass None to a kernel")
     if hasattr(value, "py_func"):  # a cujit kernel or device function
-        raise TypeError(f"cannot pass {value!r} to a kernel: kernels and device functions are "
-                        "not values; call a device function by its global name inside the "
-                        "kernel instead")
+        raise TypeError(
+            f"cannot pass {value!r} to a kernel: kernels and device functions are "
+            "not values; call a device function by its global name inside the "
+            "kernel instead"
+        )
     raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")
 
 
@@ -163,7 +170,7 @@ def _eval_signature(text: str):
             tree = ast.parse(text.strip(), mode="eval")
         except SyntaxError as exc:
             at = max((exc.offset or 1) - 1, 0)
-            near = text.strip()[at:at + 12] or "the end"
+            near = text.strip()[at : at + 12] or "the end"
             raise _BadToken(f"syntax error at {near!r} (column {at + 1})") from None
 
     def ev(node):
@@ -176,8 +183,9 @@ def _eval_signature(text: str):
         if isinstance(node, ast.Subscript):
             return ev(node.value)[ev(node.slice)]
         if isinstance(node, ast.Slice):
-            return slice(*(None if n is None else ev(n) for n in (node.lower, node.upper,
-                                                                   node.step)))
+            return slice(
+                *(None if n is None else ev(n) for n in (node.lower, node.upper, node.step))
+            )
         if isinstance(node, ast.Tuple):
             return tuple(map(ev, node.elts))
         if isinstance(node, ast.Constant) and type(node.value) is int:
@@ -200,8 +208,10 @@ def parse_signature(sig) -> Signature:  # noqa: C901 -- one branch per signature
         except TypeError as exc:
             raise _sig_error(f"cannot use {sig!r} as argument types: {exc}") from None
     if not isinstance(sig, str):
-        raise _sig_error(f"a signature is a string like 'void(float32[:])', a Signature or "
-                         f"a tuple of types, not {type(sig).__name__} {sig!r}")
+        raise _sig_error(
+            f"a signature is a string like 'void(float32[:])', a Signature or "
+            f"a tuple of types, not {type(sig).__name__} {sig!r}"
+        )
     try:
         result = _eval_signature(sig)
     except _BadToken as exc:
@@ -226,8 +236,9 @@ class _BadToken(ValueError):
 def _sig_error(message: str, hint: str | None = None):
     from cujit.diagnostics import SignatureError, caller_loc
 
-    return SignatureError(message, caller_loc(),
-                          hint or "a signature reads like 'void(float32[:], int64)'")
+    return SignatureError(
+        message, caller_loc(), hint or "a signature reads like 'void(float32[:], int64)'"
+    )
 
 
 def _name_error(name: str) -> _BadToken:

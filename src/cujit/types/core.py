@@ -29,8 +29,10 @@ class Type:
         if h is None:
             import dataclasses
 
-            h = hash((type(self).__name__,) + tuple(
-                getattr(self, f.name) for f in dataclasses.fields(self)))
+            h = hash(
+                (type(self).__name__,)
+                + tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+            )
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -208,16 +210,20 @@ class NamedTuple(Tuple):
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
         if len(self.items) != len(self.fields):
-            raise TypeError(f"{self.cls.__name__} has {len(self.fields)} fields, "
-                            f"not {len(self.items)}")
+            raise TypeError(
+                f"{self.cls.__name__} has {len(self.fields)} fields, not {len(self.items)}"
+            )
 
     @property
     def fields(self) -> tuple[str, ...]:
         return self.cls._fields
 
     def __str__(self) -> str:
-        return f"{self.cls.__name__}(" + ", ".join(
-            f"{f}: {t}" for f, t in zip(self.fields, self.items, strict=True)) + ")"
+        return (
+            f"{self.cls.__name__}("
+            + ", ".join(f"{f}: {t}" for f, t in zip(self.fields, self.items, strict=True))
+            + ")"
+        )
 
 
 def NamedUniTuple(dtype: Type, count: int, cls: type) -> NamedTuple:
@@ -227,8 +233,11 @@ def NamedUniTuple(dtype: Type, count: int, cls: type) -> NamedTuple:
 
 def is_namedtuple_class(obj: object) -> bool:
     """A class made by ``collections.namedtuple`` or ``typing.NamedTuple``."""
-    return isinstance(obj, type) and issubclass(obj, tuple) and isinstance(
-        getattr(obj, "_fields", None), tuple)
+    return (
+        isinstance(obj, type)
+        and issubclass(obj, tuple)
+        and isinstance(getattr(obj, "_fields", None), tuple)
+    )
 
 
 def is_device_array_global(value: object) -> bool:
@@ -346,7 +355,19 @@ float_ = float32
 double = float64
 
 SCALARS: tuple[Scalar, ...] = (
-    boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
-    float64, complex64, complex128,
+    boolean,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
 )
 SCALAR_BY_NAME: dict[str, Scalar] = {t.name: t for t in SCALARS}

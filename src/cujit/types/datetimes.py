@@ -30,7 +30,7 @@ def datetime_type(kind: str, unit: str) -> Scalar:
 
 
 def unit_of(t: Scalar) -> str:
-    return t.name[t.name.index("[") + 1:-1] if "[" in t.name else ""
+    return t.name[t.name.index("[") + 1 : -1] if "[" in t.name else ""
 
 
 def is_datetime_kind(t: object) -> bool:

@@ -22,8 +22,7 @@ from cujit.types.records import NestedArray, Record
 
 
 def _is_numba_class(cls: type, name: str) -> bool:
-    return any(c.__name__ == name and c.__module__.startswith("numba")
-               for c in cls.__mro__)
+    return any(c.__name__ == name and c.__module__.startswith("numba") for c in cls.__mro__)
 
 
 def is_numba_type(obj: object) -> bool:
@@ -33,8 +32,11 @@ def is_numba_type(obj: object) -> bool:
 
 def is_numba_signature(obj: object) -> bool:
     """Whether ``obj`` is a ``numba.core.typing.Signature`` (or numba-cuda's)."""
-    return _is_numba_class(type(obj), "Signature") and hasattr(obj, "args") and hasattr(
-        obj, "return_type")
+    return (
+        _is_numba_class(type(obj), "Signature")
+        and hasattr(obj, "args")
+        and hasattr(obj, "return_type")
+    )
 
 
 def _scalar(obj) -> Type:
@@ -68,8 +70,9 @@ def _none(obj) -> Type:
 # numba's subclasses (IntegerLiteral's base Integer, NamedUniTuple's NamedTuple...)
 # convert as their bases do.
 def _record(obj) -> Type:
-    fields = tuple((str(name), from_numba_type(f.type), int(f.offset))
-                   for name, f in obj.fields.items())
+    fields = tuple(
+        (str(name), from_numba_type(f.type), int(f.offset)) for name, f in obj.fields.items()
+    )
     return Record(fields, int(obj.size), bool(obj.aligned))
 
 
@@ -78,9 +81,18 @@ def _nested_array(obj) -> Type:
 
 
 _CONVERSIONS = {
-    "Integer": _scalar, "Float": _scalar, "Complex": _scalar, "Boolean": _scalar,
-    "Array": _array, "UniTuple": _unituple, "Tuple": _tuple, "NamedUniTuple": _named,
-    "NamedTuple": _named, "NoneType": _none, "Record": _record, "NestedArray": _nested_array,
+    "Integer": _scalar,
+    "Float": _scalar,
+    "Complex": _scalar,
+    "Boolean": _scalar,
+    "Array": _array,
+    "UniTuple": _unituple,
+    "Tuple": _tuple,
+    "NamedUniTuple": _named,
+    "NamedTuple": _named,
+    "NoneType": _none,
+    "Record": _record,
+    "NestedArray": _nested_array,
 }
 
 

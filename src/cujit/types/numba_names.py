@@ -33,7 +33,8 @@ np_uint32=uint32 np_uint64=uint64 np_float16=float16 np_float32=float32 np_float
 np_float_=float32 np_double=float64 np_complex64=complex64 np_complex128=complex128
 """
 ALIASES: dict[str, Scalar] = {
-    k: SCALAR_BY_NAME[v] for k, v in (item.split("=") for item in _ALIASES.split())}
+    k: SCALAR_BY_NAME[v] for k, v in (item.split("=") for item in _ALIASES.split())
+}
 
 
 def _names(*names: str) -> frozenset[Scalar]:
@@ -137,6 +138,21 @@ class Omitted(Type):
         return f"omitted(default={self.value!r})"
 
 
-__all__ = ["ALIASES", "Boolean", "CPointer", "Complex", "Float", "Integer", "IntegerLiteral",
-           "Number", "Omitted", "UniTuple", "complex_domain", "integer_domain", "number_domain",
-           "real_domain", "signed_domain", "unsigned_domain"]
+__all__ = [
+    "ALIASES",
+    "Boolean",
+    "CPointer",
+    "Complex",
+    "Float",
+    "Integer",
+    "IntegerLiteral",
+    "Number",
+    "Omitted",
+    "UniTuple",
+    "complex_domain",
+    "integer_domain",
+    "number_domain",
+    "real_domain",
+    "signed_domain",
+    "unsigned_domain",
+]

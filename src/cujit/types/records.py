@@ -81,7 +81,7 @@ class CharSeq(Type):
                 data = text.encode("utf-32-le")
         except UnicodeError:
             return None
-        return data[:self.itemsize].ljust(self.itemsize, b"\0")
+        return data[: self.itemsize].ljust(self.itemsize, b"\0")
 
     def __str__(self) -> str:
         return f"{'bytes' if self.kind == 'S' else 'unicode'}[{self.count}]"
@@ -137,10 +137,15 @@ class Record(Type):
         if dt is None:
             import numpy as np
 
-            dt = np.dtype({"names": list(self.names),
-                           "formats": [_np_format(t) for _, t, _ in self.fields],
-                           "offsets": [off for _, _, off in self.fields],
-                           "itemsize": self.size}, align=self.aligned)
+            dt = np.dtype(
+                {
+                    "names": list(self.names),
+                    "formats": [_np_format(t) for _, t, _ in self.fields],
+                    "offsets": [off for _, _, off in self.fields],
+                    "itemsize": self.size,
+                },
+                align=self.aligned,
+            )
             object.__setattr__(self, "_np_dtype", dt)
         return dt
 

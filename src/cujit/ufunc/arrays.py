@@ -57,15 +57,15 @@ class Arrays:
         else:
             dev.copy_to_host(host, stream=stream)
 
-    def view(self, arr, shape: tuple[int, ...], strides: tuple[int, ...],
-             writeable: bool = False):
+    def view(self, arr, shape: tuple[int, ...], strides: tuple[int, ...], writeable: bool = False):
         """``arr``'s memory seen with ``shape`` and byte ``strides`` (no copy); an
         output's view (``writeable``) never repeats an element (stride 0 on extent 1)."""
         if tuple(arr.shape) == tuple(shape) and tuple(arr.strides) == tuple(strides):
             return arr
         if self.target == "cpu":
-            return np.lib.stride_tricks.as_strided(arr, shape, strides, subok=True,
-                                                   writeable=writeable)
+            return np.lib.stride_tricks.as_strided(
+                arr, shape, strides, subok=True, writeable=writeable
+            )
         return arr._derive(tuple(shape), tuple(strides), arr.device_ptr)
 
     def flat(self, arr):

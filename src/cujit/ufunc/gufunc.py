@@ -58,17 +58,23 @@ class GUFunc:
     def _loop_types(self, sig) -> tuple:
         parsed = parse_signature(sig)
         if not isinstance(parsed.return_type, NoneType):
-            raise TypeError(f"guvectorized functions cannot return values: signature "
-                            f"{sig} specifies {parsed.return_type} return type")
+            raise TypeError(
+                f"guvectorized functions cannot return values: signature "
+                f"{sig} specifies {parsed.return_type} return type"
+            )
         args = parsed.args
         if len(args) != self.nin + self.nout:
-            raise TypeError(f"gufunc '{self.__name__}': signature {sig!r} has {len(args)} "
-                            f"arguments, the layout {self.layout!r} {self.nin + self.nout}")
+            raise TypeError(
+                f"gufunc '{self.__name__}': signature {sig!r} has {len(args)} "
+                f"arguments, the layout {self.layout!r} {self.nin + self.nout}"
+            )
         return args
 
     def _select(self, operands) -> tuple:
-        loops = [resolve.Loop(tuple(_elem(t) for t in lp[:self.nin]), _elem(lp[-1]))
-                 for lp in self.loops]
+        loops = [
+            resolve.Loop(tuple(_elem(t) for t in lp[: self.nin]), _elem(lp[-1]))
+            for lp in self.loops
+        ]
         # numba's gufuncs cast inputs of the same kind (an int64 scalar to int32)
         chosen = resolve.select_loop(self.__name__, loops, operands, fallback="same_kind")
         return self.loops[loops.index(chosen)]
@@ -76,50 +82,67 @@ class GUFunc:
     @api_boundary
     def __call__(self, *args, out=None, stream=0):
         if len(args) not in (self.nin, self.nin + self.nout):
-            raise TypeError(f"gufunc '{self.__name__}': gufunc accepts "
-                            f"{_count(self.nin)} (for inputs) or "
-                            f"{_count(self.nin + self.nout)} (for inputs and outputs). "
-                            f"Got {_count(len(args))}.")
+            raise TypeError(
+                f"gufunc '{self.__name__}': gufunc accepts "
+                f"{_count(self.nin)} (for inputs) or "
+                f"{_count(self.nin + self.nout)} (for inputs and outputs). "
+                f"Got {_count(len(args))}."
+            )
         if len(args) > self.nin and out is not None:
             raise ValueError("cannot specify argument 'out' as both positional and keyword")
-        outs = list(args[self.nin:]) or ([] if out is None else
-                                         list(out if isinstance(out, tuple) else (out,)))
-        args = args[:self.nin]
+        outs = list(args[self.nin :]) or (
+            [] if out is None else list(out if isinstance(out, tuple) else (out,))
+        )
+        args = args[: self.nin]
         if len(outs) not in (0, self.nout):
-            raise TypeError(f"gufunc '{self.__name__}' has {self.nout} output(s), "
-                            f"{len(outs)} given")
+            raise TypeError(
+                f"gufunc '{self.__name__}' has {self.nout} output(s), {len(outs)} given"
+            )
         mem = arrays_for(self.target)
         operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
         loop = self._select(operands)
         # loop holds the input types, then the output types: check the inputs.
-        for k, (v, t) in enumerate(zip(operands, loop[:self.nin], strict=True)):
+        for k, (v, t) in enumerate(zip(operands, loop[: self.nin], strict=True)):
             if mem.is_device(v) and np.dtype(v.dtype) != _elem(t).dtype:
-                raise TypeError(f"gufunc '{self.__name__}': input operand {k} is a device "
-                                f"array of {np.dtype(v.dtype)}, the loop takes "
-                                f"{_elem(t)}; a device array does not support .astype()")
+                raise TypeError(
+                    f"gufunc '{self.__name__}': input operand {k} is a device "
+                    f"array of {np.dtype(v.dtype)}, the loop takes "
+                    f"{_elem(t)}; a device array does not support .astype()"
+                )
         sizes, loop_shape = self._bind(operands, outs)
         on_device = any(mem.is_device(v) for v in (*operands, *outs))
         shapes = [loop_shape + tuple(sizes[d] for d in core) for core in self.outs]
         dev_outs, host_outs = [], []
-        for k, t in enumerate(loop[self.nin:]):
+        for k, t in enumerate(loop[self.nin :]):
             given = outs[k] if outs else None
             if given is not None and _squeeze(given.shape) != _squeeze(shapes[k]):
-                raise ValueError(f"gufunc '{self.__name__}': output operand {k} has shape "
-                                 f"{tuple(given.shape)}, expected {shapes[k]}")
+                raise ValueError(
+                    f"gufunc '{self.__name__}': output operand {k} has shape "
+                    f"{tuple(given.shape)}, expected {shapes[k]}"
+                )
             if given is not None and mem.is_device(given):
                 dev_outs.append(mem.as_device(given, stream))
                 host_outs.append(None)
             else:
                 # a host out= comes back in its own shape and dtype (the kernel casts)
-                shape, dtype = ((shapes[k], _elem(t).dtype) if given is None else
-                                (tuple(given.shape), given.dtype))
+                shape, dtype = (
+                    (shapes[k], _elem(t).dtype)
+                    if given is None
+                    else (tuple(given.shape), given.dtype)
+                )
                 dev_outs.append(mem.empty(shape, dtype, stream))
                 host_outs.append(given)
-        dev_ins = [v if _is_scalar(v) else (mem.as_device(v, stream) if mem.is_device(v)
-                                            else mem.to_device(v, stream)) for v in operands]
+        dev_ins = [
+            v
+            if _is_scalar(v)
+            else (mem.as_device(v, stream) if mem.is_device(v) else mem.to_device(v, stream))
+            for v in operands
+        ]
         self._run(mem, loop, dev_ins, dev_outs, sizes, loop_shape, stream)
-        results = [self._result(mem, d, h, on_device, stream)
-                   for d, h in zip(dev_outs, host_outs, strict=True)]
+        results = [
+            self._result(mem, d, h, on_device, stream)
+            for d, h in zip(dev_outs, host_outs, strict=True)
+        ]
         return results[0] if self.nout == 1 else tuple(results)
 
     @staticmethod
@@ -134,30 +157,40 @@ class GUFunc:
     def _bind(self, operands, outs) -> tuple[dict[str, int], tuple[int, ...]]:
         sizes: dict[str, int] = {}
         loops = []
-        pairs = [(v, core, f"input operand {k}") for k, (v, core) in
-                 enumerate(zip(operands, self.ins, strict=True))]
+        pairs = [
+            (v, core, f"input operand {k}")
+            for k, (v, core) in enumerate(zip(operands, self.ins, strict=True))
+        ]
         # outs is empty when the call allocates its outputs: then only the inputs bind.
-        pairs += [(v, core, f"output operand {k}") for k, (v, core) in
-                  enumerate(zip(outs, self.outs, strict=False))]
+        pairs += [
+            (v, core, f"output operand {k}")
+            for k, (v, core) in enumerate(zip(outs, self.outs, strict=False))
+        ]
         for value, core, what in pairs:
             shape = () if _is_scalar(value) else tuple(value.shape)
             if len(shape) < len(core):
-                raise ValueError(f"gufunc '{self.__name__}': {what} does not have enough "
-                                 f"dimensions (has {len(shape)}, gufunc core with "
-                                 f"signature {self.layout} requires {len(core)})")
+                raise ValueError(
+                    f"gufunc '{self.__name__}': {what} does not have enough "
+                    f"dimensions (has {len(shape)}, gufunc core with "
+                    f"signature {self.layout} requires {len(core)})"
+                )
             split = len(shape) - len(core)
             for name, n in zip(core, shape[split:], strict=True):
                 if sizes.setdefault(name, n) != n:
-                    raise ValueError(f"gufunc '{self.__name__}': {what} has a mismatch in "
-                                     f"its core dimension {name}, with gufunc signature "
-                                     f"{self.layout} (size {n} is different from "
-                                     f"{sizes[name]})")
+                    raise ValueError(
+                        f"gufunc '{self.__name__}': {what} has a mismatch in "
+                        f"its core dimension {name}, with gufunc signature "
+                        f"{self.layout} (size {n} is different from "
+                        f"{sizes[name]})"
+                    )
             if what.startswith("input"):
                 loops.append(shape[:split])
         missing = {d for core in self.outs for d in core} - set(sizes)
         if missing:
-            raise ValueError(f"gufunc '{self.__name__}': output core dimension(s) "
-                             f"{', '.join(sorted(missing))} are not bound by any input")
+            raise ValueError(
+                f"gufunc '{self.__name__}': output core dimension(s) "
+                f"{', '.join(sorted(missing))} are not bound by any input"
+            )
         return sizes, resolve.broadcast_shape(self.__name__, loops)
 
     def _run(self, mem, loop, dev_ins, dev_outs, sizes, loop_shape, stream) -> None:
@@ -182,7 +215,8 @@ class GUFunc:
         kern = self._kernels.get(key)
         if kern is None:
             kern = self._kernels[key] = kernels.gufunc_kernel(
-                self.device_function, loop, kinds, self.nin, len(full), cores, self.target)
+                self.device_function, loop, kinds, self.nin, len(full), cores, self.target
+            )
         args = [np.int64(nloop), *views]
         blocks, tpb = kernels.launch_shape(nloop, kernels.block_size(kern, args, stream))
         kern[blocks, tpb, stream](*args)
@@ -209,12 +243,12 @@ def check_gufunc_options(options: dict) -> None:
     if not options.pop("nopython", True):
         raise TypeError("nopython flag must be True")
     if options:
-        raise TypeError("The following target options are not supported: "
-                        + ", ".join(repr(k) for k in options))
+        raise TypeError(
+            "The following target options are not supported: " + ", ".join(repr(k) for k in options)
+        )
 
 
-def guvectorize(signatures, layout: str, target: str | None = None, identity=None,
-                **options):
+def guvectorize(signatures, layout: str, target: str | None = None, identity=None, **options):
     """``@cuda.guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'],
     '(m,n),(n,p)->(m,p)')``: a GUFunc of the decorated function."""
     if options.pop("cache", False):

@@ -25,19 +25,21 @@ def _compile_source(src: str, name: str, env: dict, target: str):
     return Kernel(namespace[name], target=target)
 
 
-def map_kernel(devfn, inputs: tuple[Scalar, ...], kinds: str, ndim: int, out: Scalar,
-               target: str):
+def map_kernel(devfn, inputs: tuple[Scalar, ...], kinds: str, ndim: int, out: Scalar, target: str):
     """An element-wise kernel ``k(out, x0, x1, ...)`` for operand kinds ``kinds``
     ('a' array, 's' scalar already of its loop type) over ``ndim`` dimensions
     (0: the flat form)."""
     params = ", ".join(f"x{k}" for k in range(len(kinds)))
     idx = "i" if ndim == 0 else ", ".join(f"i{d}" for d in range(ndim))
-    args = ", ".join(f"c{k}(x{k}[{idx}])" if kind == "a" else f"x{k}"
-                     for k, kind in enumerate(kinds))
-    lines = [f"def _ufunc_map(out, {params}):" if params else "def _ufunc_map(out):",
-             "    i = cuda.grid(1)",
-             "    step = cuda.gridsize(1)",
-             "    n = out.size"]
+    args = ", ".join(
+        f"c{k}(x{k}[{idx}])" if kind == "a" else f"x{k}" for k, kind in enumerate(kinds)
+    )
+    lines = [
+        f"def _ufunc_map(out, {params}):" if params else "def _ufunc_map(out):",
+        "    i = cuda.grid(1)",
+        "    step = cuda.gridsize(1)",
+        "    n = out.size",
+    ]
     lines += [f"    d{d} = out.shape[{d}]" for d in range(1, ndim)]
     if ndim == 0:
         lines += _unrolled(kinds)
@@ -54,8 +56,9 @@ def _unrolled(kinds: str) -> list[str]:
     lines = [f"    while i + {UNROLL - 1} * step < n:"]
     for u in range(UNROLL):
         at = "i" if u == 0 else f"i + {u} * step"
-        args = ", ".join(f"c{k}(x{k}[{at}])" if kind == "a" else f"x{k}"
-                         for k, kind in enumerate(kinds))
+        args = ", ".join(
+            f"c{k}(x{k}[{at}])" if kind == "a" else f"x{k}" for k, kind in enumerate(kinds)
+        )
         lines.append(f"        r{u} = co(fn({args}))")
     for u in range(UNROLL):
         lines.append(f"        out[{'i' if u == 0 else f'i + {u} * step'}] = r{u}")
@@ -85,8 +88,15 @@ def block_size(kernel, args, stream) -> int:
     return kernel._forall_block_size(args, stream, 0)
 
 
-def gufunc_kernel(devfn, loop: tuple, kinds: str, nin: int, nloop_dims: int,
-                  cores: list[tuple[int, ...]], target: str):
+def gufunc_kernel(
+    devfn,
+    loop: tuple,
+    kinds: str,
+    nin: int,
+    nloop_dims: int,
+    cores: list[tuple[int, ...]],
+    target: str,
+):
     """A gufunc kernel ``k(nloop, v0, v1, ...)``: views of shape loop + core (the first
     loop axis has extent 1), scalars for kinds 's'; one loop iteration per grid-stride
     step, its core blocks in local arrays of the sizes in ``cores``."""
@@ -98,8 +108,10 @@ def gufunc_kernel(devfn, loop: tuple, kinds: str, nin: int, nloop_dims: int,
         env[f"T{k}"] = t.dtype if isinstance(t, Array) else t
         if not isinstance(t, Array):
             if core or k >= nin:
-                raise TypeError(f"gufunc operand {k} has core dimensions {core} or is an "
-                                f"output, so its signature type must be an array, not {t}")
+                raise TypeError(
+                    f"gufunc operand {k} has core dimensions {core} or is an "
+                    f"output, so its signature type must be an array, not {t}"
+                )
             call.append(f"x{k}" if kind == "s" else f"T{k}(x{k}[{', '.join(loop_idx)}])")
             continue
         shape = core or (1,)
@@ -113,13 +125,16 @@ def gufunc_kernel(devfn, loop: tuple, kinds: str, nin: int, nloop_dims: int,
         whole = ", ".join(loop_idx + cidx)
         nest = [f"for {c} in range({n}):" for c, n in zip(cidx, core, strict=True)]
         target_list = body if k < nin else after
-        stmt = (f"a{k}[{local}] = x{k}[{whole}]" if k < nin else
-                f"x{k}[{whole}] = a{k}[{local}]")
+        stmt = f"a{k}[{local}] = x{k}[{whole}]" if k < nin else f"x{k}[{whole}] = a{k}[{local}]"
         for depth, line in enumerate(nest + [stmt]):
             target_list.append("        " + "    " * depth + line)
     params = ", ".join(f"x{k}" for k in range(len(loop)))
-    lines = [f"def _gufunc(nloop, {params}):", *[b for b in body if b.startswith("    a")],
-             "    b = cuda.grid(1)", "    step = cuda.gridsize(1)"]
+    lines = [
+        f"def _gufunc(nloop, {params}):",
+        *[b for b in body if b.startswith("    a")],
+        "    b = cuda.grid(1)",
+        "    step = cuda.gridsize(1)",
+    ]
     lines += [f"    d{d} = x{nin}.shape[{d}]" for d in range(1, nloop_dims)]
     lines += ["    while b < nloop:", "        r = b"]
     for d in range(nloop_dims - 1, 0, -1):

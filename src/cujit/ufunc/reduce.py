@@ -20,7 +20,7 @@ from cujit.ufunc.vectorize import device_function
 BLOCK = 256  # threads per block: 8 warps, so the last stage is one warp
 MAX_BLOCKS = 1024  # partials of the first launch, folded by one block of the second
 
-_TEMPLATE = '''
+_TEMPLATE = """
 def _reduce(x, part, n, init, use_init):
     warps = cuda.shared.array(NWARPS, T)
     tid = cuda.threadIdx.x
@@ -67,11 +67,17 @@ def _warp_fold(acc, count, lane):
             acc = op(acc, other)
         off = off // 2
     return acc
-'''
+"""
 
 # How each kind of element crosses a shuffle: shuffles move 32- and 64-bit values.
-_CARRIER = {"b": "int32", "i1": "int32", "i2": "int32", "u1": "int32", "u2": "int32",
-            "f2": "float32"}
+_CARRIER = {
+    "b": "int32",
+    "i1": "int32",
+    "i2": "int32",
+    "u1": "int32",
+    "u2": "int32",
+    "f2": "float32",
+}
 
 
 def _shuffle(dtype: np.dtype) -> str:
@@ -88,8 +94,15 @@ def _compile(op, dtype: np.dtype, target: str):
 
     if dtype.kind == "c":
         raise TypeError(f"cuda.reduce of complex arrays ({dtype}) is not supported")
-    env = {"cuda": cuda, "jit": jit, "op": op, "T": from_dtype(dtype), "NWARPS": BLOCK // 32,
-           "int32": types.int32, "float32": types.float32}
+    env = {
+        "cuda": cuda,
+        "jit": jit,
+        "op": op,
+        "T": from_dtype(dtype),
+        "NWARPS": BLOCK // 32,
+        "int32": types.int32,
+        "float32": types.float32,
+    }
     src = _TEMPLATE.replace("SHUFFLE", _shuffle(dtype))
     exec(compile(src, "<cujit reduce>", "exec"), env)  # noqa: S102
     return Kernel(env["_reduce"], target=target)
@@ -138,8 +151,10 @@ class Reduce:
         if not mem.is_device(arr):
             arr = np.asarray(arr)
         if arr.ndim != 1:
-            raise TypeError(f"reduce '{self.__name__}': only 1-D arrays are supported, "
-                            f"got an array of {arr.ndim} dimensions")
+            raise TypeError(
+                f"reduce '{self.__name__}': only 1-D arrays are supported, "
+                f"got an array of {arr.ndim} dimensions"
+            )
         n = arr.shape[0] if size is None else min(int(size), arr.shape[0])
         dtype = np.dtype(arr.dtype)
         init = dtype.type(init)

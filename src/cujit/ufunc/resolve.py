@@ -37,11 +37,12 @@ def parse_loop(sig, nin: int | None = None) -> Loop:
     types = (*s.args, s.return_type)
     for t in types:
         if isinstance(t, Array) or not isinstance(t, Scalar):
-            raise TypeError(f"a vectorize signature takes and returns scalars, not {t} "
-                            f"(in {sig!r}); use guvectorize for array arguments")
+            raise TypeError(
+                f"a vectorize signature takes and returns scalars, not {t} "
+                f"(in {sig!r}); use guvectorize for array arguments"
+            )
     if nin is not None and len(s.args) != nin:
-        raise TypeError(f"signature {sig!r} has {len(s.args)} arguments; the function "
-                        f"takes {nin}")
+        raise TypeError(f"signature {sig!r} has {len(s.args)} arguments; the function takes {nin}")
     return Loop(tuple(s.args), s.return_type)
 
 
@@ -92,14 +93,18 @@ def select_loop(name: str, loops: list[Loop], operands, fallback: str | None = N
         if all(_fits(v, t.dtype, weak) for v, t in zip(operands, loop.inputs, strict=True)):
             return loop
     for loop in loops if fallback else ():
-        if all(np.can_cast(operand_dtype(v), t.dtype, fallback)
-               for v, t in zip(operands, loop.inputs, strict=True)):
+        if all(
+            np.can_cast(operand_dtype(v), t.dtype, fallback)
+            for v, t in zip(operands, loop.inputs, strict=True)
+        ):
             return loop
     given = "".join(operand_dtype(v).char for v in operands)
     have = ", ".join(str(lp) for lp in loops) or "none"
-    raise UFuncTypeError(f"ufunc '{name}' not supported for the input types ({given}), and "
-                         f"the inputs could not be safely coerced to any supported types "
-                         f"according to the casting rule 'safe' (loops: {have})")
+    raise UFuncTypeError(
+        f"ufunc '{name}' not supported for the input types ({given}), and "
+        f"the inputs could not be safely coerced to any supported types "
+        f"according to the casting rule 'safe' (loops: {have})"
+    )
 
 
 def dynamic_types(operands) -> tuple[Scalar, ...]:
@@ -113,12 +118,14 @@ def broadcast_shape(name: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         text = " ".join(str(tuple(s)) for s in shapes)
-        raise ValueError(f"ufunc '{name}': operands could not be broadcast together with "
-                         f"shapes {text}") from None
+        raise ValueError(
+            f"ufunc '{name}': operands could not be broadcast together with shapes {text}"
+        ) from None
 
 
-def broadcast_strides(shape: tuple[int, ...], strides: tuple[int, ...],
-                      out_shape: tuple[int, ...]) -> tuple[int, ...]:
+def broadcast_strides(
+    shape: tuple[int, ...], strides: tuple[int, ...], out_shape: tuple[int, ...]
+) -> tuple[int, ...]:
     """An operand's byte strides viewed at ``out_shape``: 0 where it is broadcast."""
     pad = len(out_shape) - len(shape)
     result = [0] * pad
@@ -130,10 +137,14 @@ def broadcast_strides(shape: tuple[int, ...], strides: tuple[int, ...],
 def check_output(name: str, out, loop: Loop, shape: tuple[int, ...]) -> None:
     """``out=`` must have the broadcast shape and a dtype the result casts to (same_kind)."""
     if tuple(out.shape) != tuple(shape):
-        raise ValueError(f"ufunc '{name}': output operand has shape {tuple(out.shape)}, "
-                         f"but the broadcast shape of the inputs is {tuple(shape)}")
+        raise ValueError(
+            f"ufunc '{name}': output operand has shape {tuple(out.shape)}, "
+            f"but the broadcast shape of the inputs is {tuple(shape)}"
+        )
     if not np.can_cast(loop.output.dtype, out.dtype, "same_kind"):
-        raise UFuncTypeError(f"ufunc '{name}' output (typecode '{loop.output.dtype.char}') "
-                             f"could not be coerced to provided output parameter (typecode "
-                             f"'{np.dtype(out.dtype).char}') according to the casting rule "
-                             "'same_kind'")
+        raise UFuncTypeError(
+            f"ufunc '{name}' output (typecode '{loop.output.dtype.char}') "
+            f"could not be coerced to provided output parameter (typecode "
+            f"'{np.dtype(out.dtype).char}') according to the casting rule "
+            "'same_kind'"
+        )

@@ -34,16 +34,16 @@ def return_type(devfn, arg_types: tuple[Scalar, ...]) -> Scalar:
 
     fn = type_device_function(devfn, arg_types)
     if not isinstance(fn.return_type, Scalar):
-        raise TypeError(f"vectorized function {devfn.__name__!r} must return a scalar, "
-                        f"not {fn.return_type}")
+        raise TypeError(
+            f"vectorized function {devfn.__name__!r} must return a scalar, not {fn.return_type}"
+        )
     return fn.return_type
 
 
 class UFunc:
     """A GPU ufunc: ``ufunc(*inputs, out=None, stream=0)`` as NumPy's, on the device."""
 
-    def __init__(self, pyfunc, signatures=(), target: str | None = None,
-                 identity=None, **options):
+    def __init__(self, pyfunc, signatures=(), target: str | None = None, identity=None, **options):
         self.py_func = getattr(pyfunc, "py_func", pyfunc)
         self.__name__ = getattr(self.py_func, "__name__", "ufunc")
         self.__doc__ = getattr(self.py_func, "__doc__", None)
@@ -85,8 +85,9 @@ class UFunc:
         key = (loop, kinds, ndim, out)
         kern = self._kernels.get(key)
         if kern is None:
-            kern = kernels.map_kernel(self.device_function, loop.inputs, kinds, ndim, out,
-                                      self.target)
+            kern = kernels.map_kernel(
+                self.device_function, loop.inputs, kinds, ndim, out, self.target
+            )
             self._kernels[key] = kern
         return kern
 
@@ -101,14 +102,12 @@ class UFunc:
             launch(out, *[v if c is None else c(v) for v, c in zip(args, casts, strict=True)])
             return out
         if len(args) != self.nin:
-            raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} input(s), "
-                            f"got {len(args)}")
+            raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} input(s), got {len(args)}")
         mem = arrays_for(self.target)
         operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
         loop = self._loop(operands)
         arrays = [k for k, v in enumerate(operands) if not _is_scalar(v)]
-        shape = resolve.broadcast_shape(self.__name__, [tuple(operands[k].shape)
-                                                        for k in arrays])
+        shape = resolve.broadcast_shape(self.__name__, [tuple(operands[k].shape) for k in arrays])
         on_device = any(mem.is_device(v) for v in operands) or mem.is_device(out)
         host_out = None
         if out is not None:
@@ -120,12 +119,18 @@ class UFunc:
             out = mem.empty(shape, dtype, stream)
         else:
             out = mem.as_device(out, stream)
-        dev = [_device_operand(mem, v, t, stream)
-               for v, t in zip(operands, loop.inputs, strict=True)]
+        dev = [
+            _device_operand(mem, v, t, stream) for v, t in zip(operands, loop.inputs, strict=True)
+        ]
         launch = self._run(mem, loop, dev, out, shape, stream)
         if key is not None and launch is not None and on_device and host_out is None:
-            self._fast[key] = (launch, [t.dtype.type if _is_scalar(v) else None
-                                        for v, t in zip(operands, loop.inputs, strict=True)])
+            self._fast[key] = (
+                launch,
+                [
+                    t.dtype.type if _is_scalar(v) else None
+                    for v, t in zip(operands, loop.inputs, strict=True)
+                ],
+            )
         if on_device:
             return out
         if host_out is not None:
@@ -141,23 +146,29 @@ class UFunc:
             return None
         kinds = "".join("s" if _is_scalar(v) else "a" for v in dev)
         flat = out.is_c_contiguous() and all(
-            tuple(v.shape) == shape and v.is_c_contiguous() for v in dev if not _is_scalar(v))
+            tuple(v.shape) == shape and v.is_c_contiguous() for v in dev if not _is_scalar(v)
+        )
         if flat:
             args = [mem.flat(out) if shape else out.reshape(1)]
-            args += [v if _is_scalar(v) else (mem.flat(v) if shape else v.reshape(1))
-                     for v in dev]
+            args += [v if _is_scalar(v) else (mem.flat(v) if shape else v.reshape(1)) for v in dev]
             ndim = 0
         else:
-            args = [out] + [v if _is_scalar(v) else mem.view(
-                v, shape, resolve.broadcast_strides(v.shape, v.strides, shape)) for v in dev]
+            args = [out] + [
+                v
+                if _is_scalar(v)
+                else mem.view(v, shape, resolve.broadcast_strides(v.shape, v.strides, shape))
+                for v in dev
+            ]
             ndim = len(shape)
         kern = self._kernel(loop, kinds, ndim, from_dtype(out.dtype))
-        blocks, tpb = kernels.launch_shape(out.size, kernels.block_size(kern, args, stream),
-                                           kernels.UNROLL if ndim == 0 else 1)
+        blocks, tpb = kernels.launch_shape(
+            out.size, kernels.block_size(kern, args, stream), kernels.UNROLL if ndim == 0 else 1
+        )
         launch = kern[blocks, tpb, stream]
         launch(*args)
-        reusable = flat and all(a is v for a, v in zip(args[1:], dev, strict=True)
-                                if not _is_scalar(v))
+        reusable = flat and all(
+            a is v for a, v in zip(args[1:], dev, strict=True) if not _is_scalar(v)
+        )
         return launch if reusable and args[0] is out else None
 
     def reduce(self, array, axis=0, stream=0):
@@ -165,8 +176,10 @@ class UFunc:
         from cujit.ufunc.reduce import Reduce
 
         if self.nin != 2:
-            raise ValueError(f"reduce only supported for binary functions, not "
-                             f"'{self.__name__}' with {self.nin} inputs")
+            raise ValueError(
+                f"reduce only supported for binary functions, not "
+                f"'{self.__name__}' with {self.nin} inputs"
+            )
         if axis not in (0, None) or np.ndim(array) != 1:
             raise NotImplementedError("ufunc.reduce of a 1-D array over axis 0 only")
         return Reduce(self.device_function, target=self.target)(array, stream=stream)
@@ -185,8 +198,12 @@ def _fast_key(args, out, stream):
         if cls is float or cls is bool or cls is complex:
             key.append(cls)
         else:
-            key += (cls, getattr(a, "dtype", None), getattr(a, "shape", None),
-                    getattr(a, "strides", None))
+            key += (
+                cls,
+                getattr(a, "dtype", None),
+                getattr(a, "shape", None),
+                getattr(a, "strides", None),
+            )
     return tuple(key)
 
 
@@ -206,15 +223,18 @@ def check_vectorize_options(options: dict) -> None:
     """numba's rules: ``nopython`` is redundant (a warning), anything else unknown."""
     for name in options:
         if name == "nopython":
-            warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
-                          stacklevel=3)
+            warnings.warn(
+                "nopython kwarg for cuda target is redundant", RuntimeWarning, stacklevel=3
+            )
         else:
-            raise KeyError(f"Unrecognized options. cuda vectorize target does not support "
-                           f"option: '{name}'")
+            raise KeyError(
+                f"Unrecognized options. cuda vectorize target does not support option: '{name}'"
+            )
 
 
-def vectorize(signatures=None, target: str | None = None, identity=None,
-              device: bool = False, **options):
+def vectorize(
+    signatures=None, target: str | None = None, identity=None, device: bool = False, **options
+):
     """``@cuda.vectorize(['float32(float32, float32)'])`` or ``@cuda.vectorize`` (lazy).
 
     ``target`` 'cuda' (numba's spelling) or 'cpu'; ``device=True`` gives a device
@@ -225,8 +245,11 @@ def vectorize(signatures=None, target: str | None = None, identity=None,
     check_vectorize_options(options)
     if callable(signatures) and not isinstance(signatures, (str, list, tuple)):
         return UFunc(signatures, (), _target(target), identity)
-    sigs = [] if signatures is None else (
-        [signatures] if isinstance(signatures, (str, Signature)) else list(signatures))
+    sigs = (
+        []
+        if signatures is None
+        else ([signatures] if isinstance(signatures, (str, Signature)) else list(signatures))
+    )
 
     def decorate(pyfunc):
         if device:

@@ -14,7 +14,7 @@ def straight_line(a, b):
     c = a * b + 3
     d = c // 2 - a % 3
     e = (d << 2) ^ (c >> 1) | (5 & a)
-    return -e + ~b - d ** 2 / 4
+    return -e + ~b - d**2 / 4
 
 
 def if_elif_else(x):
@@ -151,8 +151,24 @@ def while_true(n):
 
 
 CASES = (
-    straight_line, if_elif_else, while_break_continue, for_ranges, nested_loops,
-    early_return, and_or_not, chained_compare, cond_expr, tuples, augmented, tuple_index,
-    atomic_call, globals_and_closure, closure_const, maybe_undefined, return_none,
-    assert_and_raise, assert_computed_message, while_true,
+    straight_line,
+    if_elif_else,
+    while_break_continue,
+    for_ranges,
+    nested_loops,
+    early_return,
+    and_or_not,
+    chained_compare,
+    cond_expr,
+    tuples,
+    augmented,
+    tuple_index,
+    atomic_call,
+    globals_and_closure,
+    closure_const,
+    maybe_undefined,
+    return_none,
+    assert_and_raise,
+    assert_computed_message,
+    while_true,
 )

@@ -29,9 +29,19 @@ VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
 # Cases whose IR must print the same on 3.11, 3.12 and 3.13: the point of
 # normalising bytecode in stage 1.
 SHARED_IR = (
-    "straight_line", "augmented", "tuples", "tuple_index", "atomic_call",
-    "globals_and_closure", "closure_const", "maybe_undefined", "return_none",
-    "assert_and_raise", "assert_computed_message", "for_ranges", "nested_loops",
+    "straight_line",
+    "augmented",
+    "tuples",
+    "tuple_index",
+    "atomic_call",
+    "globals_and_closure",
+    "closure_const",
+    "maybe_undefined",
+    "return_none",
+    "assert_and_raise",
+    "assert_computed_message",
+    "for_ranges",
+    "nested_loops",
 )
 
 
@@ -39,8 +49,11 @@ def render(fn) -> dict[str, str]:
     """{kind: text} for one case function."""
     bc = decode(fn)
     cfg = build_cfg(bc)
-    return {"bytecode": format_bytecode(bc), "cfg": format_cfg(cfg),
-            "ir": format_function(build_ir(cfg))}
+    return {
+        "bytecode": format_bytecode(bc),
+        "cfg": format_cfg(cfg),
+        "ir": format_function(build_ir(cfg)),
+    }
 
 
 # The interpreters the per-version listings were generated with.  CPython's patch

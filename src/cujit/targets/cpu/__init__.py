@@ -22,8 +22,14 @@ import functools
 
 from cujit.targets import Target
 
-__all__ = ["CPUKernel", "LoweredCPUKernel", "build_cpu_kernel", "compile_cpu_kernel",
-           "cpu_target", "lower_cpu_kernel"]
+__all__ = [
+    "CPUKernel",
+    "LoweredCPUKernel",
+    "build_cpu_kernel",
+    "compile_cpu_kernel",
+    "cpu_target",
+    "lower_cpu_kernel",
+]
 
 
 @functools.cache
@@ -100,8 +106,7 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
-    module = lower_to_llvm(fn, target, debug=options.debug,
-                           bounds=options.boundscheck is not False)
+    module = lower_to_llvm(fn, target, debug=options.debug, bounds=options.boundscheck is not False)
     return LoweredCPUKernel(typed_fn, module, kernel_symbol(fn), barriers, grid_sync, warp)
 
 
@@ -116,19 +121,32 @@ def build_cpu_kernel(lowered: LoweredCPUKernel, options=None):
     from cujit.targets.cpu.launch import CPUKernel
 
     options = options or Options()
-    module, barriers, grid_sync, warp = (lowered.module, lowered.barriers, lowered.grid_sync,
-                                         lowered.warp)
+    module, barriers, grid_sync, warp = (
+        lowered.module,
+        lowered.barriers,
+        lowered.grid_sync,
+        lowered.warp,
+    )
     target = cpu_target(barriers, grid_sync, warp)
     kernel = module.get_global(lowered.symbol)
-    flat = [a.type for a in kernel.args[len(target.hidden_params):]]  # the ABI's parameters
+    flat = [a.type for a in kernel.args[len(target.hidden_params) :]]  # the ABI's parameters
     size = module.globals.get(intrinsics.STATIC_SHARED_SIZE)
     static_shared = size.initializer.constant if size is not None else 0
     run = runner.build_runner(module, kernel, flat, barriers, grid_sync, static_shared, warp)
     text = str(module)
     jit = JitModule(module, options.opt)
     typed_fn = lowered.fn
-    kernel = CPUKernel(typed_fn.name, jit, run, tuple(p.type for p in typed_fn.args),
-                       static_shared, barriers, text, grid_sync, warp)
+    kernel = CPUKernel(
+        typed_fn.name,
+        jit,
+        run,
+        tuple(p.type for p in typed_fn.args),
+        static_shared,
+        barriers,
+        text,
+        grid_sync,
+        warp,
+    )
     # Read-only arrays are refused where the kernel may store (as the GPU launch does).
     kernel.written = written_arguments(typed_fn)
     kernel.arg_names = tuple(typed_fn.arg_names)

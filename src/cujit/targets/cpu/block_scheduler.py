@@ -15,8 +15,9 @@ from cujit.targets.cpu.intrinsics import I8P
 from cujit.targets.cpu.irloop import declare, loop
 
 
-def run_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value],
-                    slots: tuple, left: ll.Value, call) -> None:
+def run_block(
+    b: ll.IRBuilder, module: ll.Module, block: list[ll.Value], slots: tuple, left: ll.Value, call
+) -> None:
     """Start each thread of the block, resume them round by round, destroy them."""
     handles, frames, slot_bytes, frame_bytes = slots
     zero = ll.Constant(I32, 0)
@@ -27,9 +28,19 @@ def run_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value],
         slot = b.gep(frames, [b.mul(t, slot_bytes)])
         call([x, y, z], [b.gep(handles, [t]), slot, slot_bytes, frame_bytes])
 
-    loop(b, zero, block[2], "start.z", lambda z: loop(
-        b, zero, block[1], "start.y", lambda y: loop(
-            b, zero, block[0], "start.x", lambda x: start(x, y, z))))
+    loop(
+        b,
+        zero,
+        block[2],
+        "start.z",
+        lambda z: loop(
+            b,
+            zero,
+            block[1],
+            "start.y",
+            lambda y: loop(b, zero, block[0], "start.x", lambda x: start(x, y, z)),
+        ),
+    )
 
     nthreads = b.mul(b.mul(bx, by), b.zext(block[2], I64), name="nthreads")
     done = declare(module, "llvm.coro.done", I1, [I8P])
@@ -53,5 +64,10 @@ def run_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value],
     after = fn.append_basic_block("all_done")
     b.cbranch(again, pending, after)
     b.position_at_end(after)
-    loop(b, ll.Constant(I64, 0), nthreads, "destroy",
-          lambda t: b.call(destroy, [b.load(b.gep(handles, [t]))]))
+    loop(
+        b,
+        ll.Constant(I64, 0),
+        nthreads,
+        "destroy",
+        lambda t: b.call(destroy, [b.load(b.gep(handles, [t]))]),
+    )

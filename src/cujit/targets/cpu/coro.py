@@ -51,8 +51,13 @@ from cujit.targets.cpu.intrinsics import HIDDEN_PARAMS, I8P
 
 # After the thread state: where the ramp stores its handle, this thread's frame slot
 # and its size, and where to report the frame size the coroutine needs.
-CORO_HIDDEN_PARAMS = (*HIDDEN_PARAMS, ("coro.handle", ll.PointerType(I8P)), ("coro.slot", I8P),
-                      ("coro.slot_bytes", I64), ("coro.frame_bytes", ll.PointerType(I64)))
+CORO_HIDDEN_PARAMS = (
+    *HIDDEN_PARAMS,
+    ("coro.handle", ll.PointerType(I8P)),
+    ("coro.slot", I8P),
+    ("coro.slot_bytes", I64),
+    ("coro.frame_bytes", ll.PointerType(I64)),
+)
 # Kernels with a grid barrier also get this thread's "parked" flag: set before it
 # suspends at ``grid_sync``, cleared by the scheduler when the whole grid got there.
 GRID_HIDDEN_PARAMS = (*CORO_HIDDEN_PARAMS, ("grid.parked", I8P))
@@ -96,10 +101,13 @@ def coro_prologue(ctx: FunctionLowering) -> None:
     fn.attributes = _CoroutineAttributes(fn.attributes)
     fn.attributes.add("presplitcoroutine")
     b = ctx.builder
-    handle_out, slot, slot_bytes, size_out = fn.args[len(HIDDEN_PARAMS):len(CORO_HIDDEN_PARAMS)]
+    handle_out, slot, slot_bytes, size_out = fn.args[len(HIDDEN_PARAMS) : len(CORO_HIDDEN_PARAMS)]
     null = ll.Constant(I8P, None)
-    cid = b.call(_decl(ctx, "llvm.coro.id", TOKEN, [I32, I8P, I8P, I8P]),
-                 [ll.Constant(I32, 0), null, null, null], name="coro.id")
+    cid = b.call(
+        _decl(ctx, "llvm.coro.id", TOKEN, [I32, I8P, I8P, I8P]),
+        [ll.Constant(I32, 0), null, null, null],
+        name="coro.id",
+    )
     # The frame goes in the slot the runner provides when it fits (the usual case
     # from the second launch on: the size is reported back), else on the heap.
     size = b.call(_decl(ctx, "llvm.coro.size.i64", I64, []), [], name="coro.size")
@@ -116,8 +124,13 @@ def coro_prologue(ctx: FunctionLowering) -> None:
     hdl = b.call(_decl(ctx, "llvm.coro.begin", I8P, [TOKEN, I8P]), [cid, mem], name="coro.hdl")
     b.store(hdl, handle_out)
 
-    state = CoroState(cid, hdl, fn.append_basic_block("coro.final"),
-                      fn.append_basic_block("coro.cleanup"), fn.append_basic_block("coro.suspend"))
+    state = CoroState(
+        cid,
+        hdl,
+        fn.append_basic_block("coro.final"),
+        fn.append_basic_block("coro.cleanup"),
+        fn.append_basic_block("coro.suspend"),
+    )
     ctx.target_state["coro"] = state
     here = b.block
     # final: the last suspend; resuming past it is undefined, destroying it cleans up.
@@ -132,18 +145,19 @@ def coro_prologue(ctx: FunctionLowering) -> None:
         b.call(_decl(ctx, "free", VOID, [I8P]), [frame])
     b.branch(state.suspend)
     b.position_at_end(state.suspend)
-    b.call(_decl(ctx, "llvm.coro.end", VOID, [I8P, I1, TOKEN]),
-           [hdl, ll.Constant(I1, 0), NONE_TOKEN])
+    b.call(
+        _decl(ctx, "llvm.coro.end", VOID, [I8P, I1, TOKEN]), [hdl, ll.Constant(I1, 0), NONE_TOKEN]
+    )
     b.ret_void()
     b.position_at_end(here)
 
 
-def _suspend_switch(ctx: FunctionLowering, state: CoroState, final: bool,
-                    resume: ll.Block) -> None:
+def _suspend_switch(ctx: FunctionLowering, state: CoroState, final: bool, resume: ll.Block) -> None:
     """``switch coro.suspend(...)``: 0 resumes at ``resume``, 1 destroys, else suspends."""
     b = ctx.builder
-    s = b.call(_decl(ctx, "llvm.coro.suspend", I8, [TOKEN, I1]),
-               [NONE_TOKEN, ll.Constant(I1, int(final))])
+    s = b.call(
+        _decl(ctx, "llvm.coro.suspend", I8, [TOKEN, I1]), [NONE_TOKEN, ll.Constant(I1, int(final))]
+    )
     sw = b.switch(s, state.suspend)
     sw.add_case(ll.Constant(I8, 0), resume)
     sw.add_case(ll.Constant(I8, 1), state.cleanup)
@@ -181,8 +195,11 @@ def suspends(fn: ir.Function, _seen: frozenset = frozenset()) -> bool:
     """Whether ``fn``, or a device function it calls, waits at a barrier or a warp
     function: on the CPU target such a device function is inlined into the kernel
     (``passes.inline``), since only the kernel itself can be a coroutine."""
-    if any(isinstance(op, ir.Intrinsic) and op.name in _SUSPENDING
-           for block in fn.blocks for op in block.ops):
+    if any(
+        isinstance(op, ir.Intrinsic) and op.name in _SUSPENDING
+        for block in fn.blocks
+        for op in block.ops
+    ):
         return True
     seen = _seen | {fn.name}
     return any(suspends(c, seen) for c in fn.callees if c.name not in seen)
@@ -191,5 +208,8 @@ def suspends(fn: ir.Function, _seen: frozenset = frozenset()) -> bool:
 def uses_barrier(fn: ir.Function) -> bool:
     """Whether the typed function calls ``cuda.syncthreads`` or syncs the grid (then it
     needs the coroutine form)."""
-    return any(isinstance(op, ir.Intrinsic) and op.name in BARRIERS
-               for block in fn.blocks for op in block.ops)
+    return any(
+        isinstance(op, ir.Intrinsic) and op.name in BARRIERS
+        for block in fn.blocks
+        for op in block.ops
+    )

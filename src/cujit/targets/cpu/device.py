@@ -26,16 +26,24 @@ def _attributes() -> dict[str, int]:
     bx, by, bz = launch.MAX_BLOCK
     gx, gy, gz = launch.MAX_GRID
     return {
-        "MAX_THREADS_PER_BLOCK": launch.MAX_THREADS_PER_BLOCK, "MAX_BLOCK_DIM_X": bx,
-        "MAX_BLOCK_DIM_Y": by, "MAX_BLOCK_DIM_Z": bz, "MAX_GRID_DIM_X": gx,
-        "MAX_GRID_DIM_Y": gy, "MAX_GRID_DIM_Z": gz,
+        "MAX_THREADS_PER_BLOCK": launch.MAX_THREADS_PER_BLOCK,
+        "MAX_BLOCK_DIM_X": bx,
+        "MAX_BLOCK_DIM_Y": by,
+        "MAX_BLOCK_DIM_Z": bz,
+        "MAX_GRID_DIM_X": gx,
+        "MAX_GRID_DIM_Y": gy,
+        "MAX_GRID_DIM_Z": gz,
         "MAX_SHARED_MEMORY_PER_BLOCK": launch.MAX_SHARED_PER_BLOCK,
         "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": launch.MAX_SHARED_PER_BLOCK,
-        "WARP_SIZE": 32, "MULTIPROCESSOR_COUNT": os.cpu_count() or 1,
+        "WARP_SIZE": 32,
+        "MULTIPROCESSOR_COUNT": os.cpu_count() or 1,
         "COMPUTE_CAPABILITY_MAJOR": COMPUTE_CAPABILITY[0],
         "COMPUTE_CAPABILITY_MINOR": COMPUTE_CAPABILITY[1],
-        "COOPERATIVE_LAUNCH": 1, "UNIFIED_ADDRESSING": 1, "MANAGED_MEMORY": 1,
-        "CAN_MAP_HOST_MEMORY": 1, "CONCURRENT_MANAGED_ACCESS": 1,
+        "COOPERATIVE_LAUNCH": 1,
+        "UNIFIED_ADDRESSING": 1,
+        "MANAGED_MEMORY": 1,
+        "CAN_MAP_HOST_MEMORY": 1,
+        "CONCURRENT_MANAGED_ACCESS": 1,
         "TOTAL_CONSTANT_MEMORY": 64 * 1024,
     }
 
@@ -79,8 +87,10 @@ class CPUDevice:
         return hash("cujit-cpu-device")
 
     def __repr__(self) -> str:
-        return f"<CPU target device 0 '{self.name}' (cc {COMPUTE_CAPABILITY[0]}." \
-               f"{COMPUTE_CAPABILITY[1]})>"
+        return (
+            f"<CPU target device 0 '{self.name}' (cc {COMPUTE_CAPABILITY[0]}."
+            f"{COMPUTE_CAPABILITY[1]})>"
+        )
 
 
 class CPUContext:
@@ -175,5 +185,14 @@ def close() -> None:
     """Nothing to release on the CPU target."""
 
 
-__all__ = ["CPUContext", "CPUDevice", "close", "current_context", "detect", "get_current_device",
-           "gpus", "list_devices", "select_device"]
+__all__ = [
+    "CPUContext",
+    "CPUDevice",
+    "close",
+    "current_context",
+    "detect",
+    "get_current_device",
+    "gpus",
+    "list_devices",
+    "select_device",
+]

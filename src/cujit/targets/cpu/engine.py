@@ -30,9 +30,13 @@ def host_machine() -> llvm.TargetMachine:
     """
     _initialise()
     target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, codemodel="jitdefault", jit=True)
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=3,
+        codemodel="jitdefault",
+        jit=True,
+    )
 
 
 @functools.cache

@@ -44,22 +44,49 @@ class F:
             a, c = c, a
         return self._new(getattr(self.b, fop if self.is_float else iop)(a, c))
 
-    def __add__(self, o): return self._arith(o, "fadd", "add")
-    def __radd__(self, o): return self._arith(o, "fadd", "add", True)
-    def __sub__(self, o): return self._arith(o, "fsub", "sub")
-    def __rsub__(self, o): return self._arith(o, "fsub", "sub", True)
-    def __mul__(self, o): return self._arith(o, "fmul", "mul")
-    def __rmul__(self, o): return self._arith(o, "fmul", "mul", True)
-    def __truediv__(self, o): return self._arith(o, "fdiv", "udiv" if self.unsigned else "sdiv")
+    def __add__(self, o):
+        return self._arith(o, "fadd", "add")
+
+    def __radd__(self, o):
+        return self._arith(o, "fadd", "add", True)
+
+    def __sub__(self, o):
+        return self._arith(o, "fsub", "sub")
+
+    def __rsub__(self, o):
+        return self._arith(o, "fsub", "sub", True)
+
+    def __mul__(self, o):
+        return self._arith(o, "fmul", "mul")
+
+    def __rmul__(self, o):
+        return self._arith(o, "fmul", "mul", True)
+
+    def __truediv__(self, o):
+        return self._arith(o, "fdiv", "udiv" if self.unsigned else "sdiv")
+
     def __rtruediv__(self, o):
         return self._arith(o, "fdiv", "udiv" if self.unsigned else "sdiv", True)
-    def __and__(self, o): return self._arith(o, "and_", "and_")
-    def __or__(self, o): return self._arith(o, "or_", "or_")
-    def __xor__(self, o): return self._arith(o, "xor", "xor")
-    def __lshift__(self, o): return self._arith(o, "shl", "shl")
-    def __rshift__(self, o): return self._arith(o, "lshr" if self.unsigned else "ashr",
-                                                 "lshr" if self.unsigned else "ashr")
-    def __neg__(self): return self._new(self.b.fneg(self.v)) if self.is_float else 0 - self
+
+    def __and__(self, o):
+        return self._arith(o, "and_", "and_")
+
+    def __or__(self, o):
+        return self._arith(o, "or_", "or_")
+
+    def __xor__(self, o):
+        return self._arith(o, "xor", "xor")
+
+    def __lshift__(self, o):
+        return self._arith(o, "shl", "shl")
+
+    def __rshift__(self, o):
+        return self._arith(
+            o, "lshr" if self.unsigned else "ashr", "lshr" if self.unsigned else "ashr"
+        )
+
+    def __neg__(self):
+        return self._new(self.b.fneg(self.v)) if self.is_float else 0 - self
 
     def _compare(self, other, name: str) -> F:
         op, c = _CMP[name], self.lift(other)
@@ -68,12 +95,23 @@ class F:
         cmp = self.b.icmp_unsigned if self.unsigned else self.b.icmp_signed
         return F(self.ctx, cmp(op, self.v, c))
 
-    def __lt__(self, o): return self._compare(o, "lt")
-    def __le__(self, o): return self._compare(o, "le")
-    def __gt__(self, o): return self._compare(o, "gt")
-    def __ge__(self, o): return self._compare(o, "ge")
-    def eq(self, o) -> F: return self._compare(o, "eq")
-    def ne(self, o) -> F: return self._compare(o, "ne")
+    def __lt__(self, o):
+        return self._compare(o, "lt")
+
+    def __le__(self, o):
+        return self._compare(o, "le")
+
+    def __gt__(self, o):
+        return self._compare(o, "gt")
+
+    def __ge__(self, o):
+        return self._compare(o, "ge")
+
+    def eq(self, o) -> F:
+        return self._compare(o, "eq")
+
+    def ne(self, o) -> F:
+        return self._compare(o, "ne")
 
     def where(self, yes, no) -> F:
         """``yes if self else no`` (``self`` a predicate)."""

@@ -16,8 +16,19 @@ from cujit.targets.cpu.irloop import block_index, declare, loop
 from cujit.targets.cpu.runner_abi import BLOCK_ALIGN, block_stride
 
 
-def run_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, params, grid, block,
-              dynbytes, nblocks, buffers, slots, parked) -> None:
+def run_grid(
+    b: ll.IRBuilder,
+    module: ll.Module,
+    kernel: ll.Function,
+    params,
+    grid,
+    block,
+    dynbytes,
+    nblocks,
+    buffers,
+    slots,
+    parked,
+) -> None:
     """Every thread of the grid as a coroutine under one scheduler (grid sync)."""
     shared, dynshared, static_shared = buffers
     handles, frames, slot_bytes, frame_bytes = slots
@@ -33,21 +44,39 @@ def run_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, params, gr
 
     def start_block(linear: ll.Value) -> None:
         ctaid = block_index(b, linear, grid)
-        own = [b.gep(shared, [b.mul(linear, ll.Constant(I64, block_stride(static_shared)))]),
-               b.gep(dynshared, [b.mul(linear, dyn_stride)])]
+        own = [
+            b.gep(shared, [b.mul(linear, ll.Constant(I64, block_stride(static_shared)))]),
+            b.gep(dynshared, [b.mul(linear, dyn_stride)]),
+        ]
         first = b.mul(linear, nthreads)
 
         def start(x, y, z):
-            local = b.add(b.mul(b.add(b.mul(b.zext(z, I64), by), b.zext(y, I64)), bx),
-                          b.zext(x, I64))
+            local = b.add(
+                b.mul(b.add(b.mul(b.zext(z, I64), by), b.zext(y, I64)), bx), b.zext(x, I64)
+            )
             t = b.add(first, local)
-            extra = [b.gep(handles, [t]), b.gep(frames, [b.mul(t, slot_bytes)]), slot_bytes,
-                     frame_bytes, b.gep(parked, [t])]
+            extra = [
+                b.gep(handles, [t]),
+                b.gep(frames, [b.mul(t, slot_bytes)]),
+                slot_bytes,
+                frame_bytes,
+                b.gep(parked, [t]),
+            ]
             b.call(kernel, [*own, dynbytes, x, y, z, *ctaid, *block, *grid, *extra] + params)
 
-        loop(b, zero, block[2], "start.z", lambda z: loop(
-            b, zero, block[1], "start.y", lambda y: loop(
-                b, zero, block[0], "start.x", lambda x: start(x, y, z))))
+        loop(
+            b,
+            zero,
+            block[2],
+            "start.z",
+            lambda z: loop(
+                b,
+                zero,
+                block[1],
+                "start.y",
+                lambda y: loop(b, zero, block[0], "start.x", lambda x: start(x, y, z)),
+            ),
+        )
 
     loop(b, i64_0, nblocks, "start.block", start_block)
 
@@ -68,8 +97,9 @@ def run_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, params, gr
             with b.if_then(b.icmp_unsigned("==", b.load(flag), ll.Constant(I8, 0))):
                 b.call(resume, [h])  # to its next barrier (block or grid) or its end
             with b.if_then(b.not_(b.call(done, [h]))):
-                count = b.select(b.icmp_unsigned("!=", b.load(flag), ll.Constant(I8, 0)),
-                                 waiting, runnable)
+                count = b.select(
+                    b.icmp_unsigned("!=", b.load(flag), ll.Constant(I8, 0)), waiting, runnable
+                )
                 b.store(b.add(b.load(count), i64_1), count)
 
     loop(b, i64_0, total, "grid.resume", resume_one)
@@ -80,9 +110,7 @@ def run_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, params, gr
     b.position_at_end(settled)  # nothing can run: all done, or all arrived at the barrier
     b.cbranch(b.icmp_unsigned("!=", b.load(waiting), i64_0), release, finished)
     b.position_at_end(release)
-    loop(b, i64_0, total, "grid.unpark",
-          lambda t: b.store(ll.Constant(I8, 0), b.gep(parked, [t])))
+    loop(b, i64_0, total, "grid.unpark", lambda t: b.store(ll.Constant(I8, 0), b.gep(parked, [t])))
     b.branch(one_round)
     b.position_at_end(finished)
-    loop(b, i64_0, total, "grid.destroy",
-          lambda t: b.call(destroy, [b.load(b.gep(handles, [t]))]))
+    loop(b, i64_0, total, "grid.destroy", lambda t: b.call(destroy, [b.load(b.gep(handles, [t]))]))

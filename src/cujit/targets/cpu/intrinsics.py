@@ -46,9 +46,9 @@ _REGS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 
 # The hidden parameters, in order (the coroutine variant appends its handle slot).
 HIDDEN_PARAMS: tuple[tuple[str, ll.Type], ...] = (
-    ("shared", I8P),      # this block's static shared memory
-    ("dynshared", I8P),   # this block's dynamic shared memory
-    ("dynbytes", I64),    # its size in bytes, as %dynamic_smem_size
+    ("shared", I8P),  # this block's static shared memory
+    ("dynshared", I8P),  # this block's dynamic shared memory
+    ("dynbytes", I64),  # its size in bytes, as %dynamic_smem_size
     *((f"{reg}.{a}", I32) for reg in _REGS for a in _AXES),
 )
 _INDEX = {name: k for k, (name, _) in enumerate(HIDDEN_PARAMS)}
@@ -88,7 +88,8 @@ def lower_sreg_lane(ctx: FunctionLowering) -> ll.Value:
 
 # The runner keeps every id within CUDA's limits, as the GPU does.
 lower_grid, lower_gridsize = builtins.grid_lowerings(
-    lambda ctx, reg, axis: hidden(ctx, f"{reg}.{axis}"))
+    lambda ctx, reg, axis: hidden(ctx, f"{reg}.{axis}")
+)
 
 
 def _static_shared_offset(module: ll.Module, nbytes: int) -> int:
@@ -143,19 +144,29 @@ def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     for n in shape:
         count *= n
     b = ctx.builder
-    slot = ctx.alloca(ll.ArrayType(I8, count * t.dtype.itemsize + align), align=SHARED_ALIGN,
-                      name=f"local{op.result.id}")
+    slot = ctx.alloca(
+        ll.ArrayType(I8, count * t.dtype.itemsize + align),
+        align=SHARED_ALIGN,
+        name=f"local{op.result.id}",
+    )
     addr = b.and_(b.add(b.ptrtoint(slot, I64), i64(align - 1)), i64(-align))
     data = b.inttoptr(addr, ll.PointerType(memory_type(t.dtype)))
     return make_array(ctx, t, data, [i64(n) for n in shape], c_strides(t, shape))
 
 
-_RMW = {"atomic.add": ("add", "fadd"), "atomic.sub": ("sub", "fsub"),
-        "atomic.and": ("and", None), "atomic.or": ("or", None), "atomic.xor": ("xor", None),
-        "atomic.exch": ("xchg", None), "atomic.nanmax": (None, "fmax"),
-        "atomic.nanmin": (None, "fmin"),
-        # CUDA's atomicInc/atomicDec wrap at ``val``, as LLVM's uinc_wrap/udec_wrap do.
-        "atomic.inc": ("uinc_wrap", None), "atomic.dec": ("udec_wrap", None)}
+_RMW = {
+    "atomic.add": ("add", "fadd"),
+    "atomic.sub": ("sub", "fsub"),
+    "atomic.and": ("and", None),
+    "atomic.or": ("or", None),
+    "atomic.xor": ("xor", None),
+    "atomic.exch": ("xchg", None),
+    "atomic.nanmax": (None, "fmax"),
+    "atomic.nanmin": (None, "fmin"),
+    # CUDA's atomicInc/atomicDec wrap at ``val``, as LLVM's uinc_wrap/udec_wrap do.
+    "atomic.inc": ("uinc_wrap", None),
+    "atomic.dec": ("udec_wrap", None),
+}
 
 
 def lower_atomic_rmw(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -176,7 +187,7 @@ def lower_atomic_rmw(ctx: FunctionLowering, op: ir.Intrinsic, args):
     int_op, float_op = _RMW[op.name]
     # nanmax/nanmin on integers are plain max/min (no NaN to skip).
     if op.name in ("atomic.nanmax", "atomic.nanmin") and dtype.kind != "f":
-        int_op = ("u" if dtype.kind == "u" else "") + op.name[len("atomic.nan"):]
+        int_op = ("u" if dtype.kind == "u" else "") + op.name[len("atomic.nan") :]
     return b.atomic_rmw(float_op if dtype.kind == "f" else int_op, ptr, args[2], "monotonic")
 
 
@@ -220,8 +231,10 @@ def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 
 def lower_syncthreads_unexpected(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    raise AssertionError("syncthreads reached the barrier-free CPU variant; "
-                         "compile_cpu_kernel should have picked the coroutine one")
+    raise AssertionError(
+        "syncthreads reached the barrier-free CPU variant; "
+        "compile_cpu_kernel should have picked the coroutine one"
+    )
 
 
 # Target-independent entries are shared with the CUDA table.

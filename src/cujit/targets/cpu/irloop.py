@@ -10,8 +10,9 @@ from llvmlite import ir as ll
 from cujit.codegen.lltypes import I32, I64
 
 
-def loop(b: ll.IRBuilder, start: ll.Value, stop: ll.Value, name: str,
-          body: Callable[[ll.Value], None]) -> None:
+def loop(
+    b: ll.IRBuilder, start: ll.Value, stop: ll.Value, name: str, body: Callable[[ll.Value], None]
+) -> None:
     """``for i in range(start, stop): body(i)`` (unsigned), leaving ``b`` after the loop."""
     fn = b.function
     pre = b.block
@@ -49,6 +50,16 @@ def block_index(b: ll.IRBuilder, linear: ll.Value, grid: list[ll.Value]) -> list
 def thread_nest(b: ll.IRBuilder, block: list[ll.Value], name: str, body) -> None:
     """``body(x, y, z)`` for every thread of a block, x fastest."""
     zero = ll.Constant(I32, 0)
-    loop(b, zero, block[2], f"{name}.z", lambda z: loop(
-        b, zero, block[1], f"{name}.y", lambda y: loop(
-            b, zero, block[0], f"{name}.x", lambda x: body(x, y, z))))
+    loop(
+        b,
+        zero,
+        block[2],
+        f"{name}.z",
+        lambda z: loop(
+            b,
+            zero,
+            block[1],
+            f"{name}.y",
+            lambda y: loop(b, zero, block[0], f"{name}.x", lambda x: body(x, y, z)),
+        ),
+    )

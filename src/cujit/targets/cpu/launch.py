@@ -25,10 +25,20 @@ from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
 from cujit.types import Array, Record, Scalar, Tuple, Type
 
-_CTYPES = {"uint8": ctypes.c_uint8, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
-           "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint16": ctypes.c_uint16,
-           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
-           "float16": ctypes.c_uint16, "float64": ctypes.c_double, POINTER: ctypes.c_void_p}
+_CTYPES = {
+    "uint8": ctypes.c_uint8,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32,
+    "uint64": ctypes.c_uint64,
+    "float32": ctypes.c_float,
+    "float16": ctypes.c_uint16,
+    "float64": ctypes.c_double,
+    POINTER: ctypes.c_void_p,
+}
 # CUDA's launch limits (CUDA C Programming Guide, "Compute Capabilities"), kept so a
 # launch that fails on the GPU fails here too.
 MAX_BLOCK = (1024, 1024, 64)
@@ -49,22 +59,35 @@ MAX_GRID_SYNC_THREADS = 132 * 2048
 
 
 class _Launch(ctypes.Structure):  # runner_abi.LAUNCH
-    _fields_ = [("grid", ctypes.c_int32 * 3), ("block", ctypes.c_int32 * 3),
-                ("dynbytes", ctypes.c_int64), ("nblocks", ctypes.c_int64),
-                ("chunk", ctypes.c_int64), ("next", ctypes.c_int64)]
+    _fields_ = [
+        ("grid", ctypes.c_int32 * 3),
+        ("block", ctypes.c_int32 * 3),
+        ("dynbytes", ctypes.c_int64),
+        ("nblocks", ctypes.c_int64),
+        ("chunk", ctypes.c_int64),
+        ("next", ctypes.c_int64),
+    ]
 
 
 class _Worker(ctypes.Structure):  # runner_abi.WORKER
-    _fields_ = [("shared", ctypes.c_void_p), ("dynshared", ctypes.c_void_p),
-                ("handles", ctypes.c_void_p), ("frames", ctypes.c_void_p),
-                ("slot_bytes", ctypes.c_int64), ("frame_bytes", ctypes.c_int64),
-                ("parked", ctypes.c_void_p), ("state", ctypes.c_void_p),
-                ("mask", ctypes.c_void_p), ("val", ctypes.c_void_p), ("snap", ctypes.c_void_p),
-                ("result", ctypes.c_void_p), ("stuck", ctypes.c_int64)]
+    _fields_ = [
+        ("shared", ctypes.c_void_p),
+        ("dynshared", ctypes.c_void_p),
+        ("handles", ctypes.c_void_p),
+        ("frames", ctypes.c_void_p),
+        ("slot_bytes", ctypes.c_int64),
+        ("frame_bytes", ctypes.c_int64),
+        ("parked", ctypes.c_void_p),
+        ("state", ctypes.c_void_p),
+        ("mask", ctypes.c_void_p),
+        ("val", ctypes.c_void_p),
+        ("snap", ctypes.c_void_p),
+        ("result", ctypes.c_void_p),
+        ("stuck", ctypes.c_int64),
+    ]
 
 
-_RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_Launch),
-                           ctypes.POINTER(_Worker))
+_RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_Launch), ctypes.POINTER(_Worker))
 _pool: ThreadPoolExecutor | None = None
 
 
@@ -100,20 +123,32 @@ class CPUKernel:
     written: tuple[bool, ...] = ()
     arg_names: tuple[str, ...] = ()
 
-    def __init__(self, name: str, jit, symbol: str, arg_types: tuple[Type, ...],
-                 static_shared: int, barriers: bool, llvm_ir: str, grid_sync: bool = False,
-                 warp: bool = False):
+    def __init__(
+        self,
+        name: str,
+        jit,
+        symbol: str,
+        arg_types: tuple[Type, ...],
+        static_shared: int,
+        barriers: bool,
+        llvm_ir: str,
+        grid_sync: bool = False,
+        warp: bool = False,
+    ):
         self.name = name
         self.arg_types = tuple(arg_types)
         self.static_shared = static_shared
         self.barriers = barriers
         self.grid_sync = grid_sync  # syncs the grid: all blocks run under one scheduler
         self.warp = warp  # warp functions or block votes: the warp scheduler (warp.py)
-        self.llvm_ir = llvm_ir          # before optimisation (what lowering produced)
-        self.jit = jit                  # keeps the machine code alive
+        self.llvm_ir = llvm_ir  # before optimisation (what lowering produced)
+        self.jit = jit  # keeps the machine code alive
         kinds = [k for t in self.arg_types for k in param_kinds(t)]
-        self._args_struct = type("Args", (ctypes.Structure,), {
-            "_fields_": [(f"p{k}", _CTYPES[kind]) for k, kind in enumerate(kinds)]})
+        self._args_struct = type(
+            "Args",
+            (ctypes.Structure,),
+            {"_fields_": [(f"p{k}", _CTYPES[kind]) for k, kind in enumerate(kinds)]},
+        )
         self._run = _RUNNER(jit.address(symbol))
         # Bytes per coroutine frame slot: a guess until a launch reports the real size.
         self._frame_bytes = FIRST_FRAME_GUESS
@@ -126,16 +161,20 @@ class CPUKernel:
         grid, block = _check_dims(grid, MAX_GRID, "grid"), _check_dims(block, MAX_BLOCK, "block")
         nthreads = block[0] * block[1] * block[2]
         if nthreads > MAX_THREADS_PER_BLOCK:
-            raise LaunchError(f"kernel {self.name!r}: {nthreads} threads per block; "
-                              f"the limit is {MAX_THREADS_PER_BLOCK}")
+            raise LaunchError(
+                f"kernel {self.name!r}: {nthreads} threads per block; "
+                f"the limit is {MAX_THREADS_PER_BLOCK}"
+            )
         if shmem_bytes < 0:
-            raise LaunchError(f"kernel {self.name!r}: dynamic shared memory size must be >= 0, "
-                              f"got {shmem_bytes}")
+            raise LaunchError(
+                f"kernel {self.name!r}: dynamic shared memory size must be >= 0, got {shmem_bytes}"
+            )
         if shmem_bytes + self.static_shared > MAX_SHARED_PER_BLOCK:
             raise LaunchError(
                 f"kernel {self.name!r} asks for {shmem_bytes} bytes of dynamic shared memory; "
                 f"a block may have {MAX_SHARED_PER_BLOCK} bytes (CUDA's limit on sm_90) and the "
-                f"kernel already uses {self.static_shared} statically")
+                f"kernel already uses {self.static_shared} statically"
+            )
         if tuple(arg_types) != self.arg_types:
             raise LaunchError(f"kernel {self.name!r} was compiled for different argument types")
         flat: list = []
@@ -160,8 +199,10 @@ class CPUKernel:
             self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
         else:
             pool = _workers_pool(host_cores() - 1)
-            futures = [pool.submit(self._run, addr, ctypes.byref(desc), ctypes.byref(w))
-                       for w, _ in states[1:]]
+            futures = [
+                pool.submit(self._run, addr, ctypes.byref(desc), ctypes.byref(w))
+                for w, _ in states[1:]
+            ]
             self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
             for f in futures:
                 f.result()
@@ -169,9 +210,17 @@ class CPUKernel:
             self._frame_bytes = max([self._frame_bytes] + [w.frame_bytes for w, _ in states])
         for w, bufs in states:
             if self.warp and w.stuck:
-                raise LaunchError(_stuck_message(self.name, w.stuck - 1, grid, nthreads,
-                                                 bufs[-2], bufs[-1],
-                                                 nblocks if self.grid_sync else 0))
+                raise LaunchError(
+                    _stuck_message(
+                        self.name,
+                        w.stuck - 1,
+                        grid,
+                        nthreads,
+                        bufs[-2],
+                        bufs[-1],
+                        nblocks if self.grid_sync else 0,
+                    )
+                )
         if self.debug_record is not None:
             self.debug_record.check(self.name)
 
@@ -186,7 +235,8 @@ class CPUKernel:
                 f"its blocks must run at once: a grid of {nblocks} blocks exceeds the maximum "
                 f"of {most} blocks of {nthreads} threads on the CPU target "
                 f"({MAX_GRID_SYNC_THREADS} threads in all); see "
-                "kernel.max_cooperative_grid_blocks(blockdim)")
+                "kernel.max_cooperative_grid_blocks(blockdim)"
+            )
 
     def _worker(self, nthreads: int, shmem_bytes: int, nblocks: int = 0) -> tuple[_Worker, list]:
         """One worker's private shared memory (static and dynamic) and coroutine slots;
@@ -206,37 +256,47 @@ class CPUKernel:
         frames, frames_at = _aligned(nthreads * slot)
         parked = np.zeros(nthreads if nblocks and not self.warp else 0, np.uint8)
         bufs += [handles, frames, parked]
-        worker = _Worker(static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0,
-                         parked.ctypes.data)
+        worker = _Worker(
+            static_at, dyn_at, handles.ctypes.data, frames_at, slot, 0, parked.ctypes.data
+        )
         if self.warp:  # the exchange buffers: whole warps per block (warp.py)
             n = warp_slots(nthreads // max(nblocks, 1)) * max(nblocks, 1)
             result = np.zeros(RESULT_SLOTS * max(nblocks, 1), np.int32)
             val, snap = np.zeros(n, np.int64), np.zeros(n, np.int64)
             state, mask = np.zeros(n, np.uint8), np.zeros(n, np.uint32)
             worker.state, worker.mask, worker.val, worker.snap, worker.result = (
-                a.ctypes.data for a in (state, mask, val, snap, result))
+                a.ctypes.data for a in (state, mask, val, snap, result)
+            )
             bufs += [val, snap, result, state, mask]
         return worker, bufs
 
 
-def _stuck_message(kernel: str, block: int, grid, nthreads: int, state: np.ndarray,
-                   mask: np.ndarray, nblocks: int) -> str:
+def _stuck_message(
+    kernel: str, block: int, grid, nthreads: int, state: np.ndarray, mask: np.ndarray, nblocks: int
+) -> str:
     """Why block ``block`` (linear) could not go on: its threads' states as the scheduler
     left them (in a grid-sync run the buffers hold every block, ``nblocks`` of them)."""
     gx, gy = grid[0], grid[1]
     where = (block % gx, block // gx % gy, block // (gx * gy))
     stride = warp_slots(nthreads)
     first = block * stride if nblocks else 0
-    st, mk = state[first:first + nthreads], mask[first:first + nthreads]
-    what = {BAR: "at a block barrier", DONE: "exited", WARP: "in a warp function",
-            ACTIVE: "in activemask()", GRID: "at the grid barrier"}
+    st, mk = state[first : first + nthreads], mask[first : first + nthreads]
+    what = {
+        BAR: "at a block barrier",
+        DONE: "exited",
+        WARP: "in a warp function",
+        ACTIVE: "in activemask()",
+        GRID: "at the grid barrier",
+    }
     detail = ""
     for t in np.flatnonzero(st == WARP):
         lane, base = t % 32, t - t % 32
         m = int(mk[t])
         if not m >> lane & 1:
-            detail = (f": thread {t} (lane {lane}) called a warp function with mask "
-                      f"0x{m:08x}, which does not name its own lane")
+            detail = (
+                f": thread {t} (lane {lane}) called a warp function with mask "
+                f"0x{m:08x}, which does not name its own lane"
+            )
             break
         for k in range(32):
             o = base + k
@@ -244,19 +304,24 @@ def _stuck_message(kernel: str, block: int, grid, nthreads: int, state: np.ndarr
                 other = what.get(int(st[o]), "elsewhere")
                 if st[o] == WARP:
                     other += f" with mask 0x{int(mk[o]):08x}"
-                detail = (f": thread {t} (lane {lane}) waits in a warp function with mask "
-                          f"0x{m:08x}, but lane {k} of its warp is {other}")
+                detail = (
+                    f": thread {t} (lane {lane}) waits in a warp function with mask "
+                    f"0x{m:08x}, but lane {k} of its warp is {other}"
+                )
                 break
         if detail:
             break
     if not detail:
-        counts = ", ".join(f"{int((st == s).sum())} {what[s]}" for s in (BAR, WARP, GRID)
-                           if (st == s).any())
+        counts = ", ".join(
+            f"{int((st == s).sum())} {what[s]}" for s in (BAR, WARP, GRID) if (st == s).any()
+        )
         detail = f" ({counts})"
-    return (f"kernel {kernel!r}: the threads of block {where} cannot make progress{detail}; "
-            "every non-exited lane that a warp function's mask names must call a warp "
-            "function with the same mask, and every thread of a block must reach its "
-            "barriers")
+    return (
+        f"kernel {kernel!r}: the threads of block {where} cannot make progress{detail}; "
+        "every non-exited lane that a warp function's mask names must call a warp "
+        "function with the same mask, and every thread of a block must reach its "
+        "barriers"
+    )
 
 
 def plan(nblocks: int, threads_per_block: int) -> tuple[int, int]:
@@ -291,9 +356,11 @@ def _check_writeable(kernel: CPUKernel, k: int, keep: list, first: int) -> None:
     for a in keep[first:]:
         if not a.flags.writeable:
             name = kernel.arg_names[k] if k < len(kernel.arg_names) else str(k)
-            raise LaunchError(f"kernel {kernel.name!r}: argument {k} ({name!r}) is a read-only "
-                              "array, but the kernel writes to it: pass a writeable array "
-                              "(for instance a copy: np.array(a))")
+            raise LaunchError(
+                f"kernel {kernel.name!r}: argument {k} ({name!r}) is a read-only "
+                "array, but the kernel writes to it: pass a writeable array "
+                "(for instance a copy: np.array(a))"
+            )
 
 
 def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
@@ -313,8 +380,10 @@ def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
         half = 1 << (t.bits - 1)
         lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
         if not lo <= v <= hi:
-            raise LaunchError(f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
-                              f"(its range is {lo} to {hi})")
+            raise LaunchError(
+                f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
+                f"(its range is {lo} to {hi})"
+            )
         out.append(v)
 
 
@@ -322,13 +391,17 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
     if isinstance(t, Array):
         if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):
-            raise LaunchError(f"kernel {kernel!r} runs on the CPU target but was given a GPU "
-                              "device array; pass a NumPy array or an array from "
-                              "cujit.targets.cpu.memory")
+            raise LaunchError(
+                f"kernel {kernel!r} runs on the CPU target but was given a GPU "
+                "device array; pass a NumPy array or an array from "
+                "cujit.targets.cpu.memory"
+            )
         a = value if isinstance(value, np.ndarray) else np.asarray(value)
         if a.dtype != t.dtype.dtype or a.ndim != t.ndim:
-            raise LaunchError(f"kernel {kernel!r}: argument of dtype {a.dtype}, ndim {a.ndim} "
-                              f"does not match the compiled type {t}")
+            raise LaunchError(
+                f"kernel {kernel!r}: argument of dtype {a.dtype}, ndim {a.ndim} "
+                f"does not match the compiled type {t}"
+            )
         keep.append(a)
         out.extend((a.ctypes.data, *a.shape, *(a.strides if passes_strides(t) else ())))
     elif isinstance(t, Record):  # a structured scalar: the bytes it shares with its array

@@ -23,21 +23,134 @@ from cujit.targets.cpu import rounding, specfun
 from cujit.targets.cpu.formulas import F, intrinsic, libc
 
 # Functions the C library has with libdevice's name and prototype.
-C_LIBRARY = frozenset(["abs", "llabs", "acos", "acosf", "acosh", "acoshf", "asin", "asinf", "asinh",
-                       "asinhf", "atan", "atan2", "atan2f", "atanf", "atanh", "atanhf", "cbrt",
-                       "cbrtf", "ceil", "ceilf", "copysign", "copysignf", "cos", "cosf", "cosh",
-                       "coshf", "erf", "erfc", "erfcf", "erff", "exp", "exp10", "exp10f", "exp2",
-                       "exp2f", "expf", "expm1", "expm1f", "fabs", "fabsf", "fdim", "fdimf", "ffs",
-                       "ffsll", "floor", "floorf", "fma", "fmaf", "fmax", "fmaxf", "fmin", "fminf",
-                       "fmod", "fmodf", "frexp", "frexpf", "hypot", "hypotf", "ilogb", "ilogbf",
-                       "j0", "j0f", "j1", "j1f", "jn", "jnf", "ldexp", "ldexpf", "lgamma",
-                       "lgammaf", "llrint", "llrintf", "llround", "llroundf", "log", "log10",
-                       "log10f", "log1p", "log1pf", "log2", "log2f", "logb", "logbf", "logf",
-                       "modf", "modff", "nearbyint", "nearbyintf", "nextafter", "nextafterf", "pow",
-                       "powf", "remainder", "remainderf", "remquo", "remquof", "rint", "rintf",
-                       "round", "roundf", "scalbn", "scalbnf", "sin", "sincos", "sincosf", "sinf",
-                       "sinh", "sinhf", "sqrt", "sqrtf", "tan", "tanf", "tanh", "tanhf", "tgamma",
-                       "tgammaf", "trunc", "truncf", "y0", "y0f", "y1", "y1f", "yn", "ynf"])
+C_LIBRARY = frozenset(
+    [
+        "abs",
+        "llabs",
+        "acos",
+        "acosf",
+        "acosh",
+        "acoshf",
+        "asin",
+        "asinf",
+        "asinh",
+        "asinhf",
+        "atan",
+        "atan2",
+        "atan2f",
+        "atanf",
+        "atanh",
+        "atanhf",
+        "cbrt",
+        "cbrtf",
+        "ceil",
+        "ceilf",
+        "copysign",
+        "copysignf",
+        "cos",
+        "cosf",
+        "cosh",
+        "coshf",
+        "erf",
+        "erfc",
+        "erfcf",
+        "erff",
+        "exp",
+        "exp10",
+        "exp10f",
+        "exp2",
+        "exp2f",
+        "expf",
+        "expm1",
+        "expm1f",
+        "fabs",
+        "fabsf",
+        "fdim",
+        "fdimf",
+        "ffs",
+        "ffsll",
+        "floor",
+        "floorf",
+        "fma",
+        "fmaf",
+        "fmax",
+        "fmaxf",
+        "fmin",
+        "fminf",
+        "fmod",
+        "fmodf",
+        "frexp",
+        "frexpf",
+        "hypot",
+        "hypotf",
+        "ilogb",
+        "ilogbf",
+        "j0",
+        "j0f",
+        "j1",
+        "j1f",
+        "jn",
+        "jnf",
+        "ldexp",
+        "ldexpf",
+        "lgamma",
+        "lgammaf",
+        "llrint",
+        "llrintf",
+        "llround",
+        "llroundf",
+        "log",
+        "log10",
+        "log10f",
+        "log1p",
+        "log1pf",
+        "log2",
+        "log2f",
+        "logb",
+        "logbf",
+        "logf",
+        "modf",
+        "modff",
+        "nearbyint",
+        "nearbyintf",
+        "nextafter",
+        "nextafterf",
+        "pow",
+        "powf",
+        "remainder",
+        "remainderf",
+        "remquo",
+        "remquof",
+        "rint",
+        "rintf",
+        "round",
+        "roundf",
+        "scalbn",
+        "scalbnf",
+        "sin",
+        "sincos",
+        "sincosf",
+        "sinf",
+        "sinh",
+        "sinhf",
+        "sqrt",
+        "sqrtf",
+        "tan",
+        "tanf",
+        "tanh",
+        "tanhf",
+        "tgamma",
+        "tgammaf",
+        "trunc",
+        "truncf",
+        "y0",
+        "y0f",
+        "y1",
+        "y1f",
+        "yn",
+        "ynf",
+    ]
+)
 
 
 def _i(v: F, bits: int = 32) -> F:  # a predicate as an int32 0/1
@@ -54,6 +167,7 @@ def _mulhi(unsigned: bool):
         wide = ll.IntType(2 * width)
         a, c = (F(v.ctx, v.v, unsigned).to(wide) for v in (x, y))
         return F(x.ctx, x.b.trunc(F(x.ctx, (a * c).v, True).__rshift__(width).v, x.v.type))
+
     return impl
 
 
@@ -62,6 +176,7 @@ def _average(unsigned: bool, up: int):
         a, c = (F(v.ctx, v.v, unsigned).to(I64) for v in (x, y))
         s = F(x.ctx, (a + c + up).v, unsigned) >> 1
         return s.to(I32)
+
     return impl
 
 
@@ -70,6 +185,7 @@ def _mul24(unsigned: bool):
         if unsigned:
             return (x & 0xFFFFFF) * (y & 0xFFFFFF)
         return ((x << 8) >> 8) * ((y << 8) >> 8)
+
     return impl
 
 
@@ -78,6 +194,7 @@ def _sad(unsigned: bool):
         a, c = (F(v.ctx, v.v, unsigned).to(I64) for v in (x, y))
         d = a - c
         return ((d < 0).where(-d, d) + _u(z).to(I64)).to(I32)
+
     return impl
 
 
@@ -96,6 +213,7 @@ def _select(pick: str, unsigned: bool):
     def impl(x: F, y: F) -> F:
         a, c = F(x.ctx, x.v, unsigned), F(y.ctx, y.v, unsigned)
         return (a < c if pick == "min" else a > c).where(a, c)
+
     return impl
 
 
@@ -105,6 +223,7 @@ def _classify(test: str):
             return _i(F(x.ctx, x.b.fcmp_unordered("uno", x.v, x.v)))
         mag = intrinsic(f"fabs.{'f32' if x.v.type == F32 else 'f64'}", x.v.type, x)
         return _i(mag < float("inf") if test == "finite" else mag.eq(float("inf")))
+
     return impl
 
 
@@ -119,8 +238,10 @@ def _saturate(x: F) -> F:
 
 def _in_double(fn):
     """A float32 function computed by its float64 formula and rounded."""
+
     def impl(x: F) -> F:
         return fn(x.to(F64)).to(F32)
+
     return impl
 
 
@@ -153,36 +274,57 @@ def _powi(x: F, n: F) -> F:
 
 
 def _fixed() -> dict:
-    d = {"brev": lambda x: intrinsic("bitreverse.i32", I32, x),
-         "brevll": lambda x: intrinsic("bitreverse.i64", I64, x),
-         "clz": lambda x: intrinsic("ctlz.i32", I32, x, extra=(ll.Constant(ll.IntType(1), 0),)),
-         "clzll": lambda x: intrinsic("ctlz.i64", I64, x,
-                                      extra=(ll.Constant(ll.IntType(1), 0),)).to(I32),
-         "popc": lambda x: intrinsic("ctpop.i32", I32, x),
-         "popcll": lambda x: intrinsic("ctpop.i64", I64, x).to(I32),
-         "byte_perm": _byte_perm,
-         "mulhi": _mulhi(False), "umulhi": _mulhi(True),
-         "mul64hi": _mulhi(False), "umul64hi": _mulhi(True),
-         "mul24": _mul24(False), "umul24": _mul24(True),
-         "hadd": _average(False, 0), "rhadd": _average(False, 1),
-         "uhadd": _average(True, 0), "urhadd": _average(True, 1),
-         "sad": _sad(False), "usad": _sad(True),
-         "isnand": _classify("nan"), "isinfd": _classify("inf"),
-         "isfinited": _classify("finite"), "isnanf": _classify("nan"),
-         "isinff": _classify("inf"), "finitef": _classify("finite"),
-         "signbitd": _signbit, "signbitf": _signbit, "saturatef": _saturate,
-         "double_as_longlong": lambda x: x.bitcast(I64),
-         "longlong_as_double": lambda x: x.bitcast(F64),
-         "float_as_int": lambda x: x.bitcast(I32), "int_as_float": lambda x: x.bitcast(F32),
-         "double2loint": lambda x: x.bitcast(I64).to(I32), "double2hiint": _double2hiint,
-         "hiloint2double": _hiloint2double,
-         "float2half_rn": _half_bits, "half2float": _bits_half,
-         "rsqrt": lambda x: 1.0 / intrinsic("sqrt.f64", F64, x),
-         "rsqrtf": lambda x: 1.0 / intrinsic("sqrt.f32", F32, x),
-         "frsqrt_rn": lambda x: 1.0 / intrinsic("sqrt.f32", F32, x),
-         "rcbrt": lambda x: 1.0 / libc("cbrt", x), "rcbrtf": lambda x: 1.0 / libc("cbrtf", x),
-         "fast_fdividef": lambda x, y: x / y, "powi": _powi, "powif": _powi,
-         "sincospi": _sincospi, "sincospif": _sincospif}
+    d = {
+        "brev": lambda x: intrinsic("bitreverse.i32", I32, x),
+        "brevll": lambda x: intrinsic("bitreverse.i64", I64, x),
+        "clz": lambda x: intrinsic("ctlz.i32", I32, x, extra=(ll.Constant(ll.IntType(1), 0),)),
+        "clzll": lambda x: intrinsic("ctlz.i64", I64, x, extra=(ll.Constant(ll.IntType(1), 0),)).to(
+            I32
+        ),
+        "popc": lambda x: intrinsic("ctpop.i32", I32, x),
+        "popcll": lambda x: intrinsic("ctpop.i64", I64, x).to(I32),
+        "byte_perm": _byte_perm,
+        "mulhi": _mulhi(False),
+        "umulhi": _mulhi(True),
+        "mul64hi": _mulhi(False),
+        "umul64hi": _mulhi(True),
+        "mul24": _mul24(False),
+        "umul24": _mul24(True),
+        "hadd": _average(False, 0),
+        "rhadd": _average(False, 1),
+        "uhadd": _average(True, 0),
+        "urhadd": _average(True, 1),
+        "sad": _sad(False),
+        "usad": _sad(True),
+        "isnand": _classify("nan"),
+        "isinfd": _classify("inf"),
+        "isfinited": _classify("finite"),
+        "isnanf": _classify("nan"),
+        "isinff": _classify("inf"),
+        "finitef": _classify("finite"),
+        "signbitd": _signbit,
+        "signbitf": _signbit,
+        "saturatef": _saturate,
+        "double_as_longlong": lambda x: x.bitcast(I64),
+        "longlong_as_double": lambda x: x.bitcast(F64),
+        "float_as_int": lambda x: x.bitcast(I32),
+        "int_as_float": lambda x: x.bitcast(F32),
+        "double2loint": lambda x: x.bitcast(I64).to(I32),
+        "double2hiint": _double2hiint,
+        "hiloint2double": _hiloint2double,
+        "float2half_rn": _half_bits,
+        "half2float": _bits_half,
+        "rsqrt": lambda x: 1.0 / intrinsic("sqrt.f64", F64, x),
+        "rsqrtf": lambda x: 1.0 / intrinsic("sqrt.f32", F32, x),
+        "frsqrt_rn": lambda x: 1.0 / intrinsic("sqrt.f32", F32, x),
+        "rcbrt": lambda x: 1.0 / libc("cbrt", x),
+        "rcbrtf": lambda x: 1.0 / libc("cbrtf", x),
+        "fast_fdividef": lambda x, y: x / y,
+        "powi": _powi,
+        "powif": _powi,
+        "sincospi": _sincospi,
+        "sincospif": _sincospif,
+    }
     for name in ("min", "max", "llmin", "llmax", "umin", "umax", "ullmin", "ullmax"):
         d[name] = _select(name[-3:], name.startswith("u"))
     for name in ("normcdf", "normcdfinv", "erfinv", "erfcinv", "erfcx", "sinpi", "cospi"):
@@ -193,8 +335,14 @@ def _fixed() -> dict:
 
 _FLOAT = {"d": F64, "f": F32, "double": F64, "float": F32}
 _INT = {"int": (I32, False), "uint": (I32, True), "ll": (I64, False), "ull": (I64, True)}
-_ROUNDED_OPS = {"add": rounding.add, "sub": rounding.sub, "mul": rounding.mul,
-                "div": rounding.div, "rcp": rounding.rcp, "sqrt": rounding.sqrt}
+_ROUNDED_OPS = {
+    "add": rounding.add,
+    "sub": rounding.sub,
+    "mul": rounding.mul,
+    "div": rounding.div,
+    "rcp": rounding.rcp,
+    "sqrt": rounding.sqrt,
+}
 
 
 def _rounded(name: str):
@@ -227,8 +375,11 @@ def _formula(name: str):
 
 
 _FIXED = _fixed()
-IMPLEMENTATIONS = {name: impl for name in FUNCTIONS if name not in C_LIBRARY
-                   and (impl := _formula(name)) is not None}
+IMPLEMENTATIONS = {
+    name: impl
+    for name in FUNCTIONS
+    if name not in C_LIBRARY and (impl := _formula(name)) is not None
+}
 
 
 def _c_name(name: str) -> str | None:

@@ -21,9 +21,30 @@ import functools
 from cujit.targets import MathFn
 
 _INTRINSIC = ("sqrt", "floor", "ceil", "fabs", "copysign")
-_LIBM_1 = ("exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-           "sinh", "cosh", "tanh", "erf", "erfc", "expm1", "log1p", "asinh", "acosh",
-           "atanh", "lgamma", "cbrt")
+_LIBM_1 = (
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "erf",
+    "erfc",
+    "expm1",
+    "log1p",
+    "asinh",
+    "acosh",
+    "atanh",
+    "lgamma",
+    "cbrt",
+)
 _LIBM_2 = ("pow", "atan2", "hypot", "fmod")
 _LLVM_SUFFIX = {"float32": "f32", "float64": "f64"}
 _C_SUFFIX = {"float32": "f", "float64": ""}

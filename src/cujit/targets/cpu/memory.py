@@ -34,9 +34,11 @@ class HostDeviceArray(np.ndarray):
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
             return np.array(self.view(np.ndarray), order=order, copy=True)
         if ary.shape != self.shape or ary.dtype != self.dtype:
-            raise ValueError(f"cannot copy a device array of shape {self.shape}, dtype "
-                             f"{self.dtype} into a host array of shape {ary.shape}, dtype "
-                             f"{ary.dtype}")
+            raise ValueError(
+                f"cannot copy a device array of shape {self.shape}, dtype "
+                f"{self.dtype} into a host array of shape {ary.shape}, dtype "
+                f"{ary.dtype}"
+            )
         ary[...] = self
         return ary
 
@@ -75,8 +77,9 @@ def _shape(shape) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
 
 
-def device_array(shape, dtype=np.float64, strides=None, order: str = "C",
-                 stream=0) -> HostDeviceArray:
+def device_array(
+    shape, dtype=np.float64, strides=None, order: str = "C", stream=0
+) -> HostDeviceArray:
     """An uninitialised device array (host memory)."""
     shape, dtype = _shape(shape), np.dtype(dtype)
     if strides is None:
@@ -106,8 +109,15 @@ def to_device(obj, stream=0, copy: bool = True, to: HostDeviceArray | None = Non
     return dev
 
 
-def mapped_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0,
-                 portable: bool = False, wc: bool = False) -> HostDeviceArray:
+def mapped_array(
+    shape,
+    dtype=np.float64,
+    strides=None,
+    order: str = "C",
+    stream=0,
+    portable: bool = False,
+    wc: bool = False,
+) -> HostDeviceArray:
     """``cuda.mapped_array``: host memory is what CPU kernels address, so a device array.
 
     ``portable`` and ``wc`` (page-locking flags) mean nothing here and are accepted."""
@@ -120,8 +130,9 @@ def mapped_array_like(ary, stream=0, portable: bool = False, wc: bool = False):
     return device_array(ary.shape, ary.dtype, strides, order)
 
 
-def managed_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0,
-                  attach_global: bool = True) -> HostDeviceArray:
+def managed_array(
+    shape, dtype=np.float64, strides=None, order: str = "C", stream=0, attach_global: bool = True
+) -> HostDeviceArray:
     """``cuda.managed_array``: as ``mapped_array``, host memory that CPU kernels address."""
     return device_array(shape, dtype, strides, order)
 

@@ -144,5 +144,16 @@ def from_int(i: F, ty: ll.Type, unsigned: bool, mode: str) -> F:
     return directed(r, past | (i < back), (r < limit) & (i > back), mode)
 
 
-__all__ = ["add", "directed", "div", "fma", "from_int", "mul", "narrow", "rcp", "sqrt",
-           "sub", "to_int"]
+__all__ = [
+    "add",
+    "directed",
+    "div",
+    "fma",
+    "from_int",
+    "mul",
+    "narrow",
+    "rcp",
+    "sqrt",
+    "sub",
+    "to_int",
+]

@@ -55,9 +55,15 @@ from cujit.targets.cpu.thread_loop import run_threads
 from cujit.targets.cpu.warp_scheduler import exchange_fields, run_warp_block, run_warp_grid
 
 
-def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Type],  # noqa: C901 -- one IR builder emits the runner for each scheduler (plain, coroutine, warp, grid sync)
-                 coroutine: bool, grid_sync: bool = False, static_shared: int = 0,
-                 warp: bool = False) -> str:
+def build_runner(  # noqa: C901 -- one IR builder emits the runner for each scheduler (plain, coroutine, warp, grid sync)
+    module: ll.Module,
+    kernel: ll.Function,
+    flat_types: list[ll.Type],
+    coroutine: bool,
+    grid_sync: bool = False,
+    static_shared: int = 0,
+    warp: bool = False,
+) -> str:
     """Add the block runner for ``kernel`` (whose last ``len(flat_types)`` parameters are
     the ABI's); return the runner's symbol.  ``grid_sync``: the whole-grid scheduler,
     blocks ``block_stride(static_shared)`` bytes apart in the static shared buffer;
@@ -68,8 +74,9 @@ def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Typ
         kernel.attributes.add("alwaysinline")
     args_t = ll.LiteralStructType(flat_types)
     name = run_symbol(kernel.name)
-    fn = ll.Function(module, ll.FunctionType(VOID, [I8P, LAUNCH.as_pointer(),
-                                                    WORKER.as_pointer()]), name)
+    fn = ll.Function(
+        module, ll.FunctionType(VOID, [I8P, LAUNCH.as_pointer(), WORKER.as_pointer()]), name
+    )
     raw, launch, worker = fn.args
     for arg, n in zip(fn.args, ("args", "launch", "worker"), strict=True):
         arg.name = n
@@ -84,11 +91,19 @@ def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Typ
     params = [field(argp, k, f"p{k}") for k in range(len(flat_types))]
     grid = [field(launch, k, f"grid.{a}") for k, a in enumerate("xyz")]
     block = [field(launch, 3 + k, f"block.{a}") for k, a in enumerate("xyz")]
-    dynbytes, nblocks, chunk = (field(launch, k, n) for k, n in
-                                ((6, "dynbytes"), (7, "nblocks"), (8, "chunk")))
+    dynbytes, nblocks, chunk = (
+        field(launch, k, n) for k, n in ((6, "dynbytes"), (7, "nblocks"), (8, "chunk"))
+    )
     shared, dynshared, handles, frames, slot_bytes = (
-        field(worker, k, n) for k, n in
-        ((0, "shared"), (1, "dynshared"), (2, "handles"), (3, "frames"), (4, "slot_bytes")))
+        field(worker, k, n)
+        for k, n in (
+            (0, "shared"),
+            (1, "dynshared"),
+            (2, "handles"),
+            (3, "frames"),
+            (4, "slot_bytes"),
+        )
+    )
     frame_bytes = b.gep(worker, [zero, ll.Constant(I32, WORKER_FRAME_BYTES)], inbounds=True)
     counter = b.gep(launch, [zero, ll.Constant(I32, LAUNCH_NEXT)], inbounds=True)
     # The scheduler's count of suspended threads: an entry-block alloca (one in
@@ -98,16 +113,37 @@ def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Typ
     if warp:
         xchg, stuck = exchange_fields(b, worker)
     if grid_sync and warp:
-        run_warp_grid(b, module, kernel, params, grid, block, dynbytes, nblocks,
-                       (shared, dynshared, static_shared),
-                       (handles, frames, slot_bytes, frame_bytes), xchg, stuck)
+        run_warp_grid(
+            b,
+            module,
+            kernel,
+            params,
+            grid,
+            block,
+            dynbytes,
+            nblocks,
+            (shared, dynshared, static_shared),
+            (handles, frames, slot_bytes, frame_bytes),
+            xchg,
+            stuck,
+        )
         b.ret_void()
         return name
     if grid_sync:
         parked = field(worker, 6, "parked")
-        run_grid(b, module, kernel, params, grid, block, dynbytes, nblocks,
-                  (shared, dynshared, static_shared), (handles, frames, slot_bytes, frame_bytes),
-                  parked)
+        run_grid(
+            b,
+            module,
+            kernel,
+            params,
+            grid,
+            block,
+            dynbytes,
+            nblocks,
+            (shared, dynshared, static_shared),
+            (handles, frames, slot_bytes, frame_bytes),
+            parked,
+        )
         b.ret_void()
         return name
 
@@ -135,8 +171,16 @@ def build_runner(module: ll.Module, kernel: ll.Function, flat_types: list[ll.Typ
             b.call(kernel, hidden + params)
 
         if warp:
-            run_warp_block(b, module, block, (handles, frames, slot_bytes, frame_bytes),
-                            xchg, stuck, linear, call)
+            run_warp_block(
+                b,
+                module,
+                block,
+                (handles, frames, slot_bytes, frame_bytes),
+                xchg,
+                stuck,
+                linear,
+                call,
+            )
         elif coroutine:
             run_block(b, module, block, (handles, frames, slot_bytes, frame_bytes), left, call)
         else:

@@ -30,7 +30,6 @@ def block_stride(nbytes: int) -> int:
     return -(-nbytes // BLOCK_ALIGN) * BLOCK_ALIGN
 
 
-
 def warp_slots(nthreads: int) -> int:
     """Exchange-buffer entries per block: whole warps, so a lane may read any lane of its
     warp's slots (the last warp of a block may be partial)."""

@@ -54,8 +54,14 @@ RUN, DONE, BAR, GRID, WARP, ACTIVE = range(6)
 # ``warp.result`` per block: the count, AND and OR of the last barrier's predicates.
 RESULT_SLOTS = 4
 
-WARP_HIDDEN_PARAMS = (*coro.CORO_HIDDEN_PARAMS, ("warp.state", I8P), ("warp.mask", I32P),
-                      ("warp.val", I64P), ("warp.snap", I64P), ("warp.result", I32P))
+WARP_HIDDEN_PARAMS = (
+    *coro.CORO_HIDDEN_PARAMS,
+    ("warp.state", I8P),
+    ("warp.mask", I32P),
+    ("warp.val", I64P),
+    ("warp.snap", I64P),
+    ("warp.result", I32P),
+)
 _FIRST = len(coro.CORO_HIDDEN_PARAMS)
 _STATE, _MASK, _VAL, _SNAP, _RESULT = range(_FIRST, _FIRST + 5)
 
@@ -83,8 +89,14 @@ def _slot(ctx: FunctionLowering, which: int, index: ll.Value) -> ll.Value:
     return ctx.builder.gep(ctx.llfn.args[which], [index], inbounds=True)
 
 
-def _park(ctx: FunctionLowering, op: ir.Intrinsic, state: int, t: ll.Value,
-          mask: ll.Value | None = None, value: ll.Value | None = None) -> None:
+def _park(
+    ctx: FunctionLowering,
+    op: ir.Intrinsic,
+    state: int,
+    t: ll.Value,
+    mask: ll.Value | None = None,
+    value: ll.Value | None = None,
+) -> None:
     """Write this thread's operand (and mask) to the exchange buffer, set its state and
     suspend; the builder continues where the scheduler resumes it."""
     b = ctx.builder
@@ -116,8 +128,9 @@ def _from_bits(ctx: FunctionLowering, bits: ll.Value, ty: ll.Type) -> ll.Value:
     return b.trunc(bits, ty) if ty.width < 64 else bits
 
 
-def _lanes_fold(ctx: FunctionLowering, group: ll.Value, base: ll.Value, name: str,
-                bit_of) -> ll.Value:
+def _lanes_fold(
+    ctx: FunctionLowering, group: ll.Value, base: ll.Value, name: str, bit_of
+) -> ll.Value:
     """``OR over lanes k in group of (bit_of(snap[base + k]) << k)``: an i32 mask."""
     b = ctx.builder
     fn = ctx.llfn
@@ -250,5 +263,8 @@ WARP_INTRINSICS = {
 
 
 def uses_warp_functions(fn: ir.Function) -> bool:
-    return any(isinstance(op, ir.Intrinsic) and op.name in WARP_FUNCTIONS
-               for block in fn.blocks for op in block.ops)
+    return any(
+        isinstance(op, ir.Intrinsic) and op.name in WARP_FUNCTIONS
+        for block in fn.blocks
+        for op in block.ops
+    )

@@ -30,8 +30,13 @@ def exchange_fields(b: ll.IRBuilder, worker: ll.Value) -> tuple[list[ll.Value], 
     """The worker's exchange buffers, typed (state, mask, val, snap, result), and where a
     block that cannot make progress is recorded."""
     zero = ll.Constant(I32, 0)
-    types = (I8P, ll.PointerType(I32), ll.PointerType(I64), ll.PointerType(I64),
-             ll.PointerType(I32))
+    types = (
+        I8P,
+        ll.PointerType(I32),
+        ll.PointerType(I64),
+        ll.PointerType(I64),
+        ll.PointerType(I32),
+    )
     out = []
     slots = ("state", "mask", "val", "snap", "result")
     for k, (ty, nm) in enumerate(zip(types, slots, strict=True)):
@@ -47,8 +52,9 @@ def _set_state(b: ll.IRBuilder, state: ll.Value, t: ll.Value, value: int) -> Non
     b.store(ll.Constant(I8, value), b.gep(state, [t], inbounds=True))
 
 
-def _resume_runnable(b: ll.IRBuilder, module: ll.Module, handle: ll.Value, state: ll.Value,
-                     t: ll.Value) -> None:
+def _resume_runnable(
+    b: ll.IRBuilder, module: ll.Module, handle: ll.Value, state: ll.Value, t: ll.Value
+) -> None:
     """Resume the thread whose coroutine is ``handle`` if its state is RUN; mark it DONE
     when it has finished."""
     from cujit.targets.cpu import warp
@@ -62,8 +68,9 @@ def _resume_runnable(b: ll.IRBuilder, module: ll.Module, handle: ll.Value, state
             b.store(ll.Constant(I8, warp.DONE), slot)
 
 
-def _started(b: ll.IRBuilder, module: ll.Module, handle: ll.Value, state: ll.Value,
-             t: ll.Value) -> None:
+def _started(
+    b: ll.IRBuilder, module: ll.Module, handle: ll.Value, state: ll.Value, t: ll.Value
+) -> None:
     from cujit.targets.cpu import warp
 
     done = declare(module, "llvm.coro.done", I1, [I8P])
@@ -71,8 +78,16 @@ def _started(b: ll.IRBuilder, module: ll.Module, handle: ll.Value, state: ll.Val
         b.store(ll.Constant(I8, warp.DONE), b.gep(state, [t], inbounds=True))
 
 
-def run_warp_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value], slots: tuple,
-                    xchg: list[ll.Value], stuck: ll.Value, linear: ll.Value, call) -> None:
+def run_warp_block(
+    b: ll.IRBuilder,
+    module: ll.Module,
+    block: list[ll.Value],
+    slots: tuple,
+    xchg: list[ll.Value],
+    stuck: ll.Value,
+    linear: ll.Value,
+    call,
+) -> None:
     """One block under the warp scheduler: start every thread, then settle and resume
     round after round; a block that cannot make progress is recorded in ``stuck``
     (1 + its linear number) and ends the worker's run."""
@@ -93,9 +108,19 @@ def run_warp_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value], sl
         call([x, y, z], [hp, slot, slot_bytes, frame_bytes, *xchg])
         _started(b, module, b.load(hp), state, t)
 
-    loop(b, zero, block[2], "start.z", lambda z: loop(
-        b, zero, block[1], "start.y", lambda y: loop(
-            b, zero, block[0], "start.x", lambda x: start(x, y, z))))
+    loop(
+        b,
+        zero,
+        block[2],
+        "start.z",
+        lambda z: loop(
+            b,
+            zero,
+            block[1],
+            "start.y",
+            lambda y: loop(b, zero, block[0], "start.x", lambda x: start(x, y, z)),
+        ),
+    )
 
     settle = settle_function(module)
     destroy = declare(module, "llvm.coro.destroy", VOID, [I8P])
@@ -110,15 +135,25 @@ def run_warp_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value], sl
     code = b.call(settle, [state, mask, val, snap, result, nthreads])
     b.cbranch(b.icmp_unsigned("==", code, ll.Constant(I32, SETTLE_RELEASED)), run, settled)
     b.position_at_end(run)
-    loop(b, i64_0, nthreads, "warp.resume",
-          lambda t: _resume_runnable(b, module, b.load(b.gep(handles, [t])), state, t))
+    loop(
+        b,
+        i64_0,
+        nthreads,
+        "warp.resume",
+        lambda t: _resume_runnable(b, module, b.load(b.gep(handles, [t])), state, t),
+    )
     b.branch(rnd)
     b.position_at_end(settled)
     b.cbranch(b.icmp_unsigned("==", code, ll.Constant(I32, SETTLE_FINISHED)), finished, blocked)
 
     def destroy_all():
-        loop(b, i64_0, nthreads, "warp.destroy",
-              lambda t: b.call(destroy, [b.load(b.gep(handles, [t]))]))
+        loop(
+            b,
+            i64_0,
+            nthreads,
+            "warp.destroy",
+            lambda t: b.call(destroy, [b.load(b.gep(handles, [t]))]),
+        )
 
     b.position_at_end(blocked)
     b.store(b.add(linear, ll.Constant(I64, 1)), stuck)
@@ -128,8 +163,20 @@ def run_warp_block(b: ll.IRBuilder, module: ll.Module, block: list[ll.Value], sl
     destroy_all()
 
 
-def run_warp_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, params, grid,
-                   block, dynbytes, nblocks, buffers, slots, xchg, stuck) -> None:
+def run_warp_grid(
+    b: ll.IRBuilder,
+    module: ll.Module,
+    kernel: ll.Function,
+    params,
+    grid,
+    block,
+    dynbytes,
+    nblocks,
+    buffers,
+    slots,
+    xchg,
+    stuck,
+) -> None:
     """The whole grid under the warp scheduler (grid sync and warp functions): blocks
     settle one by one; when none can release anything and every live thread of the
     grid waits at the grid barrier, the grid is released."""
@@ -142,10 +189,14 @@ def run_warp_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, param
     i64_0, i64_1 = ll.Constant(I64, 0), ll.Constant(I64, 1)
     bx, by = (b.zext(n, I64) for n in block[:2])
     nthreads = b.mul(b.mul(bx, by), b.zext(block[2], I64), name="nthreads")
-    nslots = b.mul(b.udiv(b.add(nthreads, ll.Constant(I64, 31)), ll.Constant(I64, 32)),
-                   ll.Constant(I64, 32), name="nslots")
-    dyn_stride = b.and_(b.add(dynbytes, ll.Constant(I64, BLOCK_ALIGN - 1)),
-                        ll.Constant(I64, -BLOCK_ALIGN))
+    nslots = b.mul(
+        b.udiv(b.add(nthreads, ll.Constant(I64, 31)), ll.Constant(I64, 32)),
+        ll.Constant(I64, 32),
+        name="nslots",
+    )
+    dyn_stride = b.and_(
+        b.add(dynbytes, ll.Constant(I64, BLOCK_ALIGN - 1)), ll.Constant(I64, -BLOCK_ALIGN)
+    )
     released = b.alloca(I64, name="released")
     at_grid = b.alloca(I64, name="at_grid")
     which = b.alloca(I64, name="stuck_block")
@@ -153,36 +204,63 @@ def run_warp_grid(b: ll.IRBuilder, module: ll.Module, kernel: ll.Function, param
     def own(blk):
         """Block ``blk``'s exchange slices."""
         first = b.mul(blk, nslots)
-        return [b.gep(state, [first]), b.gep(mask, [first]), b.gep(val, [first]),
-                b.gep(snap, [first]),
-                b.gep(result, [b.mul(blk, ll.Constant(I64, warp.RESULT_SLOTS))])]
+        return [
+            b.gep(state, [first]),
+            b.gep(mask, [first]),
+            b.gep(val, [first]),
+            b.gep(snap, [first]),
+            b.gep(result, [b.mul(blk, ll.Constant(I64, warp.RESULT_SLOTS))]),
+        ]
 
     def each_thread(body):
         """``body(handle index, exchange index)`` for every thread of the grid."""
-        loop(b, i64_0, nblocks, "g.block", lambda blk: loop(
-            b, i64_0, nthreads, "g.thread",
-            lambda t: body(b.add(b.mul(blk, nthreads), t), b.add(b.mul(blk, nslots), t))))
+        loop(
+            b,
+            i64_0,
+            nblocks,
+            "g.block",
+            lambda blk: loop(
+                b,
+                i64_0,
+                nthreads,
+                "g.thread",
+                lambda t: body(b.add(b.mul(blk, nthreads), t), b.add(b.mul(blk, nslots), t)),
+            ),
+        )
 
     each_thread(lambda h, x: _set_state(b, state, x, warp.RUN))
 
     def start_block(linear: ll.Value) -> None:
         ctaid = block_index(b, linear, grid)
-        mem = [b.gep(shared, [b.mul(linear, ll.Constant(I64, block_stride(static_shared)))]),
-               b.gep(dynshared, [b.mul(linear, dyn_stride)])]
+        mem = [
+            b.gep(shared, [b.mul(linear, ll.Constant(I64, block_stride(static_shared)))]),
+            b.gep(dynshared, [b.mul(linear, dyn_stride)]),
+        ]
         mine = own(linear)
 
         def start(x, y, z):
-            local = b.add(b.mul(b.add(b.mul(b.zext(z, I64), by), b.zext(y, I64)), bx),
-                          b.zext(x, I64))
+            local = b.add(
+                b.mul(b.add(b.mul(b.zext(z, I64), by), b.zext(y, I64)), bx), b.zext(x, I64)
+            )
             t = b.add(b.mul(linear, nthreads), local)
             hp = b.gep(handles, [t])
             extra = [hp, b.gep(frames, [b.mul(t, slot_bytes)]), slot_bytes, frame_bytes, *mine]
             b.call(kernel, [*mem, dynbytes, x, y, z, *ctaid, *block, *grid, *extra] + params)
             _started(b, module, b.load(hp), state, b.add(b.mul(linear, nslots), local))
 
-        loop(b, zero, block[2], "start.z", lambda z: loop(
-            b, zero, block[1], "start.y", lambda y: loop(
-                b, zero, block[0], "start.x", lambda x: start(x, y, z))))
+        loop(
+            b,
+            zero,
+            block[2],
+            "start.z",
+            lambda z: loop(
+                b,
+                zero,
+                block[1],
+                "start.y",
+                lambda y: loop(b, zero, block[0], "start.x", lambda x: start(x, y, z)),
+            ),
+        )
 
     loop(b, i64_0, nblocks, "start.block", start_block)
 

@@ -32,8 +32,9 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
     if fn is not None:
         return fn
     i32p, i64p = ll.PointerType(I32), ll.PointerType(I64)
-    fn = ll.Function(module, ll.FunctionType(I32, [I8P, i32p, i64p, i64p, i32p, I64]),
-                     SETTLE_SYMBOL)
+    fn = ll.Function(
+        module, ll.FunctionType(I32, [I8P, i32p, i64p, i64p, i32p, I64]), SETTLE_SYMBOL
+    )
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
     state, mask, val, snap, result, n = fn.args
@@ -44,8 +45,9 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
     released = b.alloca(I64, name="released")
     ok = b.alloca(I1, name="ok")
     group = b.alloca(I32, name="group")
-    live, atbar, atgrid, count = (b.alloca(I64, name=nm) for nm in
-                                  ("live", "atbar", "atgrid", "count"))
+    live, atbar, atgrid, count = (
+        b.alloca(I64, name=nm) for nm in ("live", "atbar", "atgrid", "count")
+    )
     b.store(c64(0), released)
 
     def st(t):
@@ -72,8 +74,10 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
                 def check(k):
                     tk = b.add(base, k)
                     sk = b.load(st(tk))
-                    waits = b.and_(b.icmp_unsigned("==", sk, c8(warp.WARP)),
-                                   b.icmp_unsigned("==", b.load(mk(tk)), m))
+                    waits = b.and_(
+                        b.icmp_unsigned("==", sk, c8(warp.WARP)),
+                        b.icmp_unsigned("==", b.load(mk(tk)), m),
+                    )
                     good = b.or_(b.icmp_unsigned("==", sk, c8(warp.DONE)), waits)
                     b.store(b.and_(b.load(ok), b.or_(b.not_(bit(m, k)), good)), ok)
 
@@ -83,8 +87,9 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
 
                     def collect(k):
                         tk = b.add(base, k)
-                        here = b.and_(bit(m, k),
-                                      b.icmp_unsigned("==", b.load(st(tk)), c8(warp.WARP)))
+                        here = b.and_(
+                            bit(m, k), b.icmp_unsigned("==", b.load(st(tk)), c8(warp.WARP))
+                        )
                         lane_bit = b.shl(b.zext(here, I32), b.trunc(k, I32))
                         b.store(b.or_(b.load(group), lane_bit), group)
 
@@ -94,8 +99,10 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
                     def release(k):
                         tk = b.add(base, k)
                         with b.if_then(bit(g, k)):
-                            b.store(b.load(b.gep(val, [tk], inbounds=True)),
-                                    b.gep(snap, [tk], inbounds=True))
+                            b.store(
+                                b.load(b.gep(val, [tk], inbounds=True)),
+                                b.gep(snap, [tk], inbounds=True),
+                            )
                             b.store(g, mk(tk))
                             b.store(c8(warp.RUN), st(tk))
 
@@ -108,8 +115,10 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
 
                 def same_site(k):
                     tk = b.add(base, k)
-                    here = b.and_(b.icmp_unsigned("==", b.load(st(tk)), c8(warp.ACTIVE)),
-                                  b.icmp_unsigned("==", b.load(mk(tk)), site))
+                    here = b.and_(
+                        b.icmp_unsigned("==", b.load(st(tk)), c8(warp.ACTIVE)),
+                        b.icmp_unsigned("==", b.load(mk(tk)), site),
+                    )
                     lane_bit = b.shl(b.zext(here, I32), b.trunc(k, I32))
                     b.store(b.or_(b.load(group), lane_bit), group)
 
@@ -141,8 +150,11 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
     def tally(t):
         s = b.load(st(t))
         at_bar = b.icmp_unsigned("==", s, c8(warp.BAR))
-        for acc, cond in ((live, b.icmp_unsigned("!=", s, c8(warp.DONE))), (atbar, at_bar),
-                          (atgrid, b.icmp_unsigned("==", s, c8(warp.GRID)))):
+        for acc, cond in (
+            (live, b.icmp_unsigned("!=", s, c8(warp.DONE))),
+            (atbar, at_bar),
+            (atgrid, b.icmp_unsigned("==", s, c8(warp.GRID))),
+        ):
             b.store(b.add(b.load(acc), b.zext(cond, I64)), acc)
         pred = b.and_(b.load(b.gep(val, [t], inbounds=True)), c64(1))
         b.store(b.add(b.load(count), b.select(at_bar, pred, c64(0))), count)
@@ -160,9 +172,13 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
     b.cbranch(b.icmp_unsigned("==", b.load(atbar), nlive), barrier, not_barrier)
     b.position_at_end(barrier)
     total = b.load(count)
-    for k, v in enumerate((b.trunc(total, I32),
-                           b.zext(b.icmp_unsigned("==", total, nlive), I32),
-                           b.zext(b.icmp_unsigned("!=", total, c64(0)), I32))):
+    for k, v in enumerate(
+        (
+            b.trunc(total, I32),
+            b.zext(b.icmp_unsigned("==", total, nlive), I32),
+            b.zext(b.icmp_unsigned("!=", total, c64(0)), I32),
+        )
+    ):
         b.store(v, b.gep(result, [c32(k)], inbounds=True))
 
     def wake_all(t):
@@ -172,6 +188,9 @@ def settle_function(module: ll.Module) -> ll.Function:  # noqa: C901 -- emits on
     loop(b, c64(0), n, "wake_all", wake_all)
     b.ret(c32(SETTLE_RELEASED))
     b.position_at_end(not_barrier)
-    b.ret(b.select(b.icmp_unsigned("==", b.load(atgrid), nlive), c32(SETTLE_AT_GRID),
-                   c32(SETTLE_STUCK)))
+    b.ret(
+        b.select(
+            b.icmp_unsigned("==", b.load(atgrid), nlive), c32(SETTLE_AT_GRID), c32(SETTLE_STUCK)
+        )
+    )
     return fn

@@ -31,11 +31,11 @@ NVVM_IR_VERSION = (2, 0, 3, 1)
 def annotate_kernel(module: ll.Module, fn: ll.Function) -> None:
     """Mark ``fn`` as a kernel entry point and stamp the NVVM IR version."""
     i32 = ll.IntType(32)
-    module.add_named_metadata("nvvm.annotations",
-                              [fn, ll.MetaDataString(module, "kernel"), ll.Constant(i32, 1)])
+    module.add_named_metadata(
+        "nvvm.annotations", [fn, ll.MetaDataString(module, "kernel"), ll.Constant(i32, 1)]
+    )
     if "nvvmir.version" not in module.namedmetadata:
-        module.add_named_metadata("nvvmir.version",
-                                  [ll.Constant(i32, v) for v in NVVM_IR_VERSION])
+        module.add_named_metadata("nvvmir.version", [ll.Constant(i32, v) for v in NVVM_IR_VERSION])
 
 
 CUDA_TARGET = Target(

@@ -61,14 +61,18 @@ def _cas_loop(ctx: FunctionLowering, ptr: ll.Value, swap_if, new_value) -> ll.Va
     """
     b = ctx.builder
     elem = ptr.type.pointee
-    ity = ll.IntType(elem.width if isinstance(elem, ll.IntType) else
-                     (32 if isinstance(elem, ll.FloatType) else 64))
+    ity = ll.IntType(
+        elem.width
+        if isinstance(elem, ll.IntType)
+        else (32 if isinstance(elem, ll.FloatType) else 64)
+    )
     iptr = b.bitcast(ptr, ll.PointerType(ity, ptr.type.addrspace))
     first = b.load_atomic(iptr, _ORDER, align=ity.width // 8)
     entry = b.block
     loop = ctx.llfn.append_basic_block(ctx.unique_name("atomic.loop"))
-    attempt = ctx.llfn.append_basic_block(ctx.unique_name("atomic.try")) \
-        if swap_if is not None else None
+    attempt = (
+        ctx.llfn.append_basic_block(ctx.unique_name("atomic.try")) if swap_if is not None else None
+    )
     done = ctx.llfn.append_basic_block(ctx.unique_name("atomic.done"))
     b.branch(loop)
 
@@ -92,8 +96,12 @@ def _cas_loop(ctx: FunctionLowering, ptr: ll.Value, swap_if, new_value) -> ll.Va
 # Float max/min: swap only when ``val`` improves on ``old``.  Ordered compares
 # are false when either side is NaN (max/min: a NaN stays, a NaN val is ignored);
 # the nan- forms also swap over a NaN ``old`` (unordered compare) but never a NaN val.
-_FLOAT_SWAP = {"atomic.max": ("<", False), "atomic.min": (">", False),
-               "atomic.nanmax": ("<", True), "atomic.nanmin": (">", True)}
+_FLOAT_SWAP = {
+    "atomic.max": ("<", False),
+    "atomic.min": (">", False),
+    "atomic.nanmax": ("<", True),
+    "atomic.nanmin": (">", True),
+}
 
 
 def _float_minmax(ctx: FunctionLowering, name: str, ptr: ll.Value, val: ll.Value) -> ll.Value:
@@ -117,20 +125,36 @@ def _wrap_inc_dec(ctx: FunctionLowering, name: str, ptr: ll.Value, val: ll.Value
         suffix = "inc" if name == "atomic.inc" else "dec"
         return _nvvm_atomic(ctx, f"llvm.nvvm.atomic.load.{suffix}.32.p0i32", ptr, val)
     if name == "atomic.inc":
-        return _cas_loop(ctx, ptr, None, lambda old: b.select(
-            b.icmp_unsigned(">=", old, val), zero, b.add(old, one)))
-    return _cas_loop(ctx, ptr, None, lambda old: b.select(
-        b.or_(b.icmp_unsigned("==", old, zero), b.icmp_unsigned(">", old, val)),
-        val, b.sub(old, one)))
+        return _cas_loop(
+            ctx,
+            ptr,
+            None,
+            lambda old: b.select(b.icmp_unsigned(">=", old, val), zero, b.add(old, one)),
+        )
+    return _cas_loop(
+        ctx,
+        ptr,
+        None,
+        lambda old: b.select(
+            b.or_(b.icmp_unsigned("==", old, zero), b.icmp_unsigned(">", old, val)),
+            val,
+            b.sub(old, one),
+        ),
+    )
 
 
 # Integer read-modify-writes: intrinsic name -> (signed op, unsigned op).
 _INT_RMW = {
-    "atomic.add": ("add", "add"), "atomic.sub": ("sub", "sub"),
-    "atomic.and": ("and", "and"), "atomic.or": ("or", "or"), "atomic.xor": ("xor", "xor"),
+    "atomic.add": ("add", "add"),
+    "atomic.sub": ("sub", "sub"),
+    "atomic.and": ("and", "and"),
+    "atomic.or": ("or", "or"),
+    "atomic.xor": ("xor", "xor"),
     "atomic.exch": ("xchg", "xchg"),
-    "atomic.max": ("max", "umax"), "atomic.min": ("min", "umin"),
-    "atomic.nanmax": ("max", "umax"), "atomic.nanmin": ("min", "umin"),
+    "atomic.max": ("max", "umax"),
+    "atomic.min": ("min", "umin"),
+    "atomic.nanmax": ("max", "umax"),
+    "atomic.nanmin": ("min", "umin"),
 }
 
 

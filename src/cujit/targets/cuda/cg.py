@@ -59,8 +59,9 @@ def _any_nonzero(ctx: FunctionLowering, reg: str) -> ll.Value:
 
 def _envreg(ctx: FunctionLowering, k: int) -> ll.Value:
     # NVVM has no intrinsic for %envreg<k>; inline PTX reads it (as %dynamic_smem_size).
-    asm = ll.InlineAsm(ll.FunctionType(I32, []), f"mov.u32 $0, %envreg{k};", "=r",
-                       side_effect=False)
+    asm = ll.InlineAsm(
+        ll.FunctionType(I32, []), f"mov.u32 $0, %envreg{k};", "=r", side_effect=False
+    )
     return ctx.builder.zext(ctx.builder.call(asm, []), I64)
 
 
@@ -81,11 +82,11 @@ def lower_grid_sync(ctx: FunctionLowering, op: ir.Intrinsic, args):
     b.call(barrier, [])
     with b.if_then(b.not_(_any_nonzero(ctx, "tid"))):
         word = _barrier_word(ctx)
-        nblocks = b.mul(b.mul(_sreg(ctx, "nctaid.x"), _sreg(ctx, "nctaid.y")),
-                        _sreg(ctx, "nctaid.z"))
+        nblocks = b.mul(
+            b.mul(_sreg(ctx, "nctaid.x"), _sreg(ctx, "nctaid.y")), _sreg(ctx, "nctaid.z")
+        )
         first = ll.Constant(I32, _FLIP + 1)  # 0x80000000 - (nblocks - 1), mod 2**32
-        arrival = b.select(_any_nonzero(ctx, "ctaid"), ll.Constant(I32, 1),
-                           b.sub(first, nblocks))
+        arrival = b.select(_any_nonzero(ctx, "ctaid"), ll.Constant(I32, 1), b.sub(first, nblocks))
         b.call(fence, [])
         old = b.atomic_rmw("add", word, arrival, "monotonic")
         spin = ctx.llfn.append_basic_block(ctx.unique_name("grid_sync.spin"))

@@ -28,8 +28,9 @@ def constant_table(module: ll.Module, data: bytes) -> ll.GlobalVariable:
     name = f"__cujit_const_{hashlib.sha1(data).hexdigest()[:16]}_{len(data)}"
     gv = module.globals.get(name)
     if gv is None:
-        gv = ll.GlobalVariable(module, ll.ArrayType(ll.IntType(8), len(data)), name,
-                               addrspace=CONSTANT_ADDRSPACE)
+        gv = ll.GlobalVariable(
+            module, ll.ArrayType(ll.IntType(8), len(data)), name, addrspace=CONSTANT_ADDRSPACE
+        )
         gv.linkage = "internal"
         gv.global_constant = True
         gv.initializer = ll.Constant(gv.value_type, bytearray(data))

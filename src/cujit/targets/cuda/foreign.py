@@ -23,7 +23,7 @@ def lower_foreign_call(ctx: FunctionLowering, op: ir.Intrinsic, args):
     params = [abi_type(t, f"argument {k + 1} of '{symbol}'", op.loc) for k, t in enumerate(want)]
     rty = abi_type(ret, f"the result of '{symbol}'", op.loc)
     b = ctx.builder
-    values = [to_abi(b, a, t) for a, t in zip(args, want)]
+    values = [to_abi(b, a, t) for a, t in zip(args, want, strict=True)]
     if abi == "c":
         result = b.call(ctx.declare(symbol, rty or VOID, params), values)
         return None if rty is None else from_abi(b, result, ret)

@@ -37,9 +37,9 @@ from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
-from cujit.targets.cuda.foreign import lower_foreign_call
 from cujit.targets.cuda.cg import lower_grid_sync
 from cujit.targets.cuda.constmem import lower_const_array_like
+from cujit.targets.cuda.foreign import lower_foreign_call
 from cujit.targets.cuda.warp import WARP_INTRINSICS
 from cujit.types import Array
 
@@ -60,8 +60,11 @@ def _ptx_name(reg: str) -> str:
     return f"{_SREG_NAMES[dim3]}.{axis}" if axis else reg
 
 
-SREG_RANGES = {_ptx_name(reg): (lo, hi + 1) for reg, (lo, hi) in SPECIAL_REGISTER_RANGES.items()
-               if reg != "warpsize"}  # warpsize is the constant 32, not a register read
+SREG_RANGES = {
+    _ptx_name(reg): (lo, hi + 1)
+    for reg, (lo, hi) in SPECIAL_REGISTER_RANGES.items()
+    if reg != "warpsize"
+}  # warpsize is the constant 32, not a register read
 
 
 def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str | None = None) -> ll.Value:
@@ -72,8 +75,9 @@ def read_sreg(ctx: FunctionLowering, ptx_name: str, axis: str | None = None) -> 
     value = ctx.builder.call(f, [])
     lo, hi = SREG_RANGES[reg]
     hi = hi - 2**32 if hi >= 2**31 else hi  # an i32 constant: 2**31 wraps to -2**31
-    value.set_metadata("range", ctx.module.add_metadata([ll.Constant(I32, lo),
-                                                         ll.Constant(I32, hi)]))
+    value.set_metadata(
+        "range", ctx.module.add_metadata([ll.Constant(I32, lo), ll.Constant(I32, hi)])
+    )
     return value
 
 
@@ -88,7 +92,8 @@ def lower_sreg(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 
 lower_grid, lower_gridsize = builtins.grid_lowerings(
-    lambda ctx, reg, axis: read_sreg(ctx, _SREG_NAMES[reg], axis))
+    lambda ctx, reg, axis: read_sreg(ctx, _SREG_NAMES[reg], axis)
+)
 
 
 def lower_syncthreads(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -101,13 +106,20 @@ def lower_barrier_reduce(ctx: FunctionLowering, op: ir.Intrinsic, args):
     (NVVM IR spec, "Barrier and Memory Fence": ``llvm.nvvm.barrier0.popc/and/or``).
     The count is a popcount; ``and``/``or`` give 0 or 1."""
     kind = op.name.rsplit("_", 1)[1]  # count, and, or
-    f = ctx.declare(f"llvm.nvvm.barrier0.{'popc' if kind == 'count' else kind}", I32, [I32],
-                    attrs=("nounwind", "convergent"))
+    f = ctx.declare(
+        f"llvm.nvvm.barrier0.{'popc' if kind == 'count' else kind}",
+        I32,
+        [I32],
+        attrs=("nounwind", "convergent"),
+    )
     return ctx.builder.call(f, [ctx.builder.zext(args[0], I32)])
 
 
-_FENCE_SCOPES = {"cuda.threadfence": "gl", "cuda.threadfence_block": "cta",
-                 "cuda.threadfence_system": "sys"}
+_FENCE_SCOPES = {
+    "cuda.threadfence": "gl",
+    "cuda.threadfence_block": "cta",
+    "cuda.threadfence_system": "sys",
+}
 
 
 def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -120,8 +132,9 @@ def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
 def _dynamic_shared_size(ctx: FunctionLowering) -> ll.Value:
     """``%dynamic_smem_size`` (PTX ISA, "Special Registers"): bytes of dynamic shared
     memory given at launch.  NVVM has no intrinsic for it, so inline PTX reads it."""
-    asm = ll.InlineAsm(ll.FunctionType(I32, []), "mov.u32 $0, %dynamic_smem_size;", "=r",
-                       side_effect=False)
+    asm = ll.InlineAsm(
+        ll.FunctionType(I32, []), "mov.u32 $0, %dynamic_smem_size;", "=r", side_effect=False
+    )
     return ctx.builder.zext(ctx.builder.call(asm, []), I64)
 
 
@@ -142,8 +155,9 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     if shape == (0,):
         gv = ctx.module.globals.get(DYNAMIC_SHARED_SYMBOL)
         if gv is None:
-            gv = ll.GlobalVariable(ctx.module, ll.ArrayType(ll.IntType(8), 0),
-                                   DYNAMIC_SHARED_SYMBOL, addrspace=space)
+            gv = ll.GlobalVariable(
+                ctx.module, ll.ArrayType(ll.IntType(8), 0), DYNAMIC_SHARED_SYMBOL, addrspace=space
+            )
             gv.linkage = "external"
             gv.align = SHARED_ALIGN
         extents = [b.udiv(_dynamic_shared_size(ctx), i64(t.dtype.itemsize))]
@@ -151,8 +165,12 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
         count = 1
         for n in shape:
             count *= n
-        gv = ll.GlobalVariable(ctx.module, ll.ArrayType(elem, count),
-                               ctx.unique_name("__cujit_shared_"), addrspace=space)
+        gv = ll.GlobalVariable(
+            ctx.module,
+            ll.ArrayType(elem, count),
+            ctx.unique_name("__cujit_shared_"),
+            addrspace=space,
+        )
         gv.linkage = "internal"
         gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
         gv.align = op.attr("alignment") or SHARED_ALIGN

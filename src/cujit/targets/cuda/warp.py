@@ -41,8 +41,7 @@ _VOTE_MODES = {"cuda.all_sync": "all", "cuda.any_sync": "any", "cuda.eq_sync": "
 
 
 def _shfl32(ctx: FunctionLowering, mode: str, c: int, mask, a, lane) -> ll.Value:
-    f = ctx.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32],
-                    attrs=_CONVERGENT)
+    f = ctx.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32], attrs=_CONVERGENT)
     return ctx.builder.call(f, [mask, a, lane, const_int(I32, c)])
 
 
@@ -68,8 +67,9 @@ def lower_vote(ctx: FunctionLowering, op: ir.Intrinsic, args):
     if op.name == "cuda.ballot_sync":
         f = ctx.declare("llvm.nvvm.vote.ballot.sync", I32, [I32, I1], attrs=_CONVERGENT)
     else:
-        f = ctx.declare(f"llvm.nvvm.vote.{_VOTE_MODES[op.name]}.sync", I1, [I32, I1],
-                        attrs=_CONVERGENT)
+        f = ctx.declare(
+            f"llvm.nvvm.vote.{_VOTE_MODES[op.name]}.sync", I1, [I32, I1], attrs=_CONVERGENT
+        )
     return ctx.builder.call(f, [mask, pred])
 
 
@@ -81,11 +81,14 @@ def lower_match(ctx: FunctionLowering, op: ir.Intrinsic, args):
     if op.args[1].type.kind == "f":
         value = ctx.builder.bitcast(value, ity)
     if op.name == "cuda.match_any_sync":
-        f = ctx.declare(f"llvm.nvvm.match.any.sync.i{width}", I32, [I32, ity],
-                        attrs=_CONVERGENT)
+        f = ctx.declare(f"llvm.nvvm.match.any.sync.i{width}", I32, [I32, ity], attrs=_CONVERGENT)
     else:
-        f = ctx.declare(f"llvm.nvvm.match.all.sync.i{width}p",
-                        ll.LiteralStructType([I32, I1]), [I32, ity], attrs=_CONVERGENT)
+        f = ctx.declare(
+            f"llvm.nvvm.match.all.sync.i{width}p",
+            ll.LiteralStructType([I32, I1]),
+            [I32, ity],
+            attrs=_CONVERGENT,
+        )
     return ctx.builder.call(f, [mask, value])
 
 
@@ -97,8 +100,7 @@ def lower_activemask(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 
 def lower_lanemask_lt(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    f = ctx.declare("llvm.nvvm.read.ptx.sreg.lanemask.lt", I32, [],
-                    attrs=("nounwind", "readnone"))
+    f = ctx.declare("llvm.nvvm.read.ptx.sreg.lanemask.lt", I32, [], attrs=("nounwind", "readnone"))
     return ctx.builder.call(f, [])
 
 
