@@ -441,7 +441,7 @@ KERNEL_CASES = [
         "v = x",
         None,
     ),
-    (sqrt_of_string, V1, U, "strings are not supported in kernels", "'x'", None),
+    (sqrt_of_string, V1, U, "strings are not supported in kernels", '"x"', None),
     (sqrt_of_array, V1, T, f"math.sqrt() needs a number, not {F}", "math.sqrt", None),
     (sqrt_two_args, V1, T, "math.sqrt() takes 1 argument (2 given)", "math.sqrt", None),
     (sqrt_keyword, V1, T, "math.sqrt() got an unexpected keyword argument 'x'", "math.sqrt", None),

@@ -133,7 +133,7 @@ _BOUNDS = ("maxntidx", "minctasm", "cluster_max_blocks")
 def annotate_launch_bounds(module: ll.Module, fn: ll.Function, bounds: tuple[int, ...]) -> None:
     """Mark kernel ``fn`` with (max threads per block, min blocks per multiprocessor,
     max blocks per cluster), as many as ``bounds`` gives: PTX ``.maxntid`` and so on."""
-    for key, value in zip(_BOUNDS, bounds, strict=True):
+    for key, value in zip(_BOUNDS, bounds, strict=False):  # bounds may give fewer
         module.add_named_metadata(
             "nvvm.annotations", [fn, ll.MetaDataString(module, key), ll.Constant(I32, value)]
         )

@@ -222,7 +222,8 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
 def _return_inferred(devfn: DeviceFunction, sig) -> bool:
     """Whether ``sig`` was declared without a return type (typing infers it)."""
     flags = getattr(devfn, "inferred_returns", ())
-    return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=True))
+    # flags is empty where no signature left its return type out
+    return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=False))
 
 
 def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSite) -> None:
