@@ -206,12 +206,17 @@ def _deserialize_device_array(header: dict, frames: list):
 
 
 def _in_worker() -> bool:
+    """Whether this process is a Dask worker's."""
     try:
-        from distributed import get_worker
-
-        get_worker()
-    except (ImportError, ValueError):
+        from distributed import Worker, get_worker
+    except ImportError:
         return False
+    try:
+        get_worker()  # inside a task
+    except ValueError:
+        # Arguments are deserialised on the worker's event-loop thread, outside any
+        # task, where get_worker() finds none: a worker process has one in _instances.
+        return bool(getattr(Worker, "_instances", ()))
     return True
 
 
