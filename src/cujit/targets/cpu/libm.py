@@ -77,6 +77,25 @@ def register_symbols() -> None:
     for t, alias in _FMOD_ALIAS.items():
         fn = getattr(libm, "fmod" + _C_SUFFIX[t])
         llvm.add_symbol(alias, ctypes.cast(fn, ctypes.c_void_p).value)
+    _register_half_conversions(llvm)
+
+
+# LLVM lowers a double <-> half conversion on x86 to these runtime calls (no instruction
+# does it); MCJIT does not find them by itself, and an unresolved call crashes the
+# process.  GCC 12's libgcc_s has them.
+_HALF_HELPERS = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2")
+
+
+def _register_half_conversions(llvm) -> None:
+    name = ctypes.util.find_library("gcc_s")
+    try:
+        libgcc = ctypes.CDLL(name or "libgcc_s.so.1")
+    except OSError:
+        return
+    for symbol in _HALF_HELPERS:
+        fn = getattr(libgcc, symbol, None)
+        if fn is not None:
+            llvm.add_symbol(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
 
 
 LIBM: dict[tuple[str, str], MathFn] = _table()
