@@ -28,6 +28,7 @@ from cujit.codegen.lltypes import (
 from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.scalars import compare
 from cujit.codegen.slicing import lower_array_slice
+from cujit.ir import intrinsics
 from cujit.types import Array, Scalar
 
 
@@ -172,39 +173,7 @@ def grid_lowerings(read):
 # The intrinsics every target lowers the same way (a target's table spreads this in).
 # The math functions lowered through the target's math table (``Target.math``): a
 # target without an entry for one says so at the call's line (``call_math``).
-MATH_FUNCTIONS = (
-    "sqrt",
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "floor",
-    "ceil",
-    "fabs",
-    "erf",
-    "erfc",
-    "expm1",
-    "log1p",
-    "asinh",
-    "acosh",
-    "atanh",
-    "gamma",
-    "lgamma",
-    "fmod",
-    "pow",
-    "atan2",
-    "hypot",
-    "copysign",
-)
+MATH_FUNCTIONS = intrinsics.MATH_UNARY + intrinsics.MATH_BINARY  # the table's names
 
 COMMON_INTRINSICS = {
     **RECORD_INTRINSICS,

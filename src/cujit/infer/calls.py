@@ -44,7 +44,7 @@ from cujit.infer.print_calls import call_print
 from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.slicing import slicing_rules
 from cujit.infer.vector_calls import vector_rules
-from cujit.ir import Call, Const, Value
+from cujit.ir import Call, Const, Value, intrinsics
 from cujit.types import (
     SCALARS,
     PyObject,
@@ -111,35 +111,6 @@ class CallSite:
 
 Rule = Callable[[Typer, CallSite], Value]
 
-_MATH_UNARY = (
-    "sqrt",
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "floor",
-    "ceil",
-    "fabs",
-    "erf",
-    "erfc",
-    "expm1",
-    "log1p",
-    "asinh",
-    "acosh",
-    "atanh",
-    "gamma",
-    "lgamma",
-)
-_MATH_BINARY = ("pow", "atan2", "hypot", "copysign", "fmod")
 
 # The table.  Casts are spelled three ways in kernels (cujit/numba type objects,
 # numpy scalar types, Python's int/float/bool) and all mean an astype-style Cast.
@@ -186,8 +157,8 @@ CALLS: dict[object, Rule] = {
     math.isnan: bi.float_test("isnan", False),
     math.isinf: bi.float_test("isinf", False),
     math.isfinite: bi.float_test("isfinite", True),
-    **{getattr(math, f): bi.math_unary(f) for f in _MATH_UNARY},
-    **{getattr(math, f): bi.math_binary(f) for f in _MATH_BINARY},
+    **{getattr(math, f): bi.math_unary(f) for f in intrinsics.MATH_UNARY},
+    **{getattr(math, f): bi.math_binary(f) for f in intrinsics.MATH_BINARY},
     math.trunc: bi.math_trunc,
     math.degrees: bi.math_scale("degrees", 180.0 / math.pi),
     math.radians: bi.math_scale("radians", math.pi / 180.0),
