@@ -60,26 +60,46 @@ SRC = os.path.join(HERE, "..", "src")
 sys.path.insert(0, SRC)
 
 N_LAUNCH = 5000
-REPEATS = 7
+REPEATS = 15
 
 
 def per_launch(launch_once, sync) -> float:
     """Median over REPEATS of host seconds per launch, N_LAUNCH back-to-back launches."""
-    for _ in range(200):
-        launch_once()
-    sync()
-    samples = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        for _ in range(N_LAUNCH):
+    return interleaved({"only": (launch_once, sync)})["only"]
+
+
+def interleaved(tools: dict) -> dict:
+    """Host seconds per launch for each of ``tools`` (name -> (launch_once, sync)),
+    measured in REPEATS rounds; each round times N_LAUNCH back-to-back launches of every
+    tool in turn, the order rotating from round to round, so that the machine's drift
+    (clock ramps, other work) falls on all tools alike.  Returns each tool's median, and
+    under ``"rounds"`` every round's seconds per launch (for ratios taken round by round)."""
+    for launch_once, sync in tools.values():
+        for _ in range(200):
             launch_once()
-        samples.append((time.perf_counter() - start) / N_LAUNCH)
         sync()
-    return statistics.median(samples)
+    names = list(tools)
+    rounds = {name: [] for name in names}
+    for r in range(REPEATS):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            launch_once, sync = tools[name]
+            start = time.perf_counter()
+            for _ in range(N_LAUNCH):
+                launch_once()
+            rounds[name].append((time.perf_counter() - start) / N_LAUNCH)
+            sync()
+    out = {name: statistics.median(v) for name, v in rounds.items()}
+    out["rounds"] = rounds
+    return out
 
 
-# Kernel bodies never true at run time, so the launch cost dominates; the compiler
-# cannot remove them (they depend on the arguments).
+def round_ratio(rounds: dict, a: str, b: str) -> float | None:
+    """Median over rounds of a's time / b's time in the same round."""
+    if a not in rounds or b not in rounds:
+        return None
+    return statistics.median(x / y for x, y in zip(rounds[a], rounds[b], strict=True))
+
+
 def k1(x):
     if x.size < 0:
         x[0] = 0
@@ -216,9 +236,72 @@ extern "C" __global__ void k16(float a0, float a1, float a2, float a3, float a4,
 """
 
 
-def bench_launches() -> dict:
+def _raw_tool(kern, args):
+    """Raw cuLaunchKernel of the kernel's own cubin, cuda.bindings packing the values."""
     from cuda.bindings import driver as drv
 
+    spec = next(iter(kern.overloads.values()))
+    err, module = drv.cuModuleLoadData(spec.result.cubin)
+    assert err == 0, err
+    err, func = drv.cuModuleGetFunction(module, spec.record.symbol.encode())
+    assert err == 0, err
+    values, kinds = raw_params(spec, args)
+    params = (tuple(values), tuple(RAW_CTYPES[k] for k in kinds))
+    stream = drv.CUstream(0)
+    return lambda: drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)
+
+
+def _numba_tool(fn):
+    from numba import cuda as ncuda
+
+    nk = ncuda.jit(fn)
+    nargs = args_for(fn, ncuda)
+    nk[1, 32](*nargs)
+    ncuda.synchronize()
+    return (lambda: nk[1, 32](*nargs)), ncuda.synchronize
+
+
+def _cupy_tool(name, args):
+    import cupy
+
+    ck = cupy.RawModule(code=CUPY_SRC).get_function(name)
+    cargs = tuple(
+        cupy.asarray(a.copy_to_host()) if hasattr(a, "device_ptr") else np.float32(a) for a in args
+    ) + (np.int64(1024),)
+    ck((1,), (32,), cargs)
+    cupy.cuda.runtime.deviceSynchronize()
+    return (lambda: ck((1,), (32,), cargs)), cupy.cuda.runtime.deviceSynchronize
+
+
+def _launch_tools(fn, cuda) -> tuple[dict, dict]:
+    """The launches measured for one kernel (name -> (launch_once, sync)), and the
+    anchors that could not be set up (name -> why)."""
+    kern = cuda.jit(fn)
+    args = args_for(fn, cuda)
+    kern[1, 32](*args)
+    cuda.synchronize()
+    cfg = kern[1, 32]
+    tools = {
+        "cujit": (lambda: kern[1, 32](*args), cuda.synchronize),
+        "cujit_config_reused": (lambda: cfg(*args), cuda.synchronize),
+    }
+    missing = {}
+    anchors = {
+        "raw_bindings": lambda: (_raw_tool(kern, args), cuda.synchronize),
+        "numba_cuda": lambda: _numba_tool(fn),
+        "cupy_rawkernel": lambda: _cupy_tool(fn.__name__, args),
+    }
+    for label, make in anchors.items():
+        try:
+            tools[label] = make()
+        except Exception as exc:  # anchor missing: say so in the table
+            missing[label] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
+    return tools, missing
+
+
+def bench_launches() -> dict:
+    """Per kernel (1, 4, 16 arguments), every tool measured round by round
+    (``interleaved``); ``cujit_over_raw`` is the median of the rounds' ratios."""
     from cujit import cuda
 
     rows = {}
@@ -229,62 +312,14 @@ def bench_launches() -> dict:
         warm[1, 32](*wargs)
     cuda.synchronize()
     for fn in (k1, k4, k16):
-        name = fn.__name__
-        row = {}
-        kern = cuda.jit(fn)
-        args = args_for(fn, cuda)
-        kern[1, 32](*args)
-        cuda.synchronize()
-        row["cujit"] = per_launch(lambda: kern[1, 32](*args), cuda.synchronize)  # noqa: B023 -- called within this iteration
-        cfg = kern[1, 32]
-        row["cujit_config_reused"] = per_launch(lambda: cfg(*args), cuda.synchronize)  # noqa: B023 -- called within this iteration
-
-        # raw cuLaunchKernel of the same cubin, the bindings packing the values
-        spec = next(iter(kern.overloads.values()))
-        err, module = drv.cuModuleLoadData(spec.result.cubin)
-        assert err == 0, err
-        err, func = drv.cuModuleGetFunction(module, spec.record.symbol.encode())
-        assert err == 0, err
-        try:
-            values, kinds = raw_params(spec, args)
-            params = (tuple(values), tuple(RAW_CTYPES[k] for k in kinds))
-            stream = drv.CUstream(0)
-
-            def raw():
-                drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0)  # noqa: B023 -- called within this iteration
-
-            row["raw_bindings"] = per_launch(raw, cuda.synchronize)
-        except Exception as exc:
-            row["raw_bindings"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
-        try:
-            from numba import cuda as ncuda
-
-            nk = ncuda.jit(fn)
-            nargs = args_for(fn, ncuda)
-            nk[1, 32](*nargs)
-            ncuda.synchronize()
-            row["numba_cuda"] = per_launch(lambda: nk[1, 32](*nargs), ncuda.synchronize)  # noqa: B023 -- called within this iteration
-        except Exception as exc:  # anchor missing: say so in the table
-            row["numba_cuda"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
-        try:
-            import cupy
-
-            ck = cupy.RawModule(code=CUPY_SRC).get_function(name)
-            cargs = []
-            for a in args:
-                cargs.append(
-                    cupy.asarray(a.copy_to_host()) if hasattr(a, "device_ptr") else np.float32(a)
-                )
-            cargs.append(np.int64(1024))
-            ck((1,), (32,), tuple(cargs))
-            cupy.cuda.runtime.deviceSynchronize()
-            row["cupy_rawkernel"] = per_launch(
-                lambda: ck((1,), (32,), tuple(cargs)),  # noqa: B023 -- called within this iteration
-                cupy.cuda.runtime.deviceSynchronize,
-            )
-        except Exception as exc:
-            row["cupy_rawkernel"] = f"unavailable: {type(exc).__name__}: {exc}"[:120]
-        rows[f"launch {name} ({len(args)} args)"] = row
+        tools, missing = _launch_tools(fn, cuda)
+        row = interleaved(tools)
+        rounds = row.pop("rounds")
+        row.update(missing)
+        row["cujit_over_raw"] = round_ratio(rounds, "cujit", "raw_bindings")
+        row["rounds"] = rounds
+        nargs = fn.__code__.co_argcount
+        rows[f"launch {fn.__name__} ({nargs} args)"] = row
     return rows
 
 
@@ -774,13 +809,15 @@ def ratio(a, b, spec="10.2f", suffix=""):
 def print_launch(rows) -> None:
     print(
         f"{'host us per launch':28} {'cujit':>12} {'raw':>12} {'numba':>12} {'cupy':>12}"
-        f" {'cujit/raw':>10}"
+        f" {'cujit/raw':>10} {'by round':>9}"
     )
     for name, row in rows.items():
+        by_round = row.get("cujit_over_raw")
+        by_round = f"{by_round:9.2f}" if isinstance(by_round, float) else f"{'n/a':>9}"
         print(
-            f"{name:28} {fmt(row['cujit'], 1e6, 'us')} {fmt(row['raw_bindings'], 1e6, 'us')}"
-            f" {fmt(row['numba_cuda'], 1e6, 'us')} {fmt(row['cupy_rawkernel'], 1e6, 'us')}"
-            f" {ratio(row['cujit'], row['raw_bindings'])}"
+            f"{name:28} {fmt(row['cujit'], 1e6, 'us')} {fmt(row.get('raw_bindings'), 1e6, 'us')}"
+            f" {fmt(row.get('numba_cuda'), 1e6, 'us')} {fmt(row.get('cupy_rawkernel'), 1e6, 'us')}"
+            f" {ratio(row['cujit'], row.get('raw_bindings'))} {by_round}"
         )
         for key in ("raw_bindings", "numba_cuda", "cupy_rawkernel"):
             if isinstance(row.get(key), str):
