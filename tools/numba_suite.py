@@ -294,13 +294,17 @@ def write_expected(path: str, results: dict, expected: set[str], files: list[str
         f.write("".join(t + "\n" for t in ids))
 
 
-def environment(target: str) -> dict:
+# The harness mode of CPU-target runs (and of CI's expected list).
+HARNESS_ON_CPU = "simulator"
+
+
+def environment(target: str, harness: str) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(ROOT, "src")] + [p for p in [env.get("PYTHONPATH")] if p]
     )
     env["CUJIT_TARGET"] = target
-    if target == "cpu":
+    if harness == "simulator":
         env["NUMBA_ENABLE_CUDASIM"] = "1"  # the harness's device queries: numba's simulator
     else:
         env.pop("NUMBA_ENABLE_CUDASIM", None)
@@ -313,6 +317,14 @@ def parse_args(argv):
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument(
+        "--harness",
+        choices=("device", "simulator"),
+        help="how numba-cuda's harness sees the machine: 'device' (a GPU: on the CPU target, "
+        "cujit's CPU device answers the harness's device queries) or 'simulator' "
+        f"(NUMBA_ENABLE_CUDASIM=1: its GPU-only tests skip). Default: device on cuda, "
+        f"{HARNESS_ON_CPU} on cpu",
+    )
     p.add_argument(
         "-k",
         dest="keys",
@@ -341,7 +353,8 @@ def main(argv=None) -> int:
         if "::" not in f and os.path.exists(os.path.join(root, f))
     )
     start = time.perf_counter()
-    results = run_suite(root, files, args, environment(args.target))
+    harness = args.harness or ("device" if args.target == "cuda" else HARNESS_ON_CPU)
+    results = run_suite(root, files, args, environment(args.target, harness))
     for tid in excluded:  # single tests left out of files that ran
         if "::" in tid and results.pop(tid, None) is not None:
             excluded_tests += 1

@@ -206,6 +206,27 @@ def _stand_in_for_filecheck() -> None:
         sys.modules["filecheck." + sub] = module
 
 
+def _device_queries_from_cujit() -> None:
+    """Harness shim for the CPU target's device mode (``--harness device``): the harness
+    asks numba-cuda's driver for the device's compute capability (``cc_X_or_above``,
+    applied when a file is imported) and that driver finds no GPU.  Here the harness
+    asks cujit's current device instead: the CPU target's, which describes itself as
+    compute capability 9.0.  Only the harness module's name is replaced, never what a
+    test or a kernel calls."""
+    if os.environ.get("CUJIT_TARGET") != "cpu" or os.environ.get("NUMBA_ENABLE_CUDASIM"):
+        return
+    testing = importlib.import_module("numba.cuda.testing")
+
+    class Devices:
+        @staticmethod
+        def get_context():
+            from cujit import cuda
+
+            return cuda.current_context()
+
+    testing.devices = Devices
+
+
 def _count_numba_cuda() -> None:
     """Count numba-cuda's own compilations (GPU) and simulated kernels (simulator)."""
 
@@ -368,6 +389,7 @@ def main(argv: list[str]) -> int:
 
     events.subscribe(Counts.cujit_event)
     _stand_in_for_filecheck()
+    _device_queries_from_cujit()
     _count_numba_cuda()
     _route_numba_ufunc_builders()
     # Collection (importing the files) has a bound of its own, apart from the tests'.
