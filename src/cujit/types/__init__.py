@@ -16,6 +16,7 @@ from cujit.types.core import (  # noqa: F401
     Tuple,
     Type,
     b1,
+    bfloat16,
     bool_,
     boolean,
     byte,

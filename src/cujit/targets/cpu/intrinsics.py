@@ -32,6 +32,7 @@ from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
 from cujit.codegen.cache_hints import cache_hint_lowerings, lower_plain
+from cujit.codegen.bf16 import BF16_INTRINSICS
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.libdevice import libdevice_lowerings
@@ -253,6 +254,7 @@ INTRINSICS = {
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     "local.array": lower_local_array,  # over-aligned ones: see there
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **BF16_INTRINSICS,  # cuda.bf16 (codegen/bf16.py)
     **cache_hint_lowerings(lower_plain),  # cuda.ldcg, cuda.stcs...
     **libdevice_lowerings(lower_host),  # cuda.libdevice.*
 }

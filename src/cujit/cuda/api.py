@@ -1,0 +1,28 @@
+"""numba.cuda's ``api`` module: the host API (``cujit.cuda``'s names), and the
+queries of what the current device supports among the narrow float types."""
+
+from __future__ import annotations
+
+
+def _device():
+    from cujit import cuda
+
+    return cuda.get_current_device()
+
+
+def is_bfloat16_supported() -> bool:
+    """Whether the current device computes in bfloat16 (compute capability 8.0 or more;
+    the CPU target always does)."""
+    return bool(_device().supports_bfloat16)
+
+
+def is_fp8_supported() -> bool:
+    """Whether the current device has the fp8 conversions (compute capability 8.9 or
+    more); cujit does not provide numba-cuda's fp8 types yet, so this is False."""
+    return False
+
+
+def __getattr__(name: str):
+    from cujit import cuda
+
+    return getattr(cuda, name)
