@@ -74,16 +74,8 @@ KINDS: dict[str, tuple[str, object]] = {
     **{f"float32_to_bfloat16_{m}": ("from", ("float32", m)) for m in ROUNDINGS},
     "bfloat16_to_int8_rz": ("to", ("int8", "rz")),
     "bfloat16_to_uint8_rz": ("to", ("uint8", "rz")),
-    **{
-        f"{i}_to_bfloat16_{m}": ("from", (i, m))
-        for i in tuple(INT_TYPES)[2:]
-        for m in ROUNDINGS
-    },
-    **{
-        f"bfloat16_to_{i}_{m}": ("to", (i, m))
-        for i in tuple(INT_TYPES)[2:]
-        for m in ROUNDINGS
-    },
+    **{f"{i}_to_bfloat16_{m}": ("from", (i, m)) for i in tuple(INT_TYPES)[2:] for m in ROUNDINGS},
+    **{f"bfloat16_to_{i}_{m}": ("to", (i, m)) for i in tuple(INT_TYPES)[2:] for m in ROUNDINGS},
     "bfloat16_as_int16": ("as_int", "int16"),
     "bfloat16_as_uint16": ("as_int", "uint16"),
     "int16_as_bfloat16": ("as_bf16", "int16"),

@@ -2,7 +2,8 @@
 
 In registers (``value_type``): bool is ``i1``, intN is ``iN`` (LLVM integers
 carry no sign: signedness picks the instruction, see ``scalars.py``), float16 is
-``half``, bfloat16 ``i16`` (its bits), float32 ``float`` and float64 ``double``; complex64 is ``{float, float}`` and
+``half``, bfloat16 ``i16`` (its bits: ``bf16.py``), float32 ``float`` and float64
+``double``; complex64 is ``{float, float}`` and
 complex128 ``{double, double}`` (real, imaginary: NumPy's memory layout too).  In memory
 (``memory_type``) a bool takes one
 byte (``i8``), as NumPy stores it.  Aggregates are literal structs:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import bf16
+from cujit.codegen import bf16, pyarith
 from cujit.codegen import complex as cx
-from cujit.codegen import pyarith
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
 from cujit.types import Array, Scalar, Tuple

@@ -15,16 +15,27 @@ min/max are the ``bf16.*`` intrinsics (``codegen/bf16.py``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cujit import bf16 as api
-from cujit.diagnostics import TypingError
+from cujit.diagnostics import TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.ir import BinOp, Compare, Intrinsic, UnaryOp, Value
 from cujit.libdevice import FUNCTIONS as LIBDEVICE
-from cujit.types import SCALAR_BY_NAME, bfloat16, boolean, float32, float64, int32, uint16
+from cujit.types import (
+    SCALAR_BY_NAME,
+    PyObject,
+    Scalar,
+    bfloat16,
+    boolean,
+    float32,
+    float64,
+    int32,
+    uint16,
+)
 from cujit.types.bf16 import is_bfloat16
 
 if TYPE_CHECKING:
@@ -141,8 +152,6 @@ def _from(t: Typer, site: CallSite, detail) -> Value:
     return _intrinsic(t, site, f"bf16.from_f32.{mode}", bfloat16, x)
 
 
-
-
 def _to(t: Typer, site: CallSite, detail) -> Value:
     dst, mode = detail
     (x,) = _operands(t, site, 1, float32)
@@ -192,8 +201,8 @@ _BY_KIND: dict[str, Callable] = {
     "fma": _fma,
     "from": _from,
     "to": _to,
-    **{k: (lambda k: lambda t, site, d: _two(k, t, site, d))(k) for k in _TWO_KINDS},
-    **{k: (lambda k: lambda t, site, d: _reinterpret(k, t, site, d))(k) for k in _AS_KINDS},
+    **{k: functools.partial(_two, k) for k in _TWO_KINDS},
+    **{k: functools.partial(_reinterpret, k) for k in _AS_KINDS},
 }
 
 
@@ -243,6 +252,21 @@ def _cast_to_bf16(t: Typer, site: CallSite) -> Value:
     return t.cast(site.args[0], bfloat16, site.loc)
 
 
+def _isinstance_of_scalar(previous: Callable | None) -> Callable:
+    """``isinstance(x, bfloat16)`` (or another cujit scalar type): a constant, from
+    ``x``'s compile-time type, as numba decides it."""
+
+    def rule(t: Typer, site: CallSite) -> Value:
+        cls = site.args[1].type if len(site.args) == 2 else None
+        if isinstance(cls, PyObject) and isinstance(cls.value, Scalar):
+            return t.const(site.args[0].type == cls.value, site.loc)
+        if previous is None:
+            raise UnsupportedError("isinstance() is supported for scalar types only", site.loc)
+        return previous(t, site)
+
+    return rule
+
+
 def bf16_rules(calls: dict) -> dict:
     """The call table's bfloat16 entries: ``cuda.bf16``'s functions, the bfloat16
     constructors (cujit's type, ml_dtypes' scalar type), and ``math``/``abs`` on a
@@ -255,6 +279,7 @@ def bf16_rules(calls: dict) -> dict:
         rules[ml_dtypes.bfloat16] = _cast_to_bf16
     except ImportError:  # without ml_dtypes there is no such class to call
         pass
+    rules[isinstance] = _isinstance_of_scalar(calls.get(isinstance))
     for fn, name in _MATH.items():
         rules[fn] = _bf16_or(calls.get(fn), rules[api.FUNCTIONS[name]])
     return rules

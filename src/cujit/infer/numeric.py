@@ -37,7 +37,6 @@ from cujit.types import (
     boolean,
     complex64,
     complex128,
-    float16,
     float32,
     float64,
     int64,

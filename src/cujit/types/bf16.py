@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import struct
 
-from cujit.types.core import Scalar, bfloat16
+from cujit.types.core import Scalar, bfloat16  # noqa: F401 -- the type lives with its rules
 
 QUIET_NAN_BITS = 0x7FC0
 

@@ -31,8 +31,8 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
-from cujit.codegen.cache_hints import cache_hint_lowerings, lower_plain
 from cujit.codegen.bf16 import BF16_INTRINSICS
+from cujit.codegen.cache_hints import cache_hint_lowerings, lower_plain
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.libdevice import libdevice_lowerings

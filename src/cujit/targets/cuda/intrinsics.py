@@ -30,8 +30,8 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
-from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
 from cujit.codegen.bf16 import BF16_INTRINSICS
+from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
