@@ -80,6 +80,7 @@ from cujit.linking import (  # noqa: F401
 )
 from cujit.types.core import (  # noqa: F401
     b1,
+    bfloat16,
     bool_,
     boolean,
     byte,
