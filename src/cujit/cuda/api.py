@@ -5,9 +5,13 @@ from __future__ import annotations
 
 
 def _device():
-    from cujit import cuda
+    from cujit import config
 
-    return cuda.get_current_device()
+    if config.TARGET.get() == "cpu":
+        from cujit.targets.cpu.device import get_current_device
+    else:
+        from cujit.runtime.devices import get_current_device
+    return get_current_device()
 
 
 def is_bfloat16_supported() -> bool:
