@@ -118,3 +118,19 @@ def test_drop_in_resolves_the_bf16_modules():
     assert numba_drop_in.cuda_module("numba.cuda._internal.no_such_module") is None
     api = numba_drop_in.cuda_module("numba.cuda.api")
     assert api.is_fp8_supported() is False
+
+
+def widen(out, s, t):
+    out[0] = cuda.float32(s)
+    out[1] = cuda.float32(s + t)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_bfloat16_scalar_arguments(target):
+    jit = cuda.jit(target="cpu") if target == "cpu" else cuda.jit
+    out = np.full(2, np.nan, np.float32)
+    k = jit(widen)
+    k[1, 1](out, ml_dtypes.bfloat16(1.5), ml_dtypes.bfloat16(-0.3125))
+    np.testing.assert_array_equal(out, [1.5, 1.1875])
+    k[1, 1](out, ml_dtypes.bfloat16(2.0), ml_dtypes.bfloat16(3.0))  # the launcher's path
+    np.testing.assert_array_equal(out, [2.0, 5.0])

@@ -150,6 +150,19 @@ def test_float64_rounds_once(target):
     np.testing.assert_array_equal(bits_value(out), [1 + 2.0**-7, -(1 + 2.0**-7), 1.0, 3.140625])
 
 
+def from_f64_constants(out):
+    out[0] = bf16.bfloat16_as_uint16(cuda.bfloat16(1 + 2.0**-8 + 2.0**-30))
+    out[1] = bf16.bfloat16_as_uint16(cuda.bfloat16(-3.0e39))
+    out[2] = bf16.bfloat16_as_uint16(cuda.bfloat16(3.14159) * cuda.bfloat16(2.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_constants_round_as_the_conversion_does(target):
+    out = poisoned(3, np.uint16)
+    jit(from_f64_constants, target)[1, 1](out)
+    np.testing.assert_array_equal(out, [0x3F81, 0xFF80, rne_bits(np.float32(6.28125))])
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_from_int64_by_mode(target):
     x = np.array([789, -789, 257, 259, 2**40 + 2**33, -(2**31) - 1, 3, 0], np.int64)

@@ -143,6 +143,10 @@ def fold_cast(a, src: Scalar, dst: Scalar):
             if wrap(a, dst) != a:
                 return _NOT_FOLDED  # out of range: fptosi/fptoui give poison
         return wrap(a, dst)
+    if dst.name == "bfloat16":  # rounded once, as the kernels' conversion (ml_dtypes
+        from cujit.types.bf16 import round_value  # rounds float64 twice, via float32)
+
+        return round_value(float(a))
     with np.errstate(all="ignore"):
         src_dtype = src.dtype if src.kind != "b" else np.dtype(np.int64)
         r = np.array(a, dtype=src_dtype).astype(dst.dtype)

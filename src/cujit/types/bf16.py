@@ -61,12 +61,24 @@ def round_f32_bits(bits: int, mode: str = "rn") -> int:
 
 
 def to_bits(x: float, mode: str = "rn") -> int:
-    """The bfloat16 bits of the float ``x`` (via float32, as CUDA's conversion from float)."""
+    """The bfloat16 bits of the float ``x``, rounded once (float32 by round-to-odd
+    first, as the kernels' conversion from float64)."""
+    if math.isnan(x):
+        return QUIET_NAN_BITS | (0x8000 if math.copysign(1.0, x) < 0 else 0)
     try:
         b = f32_bits(x)
-    except OverflowError:  # beyond float32's range: float32's infinity
-        b = 0x7F800000 | (0x80000000 if x < 0 else 0)
+    except OverflowError:  # beyond float32's range: its largest finite, made odd below
+        b = 0x7F7FFFFF | (0x80000000 if x < 0 else 0)
+    near = struct.unpack("<f", struct.pack("<I", b))[0]
+    if near != x:  # inexact: toward zero, last bit set
+        b = (b - (abs(near) > abs(x))) | 1
     return round_f32_bits(b, mode)
+
+
+def value_bits(value) -> int:
+    """The bits a bfloat16 kernel argument travels as (a Python number, a NumPy or
+    ml_dtypes scalar)."""
+    return to_bits(float(value))
 
 
 def from_bits(bits: int) -> float:
