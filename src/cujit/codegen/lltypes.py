@@ -60,6 +60,8 @@ def scalar_type(t: Scalar) -> ll.Type:
     if t.kind == "f":
         if t.name == "bfloat16":  # its bits: libNVVM has no bfloat (codegen/bf16.py)
             return ll.IntType(16)
+        if t.bits == 8:  # the fp8 types: their byte (codegen/fp8.py)
+            return I8
         return {16: F16, 32: F32}.get(t.bits, F64)
     if t.kind == "c":
         return C64 if t.bits == 64 else C128

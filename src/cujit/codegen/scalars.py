@@ -12,11 +12,11 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import bf16, pyarith
+from cujit.codegen import bf16, fp8, pyarith
 from cujit.codegen import complex as cx
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
-from cujit.types import Array, Scalar, Tuple
+from cujit.types import Array, Scalar, Tuple, float32
 
 
 def constant(t, value) -> ll.Constant | None:
@@ -139,6 +139,8 @@ def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value
         return cx.compare(ctx, cmp, a, b)
     if bf16.involves(t):
         a, b = bf16.widen_both(ctx, a, b)
+    if fp8.involves(t):  # fp8 values compare as their (exact) float32 values
+        a, b = (fp8.cast(ctx, t, float32, v, cast) for v in (a, b))
     if t.kind == "f":
         # Ordered predicates except ``!=``: any comparison with NaN is False
         # except ``!=``, which is True (IEEE 754, as Python).
@@ -166,6 +168,8 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
         return datetimes.cast(ctx, src, dst, x, cast)
     if src.kind == "c" or dst.kind == "c":
         return cx.cast(ctx, src, dst, x, cast)
+    if fp8.involves(src, dst):
+        return fp8.cast(ctx, src, dst, x, cast)
     if bf16.involves(src, dst):
         return bf16.cast(ctx, src, dst, x, cast)
     if dst.kind == "b":  # truthiness; NaN is truthy (``une``), as bool(float('nan'))

@@ -1,5 +1,6 @@
 """numba.cuda's ``api`` module: the host API (``cujit.cuda``'s names), and the
-queries of what the current device supports among the narrow float types."""
+queries of what the current device supports among the narrow float types
+(bfloat16, fp8)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,13 @@ def is_bfloat16_supported() -> bool:
 
 
 def is_fp8_supported() -> bool:
-    """Whether the current device has the fp8 conversions (compute capability 8.9 or
-    more); cujit does not provide numba-cuda's fp8 types yet, so this is False."""
-    return False
+    """Whether the current device has the fp8 types (compute capability 8.9 or more,
+    as numba-cuda says; the CPU target always does)."""
+    from cujit import config
+
+    if config.TARGET.get() == "cpu":
+        return True
+    return tuple(_device().compute_capability) >= (8, 9)
 
 
 def __getattr__(name: str):

@@ -25,7 +25,7 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.foreign import DeclaredFunction
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
-from cujit.infer import bf16_calls, cmath_calls, fp16_calls, numpy_calls
+from cujit.infer import bf16_calls, cmath_calls, fp8_calls, fp16_calls, numpy_calls
 from cujit.infer import builtin_calls as bi
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
@@ -177,6 +177,7 @@ CALLS: dict[object, Rule] = {
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
 CALLS.update(bf16_calls.bf16_rules(CALLS))  # cuda.bf16; math/abs on bfloat16
+CALLS.update(fp8_calls.fp8_rules())  # the fp8 types and conversions
 
 
 def callee_name(fn: object) -> str:

@@ -134,6 +134,9 @@ def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] |
             return boolean, boolean, boolean
         t = int_result(a, b)
         return t, t, t
+    if a.bits == 8 and a.is_float or b.bits == 8 and b.is_float:  # fp8: storage only
+        t = _unify_scalars(_unify_scalars(a, b), float32)
+        return t, t, t
     if op == "/":
         t = float64 if both_int else _unify_scalars(a, b)
         return t, t, t

@@ -582,6 +582,15 @@ _BF16 = (
     )
 )
 
+# fp8 (numba-cuda's _internal.cuda_fp8): the conversions to fp8 codes, e8m0 to bfloat16.
+_FP8 = _rows(
+    ("fp8.encode", "fp8.e8m0_to_bf16_bits"),
+    _INFER + "fp8_calls:fp8_rules",
+    1,
+    cuda="integer rounding of the float32 bits (codegen/fp8.py)",
+    cpu="integer rounding of the float32 bits (codegen/fp8.py)",
+)
+
 ROWS: tuple[IntrinsicRow, ...] = (
     _THREAD
     + _BARRIERS
@@ -598,6 +607,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _DATETIMES
     + _LIBDEVICE
     + _BF16
+    + _FP8
 )
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"

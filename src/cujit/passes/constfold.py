@@ -161,7 +161,12 @@ def _fold_op(op, known: dict[int, object]):
         return fold_unary(op.op, known[op.operand.id], op.result.type)
     if isinstance(op, Compare) and op.lhs.id in known and op.rhs.id in known:
         return fold_compare(op.op, known[op.lhs.id], known[op.rhs.id])
-    if isinstance(op, Cast) and op.operand.id in known and isinstance(op.operand.type, Scalar):
+    if (
+        isinstance(op, Cast)
+        and op.operand.id in known
+        and isinstance(op.operand.type, Scalar)
+        and not any(t.name.startswith("fp8_") for t in (op.operand.type, op.result.type))
+    ):
         return fold_cast(known[op.operand.id], op.operand.type, op.result.type)
     if isinstance(op, TupleGet) and op.tuple.id in known:  # a, b = 1, 2.5
         return known[op.tuple.id][op.index]
