@@ -117,7 +117,8 @@ def test_drop_in_resolves_the_bf16_modules():
     assert internal is not None and internal.nv_bfloat16 is cuda.bfloat16
     assert numba_drop_in.cuda_module("numba.cuda._internal.no_such_module") is None
     api = numba_drop_in.cuda_module("numba.cuda.api")
-    assert api.is_fp8_supported() is False
+    assert api.is_bfloat16_supported is cuda.is_bfloat16_supported
+    assert api.to_device is cuda.to_device  # the rest of the host API
 
 
 def widen(out, s, t):

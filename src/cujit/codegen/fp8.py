@@ -66,8 +66,9 @@ def encode(ctx, fmt: Format, x: ll.Value, sat: bool, mode: str = "rn") -> ll.Val
     is_nan = b.icmp_unsigned(">", a, _c(0x7F800000))
     finite_a = b.select(b.icmp_unsigned("<", a, _c(0x7F800000)), a, _c(0x7F7FFFFF))
     code = _round_magnitude(b, fmt, finite_a, mode)
-    over = b.or_(b.icmp_unsigned(">", code, _c(fmt.max_finite)), b.icmp_unsigned(
-        "==", a, _c(0x7F800000)))
+    over = b.or_(
+        b.icmp_unsigned(">", code, _c(fmt.max_finite)), b.icmp_unsigned("==", a, _c(0x7F800000))
+    )
     if sat:
         too_big = _c(fmt.max_finite)
     else:
@@ -98,8 +99,9 @@ def decode(ctx, fmt: Format, code: ll.Value) -> ll.Value:
         special = b.select(b.icmp_unsigned("==", m, _c(0)), _c(0x7F800000), _c(0x7FC00000))
         bits = b.select(b.icmp_unsigned("==", e, _c((1 << fmt.exponent) - 1)), special, bits)
     else:
-        bits = b.select(b.icmp_unsigned("==", b.and_(c, _c(0x7F)), _c(fmt.nan)), _c(0x7FC00000),
-                        bits)
+        bits = b.select(
+            b.icmp_unsigned("==", b.and_(c, _c(0x7F)), _c(fmt.nan)), _c(0x7FC00000), bits
+        )
     return b.bitcast(b.or_(bits, sign), F32)
 
 
@@ -152,8 +154,9 @@ def _lower_e8m0_to_bf16_bits(ctx, op, args):
     c = b.zext(args[0], i16)
     bits = b.shl(c, ll.Constant(i16, 7))
     bits = b.select(b.icmp_unsigned("==", c, ll.Constant(i16, 0)), ll.Constant(i16, 0x40), bits)
-    return b.select(b.icmp_unsigned("==", c, ll.Constant(i16, 0xFF)), ll.Constant(i16, 0x7FFF),
-                    bits)
+    return b.select(
+        b.icmp_unsigned("==", c, ll.Constant(i16, 0xFF)), ll.Constant(i16, 0x7FFF), bits
+    )
 
 
 FP8_INTRINSICS = {

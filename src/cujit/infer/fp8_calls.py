@@ -81,9 +81,7 @@ def _e8m0_to_bf16raw(t: Typer, site: CallSite) -> Value:
     t.integer(site.args[0], site.loc, "cvt_e8m0_to_bf16raw()")
     code = t.cast(site.args[0], uint8, site.loc)
     bits = t.emit(
-        Intrinsic(
-            loc=site.loc, result=t.fresh(uint16), name="fp8.e8m0_to_bf16_bits", args=(code,)
-        )
+        Intrinsic(loc=site.loc, result=t.fresh(uint16), name="fp8.e8m0_to_bf16_bits", args=(code,))
     )
     return t.emit(BuildTuple(loc=site.loc, result=site.result(RAW), items=(bits,)))
 

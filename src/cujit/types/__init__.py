@@ -55,6 +55,7 @@ from cujit.types.core import (  # noqa: F401
     uintp,
     void,
 )
+from cujit.types.fp8 import FP8, fp8_e4m3, fp8_e5m2, fp8_e8m0  # noqa: F401
 from cujit.types.numba_names import (  # noqa: F401
     ALIASES,
     Boolean,
@@ -73,7 +74,6 @@ from cujit.types.numba_names import (  # noqa: F401
     signed_domain,
     unsigned_domain,
 )
-from cujit.types.fp8 import FP8, fp8_e4m3, fp8_e5m2, fp8_e8m0  # noqa: F401
 from cujit.types.records import CharSeq, NestedArray, Record, field_alignment  # noqa: F401
 
 globals().update(ALIASES)  # ulonglong, intc, np_float32... (numba's spellings)
