@@ -73,10 +73,13 @@ def kernel(arr_in, arr_in2, arr_out):
         arr_out[i] = 2 * arr_in[i] + 4 * arr_in2[i] + ml_dtypes.bfloat16(3.0)
 
 
+HALF = ml_dtypes.bfloat16(0.5)  # a global bfloat16 scalar is a constant of the kernel
+
+
 def scale(out, x):
     i = cuda.grid(1)
     if i < x.size:
-        out[i] = x[i] * cuda.bfloat16(0.5) + x[i]
+        out[i] = x[i] * HALF + x[i]
 
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
@@ -96,7 +99,7 @@ def test_ml_dtypes_arrays_and_scalar_type(target):
     res = np.full(v.size, np.nan, dtype=ml_dtypes.bfloat16)
     jit(scale)[1, 64](res, v)
     # each op rounds to bfloat16: ml_dtypes does the same (float32, then nearest-even)
-    half = v * ml_dtypes.bfloat16(0.5)
+    half = v * HALF
     np.testing.assert_array_equal(res.view(np.uint16), (half + v).view(np.uint16))
 
 

@@ -154,13 +154,14 @@ def from_f64_constants(out):
     out[0] = bf16.bfloat16_as_uint16(cuda.bfloat16(1 + 2.0**-8 + 2.0**-30))
     out[1] = bf16.bfloat16_as_uint16(cuda.bfloat16(-3.0e39))
     out[2] = bf16.bfloat16_as_uint16(cuda.bfloat16(3.14159) * cuda.bfloat16(2.0))
+    out[3] = bf16.bfloat16_as_uint16(cuda.bfloat16(1.0) + cuda.bfloat16(2.0**-8))  # a tie
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_constants_round_as_the_conversion_does(target):
-    out = poisoned(3, np.uint16)
+    out = poisoned(4, np.uint16)
     jit(from_f64_constants, target)[1, 1](out)
-    np.testing.assert_array_equal(out, [0x3F81, 0xFF80, rne_bits(np.float32(6.28125))])
+    np.testing.assert_array_equal(out, [0x3F81, 0xFF80, rne_bits(np.float32(6.28125)), 0x3F80])
 
 
 @pytest.mark.parametrize("target", TARGETS)

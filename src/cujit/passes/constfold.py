@@ -36,7 +36,7 @@ from cujit.ir import (
     TupleGet,
     UnaryOp,
 )
-from cujit.types import Scalar, Tuple
+from cujit.types import Scalar, Tuple, float32
 
 _NOT_FOLDED = object()
 
@@ -107,6 +107,11 @@ def fold_binop(op: str, a, b, t: Scalar):
         return table.get(op, _NOT_FOLDED)
     if t.is_int:
         return _int_binop(op, a, b, t)
+    if t.name == "bfloat16":  # in float32, rounded once (cujit.types.bf16)
+        from cujit.types.bf16 import round_value
+
+        r = _float_binop(op, a, b, float32)
+        return r if r is _NOT_FOLDED else round_value(r)
     return _float_binop(op, a, b, t)
 
 
