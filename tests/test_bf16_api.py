@@ -138,3 +138,30 @@ def test_bfloat16_scalar_arguments(target):
     np.testing.assert_array_equal(out, [1.5, 1.1875])
     k[1, 1](out, ml_dtypes.bfloat16(2.0), ml_dtypes.bfloat16(3.0))  # the launcher's path
     np.testing.assert_array_equal(out, [2.0, 5.0])
+
+
+class _BfloatCAIExporter:
+    """Exports bfloat16 as CuPy does: a ``<V2`` typestr, the real dtype on ``.dtype``."""
+
+    def __init__(self, host: np.ndarray):
+        self.host = host  # host memory stands in for device memory: nothing reads it
+        self.dtype = np.dtype(ml_dtypes.bfloat16)
+        self.__cuda_array_interface__ = {
+            "shape": host.shape,
+            "typestr": "<V2",
+            "descr": [("", "<V2")],
+            "data": (host.ctypes.data, False),
+            "strides": None,
+            "version": 3,
+        }
+
+
+def test_cuda_array_interface_bfloat16_keeps_its_dtype(monkeypatch):
+    from cujit.runtime import interop
+    from cujit.types import Array, bfloat16, typeof
+
+    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)
+    obj = _BfloatCAIExporter(np.zeros((2, 3), np.uint16))
+    assert typeof(obj) == Array(bfloat16, 2, "C")
+    view = interop._cai_view(obj, obj.__cuda_array_interface__)
+    assert view.dtype == np.dtype(ml_dtypes.bfloat16) and view.shape == (2, 3)
