@@ -83,6 +83,8 @@ def to_int(out, bits):
         out[i, 3] = bf16.bfloat16_to_int32_ru(a)
         out[i, 4] = bf16.bfloat16_to_int64_rd(a)
         out[i, 5] = bf16.bfloat16_to_int16_ru(a)
+        out[i, 6] = bf16.bfloat16_to_int8_rz(a)
+        out[i, 7] = bf16.bfloat16_to_uint8_rz(a)
 
 
 def launch(kernel, out, *args):
@@ -183,16 +185,19 @@ def test_from_int64_by_mode(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_to_int_by_mode(target):
-    values = np.array([1.5, 2.5, -1.5, -2.5, 3.0, 100.75, -0.75], np.float32)
+    values = np.array([1.5, 2.5, -1.5, -2.5, 3.0, 100.75, -0.75, 40000.0, -300.0], np.float32)
     bits = rne_bits(values)
     v = bits_value(bits)
-    out = launch(jit(to_int, target), np.full((v.size, 6), 77, np.int64), bits)
+    out = launch(jit(to_int, target), np.full((v.size, 8), 77, np.int64), bits)
     np.testing.assert_array_equal(out[:, 0], np.rint(v))
     np.testing.assert_array_equal(out[:, 1], np.trunc(v))
     np.testing.assert_array_equal(out[:, 2], np.floor(v))
     np.testing.assert_array_equal(out[:, 3], np.ceil(v))
     np.testing.assert_array_equal(out[:, 4], np.floor(v))
-    np.testing.assert_array_equal(out[:, 5], np.ceil(v))
+    # the narrow types saturate (CUDA's conversions do)
+    np.testing.assert_array_equal(out[:, 5], np.clip(np.ceil(v), -(2**15), 2**15 - 1))
+    np.testing.assert_array_equal(out[:, 6], np.clip(np.trunc(v), -128, 127))
+    np.testing.assert_array_equal(out[:, 7], np.clip(np.trunc(v), 0, 255))
 
 
 def cast_kernel(out, x):

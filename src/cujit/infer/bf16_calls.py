@@ -34,6 +34,7 @@ from cujit.types import (
     float32,
     float64,
     int32,
+    int64,
     uint16,
 )
 from cujit.types.bf16 import is_bfloat16
@@ -160,7 +161,18 @@ def _to(t: Typer, site: CallSite, detail) -> Value:
         return t.cast(x, dst_t, site.loc)
     # libdevice's float2int/uint/ll/ull: the 32-bit ones serve the narrower types too
     c = ("u" if dst_t.kind == "u" else "") + ("ll" if dst_t.bits == 64 else "int")
-    return t.cast(_libdevice(t, site, f"float2{c}_{mode}", x), dst_t, site.loc)
+    out = _libdevice(t, site, f"float2{c}_{mode}", x)
+    if dst_t.bits < 32:  # saturated to the narrow type's range, as CUDA's conversions
+        lo, hi = (
+            (0, 2**dst_t.bits - 1)
+            if dst_t.kind == "u"
+            else (-(2 ** (dst_t.bits - 1)), 2 ** (dst_t.bits - 1) - 1)
+        )
+        out = t.cast(out, int64, site.loc)
+        for name, bound in (("max", lo), ("min", hi)):
+            limit = t.cast(t.const(bound, site.loc), int64, site.loc)
+            out = _intrinsic(t, site, name, int64, out, limit)
+    return t.cast(out, dst_t, site.loc)
 
 
 def _reinterpret(kind: str, t: Typer, site: CallSite, detail) -> Value:
