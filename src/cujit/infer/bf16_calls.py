@@ -168,6 +168,8 @@ def _to(t: Typer, site: CallSite, detail) -> Value:
             if dst_t.kind == "u"
             else (-(2 ** (dst_t.bits - 1)), 2 ** (dst_t.bits - 1) - 1)
         )
+        if dst_t.kind == "u":  # libdevice's float2uint is typed int32: its bits are a uint32
+            out = t.cast(out, SCALAR_BY_NAME["uint32"], site.loc)
         out = t.cast(out, int64, site.loc)
         for name, bound in (("max", lo), ("min", hi)):
             limit = t.cast(t.const(bound, site.loc), int64, site.loc)
