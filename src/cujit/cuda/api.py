@@ -6,13 +6,13 @@ from __future__ import annotations
 
 
 def _device():
-    from cujit import config
+    import importlib
 
-    if config.TARGET.get() == "cpu":
-        from cujit.targets.cpu.device import get_current_device
-    else:
-        from cujit.runtime.devices import get_current_device
-    return get_current_device()
+    from cujit import config, cuda
+
+    # the module cujit.cuda serves get_current_device from, for the target in force now
+    table = cuda._CPU_NAMES if config.TARGET.get() == "cpu" else cuda._RUNTIME_NAMES
+    return importlib.import_module(table["get_current_device"]).get_current_device()
 
 
 def is_bfloat16_supported() -> bool:
