@@ -55,6 +55,7 @@ import pytest
 ROUTED_PACKAGES = ("numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples")
 API_MODULES = frozenset(
     {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
+    | {"api", "_internal"}  # numba.cuda.api.is_fp8_supported, _internal.cuda_bf16
 )
 HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
 _real_import = builtins.__import__

@@ -47,9 +47,12 @@ def cuda_module(name: str):
     if not name.startswith(PREFIX + "."):
         return None
     sub = name[len(PREFIX) + 1 :]
-    if "." in sub:  # numba.cuda.X.Y: cujit's modules are one level deep
-        return None
     own = "cujit.cuda." + sub
+    if "." in sub:  # numba.cuda.X.Y: only where cujit has the module (_internal.cuda_bf16)
+        try:
+            return importlib.import_module(own) if importlib.util.find_spec(own) else None
+        except ModuleNotFoundError:  # no package cujit.cuda.X
+            return None
     if importlib.util.find_spec(own) is not None:
         return importlib.import_module(own)
     cuda = importlib.import_module("cujit.cuda")

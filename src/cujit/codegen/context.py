@@ -109,6 +109,12 @@ class FunctionLowering:
     def call_math(self, name: str, t: Scalar, args: list[ll.Value]) -> ll.Value:
         """Call the target's ``name`` math function for float type ``t``."""
         entry = self.target.math.get((name, t.name))
+        if entry is None and t.name == "bfloat16":  # in float32, rounded back (bf16.py)
+            from cujit.codegen import bf16
+            from cujit.types import float32
+
+            wide = [bf16.to_f32(self.builder, a) for a in args]
+            return bf16.from_f32(self.builder, self.call_math(name, float32, wide))
         if entry is None and t.name == "float16":
             # Half-precision math computes in float32 and rounds back (as CUDA's h*
             # functions do for most of them): the tables list float32/float64 only.

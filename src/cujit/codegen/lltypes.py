@@ -2,7 +2,8 @@
 
 In registers (``value_type``): bool is ``i1``, intN is ``iN`` (LLVM integers
 carry no sign: signedness picks the instruction, see ``scalars.py``), float16 is
-``half``, float32 ``float`` and float64 ``double``; complex64 is ``{float, float}`` and
+``half``, bfloat16 ``i16`` (its bits: ``bf16.py``), float32 ``float`` and float64
+``double``; complex64 is ``{float, float}`` and
 complex128 ``{double, double}`` (real, imaginary: NumPy's memory layout too).  In memory
 (``memory_type``) a bool takes one
 byte (``i8``), as NumPy stores it.  Aggregates are literal structs:
@@ -57,6 +58,10 @@ def scalar_type(t: Scalar) -> ll.Type:
     if t.kind == "b":
         return I1
     if t.kind == "f":
+        if t.name == "bfloat16":  # its bits: libNVVM has no bfloat (codegen/bf16.py)
+            return ll.IntType(16)
+        if t.bits == 8:  # the fp8 types: their byte (codegen/fp8.py)
+            return I8
         return {16: F16, 32: F32}.get(t.bits, F64)
     if t.kind == "c":
         return C64 if t.bits == 64 else C128

@@ -12,17 +12,19 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import bf16, fp8, pyarith
 from cujit.codegen import complex as cx
-from cujit.codegen import pyarith
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
-from cujit.types import Array, Scalar, Tuple
+from cujit.types import Array, Scalar, Tuple, float32
 
 
 def constant(t, value) -> ll.Constant | None:
     """The LLVM constant for a ``Const`` of type ``t`` (None for compile-time-only types)."""
     if isinstance(t, Scalar):
         lt = scalar_type(t)
+        if bf16.involves(t):
+            return bf16.constant(value)
         if t.kind == "f":
             return ll.Constant(lt, float(value))
         if t.kind == "c":
@@ -90,6 +92,9 @@ def lower_binop(ctx: FunctionLowering, op: ir.BinOp) -> None:
     if t.kind == "c":
         ctx.set(op.result, cx.binop(ctx, t, op.op, a, b))
         return
+    if bf16.involves(t):
+        ctx.set(op.result, bf16.binop(ctx, op.op, a, b))
+        return
     method = _SIMPLE.get((op.op, t.kind))
     if method == "add" and t.kind == "i" and op.result.id in ctx.non_overflowing_adds:
         # Proved not to overflow (``ir.analysis``): ``nsw`` lets LLVM count loop trips.
@@ -108,6 +113,8 @@ def lower_unaryop(ctx: FunctionLowering, op: ir.UnaryOp) -> None:
     b = ctx.builder
     if op.op == "+":
         out = x
+    elif op.op == "-" and bf16.involves(t):
+        out = bf16.negate(b, x)
     elif op.op == "-" and t.kind == "c":
         out = cx.negate(ctx, t, x)
     elif op.op == "-" and t.kind == "f":
@@ -130,6 +137,10 @@ def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value
     """``a cmp b`` as an i1, with Python's meaning for ``t``."""
     if t.kind == "c":
         return cx.compare(ctx, cmp, a, b)
+    if bf16.involves(t):
+        a, b = bf16.widen_both(ctx, a, b)
+    if fp8.involves(t):  # fp8 values compare as their (exact) float32 values
+        a, b = (fp8.cast(ctx, t, float32, v, cast) for v in (a, b))
     if t.kind == "f":
         # Ordered predicates except ``!=``: any comparison with NaN is False
         # except ``!=``, which is True (IEEE 754, as Python).
@@ -157,6 +168,10 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
         return datetimes.cast(ctx, src, dst, x, cast)
     if src.kind == "c" or dst.kind == "c":
         return cx.cast(ctx, src, dst, x, cast)
+    if fp8.involves(src, dst):
+        return fp8.cast(ctx, src, dst, x, cast)
+    if bf16.involves(src, dst):
+        return bf16.cast(ctx, src, dst, x, cast)
     if dst.kind == "b":  # truthiness; NaN is truthy (``une``), as bool(float('nan'))
         if src.kind == "f":
             return b.fcmp_unordered("!=", x, ll.Constant(x.type, 0.0))

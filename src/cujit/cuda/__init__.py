@@ -80,6 +80,7 @@ from cujit.linking import (  # noqa: F401
 )
 from cujit.types.core import (  # noqa: F401
     b1,
+    bfloat16,
     bool_,
     boolean,
     byte,
@@ -146,6 +147,8 @@ _RUNTIME_NAMES = {
     "current_context": "cujit.runtime.context",
     "close": "cujit.runtime.context",
     "detect": "cujit.runtime.devices",
+    "is_bfloat16_supported": "cujit.cuda.api",
+    "is_fp8_supported": "cujit.cuda.api",
     "vectorize": "cujit.ufunc",
     "guvectorize": "cujit.ufunc",
     "reduce": "cujit.ufunc",
@@ -216,9 +219,6 @@ NOT_SUPPORTED = {
     "nanosleep": "cuda.nanosleep",
     "selp": "cuda.selp",
     "defer_cleanup": "cuda.defer_cleanup",
-    "bf16": "bfloat16 (cuda.bf16)",
-    "fp8": "the fp8 types (cuda.fp8)",
-    "is_bfloat16_supported": "bfloat16 (cuda.bf16), so is_bfloat16_supported",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",
     "profiling": "profiler control",
@@ -235,7 +235,7 @@ def __getattr__(name: str):
             f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
             "supported by cujit yet; see docs/numba-api.md"
         )
-    if name in ("random", "libdevice"):  # submodules, imported on first use
+    if name in ("random", "libdevice", "bf16", "fp8"):  # submodules, imported on first use
         import importlib
 
         value = importlib.import_module(f"cujit.cuda.{name}")

@@ -126,6 +126,18 @@ def cast_to(target: Scalar):
     return rule
 
 
+def call_float(t: Typer, site: CallSite) -> Value:
+    """``float(x)``; ``float("nan")``, ``float("inf")`` and other constant strings fold."""
+    site.expect(1, 1)
+    (x,) = site.args
+    if isinstance(x.type, PyObject) and isinstance(x.type.value, str):
+        try:
+            return t.const(float(x.type.value), site.loc)
+        except ValueError:
+            raise TypingError(f"float() cannot convert {x.type.value!r}", site.loc) from None
+    return cast_to(float64)(t, site)
+
+
 def call_bool(t: Typer, site: CallSite) -> Value:
     site.expect(1, 1)
     return t.to_bool(site.args[0], site.loc)

@@ -25,8 +25,8 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.foreign import DeclaredFunction
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
+from cujit.infer import bf16_calls, cmath_calls, fp8_calls, fp16_calls, numpy_calls
 from cujit.infer import builtin_calls as bi
-from cujit.infer import cmath_calls, fp16_calls, numpy_calls
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
@@ -50,7 +50,6 @@ from cujit.types import (
     PyObject,
     Type,
     describe_object,
-    float64,
     int64,
     is_namedtuple_class,
 )
@@ -122,7 +121,7 @@ CALLS: dict[object, Rule] = {
     max: bi.min_max("max"),
     abs: bi.call_abs,
     int: bi.cast_to(int64),
-    float: bi.cast_to(float64),
+    float: bi.call_float,
     bool: bi.call_bool,
     cuda.grid: cu.grid("cuda.grid"),
     cuda.gridsize: cu.grid("cuda.gridsize"),
@@ -177,6 +176,8 @@ CALLS: dict[object, Rule] = {
     **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
 }
+CALLS.update(bf16_calls.bf16_rules(CALLS))  # cuda.bf16; math/abs on bfloat16
+CALLS.update(fp8_calls.fp8_rules())  # the fp8 types and conversions
 
 
 def callee_name(fn: object) -> str:
@@ -256,7 +257,7 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
             op.loc,
             hint=_not_callable_hint(fn, site.name),
         )
-    if fn is not print:  # print() alone takes string constants
+    if fn is not print and fn is not float:  # print() and float() take string constants
         for v in (*site.args, *site.kwargs.values()):
             t.check_not_string(v, op.loc)
             t.check_defined(v, op.loc)

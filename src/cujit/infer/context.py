@@ -66,6 +66,8 @@ def const_type(value: object) -> tuple[Type, object] | None:  # noqa: C901 -- on
         return complex128, value
     if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return from_dtype(value.dtype), value.item()
+    if isinstance(value, np.generic) and value.dtype.name == "bfloat16":  # ml_dtypes'
+        return from_dtype(value.dtype), float(value)
     if isinstance(value, tuple) and value:
         items = [const_type(v) for v in value]
         if all(it is not None and isinstance(it[0], (Scalar, Tuple)) for it in items):

@@ -14,6 +14,8 @@ unification; no code copied):
   ``int32 < int32`` stays int32 and ``uint64`` meeting a signed int gives float64.
 - float16 meets float16 in float16 (numba computes in half precision); meeting an
   int it widens as NumPy does (int8 stays float16, int16 float32, wider float64).
+  bfloat16 does the same; float16 meeting bfloat16 gives float32, and bfloat16's
+  operators other than ``+ - * /`` compute in float32 (numba-cuda defines only those).
 - A complex meets a real by unifying its part type with the real: complex64 with
   float32 or an int of up to 16 bits stays complex64, with float64 or a wider int it
   becomes complex128.  Complex numbers take ``+ - * /`` (``**``, ``//``, ``%``, shifts
@@ -31,10 +33,10 @@ from cujit.types import (
     Scalar,
     Tuple,
     Type,
+    bfloat16,
     boolean,
     complex64,
     complex128,
-    float16,
     float32,
     float64,
     int64,
@@ -69,10 +71,12 @@ def _unify_scalars(a: Scalar, b: Scalar) -> Scalar:  # noqa: C901 -- NumPy's pro
         return complex_of(_unify_scalars(pa, pb))
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
+            if a.bits == b.bits:  # float16 meets bfloat16: neither holds the other
+                return float32
             return a if a.bits >= b.bits else b
         f, i = (a, b) if a.is_float else (b, a)
-        if f.bits == 16:  # NumPy's float16 rules: int8 fits, int16 needs float32
-            return float16 if i.bits <= 8 else float32 if i.bits <= 16 else float64
+        if f.bits == 16:  # NumPy's float16 rules (bfloat16's too): int8 fits, int16 needs float32
+            return f if i.bits <= 8 else float32 if i.bits <= 16 else float64
         # float32 represents every int of up to 16 bits exactly; wider ints need float64.
         return float32 if f.bits == 32 and i.bits <= 16 else float64
     if a.kind == b.kind:
@@ -130,8 +134,15 @@ def arith_type(op: str, a: Scalar, b: Scalar) -> tuple[Scalar, Scalar, Scalar] |
             return boolean, boolean, boolean
         t = int_result(a, b)
         return t, t, t
+    if a.bits == 8 and a.is_float or b.bits == 8 and b.is_float:  # fp8: storage only
+        t = _unify_scalars(_unify_scalars(a, b), float32)
+        return t, t, t
     if op == "/":
         t = float64 if both_int else _unify_scalars(a, b)
+        return t, t, t
+    if op not in ("+", "-", "*") and bfloat16 in (a, b):
+        # numba-cuda's bfloat16 takes + - * / only; the others compute in float32
+        t = _unify_scalars(_unify_scalars(a, b), float32)
         return t, t, t
     if op == "**" and a.is_float and not b.is_float:
         # numba types float ** int in the float's type (float32 stays float32).

@@ -554,6 +554,43 @@ _LIBDEVICE = tuple(
     for f in LIBDEVICE_FUNCTIONS.values()
 )
 
+# bfloat16 (cuda.bf16): reinterpretation, directed rounding, NaN-propagating min/max.
+_BF16 = (
+    _rows(
+        ("bf16.bits", "bf16.from_bits"),
+        _INFER + "bf16_calls:bf16_rules",
+        1,
+        cuda="the same i16 (a bfloat16 is its bits)",
+        cpu="the same i16 (a bfloat16 is its bits)",
+    )
+    + _rows(
+        (
+            *(f"bf16.from_f32.{m}" for m in ("rz", "ru", "rd")),
+            *(f"bf16.from_f64.{m}" for m in ("rn", "rz", "ru", "rd")),
+        ),
+        _INFER + "bf16_calls:bf16_rules",
+        1,
+        cuda="integer rounding of the float32 bits (float64: via round-to-odd)",
+        cpu="integer rounding of the float32 bits (float64: via round-to-odd)",
+    )
+    + _rows(
+        ("bf16.max_nan", "bf16.min_nan"),
+        _INFER + "bf16_calls:bf16_rules",
+        2,
+        cuda="float32 compare and select, NaN first",
+        cpu="float32 compare and select, NaN first",
+    )
+)
+
+# fp8 (numba-cuda's _internal.cuda_fp8): the conversions to fp8 codes, e8m0 to bfloat16.
+_FP8 = _rows(
+    ("fp8.encode", "fp8.e8m0_to_bf16_bits"),
+    _INFER + "fp8_calls:fp8_rules",
+    1,
+    cuda="integer rounding of the float32 bits (codegen/fp8.py)",
+    cpu="integer rounding of the float32 bits (codegen/fp8.py)",
+)
+
 ROWS: tuple[IntrinsicRow, ...] = (
     _THREAD
     + _BARRIERS
@@ -569,6 +606,8 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _RECORDS
     + _DATETIMES
     + _LIBDEVICE
+    + _BF16
+    + _FP8
 )
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"

@@ -36,7 +36,7 @@ from cujit.ir import (
     TupleGet,
     UnaryOp,
 )
-from cujit.types import Scalar, Tuple
+from cujit.types import Scalar, Tuple, float32
 
 _NOT_FOLDED = object()
 
@@ -107,6 +107,11 @@ def fold_binop(op: str, a, b, t: Scalar):
         return table.get(op, _NOT_FOLDED)
     if t.is_int:
         return _int_binop(op, a, b, t)
+    if t.name == "bfloat16":  # in float32, rounded once (cujit.types.bf16)
+        from cujit.types.bf16 import round_value
+
+        r = _float_binop(op, a, b, float32)
+        return r if r is _NOT_FOLDED else round_value(r)
     return _float_binop(op, a, b, t)
 
 
@@ -143,6 +148,10 @@ def fold_cast(a, src: Scalar, dst: Scalar):
             if wrap(a, dst) != a:
                 return _NOT_FOLDED  # out of range: fptosi/fptoui give poison
         return wrap(a, dst)
+    if dst.name == "bfloat16":  # rounded once, as the kernels' conversion (ml_dtypes
+        from cujit.types.bf16 import round_value  # rounds float64 twice, via float32)
+
+        return round_value(float(a))
     with np.errstate(all="ignore"):
         src_dtype = src.dtype if src.kind != "b" else np.dtype(np.int64)
         r = np.array(a, dtype=src_dtype).astype(dst.dtype)
@@ -157,7 +166,12 @@ def _fold_op(op, known: dict[int, object]):
         return fold_unary(op.op, known[op.operand.id], op.result.type)
     if isinstance(op, Compare) and op.lhs.id in known and op.rhs.id in known:
         return fold_compare(op.op, known[op.lhs.id], known[op.rhs.id])
-    if isinstance(op, Cast) and op.operand.id in known and isinstance(op.operand.type, Scalar):
+    if (
+        isinstance(op, Cast)
+        and op.operand.id in known
+        and isinstance(op.operand.type, Scalar)
+        and not any(t.name.startswith("fp8_") for t in (op.operand.type, op.result.type))
+    ):
         return fold_cast(known[op.operand.id], op.operand.type, op.result.type)
     if isinstance(op, TupleGet) and op.tuple.id in known:  # a, b = 1, 2.5
         return known[op.tuple.id][op.index]

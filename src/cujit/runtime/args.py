@@ -32,6 +32,7 @@ from cujit.runtime.driver import call
 from cujit.runtime.interop import import_for_launch
 from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
+from cujit.types.bf16 import value_bits as bf16_bits
 from cujit.types.core import Array, NamedTuple, Scalar, Tuple
 from cujit.types.records import Record
 
@@ -135,7 +136,9 @@ def _record_to_device(t, a, writebacks: list, stream, index: int) -> DeviceArray
 
 def _scalar_values(t: Scalar, a, values: list, index: int) -> None:
     try:
-        if t.kind == "f":
+        if t.name == "bfloat16":  # travels as its 16 bits (cujit.types.bf16)
+            values.append(bf16_bits(a))
+        elif t.kind == "f":
             values.append(float(a))
         elif t.kind == "c":  # two parameters: the parts (cujit.abi)
             z = complex(a)
@@ -248,6 +251,8 @@ def value_code(name: str, t, kept=None) -> str:
             + [f"{name}.shape[{k}]" for k in range(t.ndim)]
             + ([f"{name}.strides[{k}]" for k in range(t.ndim)] if passes_strides(t) else [])
         )
+    elif t.name == "bfloat16":  # its bits; the generated code's namespace is its own
+        exprs = [f"__import__('cujit.types.bf16').types.bf16.value_bits({name})"]
     elif t.kind == "f":
         exprs = [f"float({name})"]
     elif t.kind == "c":

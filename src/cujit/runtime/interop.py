@@ -46,6 +46,9 @@ def _cai_view(obj, cai: dict) -> DeviceArray:
     if cai.get("mask") is not None:
         raise NotImplementedError("masked CUDA arrays are not supported")
     dtype = np.dtype(cai["typestr"])
+    own = getattr(obj, "dtype", None)  # a typestr of |V<n> only: ml_dtypes' bfloat16, records
+    if dtype.kind == "V" and isinstance(own, np.dtype) and own.itemsize == dtype.itemsize:
+        dtype = own
     shape = tuple(int(n) for n in cai["shape"])
     strides = cai.get("strides")
     strides = (

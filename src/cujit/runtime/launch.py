@@ -37,6 +37,7 @@ _CODES = {
     "uint32": "I",
     "uint64": "Q",
     "float16": "e",
+    "bfloat16": "H",  # its bits (cujit.types.bf16.value_bits)
     "float32": "f",
     "float64": "d",
     "ptr": "Q",

@@ -16,6 +16,7 @@ from cujit.types.core import (  # noqa: F401
     Tuple,
     Type,
     b1,
+    bfloat16,
     bool_,
     boolean,
     byte,
@@ -54,6 +55,7 @@ from cujit.types.core import (  # noqa: F401
     uintp,
     void,
 )
+from cujit.types.fp8 import FP8, fp8_e4m3, fp8_e5m2, fp8_e8m0  # noqa: F401
 from cujit.types.numba_names import (  # noqa: F401
     ALIASES,
     Boolean,

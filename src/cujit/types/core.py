@@ -58,6 +58,10 @@ class Scalar(Type):
     def dtype(self) -> np.dtype:
         import numpy as np
 
+        if self.name == "bfloat16":  # NumPy has none: ml_dtypes' (cujit.types.bf16)
+            from cujit.types.bf16 import numpy_dtype
+
+            return numpy_dtype()
         return np.dtype(self.name if self.name != "bool" else np.bool_)
 
     @property
@@ -337,6 +341,8 @@ uint16 = Scalar("uint16", "u", 16)
 uint32 = Scalar("uint32", "u", 32)
 uint64 = Scalar("uint64", "u", 64)
 float16 = Scalar("float16", "f", 16)
+# float32's upper half; its own module (types/bf16.py) says how cujit computes with it.
+bfloat16 = Scalar("bfloat16", "f", 16)
 float32 = Scalar("float32", "f", 32)
 float64 = Scalar("float64", "f", 64)
 complex64 = Scalar("complex64", "c", 64)
@@ -370,4 +376,5 @@ SCALARS: tuple[Scalar, ...] = (
     complex64,
     complex128,
 )
-SCALAR_BY_NAME: dict[str, Scalar] = {t.name: t for t in SCALARS}
+# bfloat16 is no NumPy scalar (ml_dtypes' dtype): it is found by name, not in SCALARS.
+SCALAR_BY_NAME: dict[str, Scalar] = {t.name: t for t in (*SCALARS, bfloat16)}

@@ -93,6 +93,7 @@ _CONVERSIONS = {
     "NoneType": _none,
     "Record": _record,
     "NestedArray": _nested_array,
+    "Bfloat16": lambda obj: SCALAR_BY_NAME["bfloat16"],  # numba-cuda's, named __nv_bfloat16
 }
 
 

@@ -31,9 +31,11 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, element_pointer, index_values, make_array
+from cujit.codegen.bf16 import BF16_INTRINSICS
 from cujit.codegen.cache_hints import cache_hint_lowerings, lower_plain
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.fp8 import FP8_INTRINSICS
 from cujit.codegen.libdevice import libdevice_lowerings
 from cujit.codegen.lltypes import F32, I8, I32, I64, i64, memory_type
 from cujit.targets.cpu.constmem import lower_const_array_like
@@ -253,6 +255,8 @@ INTRINSICS = {
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     "local.array": lower_local_array,  # over-aligned ones: see there
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **BF16_INTRINSICS,  # cuda.bf16 (codegen/bf16.py)
+    **FP8_INTRINSICS,  # the fp8 conversions (codegen/fp8.py)
     **cache_hint_lowerings(lower_plain),  # cuda.ldcg, cuda.stcs...
     **libdevice_lowerings(lower_host),  # cuda.libdevice.*
 }

@@ -36,6 +36,7 @@ _CTYPES = {
     "uint64": ctypes.c_uint64,
     "float32": ctypes.c_float,
     "float16": ctypes.c_uint16,
+    "bfloat16": ctypes.c_uint16,
     "float64": ctypes.c_double,
     POINTER: ctypes.c_void_p,
 }
@@ -366,6 +367,10 @@ def _check_writeable(kernel: CPUKernel, k: int, keep: list, first: int) -> None:
 def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
     if t.kind == "b":
         out.append(int(bool(value)))
+    elif t.name == "bfloat16":  # its bits too (cujit.types.bf16)
+        from cujit.types.bf16 import value_bits
+
+        out.append(value_bits(value))
     elif t.kind == "f" and t.bits == 16:  # a half travels as its bits
         out.append(int(np.float16(value).view(np.uint16)))
     elif t.kind == "f":

@@ -30,9 +30,11 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import builtins, printing
 from cujit.codegen.arrays import c_strides, make_array
+from cujit.codegen.bf16 import BF16_INTRINSICS
 from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.fp8 import FP8_INTRINSICS
 from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
 from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
@@ -197,6 +199,8 @@ INTRINSICS = {
     **ATOMIC_INTRINSICS,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
+    **BF16_INTRINSICS,  # cuda.bf16 (codegen/bf16.py)
+    **FP8_INTRINSICS,  # the fp8 conversions (codegen/fp8.py)
     **cache_hint_lowerings(lower_ptx),  # cuda.ldcg, cuda.stcs...
     **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
     "foreign.call": lower_foreign_call,  # cuda.declare_device

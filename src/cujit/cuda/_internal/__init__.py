@@ -1,0 +1,1 @@
+"""numba.cuda's ``_internal`` package: the CUDA-header spellings of its bfloat16 names."""
