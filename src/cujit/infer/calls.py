@@ -33,6 +33,7 @@ from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
+from cujit.infer.extension_calls import extension_rule
 from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.function_calls import as_device_function, call_device_function
 from cujit.infer.iteration import iteration_rules
@@ -250,6 +251,8 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
     rule = _lookup(fn)
     if rule is None and is_namedtuple_class(fn):
         rule = namedtuple_constructor(fn)
+    if rule is None:
+        rule = extension_rule(fn)  # a library's callable (cujit.extending)
     if rule is None:
         raise UnsupportedError(
             f"call to unsupported function '{site.name}'",

@@ -80,6 +80,18 @@ def _nested_array(obj) -> Type:
     return NestedArray(from_numba_type(obj.dtype), tuple(int(n) for n in obj.shape))
 
 
+def _datetime(obj) -> Type:
+    from cujit.types.datetimes import datetime_type
+
+    return datetime_type("M", str(obj.unit))
+
+
+def _timedelta(obj) -> Type:
+    from cujit.types.datetimes import datetime_type
+
+    return datetime_type("m", str(obj.unit))
+
+
 _CONVERSIONS = {
     "Integer": _scalar,
     "Float": _scalar,
@@ -93,6 +105,8 @@ _CONVERSIONS = {
     "NoneType": _none,
     "Record": _record,
     "NestedArray": _nested_array,
+    "NPDatetime": _datetime,
+    "NPTimedelta": _timedelta,
 }
 
 
