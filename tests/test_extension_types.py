@@ -222,3 +222,18 @@ def test_constructor_and_attributes_gpu():
     want_a, want_b = _expected_reverse()
     np.testing.assert_array_equal(out_a, want_a)
     np.testing.assert_array_equal(out_b, want_b)
+
+
+def test_cache_key_covers_the_lowering(monkeypatch):
+    from cujit.cache.key import kernel_key
+    from cujit.options import Options
+
+    args = (int32[::1], types.float64[::1])
+    before = kernel_key(_fill, args, Options())
+    assert before is not None and before == kernel_key(_fill, args, Options())
+
+    def other_lowering(context, builder, sig, args):
+        return _lower_pair(context, builder, sig, args)
+
+    monkeypatch.setitem(extension.LOWERINGS, Pair, [((types.Integer, types.Float), other_lowering)])
+    assert kernel_key(_fill, args, Options()) != before
