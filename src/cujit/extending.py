@@ -9,7 +9,9 @@ is registered anywhere else):
 - ``make_attribute_wrapper(type_class, member, attr)``: ``value.attr`` reads ``member``;
 - ``type_callable(func)(typer_factory)``: how a call of ``func`` in a kernel types;
 - ``lower_builtin(func, *arg_specs)(impl)``: ``impl(context, builder, sig, args)`` builds
-  the call's value with an llvmlite builder (``cgutils.create_struct_proxy`` helps).
+  the call's value with an llvmlite builder (``cgutils.create_struct_proxy`` helps);
+- ``overload(func)(typing_fn)``: ``typing_fn(*arg_types)`` returns a pure-Python
+  implementation of ``func`` for those types, which kernels call as a device function.
 
 These are numba's names (``numba.cuda.extending`` maps here under the drop-in).
 """
@@ -104,11 +106,28 @@ def lower_builtin(func, *arg_specs) -> Callable:
 
 lower = lower_builtin
 
+
+def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kw):
+    """Decorate ``typing_fn(*arg_types)`` as a device implementation of ``func``: where
+    a kernel calls ``func``, it is called with the argument types and returns the
+    Python function to compile for them (None: not for these types).  numba's other
+    options are accepted; cujit compiles every implementation the same way."""
+    if not callable(func):
+        raise TypeError(f"overload takes a callable, not {func!r}")
+
+    def decorate(typing_fn: Callable) -> Callable:
+        extension.OVERLOADS.setdefault(func, []).insert(0, typing_fn)
+        return typing_fn
+
+    return decorate
+
+
 __all__ = [
     "lower",
     "lower_builtin",
     "make_attribute_wrapper",
     "models",
+    "overload",
     "register_model",
     "type_callable",
     "typeof_impl",

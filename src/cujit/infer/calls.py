@@ -33,7 +33,7 @@ from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
-from cujit.infer.extension_calls import extension_rule
+from cujit.infer.extension_calls import extension_rule, overload_device_function
 from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.function_calls import as_device_function, call_device_function
 from cujit.infer.iteration import iteration_rules
@@ -250,7 +250,7 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         ):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
-    devfn = as_device_function(fn)
+    devfn = as_device_function(fn) or overload_device_function(fn, site)
     if devfn is not None:
         call_device_function(t, op, devfn, site)
         return

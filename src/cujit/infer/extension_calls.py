@@ -17,7 +17,7 @@ from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
 from cujit.types import Record, Signature, Type
 from cujit.types.convert import to_type
-from cujit.types.extension import CALLABLES, call_typer, find_lowering
+from cujit.types.extension import CALLABLES, OVERLOADS, call_typer, find_lowering
 
 
 def _front_type(t: Type) -> Type:
@@ -61,3 +61,25 @@ def extension_rule(fn: object):
         return t.emit(op)
 
     return rule
+
+
+def overload_device_function(fn: object, site):
+    """The device function a call of ``fn`` compiles where a library overloads ``fn``
+    (``cujit.extending.overload``): the first typing function answering for the
+    argument types gives the implementation; none answering is the user's error."""
+    try:
+        typing_fns = OVERLOADS.get(fn)
+    except TypeError:  # unhashable: no entry
+        return None
+    if not typing_fns:
+        return None
+    from cujit.device_function import DeviceFunction
+
+    arg_types = tuple(_front_type(a.type) for a in site.args)
+    kw_types = {k: _front_type(v.type) for k, v in site.kwargs.items()}
+    for typing_fn in typing_fns:
+        impl = typing_fn(*arg_types, **kw_types)
+        if impl is not None:
+            return DeviceFunction(impl)
+    shown = ", ".join(describe(a.type) for a in site.args)
+    raise TypingError(f"no overload of {site.name}() takes ({shown})", site.loc)

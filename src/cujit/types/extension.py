@@ -13,7 +13,10 @@ A library subclasses ``cujit.types.Type`` and fills these tables (through
   ``typer(*arg_types)`` that gives the call's result type (or None: no match);
 - ``LOWERINGS``: a Python callable -> ``[(argument type specs, implementation)]``, the
   implementation receiving ``(context, builder, signature, args)`` with an llvmlite
-  IR builder.
+  IR builder;
+- ``OVERLOADS``: a Python function -> its typing functions ``fn(*arg_types)``, each
+  returning a pure-Python implementation for those types (compiled as a device
+  function) or None.
 
 A struct model whose members are scalars (or records) is laid out as NumPy lays out an
 aligned structured dtype: ``record_of(type)`` is that Record, the type's bytes in memory.
@@ -31,6 +34,7 @@ MODELS: dict[type, type] = {}
 ATTRIBUTES: dict[tuple[type, str], str] = {}
 CALLABLES: dict[object, Callable] = {}
 LOWERINGS: dict[object, list[tuple[tuple, Callable]]] = {}
+OVERLOADS: dict[object, list[Callable]] = {}
 
 _MODEL_CACHE: dict[Type, object] = {}
 
