@@ -13,11 +13,12 @@ their usecase modules) is executed with an ``__import__`` that resolves
 - ``from numba import cuda`` / ``import numba`` / ``numba.cuda``: ``cujit.cuda``
   (``numba`` itself stays numba for everything but ``cuda``);
 - ``numba.cuda.X`` for numba.cuda's API modules (``types``, ``random``, ``cg``,
-  ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``): cujit's, or an
+  ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``, ``compiler``,
+  ``np.numpy_support``, ``extending``, ``cudaimpl``, ``cgutils``): cujit's, or an
   ImportError where cujit has none (``cujit.numba_drop_in.cuda_module``);
 - ``from numba.cuda import NAME``: cujit.cuda's NAME for every value (``jit``,
   ``to_device``, ``float32``...), numba-cuda's for its other modules (``testing``,
-  ``core``, ``compiler``...) and the harness flags in ``HARNESS_VALUES``.
+  ``core``, ``dispatcher``...) and the harness flags in ``HARNESS_VALUES``.
 
 A test that reaches numba-cuda's compiler through a harness module compiles with
 numba-cuda: the worker counts those compilations too, and such a test is no pass.
@@ -56,6 +57,10 @@ ROUTED_PACKAGES = ("numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples")
 API_MODULES = frozenset(
     {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
     | {"api", "_internal"}  # numba.cuda.api.is_fp8_supported, _internal.cuda_bf16
+    # numba.cuda's API modules for libraries: the ahead-of-time compile functions
+    # (compiler.compile_ptx...), dtype conversions (np.numpy_support) and the extension
+    # API (extending, cudaimpl.lower, cgutils.create_struct_proxy).
+    | {"compiler", "np", "extending", "cudaimpl", "cgutils"}
 )
 HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
 _real_import = builtins.__import__

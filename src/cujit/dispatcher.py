@@ -76,6 +76,13 @@ class Specialization:
     # every launch configuration of this specialisation binds its shape to.
     launcher_code: dict = dataclasses.field(default_factory=dict)
 
+    @property
+    def _type_annotation(self):
+        """numba's annotation: ``typemap`` maps each local variable to its type."""
+        from cujit.type_annotation import annotate
+
+        return annotate(self.result.outputs.get("typed"))
+
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
         """numba's ``max_cooperative_grid_blocks``: the most blocks of ``blockdim`` a
         cooperative launch (a kernel that syncs the grid) may have on the current device:

@@ -48,13 +48,10 @@ def cuda_module(name: str):
         return None
     sub = name[len(PREFIX) + 1 :]
     own = "cujit.cuda." + sub
-    if "." in sub:  # numba.cuda.X.Y: only where cujit has the module (_internal.cuda_bf16)
-        try:
-            return importlib.import_module(own) if importlib.util.find_spec(own) else None
-        except ModuleNotFoundError:  # no package cujit.cuda.X
-            return None
-    if importlib.util.find_spec(own) is not None:
+    if _has_module(own):
         return importlib.import_module(own)
+    if "." in sub:  # numba.cuda.X.Y: only cujit's own modules (numba.cuda.np.numpy_support)
+        return None
     cuda = importlib.import_module("cujit.cuda")
     try:
         value = getattr(cuda, sub)
@@ -65,6 +62,13 @@ def cuda_module(name: str):
     if isinstance(value, pytypes.ModuleType) or not callable(value):
         return value
     return None
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package cujit lacks (numba.cuda.core.X)
+        return False
 
 
 class _Alias(importlib.abc.Loader):

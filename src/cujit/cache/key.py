@@ -212,6 +212,7 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
         _function(getattr(v, "py_func", v), h, debug, seen)
     elif isinstance(v, type) and not _library(v):
         _class(v, h, debug, seen, names)
+        _extension(v, h, debug, seen)
     elif isinstance(v, (type, pytypes.BuiltinFunctionType)) or isinstance(
         getattr(v, "__qualname__", None), str
     ):
@@ -240,6 +241,20 @@ _LIBRARIES = ("builtins", "numpy", "cujit", "math", "cmath", "operator")
 
 def _library(cls: type) -> bool:
     return (cls.__module__ or "").split(".")[0] in _LIBRARIES
+
+
+def _extension(obj, h, debug: bool, seen: set) -> None:
+    """A library's callable (``cujit.extending``): its typer and its lowering functions
+    make the code of a call, so they are part of the key."""
+    from cujit.types import extension
+
+    factory = extension.CALLABLES.get(obj)
+    if factory is None:
+        return
+    _function(factory, h, debug, seen)
+    for specs, impl in extension.LOWERINGS.get(obj, ()):
+        h.update(f"lowering {specs}\n".encode())
+        _function(impl, h, debug, seen)
 
 
 def _module(mod, h, debug: bool, seen: set, names: set) -> None:

@@ -15,6 +15,7 @@ from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, ma
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.datetimes import DATETIME_INTRINSICS
+from cujit.codegen.extension import EXTENSION_INTRINSICS
 from cujit.codegen.lltypes import (
     ARRAY_DATA,
     ARRAY_SHAPE,
@@ -177,6 +178,7 @@ MATH_FUNCTIONS = intrinsics.MATH_UNARY + intrinsics.MATH_BINARY  # the table's n
 
 COMMON_INTRINSICS = {
     **RECORD_INTRINSICS,
+    **EXTENSION_INTRINSICS,
     **DATETIME_INTRINSICS,
     **{f"math.{f}": lower_math for f in MATH_FUNCTIONS},
     **BIT_INTRINSICS,

@@ -18,6 +18,7 @@ is a constant); array indices are cast to int64 and counted against ``ndim``.
 from __future__ import annotations
 
 import collections
+import enum
 from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
@@ -212,6 +213,15 @@ def _tuple_index(t: Typer, tup: Tuple, idx: Value, loc: Loc) -> int:
     return i % n
 
 
+def _enum_member(t: Typer, op: GetItem, cls: enum.EnumMeta, name: object) -> None:
+    """``Color["red"]``: the member, a constant like ``Color.red``."""
+    member = cls.__members__.get(name) if isinstance(name, str) else None
+    if member is None:
+        what = repr(name) if isinstance(name, str) else "a non-constant name"
+        raise TypingError(f"enum {cls.__name__} has no member {what}", op.loc)
+    t.const(member, op.loc, result=op.result)
+
+
 def type_getitem(t: Typer, op: GetItem) -> None:
     obj, idx = t.value(op.obj), t.value(op.index)
     if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
@@ -246,28 +256,37 @@ def type_getitem(t: Typer, op: GetItem) -> None:
     elif isinstance(obj.type, Record):  # r['x'], or r[0]: its first field
         records.get_field(t, obj, records.field_name(t, obj.type, idx), op.loc, op.result.id)
     else:
-        t.check_not_string(obj, op.loc)
-        t.check_defined(obj, op.loc)
-        if (
-            isinstance(obj.type, PyObject)
-            and hasattr(obj.type.value, "shape")
-            and hasattr(obj.type.value, "dtype")
-        ):  # a device (or other) array object
-            raise UnsupportedError(
-                f"a global or closure {type(obj.type.value).__name__} cannot be used in a "
-                "kernel yet: only NumPy arrays are (read as constants)",
-                op.loc,
-                hint="pass the array as a kernel argument",
-            )
-        if isinstance(obj.type, PyObject) and hasattr(obj.type.value, "py_func"):
-            raise UnsupportedError(
-                f"{obj.type.value!r} cannot be launched from a kernel: launching kernels from "
-                "kernels (dynamic parallelism) is not supported",
-                op.loc,
-                hint="launch it from the host after this kernel, or make it a device function "
-                "(@cuda.jit(device=True)) and call it",
-            )
-        raise TypingError(f"cannot index a value of type {describe(obj.type)}", op.loc)
+        _index_object(t, op, obj, idx)
+
+
+def _index_object(t: Typer, op: GetItem, obj: Value, idx: Value) -> None:
+    """An object indexed that is no array, tuple or record: an Enum class gives its
+    member (``Color["red"]``); anything else is refused."""
+    if isinstance(obj.type, PyObject) and isinstance(obj.type.value, enum.EnumMeta):
+        _enum_member(t, op, obj.type.value, t.const_value(idx))
+        return
+    t.check_not_string(obj, op.loc)
+    t.check_defined(obj, op.loc)
+    if (
+        isinstance(obj.type, PyObject)
+        and hasattr(obj.type.value, "shape")
+        and hasattr(obj.type.value, "dtype")
+    ):  # a device (or other) array object
+        raise UnsupportedError(
+            f"a global or closure {type(obj.type.value).__name__} cannot be used in a "
+            "kernel yet: only NumPy arrays are (read as constants)",
+            op.loc,
+            hint="pass the array as a kernel argument",
+        )
+    if isinstance(obj.type, PyObject) and hasattr(obj.type.value, "py_func"):
+        raise UnsupportedError(
+            f"{obj.type.value!r} cannot be launched from a kernel: launching kernels from "
+            "kernels (dynamic parallelism) is not supported",
+            op.loc,
+            hint="launch it from the host after this kernel, or make it a device function "
+            "(@cuda.jit(device=True)) and call it",
+        )
+    raise TypingError(f"cannot index a value of type {describe(obj.type)}", op.loc)
 
 
 def type_setitem(t: Typer, op: SetItem) -> None:

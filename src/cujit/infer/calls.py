@@ -33,6 +33,7 @@ from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
+from cujit.infer.extension_calls import extension_rule, overload_device_function
 from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.function_calls import as_device_function, call_device_function
 from cujit.infer.iteration import iteration_rules
@@ -48,6 +49,7 @@ from cujit.ir import Call, Const, Value, intrinsics
 from cujit.types import (
     SCALARS,
     PyObject,
+    Scalar,
     Type,
     describe_object,
     int64,
@@ -217,6 +219,17 @@ def _lookup(fn: object) -> Rule | None:
         return None
 
 
+# Callees whose dtype argument (position 1, or ``dtype=``) may be a NumPy dtype's name.
+_DTYPE_NAME_CALLEES = (cuda.shared.array, cuda.local.array)
+
+
+def _is_dtype_name(fn: object, site: CallSite, v: Value) -> bool:
+    """Whether ``v`` is the dtype argument of a callee that takes ``dtype="int32"``."""
+    if not any(fn is c for c in _DTYPE_NAME_CALLEES):
+        return False
+    return v is site.kwargs.get("dtype") or (len(site.args) > 1 and v is site.args[1])
+
+
 def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)
     callee = t.value(op.func)
     if not isinstance(callee.type, PyObject):
@@ -238,7 +251,7 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         ):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
-    devfn = as_device_function(fn)
+    devfn = as_device_function(fn) or overload_device_function(fn, site)
     if devfn is not None:
         call_device_function(t, op, devfn, site)
         return
@@ -251,15 +264,20 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
     rule = _lookup(fn)
     if rule is None and is_namedtuple_class(fn):
         rule = namedtuple_constructor(fn)
+    if rule is None and isinstance(fn, Scalar):  # datetime64[D](x): its unit's types
+        rule = bi.cast_to(fn)
+    if rule is None:
+        rule = extension_rule(fn)  # a library's callable (cujit.extending)
     if rule is None:
         raise UnsupportedError(
             f"call to unsupported function '{site.name}'",
             op.loc,
             hint=_not_callable_hint(fn, site.name),
         )
-    if fn is not print and fn is not float:  # print() and float() take string constants
+    if fn is not print and fn is not float:  # they take string constants (dtype names: below)
         for v in (*site.args, *site.kwargs.values()):
-            t.check_not_string(v, op.loc)
+            if not _is_dtype_name(fn, site, v):
+                t.check_not_string(v, op.loc)
             t.check_defined(v, op.loc)
     result = rule(t, site)
     if result.id != op.result.id:

@@ -145,6 +145,8 @@ def _dtype(t: Typer, site: CallSite, name: str) -> Scalar | Record:
     try:
         dtype = to_type(spec) if spec is not None else None
     except TypeError:
+        if isinstance(spec, str):  # numba's words for a name NumPy does not know
+            raise TypingError(f"Invalid NumPy dtype specified: {spec!r}", site.loc) from None
         dtype = None
     if not isinstance(dtype, (Scalar, Record)):
         raise TypingError(

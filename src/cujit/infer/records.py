@@ -31,12 +31,15 @@ from cujit.types import (
     field_alignment,
     none,
 )
+from cujit.types.extension import attribute_member
 
 # Field arrays larger than this are copied by a loop the lowering would unroll: refused.
 MAX_ASSIGN_ELEMENTS = 4096
 
 
 def _field(rec: Record, name: object, loc: Loc) -> tuple[Type, int]:
+    if rec.origin is not None:  # a library's type: the attribute names its member
+        name = _member(rec, name, loc)
     found = rec.field(name) if isinstance(name, str) else None
     if found is None:
         what = repr(name) if isinstance(name, str) else "a non-constant name"
@@ -44,6 +47,13 @@ def _field(rec: Record, name: object, loc: Loc) -> tuple[Type, int]:
             f"the record has no field {what}", loc, hint=f"its fields are {', '.join(rec.names)}"
         )
     return found
+
+
+def _member(rec: Record, name: object, loc: Loc) -> str:
+    member = attribute_member(rec.origin, name) if isinstance(name, str) else None
+    if member is None:
+        raise TypingError(f"{rec.origin} has no attribute {name!r}", loc)
+    return member
 
 
 def field_name(t: Typer, rec: Record, idx: Value) -> object:
@@ -83,6 +93,8 @@ def get_field(t: Typer, rec: Value, name: object, loc: Loc, result_id: int | Non
 
 def set_field(t: Typer, rec: Value, name: object, value: Value, loc: Loc) -> None:
     """``rec.name = value`` (or ``rec['name'] = value``)."""
+    if rec.type.origin is not None:
+        raise TypingError(f"the attributes of {rec.type.origin} are read-only", loc)
     ft, offset = _field(rec.type, name, loc)
     t.check_writable(rec, loc, "cannot assign a field of a record of")
     attrs: tuple = (("offset", offset), ("field", name))

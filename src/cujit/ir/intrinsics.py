@@ -542,6 +542,14 @@ _DATETIMES = _rows(
     cuda="int64 compare of the unit-scaled counts (NaT: False, != True)",
     cpu="int64 compare of the unit-scaled counts (NaT: False, != True)",
 )
+# A call of a library's callable (cujit.extending: type_callable + lower_builtin).
+_EXTENSIONS = _rows(
+    ("extension.call",),
+    _INFER + "extension_calls:extension_rule",
+    None,
+    cuda="the library's lowering function, given the llvmlite builder",
+    cpu="the library's lowering function, given the llvmlite builder",
+)
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(
@@ -605,6 +613,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _FOREIGN
     + _RECORDS
     + _DATETIMES
+    + _EXTENSIONS
     + _LIBDEVICE
     + _BF16
     + _FP8

@@ -19,6 +19,7 @@ from cujit.types.core import (
     is_namedtuple_class,
 )
 from cujit.types.datetimes import datetime_type
+from cujit.types.extension import storage, typeof_value
 from cujit.types.foreign import (
     from_numba_signature,
     from_numba_type,
@@ -69,9 +70,10 @@ _DTYPE_NOTES = {
 
 def to_type(spec) -> Type:
     """A cujit type from a cujit type, one of numba's type objects, a NumPy type/dtype,
-    or Python's int/float/bool."""
+    or Python's int/float/bool.  An extension type with a struct model is its Record
+    (``types.extension.storage``)."""
     if isinstance(spec, Type):
-        return spec
+        return storage(spec)
     if is_numba_type(spec):  # numba.float32, numba.types.float32[:, ::1]...
         return from_numba_type(spec)
     if spec is bool:
@@ -141,6 +143,9 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
         return NamedTuple(items, cls) if is_namedtuple_class(cls) else Tuple(items)
     if value is None:
         raise TypeError("cannot pass None to a kernel")
+    found = typeof_value(value)  # a library's class (cujit.extending.typeof_impl)
+    if found is not None:
+        return found
     if hasattr(value, "py_func"):  # a cujit kernel or device function
         raise TypeError(
             f"cannot pass {value!r} to a kernel: kernels and device functions are "

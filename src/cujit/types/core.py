@@ -19,7 +19,41 @@ if TYPE_CHECKING:
 
 
 class Type:
-    """Base of all cujit types."""
+    """Base of all cujit types.
+
+    cujit's own types are frozen dataclasses with their own fields.  A library's type
+    (an extension type, ``cujit.extending``) subclasses ``Type`` directly and calls
+    ``super().__init__(name)``, as numba's do: such types are equal when their class and
+    ``key`` (by default the name) are, and ``T[::1]`` / ``T(args)`` make an array type
+    and a signature as for the built-in types.
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"a type's name is a str, not {type(name).__name__}")
+        self.name = name
+
+    @property
+    def key(self) -> object:
+        """What identifies an extension type within its class (numba's ``Type.key``)."""
+        return self.name
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.key))
+
+    def __str__(self) -> str:
+        return str(getattr(self, "name", type(self).__name__))
+
+    def __getitem__(self, spec) -> "Array":
+        from cujit.types.extension import storage
+
+        return Array.from_slices(storage(self), spec)
+
+    def __call__(self, *args: "Type") -> "Signature":
+        return Signature(self, tuple(args))
 
     def _cached_hash(self) -> int:
         # Types key every specialisation lookup at launch: hash a type's fields once,

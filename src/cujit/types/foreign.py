@@ -80,6 +80,18 @@ def _nested_array(obj) -> Type:
     return NestedArray(from_numba_type(obj.dtype), tuple(int(n) for n in obj.shape))
 
 
+def _datetime(obj) -> Type:
+    from cujit.types.datetimes import datetime_type
+
+    return datetime_type("M", str(obj.unit))
+
+
+def _timedelta(obj) -> Type:
+    from cujit.types.datetimes import datetime_type
+
+    return datetime_type("m", str(obj.unit))
+
+
 _CONVERSIONS = {
     "Integer": _scalar,
     "Float": _scalar,
@@ -94,6 +106,8 @@ _CONVERSIONS = {
     "Record": _record,
     "NestedArray": _nested_array,
     "Bfloat16": lambda obj: SCALAR_BY_NAME["bfloat16"],  # numba-cuda's, named __nv_bfloat16
+    "NPDatetime": _datetime,
+    "NPTimedelta": _timedelta,
 }
 
 

@@ -95,6 +95,9 @@ class Record(Type):
     fields: tuple[tuple[str, Type, int], ...]
     size: int
     aligned: bool = False
+    # The extension type (``cujit.extending``) stored as this record: its struct
+    # model's members are the fields, read through the attributes it declares.
+    origin: Type | None = None
 
     __hash__ = Type._cached_hash
     kind = "V"
@@ -151,6 +154,8 @@ class Record(Type):
 
     def __str__(self) -> str:
         inner = ", ".join(f"{n}: {t} @{off}" for n, t, off in self.fields)
+        if self.origin is not None:
+            return f"{self.origin}({inner}; {self.size})"
         return f"Record({inner}; {self.size}{'; aligned' if self.aligned else ''})"
 
 
