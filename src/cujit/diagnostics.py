@@ -146,6 +146,26 @@ class LaunchError(CujitError):
     """A kernel launch that cannot be made as written (bad grid, bad arguments)."""
 
 
+class LaunchValueError(LaunchError, ValueError):
+    """A launch configuration that is missing or out of range: a ValueError, as numba's."""
+
+
+class LaunchTypeError(LaunchError, TypeError):
+    """Launch dimensions or arguments of the wrong type: a TypeError, as numba's."""
+
+
+class NumbaWarning(UserWarning):
+    """The base of the warnings cujit gives under numba's names (``cujit.cuda.errors``)."""
+
+
+class NumbaPerformanceWarning(NumbaWarning):
+    """Code that runs, but slower than it could (a small grid, host arrays copied)."""
+
+
+class NumbaInvalidConfigWarning(NumbaWarning):
+    """Options that contradict each other; one of them is ignored."""
+
+
 class NoGPUError(CujitError):
     """Raised at launch time when no CUDA GPU or driver is available."""
 

@@ -62,15 +62,23 @@ class KernelInspection:
         return self._specialized
 
     def specialize(self, *args):
-        """A kernel of the same function compiled for the types of ``args`` only."""
+        """A kernel of the same function compiled for the types of ``args`` only; the
+        same one for the same types (``specializations``).  A kernel made by
+        ``specialize`` or declared with one signature is specialised already."""
         if self._specialized:
-            raise RuntimeError("this kernel is already specialized")
+            raise RuntimeError(
+                "Dispatcher already specialized: this kernel is compiled for "
+                f"{', '.join(map(str, next(iter(self.overloads), ())))} only"
+            )
         from cujit.types import typeof
 
         types = tuple(a if isinstance(a, Type) else typeof(a) for a in args)
-        fixed = type(self)(self.py_func, (), options=self._base_options, **self._flags)
-        fixed.compile(types)
-        fixed._specialized = True
+        fixed = self.specializations.get(types)
+        if fixed is None:
+            fixed = type(self)(self.py_func, (), options=self._base_options, **self._flags)
+            fixed.compile(types)
+            fixed._specialized = True
+            self.specializations[types] = fixed
         return fixed
 
     # -- code --------------------------------------------------------------
@@ -114,6 +122,16 @@ class KernelInspection:
 
     def get_max_threads_per_block(self, signature=None):
         return self._each(signature, lambda s: _resource(self, s, "max_threads_per_block"))
+
+
+def specialization_llvm(spec) -> str:
+    """``Specialization.inspect_llvm``."""
+    return _llvm(spec)
+
+
+def specialization_asm(spec) -> str:
+    """``Specialization.inspect_asm``."""
+    return _asm(spec)
 
 
 def _llvm(spec) -> str:
