@@ -35,11 +35,21 @@ class ArgHint:
         """The device-side value the kernel receives; appends copies back to ``retr``."""
         raise NotImplementedError
 
+    def to_host_kernel(self):
+        """What a CPU-target kernel receives: the host array itself (its stores land
+        there), or for ``In`` a copy of it."""
+        return self.value
+
 
 class In(ArgHint):
     """Copy to the device before the launch; never back."""
 
     __slots__ = ()
+
+    def to_host_kernel(self):
+        import numpy as np
+
+        return np.array(self.value, copy=True)
 
     def to_device(self, retr: list, stream=0):
         from cujit.runtime.memory import to_device
@@ -82,9 +92,10 @@ def has_hint(args) -> bool:
     return any(isinstance(a, ArgHint) for a in args)
 
 
-def prepare(args, extensions, stream, typeof: Callable) -> tuple[tuple, list]:
+def prepare(args, extensions, stream, typeof: Callable, target: str) -> tuple[tuple, list]:
     """The plain arguments a launch passes for ``args`` (through ``extensions``, then
-    hints turned into device arrays) and the callables to run after the launch."""
+    hints turned into device arrays, or host arrays on the CPU ``target``) and the
+    callables to run after the launch."""
     retr: list = []
     out = []
     for value in args:
@@ -96,6 +107,6 @@ def prepare(args, extensions, stream, typeof: Callable) -> tuple[tuple, list]:
             for extension in reversed(extensions):
                 ty, value = extension.prepare_args(ty, value, stream=stream, retr=retr)
         if isinstance(value, ArgHint):
-            value = value.to_device(retr, stream)
+            value = value.to_host_kernel() if target == "cpu" else value.to_device(retr, stream)
         out.append(value)
     return tuple(out), retr

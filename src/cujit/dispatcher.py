@@ -485,7 +485,7 @@ class Kernel(KernelInspection):
         """A launch whose arguments go through the kernel's extensions or hold
         ``cuda.In``/``Out``/``InOut`` hints (``cujit.arghints``): the plain arguments
         are launched, then the work the preparation left (copies back) is done."""
-        plain, retr = arghints.prepare(args, self.extensions, stream, fast_typeof)
+        plain, retr = arghints.prepare(args, self.extensions, stream, fast_typeof, self.target)
         self._launch(plain, grid, block, stream, shmem, cfg)
         for finish in retr:
             finish()
