@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import pickle
 from dataclasses import dataclass
 
 
@@ -152,6 +153,11 @@ class LaunchValueError(LaunchError, ValueError):
 
 class LaunchTypeError(LaunchError, TypeError):
     """Launch dimensions or arguments of the wrong type: a TypeError, as numba's."""
+
+
+class UncacheableKernel(CujitError, pickle.PicklingError):
+    """``cache=True`` on a kernel whose code cannot be reused by another process (it
+    holds a device array's address): a PicklingError, as numba's."""
 
 
 class NumbaWarning(UserWarning):

@@ -224,7 +224,7 @@ class Kernel(KernelInspection):
             ):
                 from cujit.cache import compile_cached
 
-                result = compile_cached(self.py_func, key, self._options())
+                result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
             else:
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
