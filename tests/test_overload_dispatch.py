@@ -152,3 +152,17 @@ def test_specialization_inspection():
     spec = f.overloads[f.signatures[0]]
     assert spec.inspect_llvm() == f.inspect_llvm(f.signatures[0])
     assert spec.inspect_asm((9, 0)) == f.inspect_asm(f.signatures[0])
+
+
+def test_one_signature_takes_integer_arrays_of_the_other_signedness_as_views():
+    @cuda.jit("void(int32[:, :])", target="cpu")
+    def decrement(ary):
+        ary[cuda.threadIdx.x, cuda.threadIdx.y] -= 1
+
+    ary = np.arange(1, 33, dtype=np.uint32).reshape(4, 8)
+    decrement[1, (4, 8)](ary)
+    assert np.array_equal(ary, np.arange(0, 32, dtype=np.uint32).reshape(4, 8))
+    with pytest.raises(TypeError, match="No matching definition"):
+        decrement[1, (4, 8)](np.zeros((4, 8), np.float32))  # other bits: refused
+    with pytest.raises(TypeError, match="No matching definition"):
+        decrement[1, (4, 8)](np.zeros((4, 8), np.uint64))

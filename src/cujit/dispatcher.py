@@ -40,7 +40,7 @@ from cujit.diagnostics import (
 )
 from cujit.inspection import KernelInspection
 from cujit.options import Options
-from cujit.types import Signature, Type, parse_signature, typeof
+from cujit.types import Array, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
 
 _RUNTIME: tuple = ()  # (runtime.context, runtime.launch), imported by the first launch
@@ -333,6 +333,8 @@ class Kernel(KernelInspection):
                     for sig in tie.best
                 )
             ) from None
+        if key is None and self._specialized and overloads.same_bits(self._only(), types):
+            key = self._only()
         if key is None:
             sigs = ", ".join("(" + ", ".join(map(str, k)) + ")" for k in self.overloads)
             raise LaunchTypeError(
@@ -351,6 +353,9 @@ class Kernel(KernelInspection):
                 f"convert it first (np.{key[k]}(...)) or add a signature taking {types[k]}"
             )
         return key
+
+    def _only(self) -> tuple[Type, ...]:
+        return next(iter(self.overloads))
 
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
@@ -458,6 +463,8 @@ class Kernel(KernelInspection):
             types = self._arg_types(args)
             return args, self.overloads.get(types) or self._compile_launching(args, cfg)
         spec = self.overloads.get(types) or self._compile_launching(args, cfg)
+        if self._specialized and _retyped(args, types):  # not remembered: views per launch
+            return tuple(map(_as_declared, args, types)), spec
         if len(self._fast) < 1024:
             self._fast[tuple(map(id, map(fast_typeof, args)))] = spec
         return args, spec
@@ -549,6 +556,22 @@ class Kernel(KernelInspection):
         return tuple(
             interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a for a in args
         )
+
+
+def _retyped(args, types) -> bool:
+    """Whether an array argument has another element type than its parameter's (of the
+    same bits: ``overloads.same_bits``)."""
+    return any(
+        isinstance(d, Array) and fast_typeof(a).dtype != d.dtype
+        for a, d in zip(args, types, strict=True)
+    )
+
+
+def _as_declared(arg, declared: Type):
+    """``arg`` viewed as its parameter's element type where that differs."""
+    if isinstance(declared, Array) and fast_typeof(arg).dtype != declared.dtype:
+        return arg.view(declared.dtype.dtype)
+    return arg
 
 
 def _ndarray() -> type:

@@ -117,6 +117,30 @@ def select(signatures, given: tuple[Type, ...]) -> tuple[Type, ...] | None:
     return winners[0]
 
 
+def same_bits(declared: tuple[Type, ...], given: tuple[Type, ...]) -> bool:
+    """Whether ``given`` differs from ``declared`` only in integer arrays of the other
+    signedness (uint32 data where int32 is declared): numba's launch of a kernel with one
+    signature passes those unchecked, as the declared type's view of the same bytes."""
+    if len(declared) != len(given):
+        return False
+    for d, g in zip(declared, given, strict=True):
+        if conversion(g, d) != NONE:
+            continue
+        if not (isinstance(d, Array) and isinstance(g, Array)):
+            return False
+        dt, gt = d.dtype, g.dtype
+        if not (
+            d.ndim == g.ndim
+            and d.layout in ("A", g.layout)
+            and isinstance(dt, Scalar)
+            and isinstance(gt, Scalar)
+            and {dt.kind, gt.kind} <= {"i", "u"}
+            and dt.bits == gt.bits
+        ):
+            return False
+    return True
+
+
 def unpassable(declared: tuple[Type, ...], given: tuple[Type, ...]) -> int | None:
     """The first argument a launch cannot convert to its parameter's type (a float to
     an integer, a complex number to a real one), or None."""
