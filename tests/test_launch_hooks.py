@@ -261,3 +261,25 @@ def test_device_function_inspect_asm_follows_opt():
         pytest.skip(f"libNVVM unavailable: {exc}")
     assert "fma.rn.f64" in fused
     assert "fma.rn.f64" not in cuda.jit(sig, device=True, opt=False)(fma_like).inspect_asm(sig)
+
+
+def test_the_drop_in_serves_numbas_error_module():
+    import subprocess
+    import sys
+
+    code = (
+        "from cujit.numba_drop_in import install_numba_drop_in\n"
+        "install_numba_drop_in()\n"
+        "from numba.cuda.core.errors import NumbaPerformanceWarning, TypingError\n"
+        "from numba.cuda import launchconfig\n"
+        "import cujit.diagnostics as d\n"
+        "assert NumbaPerformanceWarning is d.NumbaPerformanceWarning\n"
+        "assert TypingError is d.TypingError\n"
+        "assert launchconfig.current_launch_config() is None\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
