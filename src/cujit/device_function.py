@@ -52,26 +52,6 @@ class DeviceFunction:
         )
         self._flags = flags
 
-    @api_boundary
-    def inspect_asm(self, signature) -> str:
-        """The PTX of this device function compiled alone for ``signature`` (argument
-        types, or a signature string), with its ``jit`` options (``opt``, ``debug``,
-        ``fastmath``): what ``cuda.compile_ptx(..., device=True)`` gives."""
-        from cujit.compile_api import compile as compile_function
-
-        if isinstance(signature, list):
-            signature = tuple(signature)
-        flags = self._flags
-        ptx, _ = compile_function(
-            self.py_func,
-            signature,
-            debug=flags.get("debug"),
-            fastmath=bool(flags.get("fastmath")),
-            opt=flags.get("opt"),
-            device=True,
-        )
-        return ptx
-
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
 
@@ -80,7 +60,7 @@ class DeviceFunction:
     def __reduce__(self):  # as Kernel.__reduce__
         if is_importable(self):
             return self.__qualname__
-        return (DeviceFunction, (self.py_func, self.signatures), {"_flags": self._flags})
+        return (type(self), (self.py_func, self.signatures), {"_flags": self._flags})
 
     @api_boundary
     def __call__(self, *args, **kwargs):

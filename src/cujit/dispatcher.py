@@ -27,7 +27,7 @@ from cujit import (
     warmup,
 )
 from cujit.argtypes import fast_typeof
-from cujit.device_function import DeviceFunction, is_importable
+from cujit.device_function import DeviceFunction, is_importable  # noqa: F401  (re-exported)
 from cujit.diagnostics import (
     CujitError,
     LaunchError,
@@ -38,7 +38,7 @@ from cujit.diagnostics import (
     api_boundary,
     user_facing,
 )
-from cujit.inspection import KernelInspection
+from cujit.inspection import InspectableDeviceFunction, KernelInspection
 from cujit.options import Options
 from cujit.types import Array, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
@@ -762,7 +762,7 @@ def jit(
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
     _numba_flags(flags, debug, kwargs)
-    make = DeviceFunction if device else Kernel
+    make = InspectableDeviceFunction if device else Kernel
     if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
         return make(func_or_sig, (), **flags)
     sigs = (

@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from cujit.device_function import DeviceFunction
+from cujit.diagnostics import api_boundary
 from cujit.types import Signature, Type
 
 
@@ -188,6 +190,31 @@ def _resource(kernel, spec, what: str) -> int:
     return getattr(fn, what)
 
 
+class InspectableDeviceFunction(DeviceFunction):
+    """What ``jit(device=True)`` returns: a ``DeviceFunction`` with numba's inspection
+    (kept here, above the compiler: stage 4 names only ``DeviceFunction``)."""
+
+    @api_boundary
+    def inspect_asm(self, signature) -> str:
+        """The PTX of this device function compiled alone for ``signature`` (argument
+        types, or a signature string), with its ``jit`` options (``opt``, ``debug``,
+        ``fastmath``): what ``cuda.compile_ptx(..., device=True)`` gives."""
+        from cujit.compile_api import compile as compile_function
+
+        if isinstance(signature, list):
+            signature = tuple(signature)
+        flags = self._flags
+        ptx, _ = compile_function(
+            self.py_func,
+            signature,
+            debug=flags.get("debug"),
+            fastmath=bool(flags.get("fastmath")),
+            opt=flags.get("opt"),
+            device=True,
+        )
+        return ptx
+
+
 def nvdisasm_path() -> str | None:
     """nvdisasm from the NVIDIA wheels or the CUDA toolkit (``cuda.pathfinder``), or PATH."""
     try:
@@ -220,4 +247,4 @@ def _nvdisasm(spec, flags: list[str]) -> str:
     return out.stdout
 
 
-__all__ = ["KernelInspection", "nvdisasm_path"]
+__all__ = ["InspectableDeviceFunction", "KernelInspection", "nvdisasm_path"]
