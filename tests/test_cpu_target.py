@@ -302,28 +302,33 @@ def test_launch_limits_and_gpu_arrays_are_refused():
 
 
 @pytest.mark.parametrize(
-    "sig,value,ok",
+    "sig,value,stored",
     [
-        ("void(int64, int64[:])", 2**63 - 1, True),
-        ("void(int64, int64[:])", 2**63, False),
-        ("void(int64, int64[:])", -(2**70), False),
-        ("void(int32, int64[:])", -(2**31), True),
-        ("void(int32, int64[:])", 2**31, False),
-        ("void(uint8, int64[:])", 255, True),
-        ("void(uint8, int64[:])", -1, False),
-        ("void(uint64, int64[:])", 2**64 - 1, True),
+        ("void(int64, int64[:])", 2**63 - 1, 2**63 - 1),
+        ("void(int64, int64[:])", 2**63, -(2**63)),  # int64's bits: taken as numba takes them
+        ("void(int64, int64[:])", 2**64, None),
+        ("void(int64, int64[:])", -(2**70), None),
+        ("void(int32, int64[:])", -(2**31), -(2**31)),
+        ("void(int32, int64[:])", 2**32 - 1, -1),  # 0xFFFFFFFF is an int32's -1
+        ("void(int32, int64[:])", 2**32, None),
+        ("void(int32, int64[:])", -(2**31) - 1, None),
+        ("void(uint8, int64[:])", 255, 255),
+        ("void(uint8, int64[:])", -1, 255),
+        ("void(uint8, int64[:])", 256, None),
+        ("void(uint64, int64[:])", 2**64 - 1, -1),  # uint64's top bit: wraps in int64
     ],
 )
-def test_an_int_outside_its_type_is_refused_not_wrapped(sig, value, ok):
-    # As the GPU launch refuses what its parameter cannot hold (tests/test_launcher.py).
+def test_an_int_of_its_types_bits_is_taken_a_wider_one_refused(sig, value, stored):
+    # As the GPU launch (tests/test_launcher.py): an int that fits the parameter's bits
+    # reaches the kernel as those bits (ctypes' rule, which numba's launch follows).
     @cuda.jit(sig, target="cpu")
     def store(n, out):
         out[0] = n
 
     out = np.zeros(1, np.int64)
-    if ok:
+    if stored is not None:
         store[1, 1](value, out)
-        assert out[0] == np.array(value).astype(np.int64)  # uint64's top bit: wraps in int64
+        assert out[0] == stored
     else:
         with pytest.raises(LaunchError, match=f"cannot hold {value} "):
             store[1, 1](value, out)

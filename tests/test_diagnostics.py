@@ -25,6 +25,8 @@ from cujit.diagnostics import (
     CompileError,
     InternalCompilerError,
     LaunchError,
+    LaunchTypeError,
+    LaunchValueError,
     NoGPUError,
     TypingError,
     UnsupportedError,
@@ -940,10 +942,10 @@ LAUNCH_CASES = [
     (
         "eager signature, dtype",
         lambda: fill_eager[1, 4](np.zeros(3), 3),
-        LaunchError,
+        LaunchTypeError,
         (
-            "kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and cannot take "
-            "arguments of types (array(float64, 1d, C), int64)\nhint: argument 0 ('x') is "
+            "No matching definition for argument type(s) (array(float64, 1d, C), int64) of "
+            "kernel 'fill_eager', which was compiled for (array(float32, 1d, A), int64)\nhint: argument 0 ('x') is "
             "float64[::1] where the signature has float32[:]; the signature 'void(float64[::1], int64)' "
             "would take these arguments, or convert the argument (x.astype(np.float32)), or drop "
             "the signature so that cujit compiles for the types each launch passes"
@@ -953,29 +955,34 @@ LAUNCH_CASES = [
     (
         "eager signature, ndim",
         lambda: fill_eager[1, 4](np.zeros((3, 3), np.float32), 3),
-        LaunchError,
+        LaunchTypeError,
         (
-            "kernel 'fill_eager' was compiled for (array(float32, 1d, A), int64) and "
-            "cannot take arguments of types (array(float32, 2d, C), int64)\nhint: argument 0 ('x') "
+            "No matching definition for argument type(s) (array(float32, 2d, C), int64) of "
+            "kernel 'fill_eager', which was compiled for (array(float32, 1d, A), int64)\nhint: argument 0 ('x') "
             "is float32[:, ::1] where the signature has float32[:]; the signature "
             "'void(float32[:, ::1], int64)' would take these arguments, or convert the argument "
             "(x.reshape(...) to 1 dimension(s)), or drop the signature so that cujit compiles for "
             "the types each launch passes\nguide: docs/guide/first-kernel.md#signatures"
         ),
     ),
-    ("grid zero", lambda: fill[0, 4](X, 3), LaunchError, "grid dimensions must be positive, got 0"),
+    (
+        "grid zero",
+        lambda: fill[0, 4](X, 3),
+        LaunchValueError,
+        "grid dimensions must be positive, got 0",
+    ),
     (
         "block negative",
         lambda: fill[1, -4](X, 3),
-        LaunchError,
+        LaunchValueError,
         "block dimensions must be positive, got -4",
     ),
     (
         "grid of floats",
         lambda: fill[1.5, 4](X, 3),
-        LaunchError,
+        LaunchTypeError,
         (
-            "grid must be made of ints, got 1.5\nhint: compute it with integer division, for "
+            "griddim must be a sequence of integers, got [1.5]\nhint: compute it with integer division, for "
             "instance (n + 255) // 256: '/' always gives a float"
             "\nguide: docs/guide/first-kernel.md#launching"
         ),
@@ -984,14 +991,14 @@ LAUNCH_CASES = [
     (
         "grid of bools",
         lambda: cuda.jit(fill.py_func, target="cpu")[True, 4](X, 3),
-        LaunchError,
-        "grid must be made of ints, got True",
+        LaunchTypeError,
+        "griddim must be a sequence of integers, got [True]",
     ),
     (
         "grid of four dimensions",
         lambda: fill[(1, 1, 1, 1), 4](X, 3),
-        LaunchError,
-        "grid must be an int or a tuple of 1 to 3 ints, got (1, 1, 1, 1)",
+        LaunchValueError,
+        "griddim must be a sequence of 1, 2 or 3 integers, got [1, 1, 1, 1]",
     ),
     (
         "block.x beyond the limit",
@@ -1035,9 +1042,10 @@ LAUNCH_CASES = [
     (
         "no launch configuration",
         lambda: fill(X, 3),
-        LaunchError,
+        LaunchValueError,
         (
-            "kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)\n"
+            "kernel 'fill' needs a launch configuration (the launch configuration was not "
+            "specified): fill[blocks, threads_per_block](...)\n"
             "hint: give blocks and threads per block in brackets, for instance "
             "fill[(x.size + 255) // 256, 256](x, n)\nguide: docs/guide/first-kernel.md#launching"
         ),
@@ -1045,7 +1053,7 @@ LAUNCH_CASES = [
     (
         "configuration of one item",
         lambda: fill[1](X, 3),
-        LaunchError,
+        LaunchValueError,
         (
             "launch a kernel as kernel[grid, block](...) or kernel[grid, block, stream, "
             "dynamic_shared_bytes](...)"
@@ -1054,8 +1062,9 @@ LAUNCH_CASES = [
     (
         "forall of negative size",
         lambda: fill.forall(-1)(X, 3),
-        LaunchError,
-        "forall needs a non-negative number of tasks, got -1",
+        LaunchValueError,
+        "Can't create ForAll with negative task count: -1 (forall needs a non-negative "
+        "number of tasks)",
     ),
     (
         "device function called from the host",

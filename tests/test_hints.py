@@ -59,8 +59,9 @@ LAUNCHES = [
         "eager signature, dtype",
         lambda: fill_f32[1, 8](np.arange(8.0), X),
         (
-            "kernel 'fill_f32' was compiled for (array(float32, 1d, A), array(float32, 1d, A)) and "
-            "cannot take arguments of types (array(float64, 1d, C), array(float32, 1d, C))\n"
+            "No matching definition for argument type(s) (array(float64, 1d, C), "
+            "array(float32, 1d, C)) of kernel 'fill_f32', which was compiled for "
+            "(array(float32, 1d, A), array(float32, 1d, A))\n"
             "hint: argument 0 ('x') is float64[::1] where the signature has float32[:]; the signature "
             "'void(float64[::1], float32[::1])' would take these arguments, or convert the argument "
             "(x.astype(np.float32)), or drop the signature so that cujit compiles for the types "
@@ -71,7 +72,8 @@ LAUNCHES = [
         "no launch configuration",
         lambda: fill(X, X),
         (
-            "kernel 'fill' needs a launch configuration: fill[blocks, threads_per_block](...)\n"
+            "kernel 'fill' needs a launch configuration (the launch configuration was not "
+            "specified): fill[blocks, threads_per_block](...)\n"
             "hint: give blocks and threads per block in brackets, for instance "
             f"fill[(x.size + 255) // 256, 256](x, out){G}first-kernel.md#launching"
         ),
@@ -80,7 +82,7 @@ LAUNCHES = [
         "float grid",
         lambda: fill[X.size / 256, 256](X, X),
         (
-            "grid must be made of ints, got 0.03125\nhint: compute it with integer division, for "
+            "griddim must be a sequence of integers, got [0.03125]\nhint: compute it with integer division, for "
             f"instance (n + 255) // 256: '/' always gives a float{G}first-kernel.md#launching"
         ),
     ),
@@ -88,7 +90,7 @@ LAUNCHES = [
         "float block",
         lambda: fill[1, (8.0, 1)](X, X),
         (
-            "block must be made of ints, got (8.0, 1)\nhint: compute it with integer division, for "
+            "blockdim must be a sequence of integers, got [8.0, 1]\nhint: compute it with integer division, for "
             f"instance (n + 255) // 256: '/' always gives a float{G}first-kernel.md#launching"
         ),
     ),

@@ -104,6 +104,21 @@ NUMBA_CUDASIM = Knob(
     "simulator switch), unless CUJIT_TARGET is set",
 )
 
+LOW_OCCUPANCY_WARNINGS = Knob(
+    "CUJIT_LOW_OCCUPANCY_WARNINGS",
+    bool,
+    False,
+    "warn (NumbaPerformanceWarning) when a launch configuration has fewer than 128 "
+    "blocks, as numba does by default",
+)
+WARN_ON_IMPLICIT_COPY = Knob(
+    "CUJIT_WARN_ON_IMPLICIT_COPY",
+    bool,
+    False,
+    "warn (NumbaPerformanceWarning) when a launch copies a host array to the GPU and "
+    "back, as numba does by default",
+)
+
 KNOBS = (
     SHOW_INTERNALS,
     DEBUG,
@@ -116,6 +131,8 @@ KNOBS = (
     WARMUP,
     NUMBA,
     NUMBA_CUDASIM,
+    LOW_OCCUPANCY_WARNINGS,
+    WARN_ON_IMPLICIT_COPY,
 )
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads

@@ -50,6 +50,7 @@ class DeviceFunction:
         self.inferred_returns: tuple[bool, ...] = tuple(
             isinstance(s, str) and s.lstrip().startswith("(") for s in signatures
         )
+        self._flags = flags
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
@@ -59,7 +60,7 @@ class DeviceFunction:
     def __reduce__(self):  # as Kernel.__reduce__
         if is_importable(self):
             return self.__qualname__
-        return (DeviceFunction, (self.py_func, self.signatures))
+        return (type(self), (self.py_func, self.signatures), {"_flags": self._flags})
 
     @api_boundary
     def __call__(self, *args, **kwargs):

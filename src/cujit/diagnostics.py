@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import pickle
 from dataclasses import dataclass
 
 
@@ -144,6 +145,31 @@ def _restore_error(cls, args: tuple, state: dict) -> Exception:
 
 class LaunchError(CujitError):
     """A kernel launch that cannot be made as written (bad grid, bad arguments)."""
+
+
+class LaunchValueError(LaunchError, ValueError):
+    """A launch configuration that is missing or out of range: a ValueError, as numba's."""
+
+
+class LaunchTypeError(LaunchError, TypeError):
+    """Launch dimensions or arguments of the wrong type: a TypeError, as numba's."""
+
+
+class UncacheableKernel(CujitError, pickle.PicklingError):
+    """``cache=True`` on a kernel whose code cannot be reused by another process (it
+    holds a device array's address): a PicklingError, as numba's."""
+
+
+class NumbaWarning(UserWarning):
+    """The base of the warnings cujit gives under numba's names (``cujit.cuda.errors``)."""
+
+
+class NumbaPerformanceWarning(NumbaWarning):
+    """Code that runs, but slower than it could (a small grid, host arrays copied)."""
+
+
+class NumbaInvalidConfigWarning(NumbaWarning):
+    """Options that contradict each other; one of them is ignored."""
 
 
 class NoGPUError(CujitError):

@@ -9,23 +9,38 @@ current device once, and hands the flat parameters to the runtime.
 from __future__ import annotations
 
 import dataclasses
-import warnings
+import pickle
 from dataclasses import dataclass
 
-from cujit import abi, config, events, guards, hints, linking, pickling, warmup
+from cujit import (
+    abi,
+    arghints,
+    config,
+    events,
+    guards,
+    hints,
+    jit_options,
+    launchconfig,
+    linking,
+    overloads,
+    pickling,
+    warmup,
+)
 from cujit.argtypes import fast_typeof
-from cujit.device_function import DeviceFunction, is_importable
+from cujit.device_function import DeviceFunction, is_importable  # noqa: F401  (re-exported)
 from cujit.diagnostics import (
     CujitError,
     LaunchError,
+    LaunchTypeError,
+    LaunchValueError,
     NoGPUError,
     TypingError,
     api_boundary,
     user_facing,
 )
-from cujit.inspection import KernelInspection
+from cujit.inspection import InspectableDeviceFunction, KernelInspection
 from cujit.options import Options
-from cujit.types import Array, Scalar, Signature, Type, parse_signature, typeof
+from cujit.types import Array, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
 
 _RUNTIME: tuple = ()  # (runtime.context, runtime.launch), imported by the first launch
@@ -41,20 +56,27 @@ def _load_runtime() -> tuple:
 
 
 def normalize_dim(value, what: str) -> tuple[int, int, int]:
-    """An int or a 1-3 tuple of ints as a (x, y, z) triple, checked positive."""
+    """An int or a 1-3 tuple of ints as a (x, y, z) triple, checked positive.
+
+    The messages name the dimensions as numba's do (``griddim``, ``blockdim``), and the
+    errors are numba's kinds too: a ValueError for the count, a TypeError for a non-int.
+    """
     items = value if isinstance(value, tuple) else (value,)
+    name = what if what.endswith("dim") else what + "dim"
     if not 1 <= len(items) <= 3:
-        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+        raise LaunchValueError(
+            f"{name} must be a sequence of 1, 2 or 3 integers, got {list(items)!r}"
+        )
     dims = []
     for v in items:
         if isinstance(v, bool) or not hasattr(v, "__index__"):
-            message = f"{what} must be made of ints, got {value!r}"
-            raise LaunchError(
+            message = f"{name} must be a sequence of integers, got {list(items)!r}"
+            raise LaunchTypeError(
                 hints.with_hint(message, "float-dimension") if isinstance(v, float) else message
             )
         v = v.__index__()
         if v <= 0:
-            raise LaunchError(f"{what} dimensions must be positive, got {value!r}")
+            raise LaunchValueError(f"{what} dimensions must be positive, got {value!r}")
         dims.append(v)
     while len(dims) < 3:
         dims.append(1)
@@ -75,6 +97,22 @@ class Specialization:
     # Generated launcher code per kind of arguments (runtime.launch.make_launcher), which
     # every launch configuration of this specialisation binds its shape to.
     launcher_code: dict = dataclasses.field(default_factory=dict)
+    # Set when its compilation read the launch configuration and said that its code
+    # depends on it (``Kernel.mark_launch_config_sensitive``).
+    launch_config_sensitive: bool = False
+
+    def inspect_llvm(self) -> str:
+        """The LLVM IR of this specialisation (numba's ``_Kernel.inspect_llvm``)."""
+        from cujit.inspection import specialization_llvm
+
+        return specialization_llvm(self)
+
+    def inspect_asm(self, cc=None) -> str:
+        """Its PTX (the host assembly on the CPU target); ``cc`` is accepted as numba's
+        is: a specialisation is compiled for one compute capability."""
+        from cujit.inspection import specialization_asm
+
+        return specialization_asm(self)
 
     @property
     def _type_annotation(self):
@@ -122,6 +160,7 @@ class Kernel(KernelInspection):
             )
         self._base_options = options or Options(
             debug=bool(flags.get("debug")) or config.DEBUG.get(),
+            opt=0 if flags.get("opt") is False else 3,
             fastmath=bool(flags.get("fastmath")),
             lineinfo=bool(flags.get("lineinfo")),
             verify=config.VERIFY.get(),
@@ -142,6 +181,9 @@ class Kernel(KernelInspection):
         self.eager = bool(signatures)
         self._signatures = tuple(signatures)
         self._flags = dict(flags)
+        # numba's launch extensions (cujit.arghints): applied to every launch's arguments.
+        self.extensions: list = list(flags.get("extensions") or ())
+        self.specializations: dict = {}  # argument types -> Kernel, made by specialize()
         for sig in signatures:
             self.compile(parse_signature(sig))
         if target == "cuda" and not signatures and not (self.cache or config.CACHE.get()):
@@ -189,7 +231,7 @@ class Kernel(KernelInspection):
             ):
                 from cujit.cache import compile_cached
 
-                result = compile_cached(self.py_func, key, self._options())
+                result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
             else:
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
@@ -253,7 +295,7 @@ class Kernel(KernelInspection):
 
     def _configure(self, config_):
         if not isinstance(config_, tuple) or not 2 <= len(config_) <= 4:
-            raise LaunchError(
+            raise LaunchValueError(
                 "launch a kernel as kernel[grid, block](...) or "
                 "kernel[grid, block, stream, dynamic_shared_bytes](...)"
             )
@@ -261,14 +303,16 @@ class Kernel(KernelInspection):
         stream = rest[0] if rest else 0
         shmem = rest[1] if len(rest) > 1 else 0
         guards.check_stream(stream)
-        return LaunchConfig(
-            self, normalize_dim(grid, "grid"), normalize_dim(block, "block"), stream, int(shmem)
-        )
+        grid = normalize_dim(grid, "grid")
+        if self.target == "cuda":
+            jit_options.warn_grid(grid)
+        return LaunchConfig(self, grid, normalize_dim(block, "block"), stream, int(shmem))
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        raise LaunchError(
-            f"kernel {self.__name__!r} needs a launch configuration: "
+        raise LaunchValueError(
+            f"kernel {self.__name__!r} needs a launch configuration (the launch "
+            "configuration was not specified): "
             f"{self.__name__}[blocks, threads_per_block](...)\nhint: "
             + hints.launch_form(self.__name__, self._argnames, args)
         )
@@ -280,19 +324,44 @@ class Kernel(KernelInspection):
             raise LaunchError(self._untypable(args)) from None
         if not self.eager or types in self.overloads:
             return types
-        for key in self.overloads:
-            if len(key) == len(types) and all(map(_accepts, key, types)):
-                return key
-        sigs = ", ".join("(" + ", ".join(map(str, k)) + ")" for k in self.overloads)
-        raise LaunchError(
-            f"kernel {self.__name__!r} was compiled for {sigs} and cannot "
-            "take arguments of types ("
-            + ", ".join(map(str, types))
-            + ")\nhint: "
-            + hints.eager_mismatch(
-                self.__name__, self._argnames, next(iter(self.overloads)), types, _accepts
+        return self._resolve(types)
+
+    def _resolve(self, types: tuple[Type, ...]) -> tuple[Type, ...]:
+        """The declared signature a launch with argument types ``types`` runs: numba's
+        choice among them (``cujit.overloads``), or a TypeError saying why none."""
+        try:
+            key = overloads.select(self.overloads, types)
+        except overloads.Ambiguous as tie:
+            raise LaunchTypeError(
+                f"Ambiguous overloading for {self.py_func!r} "
+                f"({', '.join(map(overloads.numba_spelling, types))}):\n"
+                + "\n".join(
+                    f"({', '.join(map(overloads.numba_spelling, sig))}) -> none" for sig in tie.best
+                )
+            ) from None
+        if key is None and self._specialized and overloads.same_bits(self._only(), types):
+            key = self._only()
+        if key is None:
+            sigs = ", ".join("(" + ", ".join(map(str, k)) + ")" for k in self.overloads)
+            raise LaunchTypeError(
+                "No matching definition for argument type(s) ("
+                + ", ".join(map(str, types))
+                + f") of kernel {self.__name__!r}, which was compiled for {sigs}\nhint: "
+                + hints.eager_mismatch(
+                    self.__name__, self._argnames, next(iter(self.overloads)), types, _accepts
+                )
             )
-        )
+        k = overloads.unpassable(key, types)
+        if k is not None:
+            raise LaunchTypeError(
+                f"kernel {self.__name__!r}: argument {k} ({self._argnames[k]!r}) is "
+                f"{types[k]}, which a launch cannot pass as the signature's {key[k]}: "
+                f"convert it first (np.{key[k]}(...)) or add a signature taking {types[k]}"
+            )
+        return key
+
+    def _only(self) -> tuple[Type, ...]:
+        return next(iter(self.overloads))
 
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
@@ -315,25 +384,27 @@ class Kernel(KernelInspection):
         guards.check_stream(stream)
         self._launch(args, grid, block, stream, shmem)
 
-    def _launch(self, args, grid, block, stream, shmem):
+    def _launch(self, args, grid, block, stream, shmem, cfg=None):
         """Launch: the general path, for any arguments.  Returns what a launcher for
-        these kinds of arguments would be made from, or None where none can be."""
+        these kinds of arguments would be made from, or None where none can be.
+        ``cfg`` is the ``LaunchConfig`` launching, where there is one."""
         if len(args) != self._nargs:
-            guards.check_parameters(self.py_func)  # *args, keyword-only: said at the def
-            raise LaunchError(
-                hints.with_hint(
-                    f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
-                    "argument-count",
-                    kernel=self.__name__,
-                    args=", ".join(self._argnames),
-                )
-            )
+            self._wrong_count(args)
         try:
             spec = self._fast.get(tuple(map(id, map(fast_typeof, args))))
         except TypeError:  # an argument typeof cannot type: the slow path says which
             spec = None
         if spec is None:
-            args, spec = self._specialize(args, stream)
+            if arghints.has_hint(args):  # cuda.In(a)...: plain arguments, then this path
+                return self._launch_prepared(args, grid, block, stream, shmem, cfg)
+            args, spec = self._specialize(args, stream, cfg)
+        if cfg is not None and cfg.pre_launch_callbacks:
+            for callback in cfg.pre_launch_callbacks:
+                callback(spec, cfg)
+        return self._launch_spec(spec, args, grid, block, stream, shmem)
+
+    def _launch_spec(self, spec: Specialization, args, grid, block, stream, shmem):
+        """Launch ``spec`` with ``args`` (of its kinds); what ``_launch`` returns."""
         types = spec.arg_types
         events.notify(events.LAUNCH, self.__name__, self.target)
         if self.target == "cpu":
@@ -350,6 +421,7 @@ class Kernel(KernelInspection):
         fn = spec.functions.get(dev) or self._load(spec, dev)
         values = spec.flatten(args, dev) if spec.flatten is not None else None
         if values is None:  # host, foreign, read-only or other-device arrays: checked here
+            jit_options.warn_host_arrays(args, _ndarray())
             values, writebacks = rt_launch.prepare_args(
                 types,
                 args,
@@ -375,7 +447,18 @@ class Kernel(KernelInspection):
         # (it declines host arrays: their copies happen here, every time).
         return spec, dev, fn, context, rt_launch
 
-    def _specialize(self, args, stream):
+    def _wrong_count(self, args):
+        guards.check_parameters(self.py_func)  # *args, keyword-only: said at the def
+        raise LaunchError(
+            hints.with_hint(
+                f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
+                "argument-count",
+                kernel=self.__name__,
+                args=", ".join(self._argnames),
+            )
+        )
+
+    def _specialize(self, args, stream, cfg=None):
         """The first launch with a new kind of arguments: type them (importing arrays
         known only through DLPack), compile if needed, remember the answer by the
         ids of the argument types (interned by ``fast_typeof``)."""
@@ -384,11 +467,41 @@ class Kernel(KernelInspection):
         except LaunchError:
             args = self._import_foreign(args, stream)  # not remembered: views per launch
             types = self._arg_types(args)
-            return args, self.overloads.get(types) or self.compile(types)
-        spec = self.overloads.get(types) or self.compile(types)
+            return args, self.overloads.get(types) or self._compile_launching(args, cfg)
+        spec = self.overloads.get(types) or self._compile_launching(args, cfg)
+        if self._specialized and _retyped(args, types):  # not remembered: views per launch
+            return tuple(map(_as_declared, args, types)), spec
         if len(self._fast) < 1024:
             self._fast[tuple(map(id, map(fast_typeof, args)))] = spec
         return args, spec
+
+    def _compile_launching(self, args, cfg) -> Specialization:
+        """Compile for a launch's arguments with its configuration current on this thread
+        (``cujit.launchconfig``), through ``_compile_for_args`` as numba does."""
+        with launchconfig.compiling(cfg, args) as marks:
+            spec = self._compile_for_args(*args)
+        if marks["sensitive"]:
+            spec.launch_config_sensitive = True
+        return spec
+
+    def _compile_for_args(self, *args, **kwargs) -> Specialization:
+        """numba's hook: compile for the types of ``args`` (code may wrap it)."""
+        return self.compile(tuple(map(fast_typeof, args)))
+
+    def mark_launch_config_sensitive(self) -> None:
+        """Say, during a compilation a launch started, that the code being compiled
+        depends on the launch configuration (numba's API; cujit records the mark on
+        the specialisation)."""
+        launchconfig.mark_sensitive(self)
+
+    def _launch_prepared(self, args, grid, block, stream, shmem, cfg) -> None:
+        """A launch whose arguments go through the kernel's extensions or hold
+        ``cuda.In``/``Out``/``InOut`` hints (``cujit.arghints``): the plain arguments
+        are launched, then the work the preparation left (copies back) is done."""
+        plain, retr = arghints.prepare(args, self.extensions, stream, fast_typeof, self.target)
+        self._launch(plain, grid, block, stream, shmem, cfg)
+        for finish in retr:
+            finish()
 
     @staticmethod
     def _load(spec: Specialization, dev: int):
@@ -412,8 +525,11 @@ class Kernel(KernelInspection):
         to whole blocks) whose block size is ``tpb`` or, when 0, the occupancy
         calculator's choice for this kernel (``FORALL_CPU_BLOCK`` on the CPU target)."""
         ntasks = int(ntasks)
-        if ntasks < 0:
-            raise LaunchError(f"forall needs a non-negative number of tasks, got {ntasks}")
+        if ntasks < 0:  # numba's words first: its users match them
+            raise LaunchValueError(
+                f"Can't create ForAll with negative task count: {ntasks} "
+                "(forall needs a non-negative number of tasks)"
+            )
         return ForAll(self, ntasks, int(tpb), stream, int(sharedmem))
 
     def _forall_block_size(self, args, stream, sharedmem: int) -> int:
@@ -448,6 +564,33 @@ class Kernel(KernelInspection):
         )
 
 
+def _retyped(args, types) -> bool:
+    """Whether an array argument has another element type than its parameter's (of the
+    same bits: ``overloads.same_bits``)."""
+    return any(
+        isinstance(d, Array) and fast_typeof(a).dtype != d.dtype
+        for a, d in zip(args, types, strict=True)
+    )
+
+
+def _as_declared(arg, declared: Type):
+    """``arg`` viewed as its parameter's element type where that differs."""
+    if isinstance(declared, Array) and fast_typeof(arg).dtype != declared.dtype:
+        return arg.view(declared.dtype.dtype)
+    return arg
+
+
+def _ndarray() -> type:
+    import numpy as np
+
+    return np.ndarray
+
+
+def _configured(kernel: Kernel, grid, block, stream, shmem) -> LaunchConfig:
+    """The receiving end of ``LaunchConfig.__reduce__``."""
+    return kernel[grid, block, stream, shmem]
+
+
 def _rebuild_kernel(pyfunc, signatures, flags, token: str | None, filename: str) -> Kernel:
     """The receiving end of ``pickling.reduce_kernel``: this process's kernel for ``token``."""
     return pickling.rebuilt(
@@ -457,17 +600,7 @@ def _rebuild_kernel(pyfunc, signatures, flags, token: str | None, filename: str)
 
 def _accepts(declared: Type, given: Type) -> bool:
     """Whether an eager signature's parameter type takes an argument of type ``given``."""
-    if declared == given:
-        return True
-    if isinstance(declared, Scalar) and isinstance(given, Scalar):
-        return True  # scalars convert, as numba converts them at launch
-    if isinstance(declared, Array) and isinstance(given, Array):
-        return (
-            declared.dtype == given.dtype
-            and declared.ndim == given.ndim
-            and declared.layout in ("A", given.layout)
-        )
-    return False
+    return overloads.conversion(given, declared) != overloads.NONE
 
 
 # The CPU target has no occupancy to maximise: a block is a loop over its threads on
@@ -507,7 +640,7 @@ class LaunchConfig:
     arguments go through it alone.
     """
 
-    __slots__ = ("block", "grid", "kernel", "launchers", "shmem", "stream")
+    __slots__ = ("block", "grid", "kernel", "launchers", "pre_launch_callbacks", "shmem", "stream")
 
     def __init__(self, kernel: Kernel, grid, block, stream=0, shmem: int = 0):
         self.kernel, self.grid, self.block, self.stream, self.shmem = (
@@ -518,6 +651,28 @@ class LaunchConfig:
             shmem,
         )
         self.launchers: list = []  # newest first, a few at most
+        # numba's hook: callables(specialisation, launch config) run before each launch.
+        self.pre_launch_callbacks: list = []
+
+    # numba's names for the configuration
+    dispatcher = property(lambda self: self.kernel)
+    griddim = property(lambda self: self.grid)
+    blockdim = property(lambda self: self.block)
+    sharedmem = property(lambda self: self.shmem)
+
+    @property
+    def args(self) -> tuple | None:
+        """The arguments of this configuration's launch compiling on this thread (None
+        outside such a compilation)."""
+        return launchconfig.current_args(self)
+
+    def __reduce__(self):
+        if self.pre_launch_callbacks:
+            raise pickle.PicklingError(
+                "Cannot pickle configured launches with pre-launch callbacks: "
+                f"{self!r} has {len(self.pre_launch_callbacks)}"
+            )
+        return (_configured, (self.kernel, self.grid, self.block, self.stream, self.shmem))
 
     def __repr__(self) -> str:
         return (
@@ -529,10 +684,15 @@ class LaunchConfig:
         try:  # an API boundary, inline: see api_boundary
             if kwargs:
                 raise guards.kwargs_error(self.kernel.__name__, self.kernel._argnames, kwargs)
+            kernel = self.kernel
+            if kernel.extensions or self.pre_launch_callbacks:  # the general path, always
+                return kernel._launch_prepared(
+                    args, self.grid, self.block, self.stream, self.shmem, self
+                )
             for launcher in self.launchers:
                 if launcher(args):
                     return
-            made = self.kernel._launch(args, self.grid, self.block, self.stream, self.shmem)
+            made = kernel._launch(args, self.grid, self.block, self.stream, self.shmem, self)
             if made is not None:
                 self._remember(args, *made)
         except Exception as error:
@@ -567,6 +727,20 @@ class LaunchConfig:
 
 
 @api_boundary
+def _numba_flags(flags: dict, debug: bool, kwargs: dict) -> None:
+    """numba's other ``jit`` options: checked (``cujit.jit_options``), and those cujit
+    acts on (``opt``, ``extensions``) put in ``flags``."""
+    from cujit.compile_api import _launch_bounds
+
+    _launch_bounds(kwargs.get("launch_bounds"))  # too many bounds: numba's ValueError
+    jit_options.check_carveout(kwargs.get("shared_memory_carveout"))
+    jit_options.warn_config(debug, kwargs.get("opt"), bool(kwargs.get("lineinfo")), 4)
+    if kwargs.get("opt") is not None:
+        flags["opt"] = bool(kwargs["opt"])
+    if kwargs.get("extensions"):
+        flags["extensions"] = list(kwargs["extensions"])
+
+
 def jit(
     func_or_sig=None,
     device: bool = False,
@@ -593,13 +767,8 @@ def jit(
         flags["link"] = kwargs["link"]
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
-        if debug:
-            warnings.warn(
-                "debug and lineinfo are mutually exclusive: debug=True already "
-                "emits line tables; lineinfo is ignored",
-                stacklevel=2,
-            )
-    make = DeviceFunction if device else Kernel
+    _numba_flags(flags, debug, kwargs)
+    make = InspectableDeviceFunction if device else Kernel
     if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
         return make(func_or_sig, (), **flags)
     sigs = (
@@ -612,6 +781,10 @@ def jit(
 
     @api_boundary
     def decorate(pyfunc):
-        return make(pyfunc, sigs, **flags)
+        made = make(pyfunc, sigs, **flags)
+        # One signature, not a list of them: specialised, as numba's dispatcher is.
+        if not device and sigs and not isinstance(func_or_sig, list):
+            made._specialized = True
+        return made
 
     return decorate

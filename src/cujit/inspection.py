@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from cujit.device_function import DeviceFunction
+from cujit.diagnostics import api_boundary
 from cujit.types import Signature, Type
 
 
@@ -62,15 +64,23 @@ class KernelInspection:
         return self._specialized
 
     def specialize(self, *args):
-        """A kernel of the same function compiled for the types of ``args`` only."""
+        """A kernel of the same function compiled for the types of ``args`` only; the
+        same one for the same types (``specializations``).  A kernel made by
+        ``specialize`` or declared with one signature is specialised already."""
         if self._specialized:
-            raise RuntimeError("this kernel is already specialized")
+            raise RuntimeError(
+                "Dispatcher already specialized: this kernel is compiled for "
+                f"{', '.join(map(str, next(iter(self.overloads), ())))} only"
+            )
         from cujit.types import typeof
 
         types = tuple(a if isinstance(a, Type) else typeof(a) for a in args)
-        fixed = type(self)(self.py_func, (), options=self._base_options, **self._flags)
-        fixed.compile(types)
-        fixed._specialized = True
+        fixed = self.specializations.get(types)
+        if fixed is None:
+            fixed = type(self)(self.py_func, (), options=self._base_options, **self._flags)
+            fixed.compile(types)
+            fixed._specialized = True
+            self.specializations[types] = fixed
         return fixed
 
     # -- code --------------------------------------------------------------
@@ -114,6 +124,16 @@ class KernelInspection:
 
     def get_max_threads_per_block(self, signature=None):
         return self._each(signature, lambda s: _resource(self, s, "max_threads_per_block"))
+
+
+def specialization_llvm(spec) -> str:
+    """``Specialization.inspect_llvm``."""
+    return _llvm(spec)
+
+
+def specialization_asm(spec) -> str:
+    """``Specialization.inspect_asm``."""
+    return _asm(spec)
 
 
 def _llvm(spec) -> str:
@@ -170,6 +190,31 @@ def _resource(kernel, spec, what: str) -> int:
     return getattr(fn, what)
 
 
+class InspectableDeviceFunction(DeviceFunction):
+    """What ``jit(device=True)`` returns: a ``DeviceFunction`` with numba's inspection
+    (kept here, above the compiler: stage 4 names only ``DeviceFunction``)."""
+
+    @api_boundary
+    def inspect_asm(self, signature) -> str:
+        """The PTX of this device function compiled alone for ``signature`` (argument
+        types, or a signature string), with its ``jit`` options (``opt``, ``debug``,
+        ``fastmath``): what ``cuda.compile_ptx(..., device=True)`` gives."""
+        from cujit.compile_api import compile as compile_function
+
+        if isinstance(signature, list):
+            signature = tuple(signature)
+        flags = self._flags
+        ptx, _ = compile_function(
+            self.py_func,
+            signature,
+            debug=flags.get("debug"),
+            fastmath=bool(flags.get("fastmath")),
+            opt=flags.get("opt"),
+            device=True,
+        )
+        return ptx
+
+
 def nvdisasm_path() -> str | None:
     """nvdisasm from the NVIDIA wheels or the CUDA toolkit (``cuda.pathfinder``), or PATH."""
     try:
@@ -202,4 +247,4 @@ def _nvdisasm(spec, flags: list[str]) -> str:
     return out.stdout
 
 
-__all__ = ["KernelInspection", "nvdisasm_path"]
+__all__ = ["InspectableDeviceFunction", "KernelInspection", "nvdisasm_path"]

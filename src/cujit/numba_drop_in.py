@@ -40,6 +40,21 @@ FACADE_MODULES = {
 }
 
 
+# numba.cuda modules deeper than one level that cujit serves: numba's name -> cujit's;
+# their parents are empty packages (``_package``).
+NESTED_MODULES = {"core.errors": "cujit.cuda.errors"}
+_PACKAGES: dict[str, pytypes.ModuleType] = {}
+
+
+def _package(name: str) -> pytypes.ModuleType:
+    """An empty package standing for ``name``, a parent of ``NESTED_MODULES``."""
+    if name not in _PACKAGES:
+        module = pytypes.ModuleType(name, f"cujit's {name}: holds only its submodules")
+        module.__path__ = []
+        _PACKAGES[name] = module
+    return _PACKAGES[name]
+
+
 def cuda_module(name: str):
     """cujit's object for ``numba.cuda`` or ``numba.cuda.X`` (None where cujit has none)."""
     if name == PREFIX:
@@ -47,6 +62,10 @@ def cuda_module(name: str):
     if not name.startswith(PREFIX + "."):
         return None
     sub = name[len(PREFIX) + 1 :]
+    if sub in NESTED_MODULES:
+        return importlib.import_module(NESTED_MODULES[sub])
+    if any(nested.startswith(sub + ".") for nested in NESTED_MODULES):
+        return _package(name)
     own = "cujit.cuda." + sub
     if _has_module(own):
         return importlib.import_module(own)

@@ -13,6 +13,9 @@ that fit Dask, whose workers unpickle one copy of a task's arguments per task:
 - A kernel in a script's ``__main__`` goes by value through cloudpickle, which
   carries ``__main__`` functions by value, as it does for plain functions: a remote
   worker has no such script to import.  Without cloudpickle it goes by name.
+- A kernel of a function defined inside another (a closure, a test's local kernel)
+  has no name to import: its function goes by value through cloudpickle too, with
+  the device functions it calls.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ def reduce_kernel(kernel, importable: bool, rebuild: Callable):
     func = kernel.py_func
     if importable and (kernel.__module__ != "__main__" or _cloudpickle() is None):
         return kernel.__qualname__
-    if kernel.__module__ == "__main__":
-        func = _ByValue(func)
+    if kernel.__module__ == "__main__" or not importable and _cloudpickle() is not None:
+        func = _ByValue(func)  # a script's or a local function: its code travels
     return (
         rebuild,
         (

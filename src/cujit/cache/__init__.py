@@ -33,19 +33,21 @@ def cache_dir() -> Path:
     return Path(config.cache_dir())
 
 
-def compile_cached(pyfunc, arg_types, options: Options):
+def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
     """``pipeline.compile_kernel(pyfunc, arg_types, options)``, through the cache.
 
     A hit's ``CompileResult`` has the cubin, PTX and LLVM IR as outputs, one
     time, ``cache``, and the ``LaunchRecord`` the entry stores whole; a miss
-    compiles every stage and writes the entry.
+    compiles every stage and writes the entry.  ``strict`` (``cache=True`` on the
+    kernel, not ``CUJIT_CACHE=1``): a kernel using a global or captured device array
+    raises ``UncacheableKernel`` (a PicklingError) instead of compiling uncached.
     """
     from cujit.abi import LaunchRecord
     from cujit.pipeline import CompileResult, compile_kernel
 
     start = time.perf_counter()
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
-    key = _key_or_none(pyfunc, arg_types, options)
+    key = _key_or_none(pyfunc, arg_types, options, strict)
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
     path = store.entry_path(cache_dir(), name, key)
@@ -110,11 +112,18 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
     return result
 
 
-def _key_or_none(pyfunc, arg_types, options: Options) -> str | None:
-    from cujit.diagnostics import CujitError
+def _key_or_none(pyfunc, arg_types, options: Options, strict: bool) -> str | None:
+    from cujit.cache.key import CapturesDeviceArray
+    from cujit.diagnostics import CujitError, UncacheableKernel
 
     try:
-        return kernel_key(pyfunc, arg_types, options)
+        return kernel_key(pyfunc, arg_types, options, strict)
+    except CapturesDeviceArray as why:  # cache=True on the kernel: refused, as numba does
+        name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+        raise UncacheableKernel(
+            f"cannot cache kernel {name!r}: it uses global device arrays ({why}), whose "
+            "addresses are in its code; pass the array as an argument, or drop cache=True"
+        ) from None
     except (CujitError, OSError):  # no toolchain found: the compile will say so
         return None
 

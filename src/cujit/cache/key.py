@@ -45,15 +45,23 @@ class Uncacheable(Exception):
     """A value the kernel uses has no stable fingerprint."""
 
 
-def kernel_key(pyfunc, arg_types, options: Options) -> str | None:
+class CapturesDeviceArray(Uncacheable):
+    """The kernel uses a global or captured device array: its address is in the code,
+    and no other process has the array there."""
+
+
+def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str | None:
     """The hex key of ``pyfunc`` compiled for ``arg_types`` with ``options``; None if
-    some value it uses cannot be fingerprinted."""
+    some value it uses cannot be fingerprinted.  ``strict`` (the kernel itself asked for
+    ``cache=True``): a device array it uses raises ``CapturesDeviceArray`` instead."""
     h = hasher()
     h.update(f"cujit-kernel-key {FORMAT}\n".encode())
     h.update(environment_digest().encode())
     try:
         _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, set())
     except Uncacheable as why:
+        if strict and isinstance(why, CapturesDeviceArray):
+            raise
         _warn_uncacheable(pyfunc, str(why))
         return None
     for t in arg_types:
@@ -196,7 +204,7 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
     if isinstance(v, (*_PLAIN, frozenset)):
         h.update(f"{_const(v)}\n".encode())
     elif is_device_array_global(v):  # taken by reference: its address is in the code
-        raise Uncacheable(f"a global {type(v).__qualname__} is taken by reference")
+        raise CapturesDeviceArray(f"a global {type(v).__qualname__} is taken by reference")
     elif isinstance(v, (tuple, list)):  # items may be any value, not only constants
         h.update(f"{type(v).__name__} {getattr(v, '_fields', '')} {len(v)}\n".encode())
         for item in v:

@@ -8,6 +8,7 @@ first use; importing this module loads nothing heavy.
 from __future__ import annotations
 
 from cujit import types  # noqa: F401  (cuda.types.int32, as in numba)
+from cujit.arghints import In, InOut, Out  # noqa: F401
 from cujit.compile_api import (  # noqa: F401
     compile,
     compile_all,

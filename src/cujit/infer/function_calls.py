@@ -28,10 +28,10 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
-from cujit import device_function
+from cujit import device_function, overloads
 from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
-from cujit.infer.context import Typer, accepts_array
+from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Block, Call, CallFunction, Const, Function, Value
 from cujit.types import Array, NoneType, PyObject, Record, Scalar, Tuple, Type, none
@@ -205,16 +205,23 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
     for sig in devfn.signatures:
         if tuple(sig.args) == types:
             return sig
-    for sig in devfn.signatures:  # scalars convert, arrays to layout 'A', as numba converts
-        if len(sig.args) == len(types) and all(
-            a == b or (isinstance(a, Scalar) and isinstance(b, Scalar)) or accepts_array(a, b)
-            for a, b in zip(sig.args, types, strict=True)
-        ):
-            return sig
+    # numba's choice by its conversion rules (cujit.overloads); a tie between the best
+    # goes to the first declared, as numba's typing of a call allows it.
+    by_args: dict = {}
+    for sig in devfn.signatures:
+        by_args.setdefault(tuple(sig.args), sig)
+    try:
+        best = overloads.select(by_args, types)
+    except overloads.Ambiguous as tie:
+        best = tie.best[0]
+    if best is not None:
+        return by_args[best]
     declared = ", ".join(str(s) for s in devfn.signatures)
     raise TypingError(
         f"device function '{devfn.__name__}' is declared as {declared} and "
-        "cannot take arguments of types (" + ", ".join(map(str, types)) + ")",
+        "cannot take arguments of types (" + ", ".join(map(str, types)) + ") "
+        f"(Invalid use of type {devfn.__name__} with parameters "
+        "(" + ", ".join(map(str, types)) + "))",
         loc,
     )
 

@@ -98,7 +98,10 @@ class ParamPacker:
         try:
             self.struct.pack_into(self.view, 0, *values)
         except struct.error as exc:
-            raise LaunchError(self._explain(values, exc)) from None
+            try:  # an int given as its bit pattern (0xFFFFFFFF for an int32), as numba takes it
+                self.struct.pack_into(self.view, 0, *map(as_bits, self.kinds, values))
+            except (struct.error, TypeError):
+                raise LaunchError(self._explain(values, exc)) from None
         return self.address
 
     def packed_bytes(self) -> bytes:
@@ -114,10 +117,25 @@ class ParamPacker:
             )
         for i, (kind, v) in enumerate(zip(self.kinds, values, strict=True)):
             try:
-                struct.pack("<" + _CODES[kind], v)
+                struct.pack("<" + _CODES[kind], as_bits(kind, v))
             except struct.error as e:
                 return f"kernel parameter {i} of kind {kind} cannot hold {v!r}: {e}"
         return f"cannot pack kernel parameters: {exc}"
+
+
+def as_bits(kind: str, value):
+    """An int ``value`` for an integer parameter of ``kind`` as the parameter's bits
+    read back in its type: numba passes ints through ctypes, which keeps the low bits,
+    so 0xFFFFFFFF reaches an int32 as -1 and -1 a uint8 as 255.  A value needing more
+    bits than the parameter has is left alone (packing it fails: refused, not cut)."""
+    code = _CODES.get(kind, "")
+    if code not in "bhiqBHIQ" or not isinstance(value, int):
+        return value
+    bits = 8 * struct.calcsize(code)
+    if not -(1 << (bits - 1)) <= value < (1 << bits):
+        return value
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if code.islower() and value >> (bits - 1) else value
 
 
 def get_packer(kinds) -> ParamPacker:

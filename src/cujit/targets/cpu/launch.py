@@ -380,16 +380,17 @@ def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
         out.extend((z.real, z.imag))
     elif t.kind in "Mm":  # a datetime64 / timedelta64: its int64 count of t's unit
         out.append(int(np.asarray(value).astype(t.dtype).view(np.int64)))
-    else:  # as the GPU launch: a value outside the type's range is refused, not wrapped
+    else:  # as the GPU launch: an int of the type's bits is taken as those bits (0xFFFFFFFF
+        # is an int32's -1, as numba passes it); one needing more bits is refused, not cut
         v = int(value)
         half = 1 << (t.bits - 1)
-        lo, hi = (-half, half - 1) if t.kind == "i" else (0, 2 * half - 1)
-        if not lo <= v <= hi:
+        if not -half <= v < 2 * half:
             raise LaunchError(
                 f"kernel {kernel!r}: an argument of type {t} cannot hold {v} "
-                f"(its range is {lo} to {hi})"
+                f"(it takes {-half} to {2 * half - 1}, as {t.bits}-bit patterns)"
             )
-        out.append(v)
+        v &= 2 * half - 1
+        out.append(v - 2 * half if t.kind == "i" and v >= half else v)
 
 
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
