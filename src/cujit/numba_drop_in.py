@@ -47,11 +47,11 @@ def cuda_module(name: str):
     if not name.startswith(PREFIX + "."):
         return None
     sub = name[len(PREFIX) + 1 :]
-    if "." in sub:  # numba.cuda.X.Y: cujit's modules are one level deep
-        return None
     own = "cujit.cuda." + sub
-    if importlib.util.find_spec(own) is not None:
+    if _has_module(own):
         return importlib.import_module(own)
+    if "." in sub:  # numba.cuda.X.Y: only where cujit has that module (cudadrv.driver...)
+        return None
     cuda = importlib.import_module("cujit.cuda")
     try:
         value = getattr(cuda, sub)
@@ -62,6 +62,13 @@ def cuda_module(name: str):
     if isinstance(value, pytypes.ModuleType) or not callable(value):
         return value
     return None
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package cujit does not have
+        return False
 
 
 class _Alias(importlib.abc.Loader):
