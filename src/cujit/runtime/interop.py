@@ -44,7 +44,7 @@ _smv_class = None
 def _cai_view(obj, cai: dict) -> DeviceArray:
     """A DeviceArray over a CAI dict's memory; ``obj`` (the producer) is kept alive."""
     if cai.get("mask") is not None:
-        raise NotImplementedError("Masked arrays are not supported")
+        raise NotImplementedError("Masked arrays are not supported (masked CUDA arrays)")
     dtype = np.dtype(cai["typestr"])
     shape = tuple(int(n) for n in cai["shape"])
     strides = cai.get("strides")
@@ -179,7 +179,7 @@ def from_cuda_array_interface(desc: dict, owner=None, sync: bool = True) -> Devi
     Interface dict describes (``owner`` is kept alive with it); with ``sync``, the stream
     the dict names is synchronized first, as ``as_cuda_array`` does."""
     if desc.get("mask") is not None:
-        raise NotImplementedError("Masked arrays are not supported")
+        raise NotImplementedError("Masked arrays are not supported (masked CUDA arrays)")
 
     class _Described:  # an object exposing the dict, kept alive by the view
         __cuda_array_interface__ = desc
