@@ -78,3 +78,16 @@ def test_tuples_and_dim3_print_on_the_gpu(capfd):
     ]
     lines = _output(capfd, cuda.jit(print_indices), (1, (2, 2, 2)), gpu=True)
     assert sorted(lines) == sorted(f"({x}, {y}, {z}) (0, 0, 0)" for x, y, z in np.ndindex(2, 2, 2))
+
+
+
+def test_more_than_32_values_print_the_format_and_warn(capfd):
+    # A 33-tuple: 33 values for vprintf, one more than it takes.  (A call with 33
+    # arguments compiles to CALL_FUNCTION_EX, which kernels do not support.)
+    kernel = cuda.jit(print_tuple, target="cpu")
+    value = tuple(range(100, 133))
+    with pytest.warns(RuntimeWarning, match="cannot print more than 32 items"):
+        lines = _output(capfd, kernel, (1, 1), value)
+    assert lines == ["(" + ", ".join(["%lld"] * 33) + ")"]
+    (line,) = _output(capfd, kernel, (1, 1), value[:32])
+    assert line == repr(value[:32])  # 32 values still print

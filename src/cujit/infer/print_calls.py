@@ -8,7 +8,9 @@ variadic promotion); items are separated by one space and the line ends with
 ``\\n``.  String constants go into the format itself (``%`` doubled); a bool
 prints ``True``/``False`` through ``%s``; ``None`` prints ``None``; a tuple prints as
 Python writes it (``(1, (2.000000, 3))``, ``(4,)``), and ``cuda.threadIdx`` (or
-``blockIdx``, ``blockDim``, ``gridDim``) as the tuple of its x, y and z.
+``blockIdx``, ``blockDim``, ``gridDim``) as the tuple of its x, y and z.  More than 32
+values (vprintf's limit) print the format string itself, with a RuntimeWarning at
+compile time, as numba.
 
     print("i =", i, x)          # i: int32, x: float32
   becomes
@@ -19,6 +21,7 @@ Python writes it (``(1, (2.000000, 3))``, ``(4,)``), and ``cuda.threadIdx`` (or
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
@@ -31,6 +34,8 @@ from cujit.types import NoneType, PyObject, Scalar, Tuple, float64, int32, int64
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
+MAX_PRINT_ITEMS = 32  # vprintf's limit ("CUDA C++ Programming Guide", "Formatted Output")
+
 
 def call_print(t: Typer, site: CallSite) -> Value:
     if site.kwargs:
@@ -40,6 +45,16 @@ def call_print(t: Typer, site: CallSite) -> Value:
     values: list[Value] = []
     pieces = [_item_format(t, v, site.loc, values) for v in site.args]
     fmt = " ".join(pieces) + "\n"
+    if len(values) > MAX_PRINT_ITEMS:
+        # vprintf takes 32 arguments at most: numba prints the format itself instead,
+        # and says so at compile time; both targets do the same.
+        warnings.warn(
+            f"{site.loc}: CUDA print() cannot print more than {MAX_PRINT_ITEMS} items. "
+            "The raw format string will be emitted by the kernel instead.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        fmt, values = fmt.replace("%", "%%"), []
     return t.emit(
         Intrinsic(
             loc=site.loc,
