@@ -194,3 +194,13 @@ def test_a_child_importing_a_test_module_gets_it_routed(tmp_path):
     proc = _child(code, str(tmp_path / "e"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == "cujit.cuda"
+
+
+def test_the_fixture_shim_turns_off_filecheck_dumps():
+    case = SimpleNamespace()
+    fixture = worker.initialize_from_pytest_config.__wrapped__
+    gen = fixture(SimpleNamespace(instance=case))
+    next(gen)
+    assert case._dump_failed_filechecks is False
+    gen = fixture(SimpleNamespace(instance=None))  # a test function, not a TestCase
+    next(gen)

@@ -23,7 +23,8 @@ numba-cuda: the worker counts those compilations too, and such a test is no pass
 Harness shims (for the test harness only, never for API a kernel uses):
 
 - ``initialize_from_pytest_config``, the fixture numba-cuda's CUDATestCase names, lives
-  in numba-cuda's source tree but not in its wheel: a fixture that does nothing stands in;
+  in numba-cuda's source tree but not in its wheel: a fixture that only turns off the
+  dumping of failed FileChecks to files (``_dump_failed_filechecks``) stands in;
 - ``np.row_stack``, removed in NumPy 2.5, is set to ``np.vstack`` where NumPy lacks it
   (in the worker and its children): numba-cuda's own ``np/arrayobj.py`` names it at
   import (``numba_suite_routing.numpy_row_stack_shim``);
@@ -235,8 +236,12 @@ class Plugin:
 
 
 @pytest.fixture
-def initialize_from_pytest_config():
-    """Harness shim: numba-cuda's CUDATestCase names this fixture of its source tree."""
+def initialize_from_pytest_config(request):
+    """Harness shim: numba-cuda's CUDATestCase names this fixture of its source tree, which
+    sets the test's ``_dump_failed_filechecks`` (write a failed FileCheck's input to
+    files); here it is off, so a failed FileCheck fails with its own message."""
+    if request.instance is not None:
+        request.instance._dump_failed_filechecks = False
     yield
 
 
