@@ -309,3 +309,24 @@ def test_cudadrv_versions_and_arch_on_the_gpu():
     assert arch <= tuple(cc) and arch in cuda.cudadrv.nvrtc.get_supported_archs()
     major, minor = cuda.cudadrv.runtime.get_version()
     assert major >= 12 and minor >= 0
+
+
+@pytest.mark.gpu
+def test_a_device_to_device_copy_on_a_new_thread():
+    import threading
+
+    src = cuda.to_device(np.arange(100) * 3 - 7)
+    dst = cuda.to_device(np.zeros(100, dtype=np.int64))
+    errors = []
+
+    def copy():
+        try:
+            dst.copy_to_device(src)
+        except Exception as exc:  # reported below: a thread's error is otherwise lost
+            errors.append(exc)
+
+    th = threading.Thread(target=copy)
+    th.start()
+    th.join()
+    assert not errors
+    assert np.array_equal(dst.copy_to_host(), np.arange(100) * 3 - 7)

@@ -328,6 +328,7 @@ class DeviceArray(DeviceArrayViews):
                 self.dtype,
             ) and contiguous:
                 if self.nbytes:
+                    get_context()  # as in _htod: this thread may have no context yet
                     cu = as_cu_stream(stream)
                     if cu is _default():
                         call("cuMemcpyDtoD", self.device_ptr, src.device_ptr, self.nbytes)
