@@ -204,3 +204,15 @@ def test_the_fixture_shim_turns_off_filecheck_dumps():
     assert case._dump_failed_filechecks is False
     gen = fixture(SimpleNamespace(instance=None))  # a test function, not a TestCase
     next(gen)
+
+
+def test_numba_cudas_transpose_kernel_module_is_routed_like_a_usecase_module(tmp_path):
+    pytest.importorskip("numba_cuda")
+    code = (
+        "from numba.cuda.kernels import transpose as t\n"
+        "from numba.cuda import kernels\n"
+        "print(t.cuda.__name__)\n"
+    )
+    proc = _child(code, str(tmp_path / "e"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "cujit.cuda"

@@ -2,7 +2,9 @@
 served by cujit, while numba-cuda's own harness keeps running on numba-cuda.
 
 Every module under ``numba.cuda.tests.cudapy`` and ``numba.cuda.tests.doc_examples`` (the
-test files and their usecase modules) is executed with an ``__import__`` that resolves
+test files and their usecase modules), and ``numba.cuda.kernels.transpose`` (a kernel
+written on numba.cuda's public API, which test_transpose imports and runs as a user's
+library would), is executed with an ``__import__`` that resolves
 
 - ``from numba import cuda`` / ``import numba`` / ``numba.cuda``: ``cujit.cuda``
   (``numba`` itself stays numba for everything but ``cuda``);
@@ -37,7 +39,11 @@ TOOLS = os.path.dirname(os.path.abspath(__file__))
 CHILD_DIR = os.path.join(TOOLS, "numba_suite_child")
 CHILD_EVENTS = "CUJIT_SUITE_CHILD_EVENTS"
 
-ROUTED_PACKAGES = ("numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples")
+ROUTED_PACKAGES = (
+    "numba.cuda.tests.cudapy",
+    "numba.cuda.tests.doc_examples",
+    "numba.cuda.kernels.transpose",
+)
 API_MODULES = frozenset(
     {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
 )
