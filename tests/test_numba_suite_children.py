@@ -216,3 +216,13 @@ def test_numba_cudas_transpose_kernel_module_is_routed_like_a_usecase_module(tmp
     proc = _child(code, str(tmp_path / "e"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == "cujit.cuda"
+
+
+def test_test_code_is_recognised_by_its_module_name():
+    assert routing.is_routed("numba.cuda.tests.cudapy.test_idiv")
+    assert routing.is_routed("numba.cuda.tests.cudapy.cache_usecases")
+    assert routing.is_routed("cuda_caching_test_fodder")  # test_caching's copy of a usecase
+    assert routing.is_routed("numba.cuda.kernels.transpose")
+    assert not routing.is_routed("numba.cuda.kernels.reduction")  # numba-cuda's own cuda.reduce
+    assert not routing.is_routed("numba.cuda.testing")
+    assert not routing.is_routed("pkg.cuda_caching_test_fodder")

@@ -2,9 +2,10 @@
 served by cujit, while numba-cuda's own harness keeps running on numba-cuda.
 
 Every module under ``numba.cuda.tests.cudapy`` and ``numba.cuda.tests.doc_examples`` (the
-test files and their usecase modules), and ``numba.cuda.kernels.transpose`` (a kernel
-written on numba.cuda's public API, which test_transpose imports and runs as a user's
-library would), is executed with an ``__import__`` that resolves
+test files and their usecase modules, also test_caching's copies of them, imported as
+``*_test_fodder``), and ``numba.cuda.kernels.transpose`` (a kernel written on numba.cuda's
+public API, which test_transpose imports and runs as a user's library would), is executed
+with an ``__import__`` that resolves
 
 - ``from numba import cuda`` / ``import numba`` / ``numba.cuda``: ``cujit.cuda``
   (``numba`` itself stays numba for everything but ``cuda``);
@@ -44,6 +45,7 @@ ROUTED_PACKAGES = (
     "numba.cuda.tests.doc_examples",
     "numba.cuda.kernels.transpose",
 )
+FODDER = "_test_fodder"
 API_MODULES = frozenset(
     {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
 )
@@ -135,11 +137,18 @@ class _RoutedLoader(importlib.abc.Loader):
         self.inner.exec_module(module)
 
 
+def is_routed(name: str) -> bool:
+    """Whether module ``name`` is test code: the test packages, the transpose kernel, and
+    the copies of usecase modules test_caching imports under top-level names such as
+    ``cuda_caching_test_fodder`` (from a temporary folder on sys.path)."""
+    return name.startswith(ROUTED_PACKAGES) or ("." not in name and name.endswith(FODDER))
+
+
 class TestModuleRouter(importlib.abc.MetaPathFinder):
     """Loads the test packages' modules with the routed ``__import__``."""
 
     def find_spec(self, name, path=None, target=None):
-        if not name.startswith(ROUTED_PACKAGES):
+        if not is_routed(name):
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
