@@ -226,3 +226,16 @@ def test_test_code_is_recognised_by_its_module_name():
     assert not routing.is_routed("numba.cuda.kernels.reduction")  # numba-cuda's own cuda.reduce
     assert not routing.is_routed("numba.cuda.testing")
     assert not routing.is_routed("pkg.cuda_caching_test_fodder")
+
+
+def test_numba_cudas_driver_error_module_is_cujits_in_test_code(tmp_path):
+    pytest.importorskip("numba_cuda")
+    code = (
+        "from numba.cuda.cudadrv.error import CudaDriverError\n"
+        "from numba.cuda.cudadrv import driver\n"
+        "print(CudaDriverError.__module__, driver.__name__)\n"
+    )
+    proc = _child(code, str(tmp_path / "e"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # The error class is cujit's; numba-cuda's driver module stays its own.
+    assert proc.stdout.split() == ["cujit.runtime.driver", "numba.cuda.cudadrv.driver"]

@@ -12,6 +12,7 @@ with an ``__import__`` that resolves
 - ``numba.cuda.X`` for numba.cuda's API modules (``types``, ``random``, ``cg``,
   ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``): cujit's, or an
   ImportError where cujit has none (``cujit.numba_drop_in.cuda_module``);
+- ``numba.cuda.cudadrv.error`` (``CUJIT_MODULES``): cujit's driver errors by numba's names;
 - ``from numba.cuda import NAME``: cujit.cuda's NAME for every value (``jit``,
   ``to_device``, ``float32``...), numba-cuda's for its other modules (``testing``,
   ``core``, ``compiler``...) and the harness flags in ``HARNESS_VALUES``.
@@ -49,6 +50,9 @@ FODDER = "_test_fodder"
 API_MODULES = frozenset(
     {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
 )
+# numba.cuda's modules below the API modules that cujit serves whole: a test importing
+# numba-cuda's error class to catch cujit's error gets cujit's (``cujit.cuda.cudadrv``).
+CUJIT_MODULES = frozenset({"numba.cuda.cudadrv.error"})
 HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
 _real_import = builtins.__import__
 
@@ -96,7 +100,7 @@ def _resolve_cuda(name: str):
     if name == "numba.cuda":
         return _CudaNames()
     first = name.split(".")[2]
-    if first in API_MODULES:
+    if first in API_MODULES or name in CUJIT_MODULES:
         value = numba_drop_in.cuda_module(name)
         if value is None:
             raise ModuleNotFoundError(f"No module named {name!r} (cujit has none)", name=name)
@@ -109,7 +113,7 @@ def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
     if level != 0 or not (name == "numba" or name.startswith("numba.")):
         return _real_import(name, globals, locals, fromlist, level)
     parts = name.split(".")
-    to_cujit = name in ("numba", "numba.cuda") or (
+    to_cujit = name in ("numba", "numba.cuda", *CUJIT_MODULES) or (
         len(parts) > 2 and parts[1] == "cuda" and parts[2] in API_MODULES
     )
     if not to_cujit:  # numba's own modules (numba.core...) and numba-cuda's harness
