@@ -238,4 +238,6 @@ def test_numba_cudas_driver_error_module_is_cujits_in_test_code(tmp_path):
     proc = _child(code, str(tmp_path / "e"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     # The error class is cujit's; numba-cuda's driver module stays its own.
-    assert proc.stdout.split() == ["cujit.runtime.driver", "numba.cuda.cudadrv.driver"]
+    error_module, driver_module = proc.stdout.split()
+    assert error_module == "cujit.runtime.driver"
+    assert driver_module.startswith("numba.cuda.")  # the simulator's here: CUDASIM is set
