@@ -22,7 +22,7 @@ from test_runtime import (
 )
 
 from cujit.diagnostics import LaunchError
-from cujit.runtime import context, devices, dlpack, event, interop
+from cujit.runtime import context, devices, dlpack, event, interop, stream
 from cujit.runtime.args import check_writable, prepare_args
 from cujit.runtime.devices import check_devices
 from cujit.runtime.memory import DeviceArray
@@ -91,6 +91,7 @@ def driver_calls(monkeypatch):
     rec = Recorder()
     monkeypatch.setattr(event, "call", rec)
     monkeypatch.setattr(interop, "call", rec)
+    monkeypatch.setattr(stream, "call", rec)  # Stream.synchronize
     monkeypatch.setattr(
         context, "get_context", lambda: SimpleNamespace(device=SimpleNamespace(id=0))
     )
@@ -125,7 +126,9 @@ def test_masked_and_stream_zero_cai_are_refused():
 def test_as_cuda_array_synchronizes_the_producer_stream(driver_calls):
     v = interop.as_cuda_array(CAIObject((3,), stream=0x5000))
     assert driver_calls == [("cuStreamSynchronize", 0x5000)]
-    assert v.device_id == 1 and v.stream == 0x5000  # the pointer's device; the producer stream
+    assert v.device_id == 1  # the pointer's device
+    # The producer's stream, borrowed: numba's external stream.
+    assert stream_handle(v.stream) == 0x5000 and v.stream.external
     driver_calls.clear()
     interop.as_cuda_array(CAIObject((3,), stream=0x5000), sync=False)
     interop.as_cuda_array(CAIObject((3,), stream=None))

@@ -190,8 +190,8 @@ def test_numba_cudasim_selects_the_cpu_target_and_cujit_target_wins():
 def test_a_numba_cuda_module_cujit_lacks_is_an_import_error_naming_it():
     code = (
         "import cujit; cujit.install_numba_drop_in()\n"
-        "try:\n    import numba.cuda.cudadrv.driver\nexcept ImportError as e:\n"
+        "try:\n    import numba.cuda.cudadrv.nvvm\nexcept ImportError as e:\n"
         "    import json; print(json.dumps({'msg': str(e)}))\n"
     )
     got = run(["-c", code])
-    assert "numba.cuda.cudadrv" in got["msg"] and "cujit" in got["msg"]
+    assert "numba.cuda.cudadrv.nvvm" in got["msg"] and "cujit" in got["msg"]

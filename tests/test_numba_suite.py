@@ -93,6 +93,7 @@ def _finish(compiles: int, launches: int, numba: int, when="call", outcome="pass
     plugin = worker.Plugin(
         SimpleNamespace(write=lambda s: records.append(json.loads(s)), flush=lambda: None),
         set(),
+        set(),
         60,
     )
     plugin.reports = [

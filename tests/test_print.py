@@ -97,7 +97,6 @@ def test_print_on_the_gpu(capfd):
     [
         (lambda x: print(x), "print() of array"),
         (lambda x: print(x[0], x[1], sep=","), "no keyword arguments"),
-        (lambda x: print((x[0], x[1])), "print() of tuple"),
     ],
 )
 def test_unsupported_prints(kernel, message):

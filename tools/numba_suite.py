@@ -46,6 +46,7 @@ CONFORMANCE = os.path.join(ROOT, "conformance")
 WORKER = os.path.join(ROOT, "tools", "numba_suite_worker.py")
 FOLDERS = ("cudapy", "doc_examples")
 PASS = "passed"
+LEFT_OUT = "left-out"  # an excluded.txt test or class: not run, not in the totals
 OUTCOMES = (
     "passed",
     "no-kernel",
@@ -66,7 +67,8 @@ def tests_dir() -> str:
 
 
 def read_excluded(path: str) -> dict[str, str]:
-    """conformance/excluded.txt: ``FILE-OR-TEST-ID: reason`` lines, # comments."""
+    """conformance/excluded.txt: ``ID: reason`` lines (ID a file, ``FILE::Class`` or
+    ``FILE::Class::test``), # comments."""
     out = {}
     with open(path) as f:
         for line in f:
@@ -141,6 +143,8 @@ def _run_worker(root: str, chunk: list[str], done: set[str], args, env: dict):
         *[os.path.join(root, f) for f in chunk],
         "--skip",
         *sorted(done),
+        "--leave-out",
+        *sorted(args.leave_out),
     ]
     try:
         proc = subprocess.run(
@@ -166,6 +170,8 @@ def _outcomes(root: str, records: list[dict], code: int, tail: str) -> dict:
     for rec in records:
         if "start" in rec:
             running = rec["start"]
+        elif "left_out" in rec:
+            recorded[rec["left_out"]] = {"id": rec["left_out"], "outcome": LEFT_OUT}
         elif "collect_error" in rec:
             rel = rec["collect_error"].split("::")[0]
             for tid in tests_in_file(os.path.join(root, rel), rel):
@@ -352,12 +358,13 @@ def main(argv=None) -> int:
         for f in excluded
         if "::" not in f and os.path.exists(os.path.join(root, f))
     )
+    args.leave_out = sorted(t for t in excluded if "::" in t)  # tests and classes
     start = time.perf_counter()
     harness = args.harness or ("device" if args.target == "cuda" else HARNESS_ON_CPU)
     results = run_suite(root, files, args, environment(args.target, harness))
-    for tid in excluded:  # single tests left out of files that ran
-        if "::" in tid and results.pop(tid, None) is not None:
-            excluded_tests += 1
+    for tid in [t for t, r in results.items() if r["outcome"] == LEFT_OUT]:
+        del results[tid]
+        excluded_tests += 1
     took = time.perf_counter() - start
     out = args.json or os.path.join(CONFORMANCE, f"results-{args.target}.json")
     with open(out, "w") as f:

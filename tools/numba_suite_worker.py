@@ -1,69 +1,60 @@
 """One worker of tools/numba_suite.py: runs numba-cuda's test files under pytest with
 ``numba.cuda`` served by cujit, and writes one JSON line per test.
 
-    python tools/numba_suite_worker.py EVENTS.jsonl TIMEOUT_S FILE.py [FILE.py...] [--skip ID...]
+    python tools/numba_suite_worker.py EVENTS.jsonl TIMEOUT_S FILE.py [FILE.py...]
+        [--skip ID...] [--leave-out ID...]
 
-Routing (imports only).  numba-cuda's test harness (``numba.cuda.testing``,
-``numba.cuda.tests.support``, ``numba.cuda.core.config``...) is built on numba-cuda's
-own internals, so numba-cuda stays installed under its own names and the harness runs
-on it unchanged.  What the *tests* import is routed: every module under
-``numba.cuda.tests.cudapy`` and ``numba.cuda.tests.doc_examples`` (the test files and
-their usecase modules) is executed with an ``__import__`` that resolves
+``--skip``: tests already recorded (by an earlier worker over these files); ``--leave-out``:
+the entries of conformance/excluded.txt with ``::`` (one test, or ``FILE::Class`` for all
+of a class's tests), which are not run and are reported as left out.
 
-- ``from numba import cuda`` / ``import numba`` / ``numba.cuda``: ``cujit.cuda``
-  (``numba`` itself stays numba for everything but ``cuda``);
-- ``numba.cuda.X`` for numba.cuda's API modules (``types``, ``random``, ``cg``,
-  ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``, ``compiler``,
-  ``np.numpy_support``, ``extending``, ``cudaimpl``, ``cgutils``): cujit's, or an
-  ImportError where cujit has none (``cujit.numba_drop_in.cuda_module``);
-- ``from numba.cuda import NAME``: cujit.cuda's NAME for every value (``jit``,
-  ``to_device``, ``float32``...), numba-cuda's for its other modules (``testing``,
-  ``core``, ``dispatcher``...) and the harness flags in ``HARNESS_VALUES``.
+Routing (imports only; tools/numba_suite_routing.py says exactly what goes where).
+numba-cuda's test harness (``numba.cuda.testing``, ``numba.cuda.tests.support``,
+``numba.cuda.core.config``...) is built on numba-cuda's own internals, so numba-cuda
+stays installed under its own names and the harness runs on it unchanged.  What the
+*tests* import is routed: ``numba.cuda`` and its API modules are cujit's.  A test's
+child processes get the same routing (the ``sitecustomize`` of tools/numba_suite_child,
+put first on their PYTHONPATH), and cujit's compiles and launches in them are counted
+as the test's.
 
 A test that reaches numba-cuda's compiler through a harness module compiles with
 numba-cuda: the worker counts those compilations too, and such a test is no pass.
 
 Harness shims (for the test harness only, never for API a kernel uses):
-``initialize_from_pytest_config``, the fixture numba-cuda's CUDATestCase names, lives in
-numba-cuda's source tree but not in its wheel: a fixture that does nothing stands in.
 
-Where the ``filecheck`` package is not installed (a machine without the ``conformance``
-extra's dependencies), stand-in modules let ``numba.cuda.testing`` import; the
-FileCheck assertions then fail, naming the missing package.
+- ``initialize_from_pytest_config``, the fixture numba-cuda's CUDATestCase names, lives
+  in numba-cuda's source tree but not in its wheel: a fixture that only turns off the
+  dumping of failed FileChecks to files (``_dump_failed_filechecks``) stands in;
+- ``np.row_stack``, removed in NumPy 2.5, is set to ``np.vstack`` where NumPy lacks it
+  (in the worker and its children): numba-cuda's own ``np/arrayobj.py`` names it at
+  import (``numba_suite_routing.numpy_row_stack_shim``);
+- where the ``filecheck`` package is not installed (a machine without the ``conformance``
+  extra's dependencies), stand-in modules let ``numba.cuda.testing`` import; the
+  FileCheck assertions then fail, naming the missing package.
 
-Counting: ``cujit.events`` tells the worker of every compile and launch; a test that
-passes with no cujit compile or launch is 'no-kernel', and one during which numba-cuda
-compiled or simulated a kernel is 'numba-compiled'.  A test running past TIMEOUT_S
-ends the worker (faulthandler): the parent records it as 'timeout' and starts a new
-worker for the tests left.
+Counting: ``cujit.events`` tells the worker of every compile and launch (a child's come
+through the file ``CUJIT_SUITE_CHILD_EVENTS`` names); a test that passes with no cujit
+compile or launch is 'no-kernel', and one during which numba-cuda compiled or simulated
+a kernel is 'numba-compiled'.  A test running past TIMEOUT_S ends the worker
+(faulthandler): the parent records it as 'timeout' and starts a new worker for the
+tests left.
 """
 
 from __future__ import annotations
 
-import builtins
 import faulthandler
 import importlib
-import importlib.abc
 import importlib.util
 import json
 import os
 import sys
+import tempfile
 import time
 import types as pytypes
 
+import numba_suite_routing as routing
 import pytest
 
-ROUTED_PACKAGES = ("numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples")
-API_MODULES = frozenset(
-    {"types", "random", "cg", "libdevice", "libdevicefuncs", "fp16", "bf16", "fp8", "vector_types"}
-    | {"api", "_internal"}  # numba.cuda.api.is_fp8_supported, _internal.cuda_bf16
-    # numba.cuda's API modules for libraries: the ahead-of-time compile functions
-    # (compiler.compile_ptx...), dtype conversions (np.numpy_support) and the extension
-    # API (extending, cudaimpl.lower, cgutils.create_struct_proxy).
-    | {"compiler", "np", "extending", "cudaimpl", "cgutils"}
-)
-HARNESS_VALUES = frozenset({"HAS_NUMBA", "config", "implementation"})
-_real_import = builtins.__import__
 # The worker's own stderr, which pytest's capturing of fd 2 leaves alone: a timeout's
 # report must reach the parent.
 _STDERR = os.fdopen(os.dup(2), "w")
@@ -84,107 +75,6 @@ class Counts:
             cls.compiles += 1
         else:
             cls.launches += 1
-
-
-def _numba_cuda_module(sub: str) -> bool:
-    """Whether numba-cuda has a module numba.cuda.SUB (its harness and internals)."""
-    return importlib.util.find_spec("numba.cuda." + sub) is not None
-
-
-class _CudaNames:
-    """What ``from numba.cuda import NAME`` gives a test (see the module docstring)."""
-
-    def __getattr__(self, name: str):
-        from cujit import numba_drop_in
-
-        if name in API_MODULES:
-            value = numba_drop_in.cuda_module("numba.cuda." + name)
-            if value is None:
-                raise AttributeError(name)
-            return value
-        if name in HARNESS_VALUES:
-            return getattr(_real_import("numba.cuda").cuda, name)
-        if not name.startswith("_") and _numba_cuda_module(name):
-            _real_import("numba.cuda." + name)
-            return getattr(sys.modules["numba.cuda"], name)
-        return getattr(importlib.import_module("cujit.cuda"), name)
-
-
-class _NumbaView(pytypes.ModuleType):
-    """``numba`` as a test sees it: numba, but with ``cuda`` being cujit.cuda."""
-
-    def __getattr__(self, name: str):
-        if name == "cuda":
-            return importlib.import_module("cujit.cuda")
-        return getattr(_real_import("numba"), name)
-
-
-_NUMBA = _NumbaView("numba")
-
-
-def _resolve_cuda(name: str):
-    """The object a test's ``numba.cuda[.X...]`` import names."""
-    from cujit import numba_drop_in
-
-    if name == "numba.cuda":
-        return _CudaNames()
-    first = name.split(".")[2]
-    if first in API_MODULES:
-        value = numba_drop_in.cuda_module(name)
-        if value is None:
-            raise ModuleNotFoundError(f"No module named {name!r} (cujit has none)", name=name)
-        return value
-    _real_import(name)
-    return sys.modules[name]
-
-
-def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
-    if level != 0 or not (name == "numba" or name.startswith("numba.")):
-        return _real_import(name, globals, locals, fromlist, level)
-    parts = name.split(".")
-    to_cujit = name in ("numba", "numba.cuda") or (
-        len(parts) > 2 and parts[1] == "cuda" and parts[2] in API_MODULES
-    )
-    if not to_cujit:  # numba's own modules (numba.core...) and numba-cuda's harness
-        module = _real_import(name, globals, locals, fromlist, level)
-        return module if fromlist else _NUMBA
-    if not fromlist or name == "numba":
-        if name != "numba":
-            _resolve_cuda(name)  # a module cujit lacks is an ImportError here too
-        return _NUMBA
-    return _resolve_cuda(name)
-
-
-_ROUTED_BUILTINS = dict(vars(builtins), __import__=routed_import)
-
-
-class _RoutedLoader(importlib.abc.Loader):
-    def __init__(self, inner) -> None:
-        self.inner = inner
-
-    def create_module(self, spec):
-        return self.inner.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        module.__dict__["__builtins__"] = _ROUTED_BUILTINS
-        self.inner.exec_module(module)
-
-
-class TestModuleRouter(importlib.abc.MetaPathFinder):
-    """Loads the test packages' modules with the routed ``__import__``."""
-
-    def find_spec(self, name, path=None, target=None):
-        if not name.startswith(ROUTED_PACKAGES):
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                if spec.loader is not None and not spec.submodule_search_locations:
-                    spec.loader = _RoutedLoader(spec.loader)
-                return spec
-        return None
 
 
 def _stand_in_for_filecheck() -> None:
@@ -291,10 +181,11 @@ class _Module(pytest.Module):
 class Plugin:
     """Writes one JSON line per test: its outcome, message and what was compiled."""
 
-    def __init__(self, out, skip: set[str], timeout: float) -> None:
-        self.out, self.skip, self.timeout = out, skip, timeout
+    def __init__(self, out, skip: set[str], leave_out: set[str], timeout: float) -> None:
+        self.out, self.skip, self.leave_out, self.timeout = out, skip, leave_out, timeout
         self.reports: list = []
         self.started = 0.0
+        self.child_events = ""
 
     def write(self, record: dict) -> None:
         self.out.write(json.dumps(record) + "\n")
@@ -311,7 +202,15 @@ class Plugin:
         return _Module.from_parent(parent, path=module_path)
 
     def pytest_collection_modifyitems(self, items, config) -> None:
-        keep = [i for i in items if test_id(i.nodeid) not in self.skip]
+        keep = []
+        for item in items:
+            tid = test_id(item.nodeid)
+            if tid in self.skip:
+                continue
+            if left_out(tid, self.leave_out):
+                self.write({"left_out": tid})
+                continue
+            keep.append(item)
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
 
@@ -326,12 +225,18 @@ class Plugin:
         faulthandler.dump_traceback_later(self.timeout, exit=True, file=_STDERR)
         self.reports = []
         Counts.reset()
+        fd, self.child_events = tempfile.mkstemp(prefix="cujit-child-", suffix=".events")
+        os.close(fd)
+        os.environ.update(routing.child_environment(self.child_events))
         self.started = time.perf_counter()
 
     def pytest_runtest_logreport(self, report) -> None:
         self.reports.append(report)
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        compiles, launches = routing.read_child_events(self.child_events)
+        Counts.compiles += compiles
+        Counts.launches += launches
         outcome, message = classify(self.reports)
         if outcome == "passed":
             if Counts.numba_compiles:
@@ -352,9 +257,18 @@ class Plugin:
 
 
 @pytest.fixture
-def initialize_from_pytest_config():
-    """Harness shim: numba-cuda's CUDATestCase names this fixture of its source tree."""
+def initialize_from_pytest_config(request):
+    """Harness shim: numba-cuda's CUDATestCase names this fixture of its source tree, which
+    sets the test's ``_dump_failed_filechecks`` (write a failed FileCheck's input to
+    files); here it is off, so a failed FileCheck fails with its own message."""
+    if request.instance is not None:
+        request.instance._dump_failed_filechecks = False
     yield
+
+
+def left_out(tid: str, leave_out: set[str]) -> bool:
+    """Whether ``tid`` (FILE::Class::test) is left out by id or by its class."""
+    return tid in leave_out or tid.rsplit("::", 1)[0] in leave_out
 
 
 def test_id(nodeid: str) -> str:
@@ -384,13 +298,23 @@ def classify(reports) -> tuple[str, str]:
     return "passed", ""
 
 
+def _option(argv: list[str], flag: str) -> set[str]:
+    """The values after ``flag`` (to the next ``--`` flag or the end), taken out of argv."""
+    if flag not in argv:
+        return set()
+    at = argv.index(flag)
+    end = next((i for i in range(at + 1, len(argv)) if argv[i].startswith("--")), len(argv))
+    values = set(argv[at + 1 : end])
+    del argv[at:end]
+    return values
+
+
 def main(argv: list[str]) -> int:
-    skip: set[str] = set()
-    if "--skip" in argv:
-        at = argv.index("--skip")
-        argv, skip = argv[:at], set(argv[at + 1 :])
+    leave_out = _option(argv, "--leave-out")
+    skip = _option(argv, "--skip")
     events_path, timeout, files = argv[0], float(argv[1]), argv[2:]
-    sys.meta_path.insert(0, TestModuleRouter())
+    routing.numpy_row_stack_shim()
+    sys.meta_path.insert(0, routing.TestModuleRouter())
     from cujit import events
 
     events.subscribe(Counts.cujit_event)
@@ -401,7 +325,7 @@ def main(argv: list[str]) -> int:
     # Collection (importing the files) has a bound of its own, apart from the tests'.
     faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_STDERR)
     with open(events_path, "a") as out:
-        plugin = Plugin(out, skip, timeout)
+        plugin = Plugin(out, skip, leave_out, timeout)
         args = [
             "-q",
             "-p",

@@ -131,6 +131,8 @@ _RUNTIME_NAMES = {
     "per_thread_default_stream": "cujit.runtime.stream",
     "external_stream": "cujit.runtime.stream",
     "as_cuda_array": "cujit.runtime.interop",
+    "from_cuda_array_interface": "cujit.runtime.interop",
+    "open_ipc_array": "cujit.runtime.ipc",
     "from_dlpack": "cujit.runtime.interop",
     "pinned_array": "cujit.runtime.host",
     "pinned_array_like": "cujit.runtime.host",
@@ -226,6 +228,18 @@ NOT_SUPPORTED = {
 }
 
 
+# numba.cuda's submodules that cujit has: cuda.devicearray is numba's alias of
+# cuda.cudadrv.devicearray.
+_SUBMODULES = {
+    "random": "cujit.cuda.random",
+    "libdevice": "cujit.cuda.libdevice",
+    "cudadrv": "cujit.cuda.cudadrv",
+    "devicearray": "cujit.cuda.cudadrv.devicearray",
+    "bf16": "cujit.cuda.bf16",
+    "fp8": "cujit.cuda.fp8",
+}
+
+
 def __getattr__(name: str):
     from cujit import vector_types
 
@@ -236,10 +250,10 @@ def __getattr__(name: str):
             f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
             "supported by cujit yet; see docs/numba-api.md"
         )
-    if name in ("random", "libdevice", "bf16", "fp8"):  # submodules, imported on first use
+    if name in _SUBMODULES:  # imported on first use
         import importlib
 
-        value = importlib.import_module(f"cujit.cuda.{name}")
+        value = importlib.import_module(_SUBMODULES[name])
         globals()[name] = value
         return value
     from cujit import config

@@ -121,6 +121,14 @@ class Context:
     def deallocations(self) -> Deallocations:
         return Deallocations()
 
+    def get_ipc_handle(self, memory):
+        """An IPC handle another process can open (``memory``: a ``gpu_data``); see
+        ``cujit.runtime.ipc``."""
+        from cujit.runtime import ipc
+
+        self.make_current()
+        return ipc.get_ipc_handle(memory)
+
     def push(self) -> None:
         self.make_current()
 

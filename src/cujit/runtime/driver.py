@@ -12,6 +12,7 @@ own loader exception.
 
 from __future__ import annotations
 
+import os
 import threading
 
 from cujit import startup
@@ -29,10 +30,15 @@ class CudaDriverError(CujitError):
         self.call = call
         self.code = code
         self.name = name
+        self.description = description
         text = f"{call} failed: {name}"
         if description:
             text += f" ({description})"
         super().__init__(text)
+
+    def __reduce__(self):
+        # Rebuilt from its parts (a process pool sends a worker's error back pickled).
+        return (type(self), (self.call, self.code, self.name, self.description))
 
 
 def error_name(code) -> tuple[str, str]:
@@ -100,11 +106,28 @@ def get_driver():
     return _initialise()
 
 
+_forked = False  # set in a child forked after cuInit, whose CUDA state is unusable
+
+
+def _after_fork_in_child() -> None:
+    global _drv, _forked
+    _drv, _forked = None, True
+
+
 def _initialise():
     global _drv, _init_error
     with _lock:
         if _drv is not None:
             return _drv
+        if _forked:
+            # The driver's state does not survive fork(): a call would fail or hang.
+            raise CudaDriverError(
+                "cuInit",
+                0,
+                "CUDA initialized before forking",
+                "this process was forked from one that had started CUDA; start it with "
+                "multiprocessing's 'spawn' method instead",
+            )
         if _init_error is not None:  # fail the same way, fast, every later time
             raise NoGPUError(_init_error)
         drv = _import_bindings()
@@ -115,6 +138,7 @@ def _initialise():
             startup.run_arch_known(None)  # no device
             raise NoGPUError(_init_error)
         _drv = drv
+        os.register_at_fork(after_in_child=_after_fork_in_child)
         return drv
 
 

@@ -44,7 +44,7 @@ _smv_class = None
 def _cai_view(obj, cai: dict) -> DeviceArray:
     """A DeviceArray over a CAI dict's memory; ``obj`` (the producer) is kept alive."""
     if cai.get("mask") is not None:
-        raise NotImplementedError("masked CUDA arrays are not supported")
+        raise NotImplementedError("Masked arrays are not supported (masked CUDA arrays)")
     dtype = np.dtype(cai["typestr"])
     own = getattr(obj, "dtype", None)  # a typestr of |V<n> only: ml_dtypes' bfloat16, records
     if dtype.kind == "V" and isinstance(own, np.dtype) and own.itemsize == dtype.itemsize:
@@ -166,11 +166,29 @@ def as_cuda_array(obj, sync: bool = True) -> DeviceArray:
             "(for DLPack producers use cuda.from_dlpack)"
         )
     producer = _cai_stream(cai)
-    if sync and producer is not None:
-        from cujit.runtime.stream import as_cu_stream
+    view = _cai_view(obj, cai)
+    if producer is not None:
+        # The array's stream is the producer's, borrowed (numba: an external stream).
+        from cujit.runtime.stream import external_stream
 
-        call("cuStreamSynchronize", as_cu_stream(producer))
-    return _cai_view(obj, cai)
+        view.stream = external_stream(producer)
+        if sync:
+            view.stream.synchronize()
+    return view
+
+
+def from_cuda_array_interface(desc: dict, owner=None, sync: bool = True) -> DeviceArray:
+    """``cuda.from_cuda_array_interface(desc)``: a DeviceArray over the memory a CUDA Array
+    Interface dict describes (``owner`` is kept alive with it); with ``sync``, the stream
+    the dict names is synchronized first, as ``as_cuda_array`` does."""
+    if desc.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported (masked CUDA arrays)")
+
+    class _Described:  # an object exposing the dict, kept alive by the view
+        __cuda_array_interface__ = desc
+        keep = owner
+
+    return as_cuda_array(_Described(), sync=sync)
 
 
 def from_dlpack(obj, stream=0) -> DeviceArray:

@@ -35,6 +35,24 @@ def is_contiguous(shape, strides, itemsize: int, order: str) -> bool:
     return True
 
 
+def strides_like(shape, strides, itemsize: int) -> tuple[int, ...]:
+    """Byte strides of a new contiguous array laid out like one of ``strides``: C order
+    for a C-contiguous (or 0/1-d) array, F order for an F-contiguous one, and otherwise
+    the dimensions ordered by decreasing absolute stride (NumPy's ``order='K'``)."""
+    if is_contiguous(shape, strides, itemsize, "C") or len(shape) <= 1:
+        return contiguous_strides(shape, itemsize, "C")
+    if is_contiguous(shape, strides, itemsize, "F"):
+        return contiguous_strides(shape, itemsize, "F")
+    # Stable: dimensions of equal stride keep their order, as NumPy keeps them.
+    outer_first = sorted(range(len(shape)), key=lambda d: -abs(strides[d]))
+    out = [0] * len(shape)
+    step = itemsize
+    for d in reversed(outer_first):
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
 def byte_span(shape, strides, itemsize: int) -> tuple[int, int]:
     """(lowest, one past highest) byte offset an array touches, relative to element 0.
 

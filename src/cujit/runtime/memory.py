@@ -22,7 +22,13 @@ import numpy as np
 from cujit.runtime.array_views import DeviceArrayViews
 from cujit.runtime.context import get_context
 from cujit.runtime.driver import CudaDriverError, call, get_driver
-from cujit.runtime.layout import byte_span, contiguous_strides, index_view, is_contiguous
+from cujit.runtime.layout import (
+    byte_span,
+    contiguous_strides,
+    index_view,
+    is_contiguous,
+    strides_like,
+)
 from cujit.runtime.stream import _default, as_cu_stream, stream_handle
 
 _CUDA_ERROR_INVALID_CONTEXT = 201
@@ -165,6 +171,23 @@ class DeviceArray(DeviceArrayViews):
         return getattr(self.base, "nbytes", self.nbytes)
 
     @property
+    def gpu_data(self):
+        """numba's ``gpu_data``: the memory this array's elements span (lowest address,
+        size in bytes, and the allocation or foreign object holding it); equal for two
+        arrays over the same bytes (``d.view(np.int64)`` and ``d``)."""
+        from cujit.runtime.ipc import DevicePointer
+
+        lo, hi = byte_span(self.shape, self.strides, self.dtype.itemsize)
+        return DevicePointer(self.device_ptr + lo, hi - lo, self.base)
+
+    def get_ipc_handle(self):
+        """An IpcArrayHandle: this array's memory and layout, to open in another process."""
+        from cujit.runtime import ipc
+
+        handle = ipc.get_ipc_handle(self.gpu_data)
+        return ipc.IpcArrayHandle(handle, self.shape, self.strides, self.dtype)
+
+    @property
     def device_ctypes_pointer(self) -> ctypes.c_void_p:
         return ctypes.c_void_p(self.device_ptr or None)
 
@@ -305,6 +328,7 @@ class DeviceArray(DeviceArrayViews):
                 self.dtype,
             ) and contiguous:
                 if self.nbytes:
+                    get_context()  # as in _htod: this thread may have no context yet
                     cu = as_cu_stream(stream)
                     if cu is _default():
                         call("cuMemcpyDtoD", self.device_ptr, src.device_ptr, self.nbytes)
@@ -366,9 +390,12 @@ def device_array(shape, dtype=np.float64, strides=None, order: str = "C", stream
 
 
 def device_array_like(ary, stream=0) -> DeviceArray:
-    """An uninitialised device array with ``ary``'s shape, dtype and contiguous order."""
-    order = _host_order(ary)
-    return device_array(ary.shape, ary.dtype, order=order, stream=stream)
+    """An uninitialised contiguous device array with ``ary``'s shape and dtype, its
+    dimensions laid out in ``ary``'s order of strides (NumPy's ``zeros_like``)."""
+    dtype = np.dtype(ary.dtype)
+    shape = tuple(map(int, ary.shape))
+    strides = strides_like(shape, tuple(ary.strides), dtype.itemsize)
+    return DeviceArray(shape, strides, dtype, stream=stream)
 
 
 def to_device(obj, stream=0, copy: bool = True, to: DeviceArray | None = None) -> DeviceArray:

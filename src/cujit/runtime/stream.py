@@ -27,14 +27,15 @@ PER_THREAD = 2  # CU_STREAM_PER_THREAD
 class Stream:
     """A CUDA stream: owned by cujit (destroyed when collected) or borrowed."""
 
-    __slots__ = ("__weakref__", "_finalizer", "cu", "handle", "owner")
+    __slots__ = ("__weakref__", "_finalizer", "cu", "external", "handle", "owner")
 
-    def __init__(self, cu_stream, owned: bool, owner=None):
+    def __init__(self, cu_stream, owned: bool, owner=None, external: bool = False):
         from cujit.runtime.context import get_context
 
         self.cu = cu_stream  # the cuda.bindings CUstream object, ready for driver calls
         self.handle = int(cu_stream)
         self.owner = owner  # a foreign stream object kept alive while we use its handle
+        self.external = external  # numba's flag: made by another library (external_stream)
         self._finalizer = None
         if owned:
             # atexit=False: at interpreter exit the process teardown frees streams.
@@ -118,6 +119,7 @@ def external_stream(ptr) -> Stream:
         _import_bindings().CUstream(handle),
         owned=False,
         owner=None if isinstance(ptr, int) else ptr,
+        external=True,
     )
 
 

@@ -93,8 +93,14 @@ def device_array(
 
 
 def device_array_like(ary, stream=0) -> HostDeviceArray:
-    """An uninitialised device array with ``ary``'s shape, dtype and contiguous order."""
-    return device_array(ary.shape, ary.dtype, order=_order(ary))
+    """An uninitialised contiguous device array with ``ary``'s shape and dtype, its
+    dimensions laid out in ``ary``'s order of strides (NumPy's ``zeros_like``)."""
+    from cujit.runtime.layout import strides_like
+
+    dtype = np.dtype(ary.dtype)
+    shape = _shape(ary.shape)
+    strides = strides_like(shape, tuple(ary.strides), dtype.itemsize)
+    return device_array(shape, dtype, strides=strides)
 
 
 def to_device(obj, stream=0, copy: bool = True, to: HostDeviceArray | None = None):
