@@ -10,13 +10,14 @@ with an ``__import__`` that resolves
 - ``from numba import cuda`` / ``import numba`` / ``numba.cuda``: ``cujit.cuda``
   (``numba`` itself stays numba for everything but ``cuda``);
 - ``numba.cuda.X`` for numba.cuda's API modules (``types``, ``random``, ``cg``,
-  ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``): cujit's, or an
+  ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``, ``api``, ``_internal``,
+  ``compiler``, ``np.numpy_support``, ``extending``, ``cudaimpl``, ``cgutils``): cujit's, or an
   ImportError where cujit has none (``cujit.numba_drop_in.cuda_module``);
 - ``numba.cuda.cudadrv.error`` and ``numba.cuda.core.errors`` (``CUJIT_MODULES``): cujit's
   driver errors, and its compile errors and warnings, by numba's names;
 - ``from numba.cuda import NAME``: cujit.cuda's NAME for every value (``jit``,
   ``to_device``, ``float32``...), numba-cuda's for its other modules (``testing``,
-  ``core``, ``compiler``...) and the harness flags in ``HARNESS_VALUES``.
+  ``core``, ``dispatcher``...) and the harness flags in ``HARNESS_VALUES``.
 
 Child processes of a test (``python -c`` snippets, ``multiprocessing`` spawn workers,
 numba-cuda's ``subprocess_test_runner``) get the same routing through
