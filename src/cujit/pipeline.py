@@ -119,10 +119,11 @@ def import_stages() -> None:
 
 
 def pass_list(options: Options) -> tuple:
-    """Stage 5's passes for ``options``: a release build drops ``assert`` first."""
-    from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES
+    """Stage 5's passes for ``options``: a release build drops ``assert`` first; a debug
+    build keeps the values of its variables."""
+    from cujit.passes import DEBUG_PASSES, RELEASE_PASSES
 
-    return DEFAULT_PASSES if options.debug else RELEASE_PASSES
+    return DEBUG_PASSES if options.debug else RELEASE_PASSES
 
 
 def front_end(

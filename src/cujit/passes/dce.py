@@ -40,6 +40,7 @@ from cujit.ir import (
     Jump,
     Op,
     SetItem,
+    Value,
     intrinsics,
     operands,
 )
@@ -69,8 +70,10 @@ def reachable_blocks(fn: Function) -> list[Block]:
     return [b for b in fn.blocks if b.id in seen]
 
 
-def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-sweep over ops and block parameters; mark and sweep share the liveness sets
-    """``fn`` without unreachable blocks, dead ops and unused block parameters."""
+def eliminate_dead_code(fn: Function, keep_variables: bool = False) -> Function:  # noqa: C901 -- mark-and-sweep over ops and block parameters; mark and sweep share the liveness sets
+    """``fn`` without unreachable blocks, dead ops and unused block parameters;
+    ``keep_variables`` also keeps every value a Python variable holds
+    (``Function.var_names``), as debug builds do, so a debugger can print it."""
     blocks = reachable_blocks(fn)
     defs: dict[int, Op] = {}
     param_of: dict[int, tuple[int, int]] = {}  # param id -> (block id, index)
@@ -94,6 +97,9 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
                 work.append(v.id)
 
     mark(blocks[0].params)  # kernel arguments are the ABI: never removed
+    if keep_variables:
+        known = defs.keys() | param_of.keys()
+        mark(Value(vid) for vid, _ in fn.var_names if vid in known)
     for b in blocks:
         for op in b.ops:
             if has_effect(op):
@@ -139,3 +145,8 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
         params = tuple(b.params[k] for k in kept_params[b.id])
         out.append(Block(b.id, params, ops, term))
     return dataclasses.replace(fn, blocks=tuple(out))  # keeps the callees
+
+
+def eliminate_dead_code_keeping_variables(fn: Function) -> Function:
+    """Debug builds' dead-code elimination: what the variables hold stays."""
+    return eliminate_dead_code(fn, keep_variables=True)
