@@ -40,6 +40,7 @@ PRODUCER = "clang (Numba)"
 DWARF_VERSION = 4
 DEBUG_INFO_VERSION = 3
 
+
 class DebugInfo:
     """The debug metadata of one LLVM module: its compile unit, files and types."""
 

@@ -120,9 +120,7 @@ class TypeTable:
                 "tag": ll.DIToken("DW_TAG_array_type"),
                 "baseType": i64,
                 "size": 64 * t.ndim,
-                "elements": self.module.add_metadata(
-                    [self._add("DISubrange", {"count": t.ndim})]
-                ),
+                "elements": self.module.add_metadata([self._add("DISubrange", {"count": t.ndim})]),
             },
         )
         bases = (void_ptr, void_ptr, i64, i64, self.pointer(self.type_of(t.dtype)), dims, dims)
