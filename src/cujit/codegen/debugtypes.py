@@ -1,20 +1,30 @@
 """DWARF types of kernel values, as LLVM debug metadata (``DIBasicType``...).
 
-- a bool, integer or float is a ``DIBasicType`` named after cujit's type (``int32``);
-- a complex number is the struct it is in memory: ``real``, ``imag``;
-- an array is described as numba describes its arrays, so a debugger shows what a
-  numba user knows: the struct ``{meminfo, parent, nitems, itemsize, data, shape,
-  strides}``, ``data`` a pointer to the element.  Debug builds store exactly that
-  struct into the variable's slot (``debugvars.array_struct``);
+Named and shaped as numba names and shapes them, so that a debugger shows a numba
+user what they know, and numba-cuda's debug-info tests read cujit's output:
+
+- a bool, integer or float is a ``DIBasicType`` named after its type (``int32``);
+- a complex number is the struct ``{real, imag}`` of its LLVM parts, named
+  ``complex64 ({float, float})``;
+- an array is numba's array struct ``{meminfo, parent, nitems, itemsize, data,
+  shape, strides}``, ``data`` a pointer to the element, ``shape`` and ``strides``
+  arrays of int64.  Debug builds store exactly that struct into the variable's
+  slot (``debugvars.array_struct``);
 - a record (structured dtype) is a struct of its fields at NumPy's offsets;
-- a variable holding values of several types (``x = 1`` then ``x = 2.5``) is a union
-  of them, its members named ``_<type>``.
+- a variable holding values of several types (``x = 1`` then ``x = 2.5``) is a
+  union of them, its members named ``_<type>``.
+
+Base types are made once per module; each variable's pointers, members and
+composites are nodes of its own (``fresh``), as numba's are.  llvmlite merges
+equal nodes, ``distinct`` ones too, which would leave two array variables
+sharing one type node.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from cujit.codegen.lltypes import memory_type, value_type
 from cujit.types import Array, Record, Scalar, Type, int64
 
 # Scalar kind -> DWARF base type encoding.
@@ -40,19 +50,51 @@ def bits_of(t: Type) -> int:
     return 0
 
 
+def array_llvm_type(t: Array) -> ll.LiteralStructType:
+    """The LLVM form of numba's array struct for ``t`` (what a debug slot holds)."""
+    data = ll.PointerType(memory_type(t.dtype))
+    dims = ll.ArrayType(ll.IntType(64), t.ndim)
+    i8p = ll.PointerType(ll.IntType(8))
+    return ll.LiteralStructType([i8p, i8p, ll.IntType(64), ll.IntType(64), data, dims, dims])
+
+
 class TypeTable:
-    """The DWARF type of each cujit type, made once per module."""
+    """The DWARF types of one module's values: ``type_of`` (shared nodes, for
+    subroutine types) and ``fresh`` (a variable's own nodes)."""
 
     def __init__(self, module: ll.Module):
         self.module = module
         self.file: ll.DIValue | None = None  # the compile unit's (LLVM wants one on unions)
         self._types: dict[Type, ll.DIValue | None] = {}
+        self._fresh = False
+
+    def type_of(self, t: Type) -> ll.DIValue | None:
+        """The DWARF type of a value of type ``t`` (None: cujit describes none)."""
+        if self._fresh:
+            return self._make(t)
+        if t not in self._types:
+            self._types[t] = self._make(t)
+        return self._types[t]
+
+    def fresh(self, t: Type | list[Type]) -> ll.DIValue | None:
+        """A variable's own type: ``t``'s, or the union of several types."""
+        self._fresh = True
+        try:
+            if isinstance(t, list):
+                return self.union(t) if len(t) > 1 else self.type_of(t[0])
+            return self.type_of(t)
+        finally:
+            self._fresh = False
 
     def _add(self, kind: str, fields: dict, distinct: bool = False) -> ll.DIValue:
+        if self._fresh and kind != "DIBasicType":
+            m = self.module
+            operands = tuple(sorted(fields.items(), key=lambda f: f[0]))
+            return ll.DIValue(m, distinct, kind, operands, name=str(len(m.metadata)))
         return self.module.add_debug_info(kind, fields, is_distinct=distinct)
 
     def _basic(self, name: str, bits: int, encoding: str) -> ll.DIValue:
-        return self._add(
+        return self.module.add_debug_info(
             "DIBasicType", {"name": name, "size": bits, "encoding": ll.DIToken(encoding)}
         )
 
@@ -63,15 +105,13 @@ class TypeTable:
             fields["offset"] = offset
         return self._add("DIDerivedType", fields)
 
-    def _struct(
-        self, name: str, bits: int, members: list, tag: str = "structure", ident: str = ""
-    ) -> ll.DIValue:
+    def _struct(self, name: str, ident: str, bits: int, members: list, tag="structure"):
         fields = {
             "tag": ll.DIToken(f"DW_TAG_{tag}_type"),
             "name": name,
             "size": bits,
             "elements": self.module.add_metadata(members),
-            "identifier": ident or name,
+            "identifier": ident,
         }
         if tag == "union":
             fields["file"] = self.file
@@ -83,54 +123,62 @@ class TypeTable:
             {"tag": ll.DIToken("DW_TAG_pointer_type"), "baseType": base, "size": 64},
         )
 
-    def type_of(self, t: Type) -> ll.DIValue | None:
-        """The DWARF type of a value of type ``t`` (None: cujit describes none)."""
-        if t not in self._types:
-            self._types[t] = self._make(t)
-        return self._types[t]
-
     def _make(self, t: Type) -> ll.DIValue | None:
         if isinstance(t, Scalar) and t.kind == "c":
-            part = self.type_of(t.part_type)
+            lt = value_type(t.part_type)
+            part = self._basic(str(lt), t.bits // 2, "DW_ATE_float")
             half = t.bits // 2
             members = [self._member(n, part, half, k * half) for k, n in enumerate(_PARTS)]
-            return self._struct(t.name, t.bits, members)
+            ident = str(value_type(t))
+            return self._struct(f"{t.name} ({ident})", ident, t.bits, members)
         if isinstance(t, Scalar) and t.kind in _ENCODING:
             return self._basic(t.name, bits_of(t), _ENCODING[t.kind])
         if isinstance(t, Array):
-            return self.array(t)
+            return self._array(t)
         if isinstance(t, Record):
             members = [
                 self._member(name, self.type_of(ft), bits_of(ft), 8 * off)
                 for name, ft, off in t.fields
                 if self.type_of(ft) is not None
             ]
-            return self._struct(t.name, bits_of(t), members)
+            return self._struct(t.name, t.name, bits_of(t), members)
         return None
 
-    def array(self, t: Array, owner: str = "") -> ll.DIValue:
-        """numba's array struct for ``t``; ``owner``: the variable whose own type it is
-        (LLVM keeps one node per identifier: each array variable gets its own, as
-        numba's do)."""
-        i64 = self.type_of(int64)
-        void_ptr = self.pointer(self._basic("uint8", 8, "DW_ATE_unsigned"))
-        dims = self._add(
+    def _dims(self, t: Array) -> ll.DIValue:
+        lt = ll.ArrayType(ll.IntType(64), t.ndim)
+        return self._add(
             "DICompositeType",
             {
                 "tag": ll.DIToken("DW_TAG_array_type"),
-                "baseType": i64,
+                "baseType": self.type_of(int64),
+                "name": f"UniTuple(int64 x {t.ndim}) ({lt})",
+                "identifier": str(lt),
                 "size": 64 * t.ndim,
-                "elements": self.module.add_metadata([self._add("DISubrange", {"count": t.ndim})]),
+                "elements": self.module.add_metadata(
+                    [self.module.add_debug_info("DISubrange", {"count": t.ndim})]
+                ),
             },
         )
-        bases = (void_ptr, void_ptr, i64, i64, self.pointer(self.type_of(t.dtype)), dims, dims)
+
+    def _array(self, t: Array) -> ll.DIValue:
+        byte = self._basic("i8", 8, "DW_ATE_unsigned")
+        i64 = self.type_of(int64)
+        bases = (
+            lambda: self.pointer(byte),
+            lambda: self.pointer(byte),
+            lambda: i64,
+            lambda: i64,
+            lambda: self.pointer(self.type_of(t.dtype)),
+            lambda: self._dims(t),
+            lambda: self._dims(t),
+        )
         members, offset = [], 0
         for name, base in zip(ARRAY_FIELDS, bases, strict=True):
-            bits = 64 * t.ndim if base is dims else 64
-            members.append(self._member(name, base, bits, offset))
+            bits = 64 * t.ndim if name in ("shape", "strides") else 64
+            members.append(self._member(name, base(), bits, offset))
             offset += bits
-        ident = f"{t} {owner}" if owner else str(t)
-        return self._struct(str(t), offset, members, ident=ident)
+        ident = str(array_llvm_type(t))
+        return self._struct(f"{t} ({ident})", ident, offset, members)
 
     def union(self, ts: list[Type]) -> ll.DIValue:
         """One variable, values of several types: a union of them (no offsets: every
@@ -138,4 +186,4 @@ class TypeTable:
         members = sorted(((f"_{t.name}", t) for t in ts), key=lambda m: m[0])
         elements = [self._member(n, self.type_of(t), bits_of(t), None) for n, t in members]
         name = "union(" + ", ".join(n[1:] for n, _ in members) + ")"
-        return self._struct(name, max(bits_of(t) for t in ts), elements, tag="union")
+        return self._struct(name, name, max(bits_of(t) for t in ts), elements, tag="union")

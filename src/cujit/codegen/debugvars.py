@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from cujit.codegen.debugtypes import bits_of
+from cujit.codegen.debugtypes import array_llvm_type, bits_of
 from cujit.codegen.lltypes import I64, value_type
 from cujit.types import Array, Record, Scalar, Type
 
@@ -31,11 +31,6 @@ _I8_PTR = ll.PointerType(ll.IntType(8))
 
 def _described(t: Type) -> bool:
     return isinstance(t, (Scalar, Array, Record)) and value_type(t) is not None
-
-
-def _array_llvm_type(t: Array, data: ll.Type) -> ll.LiteralStructType:
-    dims = ll.ArrayType(I64, t.ndim)
-    return ll.LiteralStructType([_I8_PTR, _I8_PTR, I64, I64, data, dims, dims])
 
 
 class Variables:
@@ -87,7 +82,7 @@ class Variables:
         if var is None:
             ts = self.types[name]
             argno = self.arg_names.index(name) + 1 if name in self.arg_names else 0
-            di_type = self._type(ts[0], name) if len(ts) == 1 else self.info.types.union(ts)
+            di_type = self._type(ts)
             fields = {
                 "name": name,
                 "arg": argno,
@@ -99,11 +94,11 @@ class Variables:
             var = self.vars[name] = ctx.module.add_debug_info("DILocalVariable", fields)
         return var
 
-    def _type(self, t: Type, name: str) -> ll.DIValue:
+    def _type(self, ts: list[Type]) -> ll.DIValue:
         table = self.info.types
-        if isinstance(t, Array):
-            return table.array(t, owner=name)
-        return table.pointer(table.type_of(t)) if isinstance(t, Record) else table.type_of(t)
+        if len(ts) == 1 and isinstance(ts[0], Record):  # the value is its address
+            return table.pointer(table.fresh(ts[0]))
+        return table.fresh(ts)
 
     # -- definitions -------------------------------------------------------
 
@@ -180,7 +175,10 @@ def array_struct(ctx, t: Array, llv: ll.Value) -> ll.Value:
     nitems = ll.Constant(I64, 1)
     for k in range(t.ndim):
         nitems = b.mul(nitems, b.extract_value(shape, k))
-    out = ll.Constant(_array_llvm_type(t, data.type), None)
+    lt = array_llvm_type(t)
+    if data.type != lt.elements[4]:
+        data = b.bitcast(data, lt.elements[4])
+    out = ll.Constant(lt, None)
     for k, v in enumerate((nitems, ll.Constant(I64, itemsize), data, shape, strides), start=2):
         out = b.insert_value(out, v, k)
     return out
