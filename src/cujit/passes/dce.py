@@ -32,10 +32,12 @@ from __future__ import annotations
 import dataclasses
 
 from cujit.ir import (
+    BinOp,
     Block,
     Branch,
     CallFunction,
     Function,
+    GetItem,
     Intrinsic,
     Jump,
     Op,
@@ -47,6 +49,12 @@ from cujit.ir import (
 
 # Intrinsics that act on memory or on other threads; their results may go unused.
 EFFECTS = intrinsics.names_where(lambda row: row.side_effect)
+
+
+def may_raise(op: Op) -> bool:
+    """Whether a debug build's ``op`` may raise (a bounds check, a division by zero):
+    its effect is the report, so it stays even when its result is unused."""
+    return isinstance(op, GetItem) or (isinstance(op, BinOp) and op.op in ("/", "//", "%"))
 
 
 def has_effect(op: Op) -> bool:
@@ -72,8 +80,12 @@ def reachable_blocks(fn: Function) -> list[Block]:
 
 def eliminate_dead_code(fn: Function, keep_variables: bool = False) -> Function:  # noqa: C901 -- mark-and-sweep over ops and block parameters; mark and sweep share the liveness sets
     """``fn`` without unreachable blocks, dead ops and unused block parameters;
-    ``keep_variables`` also keeps every value a Python variable holds
-    (``Function.var_names``), as debug builds do, so a debugger can print it."""
+    ``keep_variables`` (debug builds) also keeps every value a Python variable holds
+    (``Function.var_names``), so a debugger can print it, and the ops that may raise."""
+
+    def kept(op: Op) -> bool:
+        return has_effect(op) or (keep_variables and may_raise(op))
+
     blocks = reachable_blocks(fn)
     defs: dict[int, Op] = {}
     param_of: dict[int, tuple[int, int]] = {}  # param id -> (block id, index)
@@ -102,7 +114,7 @@ def eliminate_dead_code(fn: Function, keep_variables: bool = False) -> Function:
         mark(Value(vid) for vid, _ in fn.var_names if vid in known)
     for b in blocks:
         for op in b.ops:
-            if has_effect(op):
+            if kept(op):
                 mark(operands(op))
         term_reads = (
             [b.term.cond]
@@ -128,7 +140,7 @@ def eliminate_dead_code(fn: Function, keep_variables: bool = False) -> Function:
     out = []
     for b in blocks:
         ops = tuple(
-            op for op in b.ops if has_effect(op) or (op.result is not None and op.result.id in live)
+            op for op in b.ops if kept(op) or (op.result is not None and op.result.id in live)
         )
         term = b.term
         if isinstance(term, Jump):
