@@ -142,6 +142,16 @@ def _restore_error(cls, args: tuple, state: dict) -> Exception:
     return error
 
 
+class NumbaInvalidConfigWarning(UserWarning):
+    """Options that contradict each other (``debug=True`` with ``lineinfo=True``);
+    numba's name for it."""
+
+
+class NumbaDebugInfoWarning(UserWarning):
+    """Debug information asked for but incomplete: the function's source cannot be
+    found (it was made by ``exec``); numba's name for it."""
+
+
 class LaunchError(CujitError):
     """A kernel launch that cannot be made as written (bad grid, bad arguments)."""
 

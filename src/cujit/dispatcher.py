@@ -19,6 +19,7 @@ from cujit.diagnostics import (
     CujitError,
     LaunchError,
     NoGPUError,
+    NumbaInvalidConfigWarning,
     TypingError,
     api_boundary,
     user_facing,
@@ -590,6 +591,7 @@ def jit(
             warnings.warn(
                 "debug and lineinfo are mutually exclusive: debug=True already "
                 "emits line tables; lineinfo is ignored",
+                NumbaInvalidConfigWarning,
                 stacklevel=2,
             )
     make = DeviceFunction if device else Kernel
