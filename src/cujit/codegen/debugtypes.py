@@ -25,7 +25,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit.codegen.lltypes import memory_type, value_type
-from cujit.types import Array, Record, Scalar, Type, int64
+from cujit.types import Array, PyObject, Record, Scalar, Type, int64
 
 # Scalar kind -> DWARF base type encoding.
 _ENCODING = {
@@ -135,6 +135,8 @@ class TypeTable:
             return self._basic(t.name, bits_of(t), _ENCODING[t.kind])
         if isinstance(t, Array):
             return self._array(t)
+        if isinstance(t, PyObject) and type(t.value).__name__ == "GridGroup":
+            return self._basic("GridGroup", 64, "DW_ATE_unsigned")  # numba's: a handle
         if isinstance(t, Record):
             members = [
                 self._member(name, self.type_of(ft), bits_of(ft), 8 * off)

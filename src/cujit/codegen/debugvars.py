@@ -24,13 +24,20 @@ from llvmlite import ir as ll
 
 from cujit.codegen.debugtypes import array_llvm_type, bits_of
 from cujit.codegen.lltypes import I64, value_type
-from cujit.types import Array, Record, Scalar, Type
+from cujit.types import Array, PyObject, Record, Scalar, Type
 
 _I8_PTR = ll.PointerType(ll.IntType(8))
 
 
 def _described(t: Type) -> bool:
-    return isinstance(t, (Scalar, Array, Record)) and value_type(t) is not None
+    return (isinstance(t, (Scalar, Array, Record)) and value_type(t) is not None) or _handle(t)
+
+
+def _handle(t: Type) -> bool:
+    """A compile-time object that CUDA C holds as a 64-bit handle: the grid group of
+    ``cuda.cg.this_grid()`` (cujit needs no run-time value for it: described, with
+    no location)."""
+    return isinstance(t, PyObject) and type(t.value).__name__ == "GridGroup"
 
 
 class Variables:
@@ -105,6 +112,10 @@ class Variables:
     def define(self, ctx, value, through_memory: bool = False) -> None:
         """``value`` was just lowered: store it where its variables live."""
         llv = ctx.values.get(value.id)
+        if value.id in self.names and _handle(value.type):
+            for name in self.names[value.id]:
+                self._value(ctx, ll.Constant(I64, ll.Undefined), name)
+            return
         if llv is None or value.id not in self.names:
             return
         if isinstance(value.type, Array):

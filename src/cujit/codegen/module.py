@@ -133,6 +133,7 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
         and value_type(result.type) is None
     ):
         ctx.set(result, None)
+        debuginfo.define(ctx, result)  # a variable may name it (debug info)
         return
     lower = OP_LOWERING.get(type(op))
     if lower is None:

@@ -22,7 +22,7 @@ from cujit.diagnostics import UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import BinOp, Compare, TupleGet, UnaryOp, Value
-from cujit.types import Tuple, boolean
+from cujit.types import PyObject, Tuple, boolean
 
 
 def type_contains(t: Typer, op: Compare) -> None:
@@ -30,14 +30,16 @@ def type_contains(t: Typer, op: Compare) -> None:
     from cujit.infer.arith import type_compare
 
     x, seq = t.value(op.lhs), t.value(op.rhs)
-    if not isinstance(seq.type, Tuple):
+    if isinstance(seq.type, PyObject) and seq.type.value == ():  # ``x in ()``
+        seq = None
+    elif not isinstance(seq.type, Tuple):
         raise UnsupportedError(
             f"the '{op.op}' operator is supported with a tuple on its right, "
             f"not with '{describe(seq.type)}'",
             op.loc,
         )
     found = None
-    for k, item_type in enumerate(seq.type.items):
+    for k, item_type in enumerate(seq.type.items if seq is not None else ()):
         item = t.emit(TupleGet(loc=op.loc, result=t.fresh(item_type), tuple=seq, index=k))
         same = t.fresh(None)
         type_compare(t, Compare(loc=op.loc, result=same, op="==", lhs=x, rhs=item))
