@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from cujit import cuda
 from cujit.options import Options
@@ -202,3 +203,66 @@ def test_nvvm_and_the_linker_accept_it():
         r = compile_kernel(fn, types, DEBUG)
         assert re.search(r"\.section\s+\.debug_info", r.ptx), fn.__name__
         assert r.cubin[:4] == b"\x7fELF"
+
+
+# -- the lowering for debuggers computes what the kernel computes -------------------
+
+
+def loops_and_merges(n, x, out):
+    bar = 0
+    for i in range(n):
+        if i == 5:
+            continue
+        bar = bar + i
+    acc = 0.0
+    j = 0
+    while j < n:
+        acc += x[j % x.size] * 0.5
+        j += 1
+    flag = n > 3
+    if flag:
+        v = 1
+    else:
+        v = 2.5
+    out[0] = bar
+    out[1] = acc
+    out[2] = v
+
+
+def reference(n, x):
+    bar = sum(i for i in range(n) if i != 5)
+    acc = sum(x[j % x.size] * 0.5 for j in range(n))
+    return [bar, acc, 1 if n > 3 else 2.5]
+
+
+def test_cpu_target_runs_the_debug_info_lowering_correctly(monkeypatch):
+    # The CPU target lowers without debug info; run it with full debug info (slots,
+    # merged values through memory) to check that lowering against Python.
+    import cujit.codegen
+
+    lowered = []
+    original = cujit.codegen.lower_to_llvm
+
+    def with_debug_info(fn, target, **kw):
+        module = original(fn, target, **{**kw, "debug_info": "full"})
+        lowered.append(str(module))
+        return module
+
+    monkeypatch.setattr(cujit.codegen, "lower_to_llvm", with_debug_info)
+    x = np.random.default_rng(3).uniform(1.0, 2.0, 7)
+    k = cuda.jit(loops_and_merges, target="cpu", debug=True)
+    for n in (2, 9, 13):
+        out = np.full(3, -99.0)
+        k[1, 1](n, x, out)
+        np.testing.assert_allclose(out, reference(n, x), rtol=1e-12)
+    assert lowered and all("llvm.dbg.value" in m for m in lowered)
+
+
+@pytest.mark.gpu
+def test_gpu_debug_kernel_computes_with_its_debug_info():
+    x = np.random.default_rng(4).uniform(1.0, 2.0, 7)
+    k = cuda.jit(loops_and_merges, debug=True, opt=False)
+    for n in (2, 9, 13):
+        out = np.full(3, -99.0)
+        k[1, 1](n, x, out)
+        np.testing.assert_allclose(out, reference(n, x), rtol=1e-12)
