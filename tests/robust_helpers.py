@@ -57,7 +57,8 @@ def expect_failure(run, error, where: tuple[str, int] | None, words: str = ""):
     assert not internal_paths(text), text
     if where is not None:
         file, line = where
-        assert f"{file}:{line}:" in text, text
+        # file:line:col for a compile error; numba's "file F, line N," for a kernel's
+        assert f"{file}:{line}:" in text or f"file {file}, line {line}," in text, text
     assert words in text, text
     still_works()
     return caught

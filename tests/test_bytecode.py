@@ -282,10 +282,6 @@ def _varargs(*args):  # <-
     return args
 
 
-def _contains(a, x):
-    return x in a  # <-
-
-
 def _matmul(a, b):
     return a @ b  # <-
 
@@ -310,7 +306,6 @@ UNSUPPORTED = [
     (_kwcall, "**kwargs"),
     (_star_unpack, "star-unpacking"),
     (_varargs, "*args"),
-    (_contains, "'in'"),
     (_matmul, "'@'"),
 ]
 

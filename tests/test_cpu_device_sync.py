@@ -590,7 +590,10 @@ def test_debug_mode_runs_and_reports_at_the_device_functions_line():
         k[1, 64](x[:64], out)
     text = str(info.value)
     line = mirror_plus_next.py_func.__code__.co_firstlineno + 4
-    assert text.startswith("index 64 is out of bounds for axis 0 with size 64")
-    assert f"{__file__}:{line}:" in text
+    # numba's message: the function, file and line, then tid/ctaid (z, y, x).
+    assert text.startswith(f"In function 'mirror_plus_next_kernel', file {__file__}, line {line},")
+    assert (
+        "tid=[0, 0, 63] ctaid=[0, 0, 0]: index 64 is out of bounds for axis 0 with size 64" in text
+    )
     assert info.value.kernel_failure.thread == (63, 0, 0)
     assert np.isnan(out[63])  # the failing thread left at the error

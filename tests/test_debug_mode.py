@@ -51,11 +51,21 @@ def where(fn, text: str) -> str:
 
 
 def report(fn, text: str, message: str, kernel: str, thread, block) -> str:
+    """numba's message: function, file, line, thread and block (listed z, y, x)."""
     loc, source = where(fn, text)
+    file, line, _ = loc.rsplit(":", 2)
+    tid, ctaid = list(reversed(thread)), list(reversed(block))
     return (
-        f"{message}\n  in kernel {kernel!r} at {loc}, thread {thread} of block {block}:\n"
-        f"    {source}"
+        f"In function {kernel!r}, file {file}, line {line}, tid={tid} ctaid={ctaid}: "
+        f"{message}\n    {source}"
     )
+
+
+def message_of(error: Exception) -> str:
+    """The message after numba's prefix (function, file, line, tid, ctaid)."""
+    first = str(error).splitlines()[0]
+    assert first.startswith("In function "), first
+    return first.partition("]: ")[2]
 
 
 def jit(fn, target, debug=True):
@@ -100,7 +110,7 @@ def test_out_of_bounds_read(target):
     out = np.full(6, -1.0, np.float32)
     with pytest.raises(IndexError) as info:
         k[1, 6](x, out)
-    assert str(info.value).splitlines()[0] == "index 5 is out of bounds for axis 0 with size 5"
+    assert message_of(info.value) == "index 5 is out of bounds for axis 0 with size 5"
     assert info.value.kernel_failure.thread == (5, 0, 0)
     out = np.full(5, -1.0, np.float32)
     k[1, 5](x, out)
@@ -113,7 +123,7 @@ def test_out_of_bounds_names_the_axis(target):
     x = np.zeros((4, 3), np.float32)
     with pytest.raises(IndexError) as info:
         k[(1, 1), (4, 4)](x)  # j = 3 is past axis 1 for every i: thread (i, 3) fails
-    first = str(info.value).splitlines()[0]
+    first = message_of(info.value)
     assert first == "index 3 is out of bounds for axis 1 with size 3"
     thread = info.value.kernel_failure.thread
     assert thread[1] == 3 and 0 <= thread[0] < 4 and thread[2] == 0
@@ -127,7 +137,7 @@ def test_negative_indices_follow_python(target):
     assert x[0] == 5.0
     with pytest.raises(IndexError) as info:
         k[1, 1](x, -5)
-    assert str(info.value).splitlines()[0] == "index -5 is out of bounds for axis 0 with size 4"
+    assert message_of(info.value) == "index -5 is out of bounds for axis 0 with size 4"
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -168,7 +178,7 @@ def test_failed_bare_assert(target):
     x = np.array([-1, 2], np.float32)
     with pytest.raises(AssertionError) as info:
         k[1, 2](x)
-    assert str(info.value).splitlines()[0] == "assertion failed"
+    assert message_of(info.value) == "assertion failed"
     assert info.value.kernel_failure.thread == (0, 0, 0)
 
 
@@ -193,7 +203,7 @@ def test_raise_a_user_exception_class(target):
     k = jit(raises_custom, target)
     with pytest.raises(KernelSaidNo) as info:
         k[2, 2](np.array([0, 0, 0, -1], np.float32))
-    assert str(info.value).splitlines()[0] == "no"
+    assert message_of(info.value) == "no"
     assert info.value.kernel_failure.block == (1, 0, 0)
 
 
@@ -222,7 +232,7 @@ def test_kernel_with_a_barrier(target):
     assert (x == [3, 2, 1, 0]).all()
     with pytest.raises(IndexError) as info:
         k[1, 5](np.arange(5, dtype=np.float32))  # thread 4 stores past buf's 4 items
-    assert str(info.value).splitlines()[0] == "index 4 is out of bounds for axis 0 with size 4"
+    assert message_of(info.value) == "index 4 is out of bounds for axis 0 with size 4"
 
 
 def test_many_blocks_on_all_cores():

@@ -325,7 +325,7 @@ def complex_literal(x):
 
 
 def in_operator(x):
-    x[0] = 1 in (1, 2)  # <-
+    x[0] = 1 in x  # <-
 
 
 def indexes_element(x):
@@ -634,7 +634,14 @@ KERNEL_CASES = [
         "x[0] = 1j",
         None,
     ),
-    (in_operator, V1, U, "the 'in' operator is not supported in kernels", "1 in", None),
+    (
+        in_operator,
+        V1,
+        U,
+        "the 'in' operator is supported with a tuple on its right, not with 'array(float32, 1d, A)'",
+        "1 in",
+        None,
+    ),
     (indexes_element, V1, T, "cannot index a value of type float32", "x[0][0]", None),
     (
         len_of_scalar,

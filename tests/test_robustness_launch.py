@@ -250,23 +250,23 @@ def oob_big_grid(x):
 
 
 BOUNDS = [
-    (lambda: oob_write[1, 16](np.zeros(8)), oob_write, "index 8 is out of bounds", "(8, 0, 0)"),
-    (lambda: oob_read[1, 8](np.zeros(8), np.zeros(8)), oob_read, "index 8 is out", "(5, 0, 0)"),
-    (lambda: oob_negative[1, 1](np.zeros(8)), oob_negative, "index -9", "(0, 0, 0)"),
+    (lambda: oob_write[1, 16](np.zeros(8)), oob_write, "index 8 is out of bounds", "tid=[0, 0, 8]"),
+    (lambda: oob_read[1, 8](np.zeros(8), np.zeros(8)), oob_read, "index 8 is out", "tid=[0, 0, 5]"),
+    (lambda: oob_negative[1, 1](np.zeros(8)), oob_negative, "index -9", "tid=[0, 0, 0]"),
     (
         lambda: oob_axis1[(1, 1), (4, 8)](np.zeros((4, 5))),
         oob_axis1,
         "axis 1 with size 5",
-        "thread (0, 5, 0)",
+        "tid=[0, 5, 0]",
     ),
-    (lambda: oob_in_device_function[1, 16](np.zeros(4)), _store, "index 4", "(4, 0, 0)"),
-    (lambda: oob_with_barrier[1, 16](np.zeros(1)), oob_with_barrier, "index 8", "(8, 0, 0)"),
-    (lambda: oob_local[1, 8](np.zeros(1)), oob_local, "index 4", "(4, 0, 0)"),
+    (lambda: oob_in_device_function[1, 16](np.zeros(4)), _store, "index 4", "tid=[0, 0, 4]"),
+    (lambda: oob_with_barrier[1, 16](np.zeros(1)), oob_with_barrier, "index 8", "tid=[0, 0, 8]"),
+    (lambda: oob_local[1, 8](np.zeros(1)), oob_local, "index 4", "tid=[0, 0, 4]"),
     (
         lambda: oob_big_grid[64, 1024](np.zeros(64 * 1024 - 1)),
         oob_big_grid,
         "index 65535",
-        "block (63, 0, 0)",
+        "ctaid=[0, 0, 63]",
     ),
 ]
 
@@ -333,7 +333,7 @@ def d_raise(x):
 
 
 DEBUG = [
-    (d_assert_in_if, (), 8, AssertionError, "thread (3, 0, 0)", d_assert_in_if),
+    (d_assert_in_if, (), 8, AssertionError, "tid=[0, 0, 3]", d_assert_in_if),
     (d_assert_message, (), 4, AssertionError, "i too big", d_assert_message),
     (d_floordiv, (0,), 4, ZeroDivisionError, "division or modulo by zero", d_floordiv),
     (d_mod, (5,), 4, ZeroDivisionError, "division or modulo by zero", d_mod),

@@ -131,11 +131,6 @@ def k_import(x):
     x[0] = len(os.sep)
 
 
-def k_in(x):
-    if 1 in (1, 2):  # <-
-        x[0] = 1
-
-
 def k_matmul(x):
     x[0] = x @ x  # <-
 
@@ -201,7 +196,6 @@ UNSUPPORTED = [
     (k_kw_call, "**kwargs"),
     (k_star_unpack, "star-unpacking"),
     (k_import, "'import'"),
-    (k_in, "'in'"),
     (k_matmul, "'@'"),
     (k_bare_raise, "bare 'raise'"),
     (k_yield, "'yield'"),

@@ -169,7 +169,13 @@ class NumbaPerformanceWarning(NumbaWarning):
 
 
 class NumbaInvalidConfigWarning(NumbaWarning):
-    """Options that contradict each other; one of them is ignored."""
+    """Options that contradict each other (``debug=True`` with ``lineinfo=True``); one
+    of them is ignored."""
+
+
+class NumbaDebugInfoWarning(NumbaWarning):
+    """Debug information asked for but incomplete: the function's source cannot be
+    found (it was made by ``exec``)."""
 
 
 class NoGPUError(CujitError):

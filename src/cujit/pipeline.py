@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from cujit import events, startup
 from cujit.abi import LaunchRecord
-from cujit.diagnostics import CujitError, InternalCompilerError, Loc
+from cujit.diagnostics import CujitError, InternalCompilerError, Loc, NumbaDebugInfoWarning
 from cujit.options import Options
 
 FRONT_STAGES = ("bytecode", "cfg", "ir", "typed", "passes")
@@ -119,10 +119,11 @@ def import_stages() -> None:
 
 
 def pass_list(options: Options) -> tuple:
-    """Stage 5's passes for ``options``: a release build drops ``assert`` first."""
-    from cujit.passes import DEFAULT_PASSES, RELEASE_PASSES
+    """Stage 5's passes for ``options``: a release build drops ``assert`` first; a debug
+    build keeps the values of its variables."""
+    from cujit.passes import DEBUG_PASSES, RELEASE_PASSES
 
-    return DEFAULT_PASSES if options.debug else RELEASE_PASSES
+    return DEBUG_PASSES if options.debug else RELEASE_PASSES
 
 
 def front_end(
@@ -282,7 +283,27 @@ def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     )
 
 
+def _warn_if_no_source(pyfunc, options: Options) -> None:
+    """Line tables and debug info name source lines: warn when there are none to
+    name (a function made by ``exec``; linecache also holds notebook cells')."""
+    import linecache
+    import warnings
+
+    code = getattr(pyfunc, "__code__", None)
+    if not (options.debug or options.lineinfo) or code is None:
+        return
+    if not linecache.getline(code.co_filename, code.co_firstlineno):
+        warnings.warn(
+            NumbaDebugInfoWarning(
+                f"Could not find source for function: {pyfunc}. "
+                "Debug line information may be inaccurate."
+            ),
+            stacklevel=2,
+        )
+
+
 def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
+    _warn_if_no_source(pyfunc, options)
     passes = pass_list(options)
     callees = _callees(run, passes)
     kernel_passes = _cpu_passes(options, passes) if options.target == "cpu" else passes

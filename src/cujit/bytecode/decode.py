@@ -197,6 +197,8 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
             emit("COMPARE_OP", ins.argval)
         elif name == "IS_OP":
             emit("COMPARE_OP", "is not" if ins.arg else "is")
+        elif name == "CONTAINS_OP":
+            emit("COMPARE_OP", "not in" if ins.arg else "in")
         elif name == "KW_NAMES":
             kwnames = code.co_consts[ins.arg]
         elif name in ("CALL", "CALL_KW"):

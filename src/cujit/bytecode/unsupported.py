@@ -74,7 +74,6 @@ MESSAGES: dict[str, str] = {
     "IMPORT_NAME": _IMPORT,
     "IMPORT_FROM": _IMPORT,
     "IMPORT_STAR": _IMPORT,
-    "CONTAINS_OP": "the 'in' operator is not supported in kernels",
     "LOAD_BUILD_CLASS": CLASS_MESSAGE,
     "LOAD_SUPER_ATTR": "super() is not supported in kernels",
     "MATCH_CLASS": "'match' statements are not supported in kernels",

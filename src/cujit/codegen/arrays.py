@@ -117,7 +117,7 @@ def element_pointer(
         else b.select(b.icmp_signed("<", i, zero), b.add(i, shape[k]), i)
         for k, i in enumerate(indices)
     ]
-    checks.check_bounds(ctx, indices, idx, shape)  # debug mode only; else emits nothing
+    checks.check_bounds(ctx, indices, idx, shape, op)  # debug mode only; else emits nothing
     data = b.extract_value(arr, ARRAY_DATA)
     if t.ndim == 0:
         return data

@@ -44,6 +44,8 @@ class _ModuleChecks:
     record: ll.GlobalVariable | None = None  # made with the first check
     sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
     codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
+    # Per function (by id): the ids of its local copies of tuples' items.
+    tuple_copies: dict[int, frozenset[int]] = field(default_factory=dict)
 
     def code(self, site: abi.ErrorSite) -> int:
         if site not in self.codes:
@@ -139,17 +141,45 @@ def _leave(ctx: FunctionLowering) -> None:
 BOUNDS_MESSAGE = "index {index} is out of bounds for axis {axis} with size {size}"
 
 
+TUPLE_INDEX_MESSAGE = "tuple index out of range"
+
+
+def _indexes_a_tuple(ctx: FunctionLowering, state: _ModuleChecks, op: ir.Op | None) -> bool:
+    """Whether ``op`` reads a tuple through the local copy of its items that stage 4
+    indexes at run time (``shape[i]``): the local.array marked ``tuple``."""
+    obj = getattr(op, "obj", None)
+    if obj is None:
+        return False
+    copies = state.tuple_copies.get(id(ctx.fn))
+    if copies is None:
+        copies = state.tuple_copies[id(ctx.fn)] = frozenset(
+            o.result.id
+            for block in ctx.fn.blocks
+            for o in block.ops
+            if isinstance(o, ir.Intrinsic) and o.attr("tuple")
+        )
+    return obj.id in copies
+
+
 def check_bounds(
-    ctx: FunctionLowering, indices: list[ll.Value], wrapped: list[ll.Value], extents: list[ll.Value]
+    ctx: FunctionLowering,
+    indices: list[ll.Value],
+    wrapped: list[ll.Value],
+    extents: list[ll.Value],
+    op: ir.Op | None = None,
 ) -> None:
     """Debug mode: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
     ``wrapped`` has the negative ones already moved up by ``n``, so one unsigned
-    compare per axis does it).  Reported as IndexError at ``ctx.loc``."""
+    compare per axis does it).  Reported as IndexError at ``ctx.loc``: for a tuple's
+    items (``op`` reads one), with Python's message for a tuple."""
     state = _state(ctx)
     if state is None:
         return
     b = ctx.builder
-    site = abi.ErrorSite(ctx.loc, IndexError, BOUNDS_MESSAGE, bounds=True)
+    if _indexes_a_tuple(ctx, state, op):
+        site = abi.ErrorSite(ctx.loc, IndexError, TUPLE_INDEX_MESSAGE)
+    else:
+        site = abi.ErrorSite(ctx.loc, IndexError, BOUNDS_MESSAGE, bounds=True)
     for axis, (i, w, n) in enumerate(zip(indices, wrapped, extents, strict=True)):
         ok = b.icmp_unsigned("<", w, n)
         good = ctx.llfn.append_basic_block("inbounds")
@@ -183,9 +213,29 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
 ZERO_DIVISION_MESSAGE = "integer division or modulo by zero"
 
 
-def check_divisor(ctx: FunctionLowering, by_zero: ll.Value) -> None:
-    """Debug mode: an integer ``//`` or ``%`` whose divisor is zero (``by_zero`` is
-    true) reports ZeroDivisionError at ``ctx.loc``, as Python raises it."""
+FLOAT_ZERO_DIVISION = {
+    "/": "float division by zero",
+    "//": "float floor division by zero",
+    "%": "float modulo by zero",
+}
+
+
+def check_float_divisor(ctx: FunctionLowering, op: str, divisor: ll.Value) -> None:
+    """Debug mode: a float ``/``, ``//`` or ``%`` by zero raises ZeroDivisionError, as
+    Python does and as numba's debug mode does (its Python error model); outside
+    debug mode the result is IEEE's (+-inf or nan)."""
+    state = _state(ctx)
+    if state is None or state.bounds_only:
+        return
+    zero = ll.Constant(divisor.type, 0.0)
+    check_divisor(ctx, ctx.builder.fcmp_ordered("==", divisor, zero), FLOAT_ZERO_DIVISION[op])
+
+
+def check_divisor(
+    ctx: FunctionLowering, by_zero: ll.Value, message: str = ZERO_DIVISION_MESSAGE
+) -> None:
+    """Debug mode: a ``//`` or ``%`` whose divisor is zero (``by_zero`` is true)
+    reports ZeroDivisionError at ``ctx.loc``, as Python raises it."""
     state = _state(ctx)
     if state is None or state.bounds_only:
         return
@@ -194,7 +244,7 @@ def check_divisor(ctx: FunctionLowering, by_zero: ll.Value) -> None:
     bad = ctx.llfn.append_basic_block("divisor.zero")
     b.cbranch(by_zero, bad, good)
     b.position_at_end(bad)
-    _claim(ctx, state, abi.ErrorSite(ctx.loc, ZeroDivisionError, ZERO_DIVISION_MESSAGE))
+    _claim(ctx, state, abi.ErrorSite(ctx.loc, ZeroDivisionError, message))
     _leave(ctx)
     b.position_at_end(good)
 

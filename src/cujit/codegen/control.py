@@ -16,7 +16,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import checks
+from cujit.codegen import checks, debuginfo
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import lower_device_return
 from cujit.codegen.lltypes import ITER_NEXT, ITER_STEP, ITER_STOP, i64, value_type
@@ -80,13 +80,17 @@ class BlockMap:
         per_param = []
         for p in block.params:
             lt = value_type(p.type)
-            leaves = [] if lt is None else leaf_paths(lt)
+            leaves = [] if lt is None or debuginfo.merged_slot(ctx, p) else leaf_paths(lt)
             per_param.append(
                 [b.phi(ty, name=f"v{p.id}" + "".join(f".{k}" for k in path)) for path, ty in leaves]
             )
         # Reassemble aggregates only after all phis: phis must lead their block.
         for p, phis in zip(block.params, per_param, strict=True):
             lt = value_type(p.type)
+            slot = debuginfo.merged_slot(ctx, p)
+            if slot is not None:  # each edge stored it (debug builds, ``debugvars``)
+                ctx.set(p, b.load(slot))
+                continue
             if lt is None or not isinstance(lt, (ll.BaseStructType, ll.ArrayType)):
                 ctx.set(p, phis[0] if phis else None)
                 continue
@@ -101,9 +105,12 @@ class BlockMap:
         extracted here, before the terminator); return the target LLVM block."""
         b = self.ctx.builder
         incoming = []
-        for arg in args:
+        for arg, p in zip(args, self.ctx.fn.block(target).params, strict=True):
             lt = value_type(arg.type)
-            if lt is None:
+            slot = None if lt is None else debuginfo.merged_slot(self.ctx, p)
+            if slot is not None:
+                b.store(self.ctx.get(arg), slot)
+            if lt is None or slot is not None:
                 incoming.append([])
                 continue
             v = self.ctx.get(arg)

@@ -27,21 +27,18 @@ import os
 
 from llvmlite import ir as ll
 
+from cujit.codegen.debugtypes import TypeTable
+from cujit.codegen.debugvars import Variables
 from cujit.diagnostics import Loc
-from cujit.types import Array, Scalar, Type
+from cujit.types import Type
 
 LEVELS = ("lines", "full")
-PRODUCER = "cujit"
+# numba's producer string: debuggers built on gdb (cuda-gdb) key their handling of a
+# compile unit off a clang producer, and tools that know numba's kernels find cujit's
+# the same.
+PRODUCER = "clang (Numba)"
 DWARF_VERSION = 4
 DEBUG_INFO_VERSION = 3
-
-# Scalar kind -> DWARF base type encoding.
-_ENCODING = {
-    "b": "DW_ATE_boolean",
-    "i": "DW_ATE_signed",
-    "u": "DW_ATE_unsigned",
-    "f": "DW_ATE_float",
-}
 
 
 class DebugInfo:
@@ -53,7 +50,7 @@ class DebugInfo:
         self.module = module
         self.level = level
         self._files: dict[str, ll.DIValue] = {}
-        self._types: dict[Type, ll.DIValue] = {}
+        self.types = TypeTable(module)
         kind = "DebugDirectivesOnly" if level == "lines" else "FullDebug"
         self.unit = module.add_debug_info(
             "DICompileUnit",
@@ -69,6 +66,7 @@ class DebugInfo:
             is_distinct=True,
         )
         module.add_named_metadata("llvm.dbg.cu", self.unit)
+        self.types.file = self.file(loc.file)
         i32 = ll.IntType(32)
         for name, value in (
             ("Dwarf Version", DWARF_VERSION),
@@ -126,62 +124,11 @@ class DebugInfo:
         )
 
     def type_of(self, t: Type) -> ll.DIValue | None:
-        """A DWARF type for a kernel value: scalars as base types, arrays as a pointer
-        to their element (what a debugger can dereference); others as none."""
-        if t in self._types:
-            return self._types[t]
-        di = None
-        if isinstance(t, Scalar) and t.kind == "c":
-            di = self._complex(t)
-        elif isinstance(t, Scalar) and t.kind in _ENCODING:
-            di = self.module.add_debug_info(
-                "DIBasicType",
-                {
-                    "name": t.name,
-                    "size": 8 if t.kind == "b" else t.bits,
-                    "encoding": ll.DIToken(_ENCODING[t.kind]),
-                },
-            )
-        elif isinstance(t, Array):
-            di = self.module.add_debug_info(
-                "DIDerivedType",
-                {
-                    "tag": ll.DIToken("DW_TAG_pointer_type"),
-                    "baseType": self.type_of(t.dtype),
-                    "size": 64,
-                },
-            )
-        self._types[t] = di
-        return di
+        """The DWARF type of a kernel value (``debugtypes``); None: none described."""
+        return self.types.type_of(t)
 
-    def _complex(self, t: Scalar) -> ll.DIValue:
-        """A complex number as the struct it is in registers and memory: real, imag."""
-        part = self.type_of(t.part_type)
-        bits = t.bits // 2
-        members = [
-            self.module.add_debug_info(
-                "DIDerivedType",
-                {
-                    "tag": ll.DIToken("DW_TAG_member"),
-                    "name": name,
-                    "baseType": part,
-                    "size": bits,
-                    "offset": k * bits,
-                },
-            )
-            for k, name in enumerate(("real", "imag"))
-        ]
-        return self.module.add_debug_info(
-            "DICompositeType",
-            {
-                "tag": ll.DIToken("DW_TAG_structure_type"),
-                "name": t.name,
-                "size": t.bits,
-                "elements": self.module.add_metadata(members),
-                "identifier": t.name,
-            },
-            is_distinct=True,
-        )
+    def def_line_of(self, loc: Loc) -> int:
+        return def_line(loc).line
 
 
 def level_of(lineinfo: bool, debug: bool) -> str | None:
@@ -210,8 +157,8 @@ def begin_function(ctx, name: str, loc: Loc, params: tuple[Type, ...]) -> None:
     loc = def_line(loc)
     ctx.debug_scope = info.subprogram(ctx.llfn, name, loc, params)
     ctx.builder.debug_metadata = info.location(loc, ctx.debug_scope)
-    if info.level == "full" and not ctx.kernel:  # a device function's own variables
-        ctx.debug_vars = Variables(ctx, info)
+    if info.level == "full":
+        ctx.debug_vars = _variables(ctx, info)
 
 
 def at(ctx, loc: Loc | None) -> None:
@@ -227,81 +174,45 @@ def enable(module: ll.Module, level: str | None, loc: Loc) -> None:
         module.cujit_debuginfo = DebugInfo(module, level, loc)
 
 
-class Variables:
-    """Full debug info for one function: the stack slot of each Python variable (its
-    parameters and locals), each described by a ``DILocalVariable`` through
-    ``llvm.dbg.declare``, as clang does at -O0.  Every SSA value a variable holds
-    (``Function.var_names``) is stored into the slot where it is defined, so a
-    debugger stopped at any line reads the variable's current value."""
-
-    def __init__(self, ctx, info: DebugInfo):
-        self.info = info
-        self.names: dict[int, list[str]] = {}
-        for vid, name in ctx.fn.var_names:
-            self.names.setdefault(vid, []).append(name)
-        self.slots: dict[tuple[str, str], ll.Value] = {}
-        md = ll.MetaDataType()
-        self.declare = ctx.declare("llvm.dbg.declare", ll.VoidType(), [md, md, md])
-
-    def slot(self, ctx, name: str, t: Type, lltype: ll.Type, argno: int = 0):
-        key = (name, str(lltype))
-        slot = self.slots.get(key)
-        if slot is None:
-            di_type = self.info.type_of(t)
-            slot = self.slots[key] = ctx.alloca(lltype, 8, name=f"{name}.addr")
-            fields = {
-                "name": name,
-                "scope": ctx.debug_scope,
-                "line": def_line(ctx.fn.loc).line,
-                "file": self.info.file(ctx.fn.loc.file),
-                "type": di_type,
-            }
-            if argno:
-                fields["arg"] = argno
-            var = ctx.module.add_debug_info("DILocalVariable", fields)
-            expr = ctx.module.add_debug_info("DIExpression", {})
-            _in_entry(ctx, lambda: ctx.builder.call(self.declare, [slot, var, expr]))
-        return slot
-
-    def store(self, ctx, name: str, t: Type, value, argno: int = 0) -> None:
-        if value is None or self.info.type_of(t) is None:
-            return
-        if isinstance(t, Array):
-            value = ctx.builder.extract_value(value, 0)  # the data pointer
-        ctx.builder.store(value, self.slot(ctx, name, t, value.type, argno))
+def _value_types(fn) -> dict[int, Type]:
+    types = {}
+    for block in fn.blocks:
+        for p in block.params:
+            types[p.id] = p.type
+        for op in block.ops:
+            if op.result is not None:
+                types[op.result.id] = op.result.type
+    return types
 
 
-def _in_entry(ctx, emit) -> None:
-    """Run ``emit`` with the builder in the entry block, before its branch if it has one."""
-    b = ctx.builder
-    saved = b.block
-    term = ctx.entry.terminator
-    if term is not None:
-        b.position_before(term)
-    else:
-        b.position_at_end(ctx.entry)
-    emit()
-    b.position_at_end(saved)
+def _variables(ctx, info: DebugInfo) -> Variables:
+    return Variables(ctx, info, _value_types(ctx.fn))
 
 
-def describe_params(ctx, names: tuple[str, ...], types: tuple[Type, ...], values: list) -> None:
-    """Full debug info: the parameters become the first variables (``arg: N``)."""
-    info = getattr(ctx.module, "cujit_debuginfo", None)
-    if info is None or info.level != "full":
-        return
-    ctx.debug_vars = Variables(ctx, info)
-    for argno, (name, t, value) in enumerate(zip(names, types, values, strict=True), start=1):
-        ctx.debug_vars.store(ctx, name, t, value, argno)
-
-
-def define(ctx, value) -> None:
-    """Full debug info: ``value`` was just lowered; store it into the slots of the
-    Python variables that hold it."""
+def describe_params(ctx, params) -> None:
+    """Full debug info: the function's parameters (``ir.Value``s, already lowered)
+    become its first variables (``arg: N``), read from their slots from now on."""
     variables = ctx.debug_vars
     if variables is None:
         return
-    for name in variables.names.get(value.id, ()):
-        variables.store(ctx, name, value.type, ctx.values.get(value.id))
+    for p in params:
+        variables.parameter(ctx, p)
+
+
+def define(ctx, value) -> None:
+    """Full debug info: ``value`` was just lowered; store it where the Python
+    variables that hold it live."""
+    variables = ctx.debug_vars
+    if variables is None or value.id in variables.params:
+        return
+    variables.define(ctx, value, through_memory=merged_slot(ctx, value) is not None)
+
+
+def merged_slot(ctx, p):
+    """Full debug info: the slot through which block parameter ``p`` passes from
+    its predecessors (None: it is a phi)."""
+    variables = ctx.debug_vars
+    return None if variables is None else variables.merged_slot(p)
 
 
 def nvvm_debug_flags(options) -> tuple[str, ...]:

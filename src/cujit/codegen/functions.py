@@ -75,6 +75,7 @@ class DeviceFunctions:
         for p, arg, n in zip(fn.args, llfn.args[len(hidden) :], fn.arg_names, strict=True):
             arg.name = n
             ctx.set(p, arg)
+        debuginfo.describe_params(ctx, fn.args)
         self._lower_body(ctx)
         return llfn
 

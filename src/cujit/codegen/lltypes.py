@@ -109,6 +109,8 @@ def const_int(ty: ll.IntType, value: int) -> ll.Constant:
     """An integer constant wrapped to ``ty``'s width, printed signed (``i8 -1``, not ``i8 255``)."""
     bits = ty.width
     value = int(value) & ((1 << bits) - 1)
+    if bits == 1:
+        return ll.Constant(ty, bool(value))  # printed ``true``/``false``, as LLVM writes i1
     if bits > 1 and value >> (bits - 1):
         value -= 1 << bits
     return ll.Constant(ty, value)

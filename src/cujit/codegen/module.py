@@ -133,6 +133,7 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
         and value_type(result.type) is None
     ):
         ctx.set(result, None)
+        debuginfo.define(ctx, result)  # a variable may name it (debug info)
         return
     lower = OP_LOWERING.get(type(op))
     if lower is None:
@@ -190,9 +191,7 @@ def lower_to_llvm(
     ]
     for p in fn.args:
         ctx.set(p, _unpack_param(ctx, p.type, values))
-    debuginfo.describe_params(
-        ctx, fn.arg_names, tuple(arg_types), [ctx.values.get(p.id) for p in fn.args]
-    )
+    debuginfo.describe_params(ctx, fn.args)
     lower_body(ctx, target.prologue)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
@@ -216,6 +215,8 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])
+        # A merged value is described where the block's code starts.
+        debuginfo.at(ctx, block.ops[0].loc if block.ops else block.term.loc)
         for p in block.params:  # after the block's phis
             debuginfo.define(ctx, p)
         for op in block.ops:

@@ -53,11 +53,12 @@ def _int_divmod(ctx: FunctionLowering, t: Scalar, a, b):
     return bld.select(by_zero, zero, q), bld.select(by_zero, zero, r)
 
 
-def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b):
+def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b, op: str):
     """(a // b, a % b) for floats, following CPython's ``float_divmod`` step by step
     (so signed zeros and the rounding of the quotient match Python exactly)."""
     bld = ctx.builder
     zero, one, half = (ll.Constant(a.type, v) for v in (0.0, 1.0, 0.5))
+    checks.check_float_divisor(ctx, op, b)  # debug mode: ZeroDivisionError, as Python
     mod = ctx.call_math("fmod", t, [a, b])  # exact; LLVM's frem is not on NVPTX
     div = bld.fdiv(bld.fsub(a, mod), b)
     # If the remainder is non-zero and its sign differs from the divisor's,
@@ -82,11 +83,15 @@ def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b):
 
 
 def floordiv(ctx: FunctionLowering, t: Scalar, a, b):
-    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[0]
+    if t.kind == "f":
+        return _float_divmod(ctx, t, a, b, "//")[0]
+    return _int_divmod(ctx, t, a, b)[0]
 
 
 def mod(ctx: FunctionLowering, t: Scalar, a, b):
-    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[1]
+    if t.kind == "f":
+        return _float_divmod(ctx, t, a, b, "%")[1]
+    return _int_divmod(ctx, t, a, b)[1]
 
 
 def shift_left(ctx: FunctionLowering, t: Scalar, a, n):

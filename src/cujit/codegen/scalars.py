@@ -12,7 +12,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import bf16, fp8, pyarith
+from cujit.codegen import bf16, checks, fp8, pyarith
 from cujit.codegen import complex as cx
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
@@ -100,6 +100,8 @@ def lower_binop(ctx: FunctionLowering, op: ir.BinOp) -> None:
         # Proved not to overflow (``ir.analysis``): ``nsw`` lets LLVM count loop trips.
         ctx.set(op.result, ctx.builder.add(a, b, flags=("nsw",)))
     elif method is not None:
+        if method == "fdiv":
+            checks.check_float_divisor(ctx, "/", b)  # debug mode: ZeroDivisionError
         ctx.set(op.result, getattr(ctx.builder, method)(a, b))
     elif op.op in _PYTHON:
         ctx.set(op.result, _PYTHON[op.op](ctx, t, a, b))

@@ -13,7 +13,7 @@ in (see ``numeric``), and emits the typed op into the original result id:
 from __future__ import annotations
 
 from cujit.diagnostics import TypingError
-from cujit.infer import datetime_ops
+from cujit.infer import contains, datetime_ops
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
@@ -127,6 +127,9 @@ def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
 
 
 def type_compare(t: Typer, op: Compare) -> None:
+    if op.op in ("in", "not in"):
+        contains.type_contains(t, op)
+        return
     a, b = t.value(op.lhs), t.value(op.rhs)
     if op.op in ("is", "is not") and a.type == b.type == boolean:
         # ``pred is True``: bools are singletons, so identity is equality (numba too)

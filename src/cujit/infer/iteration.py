@@ -95,7 +95,9 @@ def _tuple_as_array(t: Typer, tup: Value, loc: Loc) -> Value:
             result=t.fresh(Array(common, 1, "C")),
             name="local.array",
             args=(),
-            attrs=(("shape", (len(items),)), ("dtype", common)),
+            # ``tuple``: it holds a tuple's items (a debug build's index check then
+            # says "tuple index out of range", as Python does).
+            attrs=(("shape", (len(items),)), ("dtype", common), ("tuple", True)),
         )
     )
     for i in range(len(items)):

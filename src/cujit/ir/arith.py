@@ -8,7 +8,8 @@ from cujit.ir.core import Op, Value
 
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^")
 UNARY_OPS = ("-", "+", "~", "not")
-COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=", "is", "is not")
+# "in" and "not in" occur in untyped IR only: stage 4 writes them out as equalities.
+COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=", "is", "is not", "in", "not in")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from cujit.ir import Function
 from cujit.passes.asserts import drop_asserts
 from cujit.passes.constfold import fold_constants
-from cujit.passes.dce import eliminate_dead_code
+from cujit.passes.dce import eliminate_dead_code, eliminate_dead_code_keeping_variables
 from cujit.passes.simplify import merge_blocks
 
 Pass = Callable[[Function], Function]
@@ -24,6 +24,13 @@ DEFAULT_PASSES: tuple[Pass, ...] = (fold_constants, eliminate_dead_code, merge_b
 # Without debug mode an ``assert`` compiles to nothing (numba's default): its check
 # goes first, so the rest of the list cleans up after it.
 RELEASE_PASSES: tuple[Pass, ...] = (drop_asserts, *DEFAULT_PASSES)
+# Debug mode keeps its asserts, and what every Python variable holds, even unread:
+# the debugger prints ``z`` of ``z = x == y``.
+DEBUG_PASSES: tuple[Pass, ...] = (
+    fold_constants,
+    eliminate_dead_code_keeping_variables,
+    merge_blocks,
+)
 
 
 def run_passes(fn: Function, passes: Sequence[Pass] = DEFAULT_PASSES) -> Function:
@@ -34,10 +41,12 @@ def run_passes(fn: Function, passes: Sequence[Pass] = DEFAULT_PASSES) -> Functio
 
 
 __all__ = [
+    "DEBUG_PASSES",
     "DEFAULT_PASSES",
     "RELEASE_PASSES",
     "drop_asserts",
     "eliminate_dead_code",
+    "eliminate_dead_code_keeping_variables",
     "fold_constants",
     "merge_blocks",
     "run_passes",

@@ -32,20 +32,29 @@ from __future__ import annotations
 import dataclasses
 
 from cujit.ir import (
+    BinOp,
     Block,
     Branch,
     CallFunction,
     Function,
+    GetItem,
     Intrinsic,
     Jump,
     Op,
     SetItem,
+    Value,
     intrinsics,
     operands,
 )
 
 # Intrinsics that act on memory or on other threads; their results may go unused.
 EFFECTS = intrinsics.names_where(lambda row: row.side_effect)
+
+
+def may_raise(op: Op) -> bool:
+    """Whether a debug build's ``op`` may raise (a bounds check, a division by zero):
+    its effect is the report, so it stays even when its result is unused."""
+    return isinstance(op, GetItem) or (isinstance(op, BinOp) and op.op in ("/", "//", "%"))
 
 
 def has_effect(op: Op) -> bool:
@@ -69,8 +78,14 @@ def reachable_blocks(fn: Function) -> list[Block]:
     return [b for b in fn.blocks if b.id in seen]
 
 
-def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-sweep over ops and block parameters; mark and sweep share the liveness sets
-    """``fn`` without unreachable blocks, dead ops and unused block parameters."""
+def eliminate_dead_code(fn: Function, keep_variables: bool = False) -> Function:  # noqa: C901 -- mark-and-sweep over ops and block parameters; mark and sweep share the liveness sets
+    """``fn`` without unreachable blocks, dead ops and unused block parameters;
+    ``keep_variables`` (debug builds) also keeps every value a Python variable holds
+    (``Function.var_names``), so a debugger can print it, and the ops that may raise."""
+
+    def kept(op: Op) -> bool:
+        return has_effect(op) or (keep_variables and may_raise(op))
+
     blocks = reachable_blocks(fn)
     defs: dict[int, Op] = {}
     param_of: dict[int, tuple[int, int]] = {}  # param id -> (block id, index)
@@ -94,9 +109,12 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
                 work.append(v.id)
 
     mark(blocks[0].params)  # kernel arguments are the ABI: never removed
+    if keep_variables:
+        known = defs.keys() | param_of.keys()
+        mark(Value(vid) for vid, _ in fn.var_names if vid in known)
     for b in blocks:
         for op in b.ops:
-            if has_effect(op):
+            if kept(op):
                 mark(operands(op))
         term_reads = (
             [b.term.cond]
@@ -122,7 +140,7 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
     out = []
     for b in blocks:
         ops = tuple(
-            op for op in b.ops if has_effect(op) or (op.result is not None and op.result.id in live)
+            op for op in b.ops if kept(op) or (op.result is not None and op.result.id in live)
         )
         term = b.term
         if isinstance(term, Jump):
@@ -139,3 +157,8 @@ def eliminate_dead_code(fn: Function) -> Function:  # noqa: C901 -- mark-and-swe
         params = tuple(b.params[k] for k in kept_params[b.id])
         out.append(Block(b.id, params, ops, term))
     return dataclasses.replace(fn, blocks=tuple(out))  # keeps the callees
+
+
+def eliminate_dead_code_keeping_variables(fn: Function) -> Function:
+    """Debug builds' dead-code elimination: what the variables hold stays."""
+    return eliminate_dead_code(fn, keep_variables=True)

@@ -6,9 +6,12 @@ check, ``assert`` or ``raise`` in a device global (layout: ``cujit.abi``'s
 :func:`check_module`, which waits for the launch, reads the record, zeroes it for
 the next launch and, if a code was set, raises::
 
-    IndexError: index 10 is out of bounds for axis 0 with size 10
-      in kernel 'scale' at /home/me/scale.py:12:9, thread (2, 0, 0) of block (2, 0, 0):
+    IndexError: In function 'scale', file /home/me/scale.py, line 12, tid=[0, 0, 2]
+    ctaid=[0, 0, 2]: index 10 is out of bounds for axis 0 with size 10
         out[i] = 2 * x[i]
+
+(numba's message: its first line on one line; the thread and block are listed z, y, x,
+as numba lists them, and the source line follows).
 
 The kernel returned instead of trapping, so the context stays usable: the next
 launch runs normally.  ``sites`` (code -> ``abi.ErrorSite``) comes with the
@@ -70,6 +73,17 @@ def check_host(address: int, sites: dict[int, ErrorSite], kernel: str) -> None:
     raise_failure(values, sites, kernel)
 
 
+def where(kernel: str, site: ErrorSite, thread: tuple, block: tuple) -> str:
+    """numba's prefix of a kernel's exception: the function, file and line, and the
+    failing thread and block, each listed z, y, x as numba lists them."""
+    tid = list(reversed(thread))
+    ctaid = list(reversed(block))
+    return (
+        f"In function {kernel!r}, file {site.loc.file}, line {site.loc.line}, "
+        f"tid={tid} ctaid={ctaid}"
+    )
+
+
 def raise_failure(words: list[int], sites: dict[int, ErrorSite], kernel: str) -> None:
     """Raise the exception the record ``words`` describes; ``exc.kernel_failure`` says
     where (a ``cujit.diagnostics.KernelFailure``)."""
@@ -86,10 +100,10 @@ def raise_failure(words: list[int], sites: dict[int, ErrorSite], kernel: str) ->
         message = message.format(
             index=words[DEBUG_INDEX], axis=words[DEBUG_AXIS], size=words[DEBUG_SIZE]
         )
-    text = f"{message}\n  in kernel {kernel!r} at {site.loc}, thread {thread} of block {block}"
+    text = f"{where(kernel, site, thread, block)}: {message}"
     source = linecache.getline(site.loc.file, site.loc.line).strip()
     if source:
-        text += f":\n    {source}"
+        text += f"\n    {source}"
     try:
         exc = site.exc(text)
     except Exception:  # noqa: BLE001 - a class whose constructor wants other arguments

@@ -167,6 +167,11 @@ class Array(Type):
     def __str__(self) -> str:
         return f"array({self.dtype}, {self.ndim}d, {self.layout})"
 
+    @property
+    def name(self) -> str:
+        """The type's name, as numba's types have one: ``array(float32, 1d, C)``."""
+        return str(self)
+
     @staticmethod
     def from_slices(dtype: Scalar, spec) -> "Array":
         """numba's spelling: ``[:]`` any, ``[::1]`` C-contiguous, ``[::1, :]`` Fortran."""
