@@ -183,9 +183,11 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
 ZERO_DIVISION_MESSAGE = "integer division or modulo by zero"
 
 
-def check_divisor(ctx: FunctionLowering, by_zero: ll.Value) -> None:
-    """Debug mode: an integer ``//`` or ``%`` whose divisor is zero (``by_zero`` is
-    true) reports ZeroDivisionError at ``ctx.loc``, as Python raises it."""
+def check_divisor(
+    ctx: FunctionLowering, by_zero: ll.Value, message: str = ZERO_DIVISION_MESSAGE
+) -> None:
+    """Debug mode: a division whose divisor is zero (``by_zero`` is true) reports
+    ZeroDivisionError(``message``) at ``ctx.loc``, as Python raises it."""
     state = _state(ctx)
     if state is None or state.bounds_only:
         return
@@ -194,7 +196,7 @@ def check_divisor(ctx: FunctionLowering, by_zero: ll.Value) -> None:
     bad = ctx.llfn.append_basic_block("divisor.zero")
     b.cbranch(by_zero, bad, good)
     b.position_at_end(bad)
-    _claim(ctx, state, abi.ErrorSite(ctx.loc, ZeroDivisionError, ZERO_DIVISION_MESSAGE))
+    _claim(ctx, state, abi.ErrorSite(ctx.loc, ZeroDivisionError, message))
     _leave(ctx)
     b.position_at_end(good)
 

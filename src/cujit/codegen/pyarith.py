@@ -82,11 +82,36 @@ def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b):
 
 
 def floordiv(ctx: FunctionLowering, t: Scalar, a, b):
-    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[0]
+    if t.kind == "f":
+        _check_float_divisor(ctx, b, "float floor division by zero")
+        return _float_divmod(ctx, t, a, b)[0]
+    return _int_divmod(ctx, t, a, b)[0]
 
 
 def mod(ctx: FunctionLowering, t: Scalar, a, b):
-    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[1]
+    if t.kind == "f":
+        _check_float_divisor(ctx, b, "float modulo by zero")
+        return _float_divmod(ctx, t, a, b)[1]
+    return _int_divmod(ctx, t, a, b)[1]
+
+
+def truediv(ctx: FunctionLowering, t: Scalar, a, b):
+    """Float ``a / b``: IEEE division (+-inf or nan for a zero divisor, as NumPy); in
+    debug mode a zero divisor raises ZeroDivisionError, as Python and numba's debug
+    builds do, except under fastmath, where numba's float32 ``/`` is an approximate
+    divide that checks nothing (the target's ``("divide", type)`` entry, when it has
+    one)."""
+    fast = ctx.target.math.get(("divide", t.name)) if ctx.target.fastmath else None
+    if fast is not None:
+        return ctx.call_math("divide", t, [a, b])
+    if not ctx.target.fastmath or t.bits != 32:
+        _check_float_divisor(ctx, b, "float division by zero")
+    return ctx.builder.fdiv(a, b)
+
+
+def _check_float_divisor(ctx: FunctionLowering, b, message: str) -> None:
+    by_zero = ctx.builder.fcmp_ordered("==", b, ll.Constant(b.type, 0.0))
+    checks.check_divisor(ctx, by_zero, message)
 
 
 def shift_left(ctx: FunctionLowering, t: Scalar, a, n):

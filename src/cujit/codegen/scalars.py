@@ -62,7 +62,6 @@ _SIMPLE = {
     ("*", "i"): "mul",
     ("*", "u"): "mul",
     ("*", "f"): "fmul",
-    ("/", "f"): "fdiv",
     ("&", "i"): "and_",
     ("&", "u"): "and_",
     ("&", "b"): "and_",
@@ -76,6 +75,7 @@ _SIMPLE = {
 
 # Python-semantics helpers from pyarith, by operator.
 _PYTHON = {
+    "/": pyarith.truediv,
     "//": pyarith.floordiv,
     "%": pyarith.mod,
     "**": pyarith.power,

@@ -347,8 +347,8 @@ _BUILTINS = (
         ("min", "max"),
         _INFER + "builtin_calls:min_max",
         2,
-        cuda="compare and select",
-        cpu="compare and select",
+        cuda="llvm.minnum/maxnum (floats), compare and select",
+        cpu="llvm.minnum/maxnum (floats), compare and select",
     )
     + _rows(
         ("range",),
