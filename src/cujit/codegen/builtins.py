@@ -11,6 +11,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import half
 from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
@@ -37,7 +38,8 @@ def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
     (x,) = args
     t: Scalar = op.result.type
     if t.kind == "f":
-        return ctx.call_math("fabs", t, [x])
+        native = half.absolute(ctx, t, x) if t.bits == 16 else None
+        return native if native is not None else ctx.call_math("fabs", t, [x])
     if t.kind == "u":
         return x
     b = ctx.builder

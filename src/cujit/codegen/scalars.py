@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.codegen import complex as cx
-from cujit.codegen import pyarith
+from cujit.codegen import half, pyarith
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
 from cujit.types import Array, Scalar, Tuple
@@ -110,6 +110,8 @@ def lower_unaryop(ctx: FunctionLowering, op: ir.UnaryOp) -> None:
         out = x
     elif op.op == "-" and t.kind == "c":
         out = cx.negate(ctx, t, x)
+    elif op.op == "-" and t.kind == "f" and t.bits == 16:
+        out = half.negate(ctx, x)
     elif op.op == "-" and t.kind == "f":
         # ``fsub -0.0, x`` rather than ``fneg``: the fneg instruction is newer
         # than the LLVM 7 dialect NVVM IR is specified against.
@@ -131,6 +133,9 @@ def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value
     if t.kind == "c":
         return cx.compare(ctx, cmp, a, b)
     if t.kind == "f":
+        native = half.compare(ctx, cmp, a, b) if t.bits == 16 else None
+        if native is not None:
+            return native
         # Ordered predicates except ``!=``: any comparison with NaN is False
         # except ``!=``, which is True (IEEE 754, as Python).
         if cmp == "!=":
@@ -163,10 +168,16 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
         return b.icmp_unsigned("!=", x, ll.Constant(x.type, 0))
     if src.kind == "f" and dst.kind == "f":
         return b.fpext(x, to) if dst.bits > src.bits else b.fptrunc(x, to)
+    if src.kind == "f" and src.bits == 16:
+        return half.to_int(ctx, dst, x)  # rounds to nearest, as numba's float16 casts
     if src.kind == "f":
         # Truncates toward zero; out-of-range values are undefined in LLVM, as in C
         # and numba (PTX's cvt.rzi would saturate, but LLVM may fold otherwise).
         return b.fptosi(x, to) if dst.kind == "i" else b.fptoui(x, to)
+    if dst.kind == "f" and dst.bits == 16 and src.kind in "iu":
+        native = half.from_int(ctx, src, x)
+        if native is not None:
+            return native
     if dst.kind == "f":  # from an int or a bool (bool counts as unsigned: True -> 1.0)
         return b.sitofp(x, to) if src.kind == "i" else b.uitofp(x, to)
     # int <-> int (or bool -> int): the source's signedness decides the extension.

@@ -64,6 +64,8 @@ class Target:
     lower_return: Callable | None = None
     callee_hidden_params: tuple = ()
     fastmath: bool = False
+    # Native float16 operations (``codegen/half.py``): name -> lowering; empty: plain LLVM.
+    half: Mapping[str, Callable] | None = None
 
     def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
         return hash((self.name, self.triple, self.fastmath))

@@ -15,6 +15,7 @@ import functools
 from llvmlite import ir as ll
 
 from cujit.targets import Target
+from cujit.targets.cuda.half import HALF_LOWERINGS
 from cujit.targets.cuda.intrinsics import INTRINSICS
 from cujit.targets.cuda.libdevice import FAST_LIBDEVICE, FAST_TANH, LIBDEVICE
 
@@ -51,6 +52,7 @@ CUDA_TARGET = Target(
     global_addrspace=GLOBAL_ADDRSPACE,
     shared_addrspace=SHARED_ADDRSPACE,
     kernel_metadata=annotate_kernel,
+    half=HALF_LOWERINGS,
 )
 
 
