@@ -116,6 +116,7 @@ class Kernel(KernelInspection):
         self._base_options = options or Options(
             debug=bool(flags.get("debug")) or config.DEBUG.get(),
             fastmath=bool(flags.get("fastmath")),
+            opt=3 if flags.get("opt", True) else 0,  # numba: opt=False is libNVVM's -opt=0
             lineinfo=bool(flags.get("lineinfo")),
             verify=config.VERIFY.get(),
             target=target,
@@ -123,6 +124,9 @@ class Kernel(KernelInspection):
             link=link,
         )
         self.target = self._base_options.target
+        # numba's inlining options, for calls of this kernel from other kernels.
+        self.inline = flags.get("inline", "never")
+        self.forceinline = bool(flags.get("forceinline", False))
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
         self._fast: dict[tuple[int, ...], Specialization] = {}  # see _specialize
@@ -584,6 +588,11 @@ def jit(
                 "the kernels that call it, or to cuda.declare_device"
             )
         flags["link"] = kwargs["link"]
+    if "opt" in kwargs and not device:  # numba's opt=False: libNVVM's -opt=0
+        flags["opt"] = kwargs["opt"]
+    for name in ("inline", "forceinline"):  # kept for calls from kernels (device_function)
+        if name in kwargs:
+            flags[name] = kwargs[name]
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:

@@ -259,6 +259,7 @@ def lower_kernel(fn, options: Options):
         params=params,
         debug_info=level_of(options.lineinfo, options.debug),
         bounds=checked,
+        opt=options.opt,
     )
     return module, params
 
