@@ -563,6 +563,14 @@ class LaunchConfig:
             self.launchers.insert(0, launcher)
 
 
+def _codegen_flags(kwargs: dict, device: bool) -> dict:
+    """numba's code-generation options among ``jit``'s keywords: ``opt`` (False is
+    libNVVM's -opt=0) for a kernel, ``inline``/``forceinline`` for calls of the
+    function from kernels (``device_function.wants_inline``)."""
+    names = ("inline", "forceinline") if device else ("opt", "inline", "forceinline")
+    return {name: kwargs[name] for name in names if name in kwargs}
+
+
 @api_boundary
 def jit(
     func_or_sig=None,
@@ -588,11 +596,7 @@ def jit(
                 "the kernels that call it, or to cuda.declare_device"
             )
         flags["link"] = kwargs["link"]
-    if "opt" in kwargs and not device:  # numba's opt=False: libNVVM's -opt=0
-        flags["opt"] = kwargs["opt"]
-    for name in ("inline", "forceinline"):  # kept for calls from kernels (device_function)
-        if name in kwargs:
-            flags[name] = kwargs[name]
+    flags.update(_codegen_flags(kwargs, device))
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:
