@@ -137,3 +137,55 @@ def test_gpu_float16_ops_match_cpu_target():
     ints = np.full((6, x.size), -99, np.int64)
     cuda.jit(_to_ints)[1, x.size](ints, x)
     np.testing.assert_array_equal(ints[4], np.rint(x.astype(np.float64)).astype(np.int64))
+
+
+def _hfma(r, a, b, c):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = cuda.fp16.hfma(a[i], b[i], c[i])
+
+
+def _rounding(r, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        r[0, i] = cuda.fp16.htrunc(x[i])
+        r[1, i] = cuda.fp16.hrint(x[i])
+
+
+def _exps(r, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        r[0, i] = cuda.fp16.hexp2(x[i])
+        r[1, i] = cuda.fp16.hexp10(x[i])
+
+
+def test_hfma_is_fma_rn_f16():
+    ptx = _ptx(_hfma, _sig(H, H, H, H))
+    assert "fma.rn.f16" in ptx and "cvt.f32.f16" not in ptx
+
+
+def test_cpu_hfma_rounds_once():
+    a = np.array([1.5, -2.0, 0.1, 3.0, 1000.0], np.float16)
+    b = np.array([3.25, 0.5, 0.3, -3.0, 64.0], np.float16)
+    c = np.array([-0.125, 7.0, 0.01, 9.0, 1.0], np.float16)
+    r = np.full(a.size, 5.0, np.float16)
+    cuda.jit(target="cpu")(_hfma)[1, a.size](r, a, b, c)
+    # a * b is exact in float64 and so is its sum with a half here: one rounding to half.
+    want = (a.astype(np.float64) * b + c).astype(np.float16)
+    np.testing.assert_array_equal(r, want)
+
+
+def test_cpu_htrunc_hrint_match_numpy():
+    x = np.array([1.5, 2.5, -2.5, -0.7, 12.3, 65504.0, -3.5, 0.49], np.float16)
+    r = np.full((2, x.size), 9.0, np.float16)
+    cuda.jit(target="cpu")(_rounding)[1, x.size](r, x)
+    np.testing.assert_array_equal(r[0], np.trunc(x))
+    np.testing.assert_array_equal(r[1], np.rint(x))
+
+
+def test_cpu_hexp2_hexp10_match_numpy():
+    x = np.array([0.5, 1.0, 2.25, -1.5, 3.0, 0.1, 4.0, -0.3], np.float16)
+    r = np.full((2, x.size), 9.0, np.float16)
+    cuda.jit(target="cpu")(_exps)[1, x.size](r, x)
+    np.testing.assert_allclose(r[0], np.exp2(x.astype(np.float64)), rtol=1e-3)
+    np.testing.assert_allclose(r[1], 10.0 ** x.astype(np.float64), rtol=1e-3)
