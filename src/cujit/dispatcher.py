@@ -563,12 +563,11 @@ class LaunchConfig:
             self.launchers.insert(0, launcher)
 
 
-def _codegen_flags(kwargs: dict, device: bool) -> dict:
+def _codegen_flags(kwargs: dict) -> dict:
     """numba's code-generation options among ``jit``'s keywords: ``opt`` (False is
-    libNVVM's -opt=0) for a kernel, ``inline``/``forceinline`` for calls of the
-    function from kernels (``device_function.wants_inline``)."""
-    names = ("inline", "forceinline") if device else ("opt", "inline", "forceinline")
-    return {name: kwargs[name] for name in names if name in kwargs}
+    libNVVM's -opt=0), ``inline``/``forceinline`` for calls of the function from
+    kernels (``device_function.wants_inline``)."""
+    return {name: kwargs[name] for name in ("opt", "inline", "forceinline") if name in kwargs}
 
 
 @api_boundary
@@ -596,7 +595,7 @@ def jit(
                 "the kernels that call it, or to cuda.declare_device"
             )
         flags["link"] = kwargs["link"]
-    flags.update(_codegen_flags(kwargs, device))
+    flags.update(_codegen_flags(kwargs))
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:

@@ -46,6 +46,7 @@ from cujit.device_api import (  # noqa: F401
     match_all_sync,
     match_any_sync,
     popc,
+    selp,
     shared,
     shfl_down_sync,
     shfl_sync,
@@ -214,7 +215,6 @@ class NotSupportedError(AttributeError):
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
     "nanosleep": "cuda.nanosleep",
-    "selp": "cuda.selp",
     "defer_cleanup": "cuda.defer_cleanup",
     "bf16": "bfloat16 (cuda.bf16)",
     "fp8": "the fp8 types (cuda.fp8)",

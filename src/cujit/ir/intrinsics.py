@@ -318,6 +318,7 @@ _BITS = (
         cpu="llvm.bitreverse",
     )
     + _rows(("cuda.fma",), _INFER + "warp_calls:call_fma", 3, cuda="llvm.fma", cpu="llvm.fma")
+    + _rows(("cuda.selp",), _INFER + "warp_calls:call_selp", 3, cuda="select", cpu="select")
     + _rows(
         ("cuda.cbrt",),
         _INFER + "warp_calls:call_cbrt",
