@@ -126,6 +126,17 @@ def cast_to(target: Scalar):
     return rule
 
 
+def call_float(t: Typer, site: CallSite) -> Value:
+    """``float(x)``: as numba, a float keeps its type (float32 stays float32); ints and
+    bools become float64; complex numbers are refused."""
+    site.expect(1, 1)
+    (x,) = site.args
+    ty = t.scalar(x, site.loc, "float()")
+    if ty.is_complex:
+        raise TypingError("float() does not support complex numbers", site.loc)
+    return x if ty.is_float else t.cast(x, float64, site.loc)
+
+
 def call_bool(t: Typer, site: CallSite) -> Value:
     site.expect(1, 1)
     return t.to_bool(site.args[0], site.loc)

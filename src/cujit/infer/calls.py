@@ -50,7 +50,6 @@ from cujit.types import (
     PyObject,
     Type,
     describe_object,
-    float64,
     int64,
     is_namedtuple_class,
 )
@@ -122,7 +121,7 @@ CALLS: dict[object, Rule] = {
     max: bi.min_max("max"),
     abs: bi.call_abs,
     int: bi.cast_to(int64),
-    float: bi.cast_to(float64),
+    float: bi.call_float,
     bool: bi.call_bool,
     cuda.grid: cu.grid("cuda.grid"),
     cuda.gridsize: cu.grid("cuda.gridsize"),
