@@ -133,7 +133,9 @@ def call_float(t: Typer, site: CallSite) -> Value:
     (x,) = site.args
     ty = t.scalar(x, site.loc, "float()")
     if ty.is_complex:
-        raise TypingError("float() does not support complex numbers", site.loc)
+        raise TypingError(
+            f"float() does not support complex numbers: cannot convert {ty} to float64", site.loc
+        )
     return x if ty.is_float else t.cast(x, float64, site.loc)
 
 
