@@ -38,7 +38,8 @@ Numeric semantics, and where they differ from cujit's (numba's typing):
   (NEP 50's weak scalars) but is float64 in cujit (literals are int64/float64), and
   ``math.f(float32)`` is a Python float here but float32 in cujit: results differ in
   the float32 rounding.  ``min``/``max`` return one of their arguments unchanged
-  here; cujit casts both to a common type first.
+  here; cujit casts both to a common type first.  Where a float meets a NaN they
+  follow numba (fmin/fmax: the NaN loses), not Python.
 - Python raises where the GPU cannot: ``1 // 0`` on Python ints, ``1.0 / 0.0`` on
   Python floats, ``math.sqrt(-1)``, ``int(nan)``.  NumPy scalars give the IEEE
   result with a warning instead; this module silences NumPy's floating-point
@@ -221,9 +222,40 @@ def _stand_in_for(obj, cuda_ns: StandInCuda):
     return None
 
 
+def _is_float(x) -> bool:
+    return isinstance(x, (float, np.floating))
+
+
+def _nan_loses(pick):
+    """numba's float ``min``/``max`` (C's fmin/fmax): a NaN operand loses to a number;
+    other operands take Python's rule.  Several arguments chain pairwise, as cujit does."""
+
+    def minmax(*args):
+        if len(args) == 1:
+            args = tuple(args[0])
+        acc = args[0]
+        for v in args[1:]:
+            if _is_float(acc) or _is_float(v):
+                if acc != acc:  # nan
+                    acc = v
+                    continue
+                if v != v:
+                    continue
+            acc = pick(acc, v)
+        return acc
+
+    return minmax
+
+
+_NUMBA_BUILTINS = {"min": _nan_loses(min), "max": _nan_loses(max)}
+
+
 def rebuild(fn, cuda_ns: StandInCuda):
-    """``fn`` with its cujit device globals swapped for ``cuda_ns``'s."""
+    """``fn`` with its cujit device globals swapped for ``cuda_ns``'s, and numba's
+    float ``min``/``max`` in place of Python's (where the module defines neither)."""
     g = dict(fn.__globals__)
+    for name, impl in _NUMBA_BUILTINS.items():
+        g.setdefault(name, impl)
     for name in fn.__code__.co_names:
         if name in g:
             sub = _stand_in_for(g[name], cuda_ns)

@@ -34,16 +34,21 @@ from cujit.types import (
 # == min, max, abs, compares, casts, bools ============================================
 
 
-def test_min_max_follow_python_on_host():
+def test_min_max_of_floats_are_fmin_fmax_on_host():
+    # numba's float min/max: a nan loses to a number; of 0.0 and -0.0 either comes back.
     vals = [1.0, -1.0, 0.0, -0.0, math.nan, math.inf, -math.inf, 2.5]
     a = np.array([x for x in vals for _ in vals])
     b = np.array([y for _ in vals for y in vals])
-    for name, ref in (("min", min), ("max", max)):
+    for name, ref in (("min", np.fmin), ("max", np.fmax)):
         fn = elementwise(
             name, float64, float64, lambda fb, x, y, name=name: fb.intrinsic(name, (x, y), float64)
         )
         got = run_elementwise(fn, a, b, np.float64, 42.0)
-        bad = [(x, y) for x, y, g in zip(a, b, got, strict=True) if not same_float(g, ref(x, y))]
+        bad = [
+            (x, y)
+            for x, y, g in zip(a, b, got, strict=True)
+            if not (same_float(g, ref(x, y)) or (x == y == 0 and g == 0))
+        ]
         assert not bad, (name, bad)
     fn = elementwise("imin", int32, int32, lambda fb, x, y: fb.intrinsic("min", (x, y), int32))
     a32 = np.array([-5, 3, 2**31 - 1, -(2**31)], np.int32)

@@ -274,8 +274,8 @@ def test_compiles_to_cubin(c):
 def test_callees_are_internal_functions_of_the_kernel_module():
     c = next(c for c in CASES if c.name == "nested_calls")
     llvm = compile_kernel(c.kernel.py_func, _types(c), stop_after="llvm").outputs["llvm"]
-    assert 'define internal double @"cujit_dev_norm2_float64_float64"' in llvm
-    assert 'define internal {double, double} @"cujit_dev_sum_diff_float64_float64"' in llvm
+    assert 'define internal double @"cujit.dev.norm2_float64_float64"' in llvm
+    assert 'define internal {double, double} @"cujit.dev.sum_diff_float64_float64"' in llvm
     ptx = compile_kernel(c.kernel.py_func, _types(c), Options(opt=0), stop_after="ptx").ptx
     assert ".func" in ptx and "call" in ptx  # at -O0 a real call; at -O3 inlined
 

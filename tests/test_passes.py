@@ -398,7 +398,14 @@ def test_branch_with_identical_edges_becomes_a_jump_and_merges():
 
 
 def test_default_passes_order():
-    assert DEFAULT_PASSES == (fold_constants, eliminate_dead_code, merge_blocks)
+    from cujit.passes.inline import inline_requested_keep_raise
+
+    assert DEFAULT_PASSES == (
+        inline_requested_keep_raise,
+        fold_constants,
+        eliminate_dead_code,
+        merge_blocks,
+    )
 
 
 def _typed_kernels():

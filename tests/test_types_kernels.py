@@ -155,8 +155,8 @@ def _cmath_tan(out, z):
     out[0] = cmath.tan(z)
 
 
-def _htrunc(out, h):
-    out[0] = cuda.fp16.htrunc(h)
+def _htanh_approx(out, h):
+    out[0] = cuda.fp16.htanh_approx(h)
 
 
 def _complex_min(out, z):
@@ -179,10 +179,10 @@ C1 = Array(complex128, 1, "C")
         ),
         (_cmath_tan, (C1, complex128), UnsupportedError, "cmath.tan is not supported"),
         (
-            _htrunc,
+            _htanh_approx,
             (Array(float16, 1, "C"), float16),
             UnsupportedError,
-            "cuda.fp16.htrunc is not supported",
+            "cuda.fp16.htanh_approx is not supported",
         ),
         (_complex_min, (C1, complex128), TypingError, "not ordered"),
     ],

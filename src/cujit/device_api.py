@@ -139,6 +139,7 @@ stcg, stcs, stwb, stwt = (
     for n in CACHE_STORES
 )
 cbrt = DeviceOnly("cbrt", "cbrt(x): the cube root")
+selp = DeviceOnly("selp", "selp(test, a, b): a if test else b, with no branch (PTX selp)")
 
 shared = Namespace(
     "shared",
@@ -298,6 +299,7 @@ for _obj in (
     ffs,
     fma,
     cbrt,
+    selp,
     ldca,
     ldcg,
     ldcs,

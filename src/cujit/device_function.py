@@ -51,6 +51,10 @@ class DeviceFunction:
             isinstance(s, str) and s.lstrip().startswith("(") for s in signatures
         )
         self._flags = flags
+        # numba's inlining options: ``inline`` ("always"/True, "never"/False, or a cost
+        # model ``f(call, caller, callee) -> bool``) and ``forceinline``.
+        self.inline = flags.get("inline", "never")
+        self.forceinline = bool(flags.get("forceinline", False))
 
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
@@ -96,3 +100,13 @@ def is_importable(obj) -> bool:
     for part in getattr(obj, "__qualname__", "<locals>").split("."):
         target = getattr(target, part, None)
     return target is obj
+
+
+def wants_inline(devfn: DeviceFunction, typed) -> bool:
+    """Whether stage 5 inlines ``devfn``'s calls: ``inline="always"`` or True, or a cost
+    model that says so when asked with cujit's objects (no call or caller: the answer
+    holds for every call of this specialisation, ``typed``, its typed IR)."""
+    inline = devfn.inline
+    if callable(inline):
+        return bool(inline(None, None, typed))
+    return inline is True or inline == "always"

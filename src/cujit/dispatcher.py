@@ -160,8 +160,8 @@ class Kernel(KernelInspection):
             )
         self._base_options = options or Options(
             debug=bool(flags.get("debug")) or config.DEBUG.get(),
-            opt=0 if flags.get("opt") is False else 3,
             fastmath=bool(flags.get("fastmath")),
+            opt=3 if flags.get("opt", True) else 0,  # numba: opt=False is libNVVM's -opt=0
             lineinfo=bool(flags.get("lineinfo")),
             verify=config.VERIFY.get(),
             target=target,
@@ -169,6 +169,9 @@ class Kernel(KernelInspection):
             link=link,
         )
         self.target = self._base_options.target
+        # numba's inlining options, for calls of this kernel from other kernels.
+        self.inline = flags.get("inline", "never")
+        self.forceinline = bool(flags.get("forceinline", False))
         self.overloads: dict[tuple[Type, ...], Specialization] = {}
         self._configs: dict[tuple, LaunchConfig] = {}
         self._fast: dict[tuple[int, ...], Specialization] = {}  # see _specialize
@@ -726,6 +729,13 @@ class LaunchConfig:
             self.launchers.insert(0, launcher)
 
 
+def _codegen_flags(kwargs: dict) -> dict:
+    """numba's code-generation options among ``jit``'s keywords: ``opt`` (False is
+    libNVVM's -opt=0), ``inline``/``forceinline`` for calls of the function from
+    kernels (``device_function.wants_inline``)."""
+    return {name: kwargs[name] for name in ("opt", "inline", "forceinline") if name in kwargs}
+
+
 @api_boundary
 def _numba_flags(flags: dict, debug: bool, kwargs: dict) -> None:
     """numba's other ``jit`` options: checked (``cujit.jit_options``), and those cujit
@@ -765,6 +775,7 @@ def jit(
                 "the kernels that call it, or to cuda.declare_device"
             )
         flags["link"] = kwargs["link"]
+    flags.update(_codegen_flags(kwargs))
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
     _numba_flags(flags, debug, kwargs)

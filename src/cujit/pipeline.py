@@ -248,18 +248,19 @@ def lower_kernel(fn, options: Options):
     from cujit.codegen import lower_to_llvm
     from cujit.codegen.debuginfo import level_of
     from cujit.codegen.params import read_params
-    from cujit.targets.cuda import CUDA_TARGET
+    from cujit.targets.cuda import cuda_target
 
     checked = options.boundscheck is True  # jit(boundscheck=True) / CUJIT_BOUNDSCHECK=1
     # Debug info describes every parameter, and bounds checks read every extent.
     params = read_params(fn, debug=options.debug or checked)
     module = lower_to_llvm(
         fn,
-        CUDA_TARGET,
+        cuda_target(options.arch, options.fastmath),
         debug=options.debug,
         params=params,
         debug_info=level_of(options.lineinfo, options.debug),
         bounds=checked,
+        opt=options.opt,
     )
     return module, params
 
@@ -404,12 +405,12 @@ def _entry_module(
     from cujit.codegen import kernel_symbol
     from cujit.codegen.debuginfo import level_of
     from cujit.codegen.entry import annotate_launch_bounds, keep_function, lower_device_entry
-    from cujit.targets.cuda import CUDA_TARGET, NVVM_IR_VERSION
+    from cujit.targets.cuda import NVVM_IR_VERSION, cuda_target
 
     if abi is not None:
         return lower_device_entry(
             fn,
-            CUDA_TARGET,
+            cuda_target(options.arch, options.fastmath),
             abi,
             symbol,
             NVVM_IR_VERSION,

@@ -165,10 +165,19 @@ def load_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value) -> ll.Value:
 
 
 def store_scalar(ctx: FunctionLowering, t: Scalar, ptr: ll.Value, v: ll.Value) -> None:
-    """Store an element; an i1 bool is widened to a 0/1 byte."""
+    """Store an element; an i1 bool is widened to a 0/1 byte.  A complex number is
+    stored part by part: LLVM moves a whole-struct store of a loaded struct as integers
+    (``ld/st.v2.u32``), the parts keep their float type (``ld/st.v2.f32``, as numba)."""
+    b = ctx.builder
     if t.kind == "b":
-        v = ctx.builder.zext(v, I8)
-    ctx.builder.store(v, ptr, align=t.itemsize)
+        v = b.zext(v, I8)
+    if t.kind == "c":
+        zero = ll.Constant(ll.IntType(32), 0)
+        for k, align in ((0, t.itemsize), (1, t.itemsize // 2)):
+            part = b.gep(ptr, [zero, ll.Constant(ll.IntType(32), k)])
+            b.store(b.extract_value(v, k), part, align=align)
+        return
+    b.store(v, ptr, align=t.itemsize)
 
 
 def lower_getitem(ctx: FunctionLowering, op: ir.GetItem) -> None:

@@ -1,5 +1,5 @@
 """Lowering of the bit and float intrinsics: ``cuda.popc``, ``brev``, ``clz``, ``ffs``,
-``fma``, ``cbrt``.
+``fma``, ``cbrt``, ``selp``.
 
 They are LLVM's generic intrinsics, so every target shares them: the NVVM IR spec
 lists them as supported and libNVVM turns each into one PTX instruction (PTX ISA,
@@ -10,7 +10,8 @@ below 32 bits are widened), and the host's LLVM lowers them for the CPU target.
 - ``clz(x)``   -> ``llvm.ctlz.iN(x, false)`` (``clz(0)`` is the bit width);
 - ``brev(x)``  -> ``llvm.bitreverse.i32/i64``;
 - ``ffs(x)``   -> ``x == 0 ? 0 : cttz(x) + 1`` as uint32 (1-based, as CUDA's ``__ffs``);
-- ``fma(a, b, c)`` -> ``llvm.fma.f32/f64`` (PTX ``fma.rn``: one rounding);
+- ``fma(a, b, c)`` -> ``llvm.fma.f16/f32/f64`` (PTX ``fma.rn``: one rounding);
+- ``selp(test, a, b)`` -> ``select`` (PTX ``selp``: both values computed, no branch);
 - ``cbrt(x)``  -> the target's math table (libdevice's ``__nv_cbrt``, the C
   library's ``cbrt``): ``builtins.COMMON_INTRINSICS`` maps it.
 """
@@ -56,10 +57,15 @@ def lower_fma(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return ctx.builder.fma(*args)
 
 
+def lower_selp(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    return ctx.builder.select(*args)
+
+
 BIT_INTRINSICS = {
     "cuda.popc": lower_popc,
     "cuda.clz": lower_clz,
     "cuda.brev": lower_brev,
     "cuda.ffs": lower_ffs,
     "cuda.fma": lower_fma,
+    "cuda.selp": lower_selp,
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import half
 from cujit.codegen.arrays import build_struct, c_strides, lower_global_array, make_array
 from cujit.codegen.bits import BIT_INTRINSICS
 from cujit.codegen.context import FunctionLowering
@@ -24,6 +25,7 @@ from cujit.codegen.lltypes import (
     const_int,
     i64,
     memory_type,
+    scalar_type,
     value_type,
 )
 from cujit.codegen.records import RECORD_INTRINSICS
@@ -37,7 +39,8 @@ def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
     (x,) = args
     t: Scalar = op.result.type
     if t.kind == "f":
-        return ctx.call_math("fabs", t, [x])
+        native = half.absolute(ctx, t, x) if t.bits == 16 else None
+        return native if native is not None else ctx.call_math("fabs", t, [x])
     if t.kind == "u":
         return x
     b = ctx.builder
@@ -45,16 +48,30 @@ def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return b.select(b.icmp_signed("<", x, const_int(x.type, 0)), b.sub(const_int(x.type, 0), x), x)
 
 
+def _float_min_max(ctx: FunctionLowering, which: str, t: Scalar, a, b):
+    """numba's min/max of two float32 or float64 numbers: C's fmin/fmax (LLVM's
+    minnum/maxnum, PTX's min/max.f32/f64), whose NaN operand loses to a number:
+    max(nan, 1.0) and max(1.0, nan) are both 1.0."""
+    ty = scalar_type(t)
+    f = ctx.module.declare_intrinsic(f"llvm.{which}num", [ty], ll.FunctionType(ty, [ty, ty]))
+    return ctx.builder.call(f, [a, b])
+
+
 def lower_min(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    # Python's min(a, b) is ``b if b < a else a``: on a tie or a NaN it keeps a
-    # (so min(nan, 1.0) is nan but min(1.0, nan) is 1.0), unlike fmin/minnum.
+    # Other types take Python's min(a, b), ``b if b < a else a``: a tie keeps a.
     a, b = args
-    return ctx.builder.select(compare(ctx, op.result.type, "<", b, a), b, a)
+    t: Scalar = op.result.type
+    if t.kind == "f" and t.bits in (32, 64):
+        return _float_min_max(ctx, "min", t, a, b)
+    return ctx.builder.select(compare(ctx, t, "<", b, a), b, a)
 
 
 def lower_max(ctx: FunctionLowering, op: ir.Intrinsic, args):
     a, b = args  # Python's max(a, b) is ``b if b > a else a``
-    return ctx.builder.select(compare(ctx, op.result.type, ">", b, a), b, a)
+    t: Scalar = op.result.type
+    if t.kind == "f" and t.bits in (32, 64):
+        return _float_min_max(ctx, "max", t, a, b)
+    return ctx.builder.select(compare(ctx, t, ">", b, a), b, a)
 
 
 def lower_range(ctx: FunctionLowering, op: ir.Intrinsic, args):

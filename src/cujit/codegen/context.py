@@ -130,6 +130,12 @@ class FunctionLowering:
         if len(args) != entry.nargs:
             raise AssertionError(f"math.{name} takes {entry.nargs} arguments, got {len(args)}")
         fty = scalar_type(t)
+        if entry.asm:
+            # PTX register constraints: f32 "f", f64 "d" (NVVM IR spec, "Inline PTX").
+            reg = "f" if t.bits == 32 else "d"
+            constraints = ",".join([f"={reg}"] + [reg] * entry.nargs)
+            asm = ll.InlineAsm(ll.FunctionType(fty, [fty] * entry.nargs), entry.symbol, constraints)
+            return self.builder.call(asm, args)
         f = self.declare(entry.symbol, fty, [fty] * entry.nargs)
         return self.builder.call(f, args)
 

@@ -10,7 +10,10 @@ and a visible entry wraps it:
 A bool crosses either ABI as one byte (C's ``bool``; numba's in-memory boolean), and
 a function that returns nothing returns ``void`` (C) or stores nothing (numba).  The
 entry's arguments are the values' register forms: scalars, complex numbers (a
-``{re, im}`` struct) and tuples of them.  Arrays cross neither ABI here.
+``{re, im}`` struct) and tuples of them.  An array argument is numba's array
+members, in its order: ``i8* meminfo, i8* parent, i64 nitems, i64 itemsize, T* data``,
+then ``ndim`` extents and ``ndim`` byte strides (cujit reads the last three; the rest
+are numba's bookkeeping).  No array is returned.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import checks, debuginfo
 from cujit.codegen.functions import DeviceFunctions
-from cujit.codegen.lltypes import I8, I32, VOID, value_type
+from cujit.codegen.lltypes import I8, I32, VOID, memory_type, value_type
 from cujit.diagnostics import UnsupportedError
 from cujit.types import Array, Scalar, Type
 
@@ -46,6 +49,32 @@ def abi_type(t: Type, where: str, loc) -> ll.Type | None:
     if isinstance(t, Scalar) and t.kind == "b":
         return I8
     return value_type(t)
+
+
+def _array_params(t: Array) -> list[ll.Type]:
+    """numba's members of an array argument (its data model's argument form)."""
+    i8p, i64 = ll.PointerType(I8), ll.IntType(64)
+    return [i8p, i8p, i64, i64, ll.PointerType(memory_type(t.dtype))] + [i64] * (2 * t.ndim)
+
+
+def _param_types(t: Type, where: str, loc) -> list[ll.Type]:
+    if isinstance(t, Array):
+        return _array_params(t)
+    lt = abi_type(t, where, loc)
+    return [] if lt is None else [lt]
+
+
+def _argument(b: ll.IRBuilder, t: Type, given: list[ll.Value]) -> ll.Value:
+    """The callee's value of one argument, from its entry parameters (consumed)."""
+    if not isinstance(t, Array):
+        return from_abi(b, given.pop(0), t)
+    members = [given.pop(0) for _ in _array_params(t)]
+    data, shape, strides = members[4], members[5 : 5 + t.ndim], members[5 + t.ndim :]
+    value = b.insert_value(ll.Constant(value_type(t), ll.Undefined), data, 0)
+    for k in range(t.ndim):
+        value = b.insert_value(value, shape[k], [1, k])
+        value = b.insert_value(value, strides[k], [2, k])
+    return value
 
 
 def to_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
@@ -81,7 +110,9 @@ def lower_device_entry(
     inner = DeviceFunctions(module, target, lower_body).get(fn)
     arg_types = [p.type for p in fn.args]
     params = [
-        abi_type(t, f"argument {n!r}", fn.loc) for n, t in zip(fn.arg_names, arg_types, strict=True)
+        ty
+        for n, t in zip(fn.arg_names, arg_types, strict=True)
+        for ty in _param_types(t, f"argument {n!r}", fn.loc)
     ]
     ret = abi_type(fn.return_type, "the return value", fn.loc)
     if abi == "c":
@@ -93,15 +124,14 @@ def lower_device_entry(
     if forceinline:
         entry.attributes.add("alwaysinline")
     given = list(entry.args) if abi == "c" else list(entry.args)[1:]
-    for arg, name in zip(given, fn.arg_names, strict=True):
-        arg.name = name
+    _name_params(given, fn.arg_names, arg_types)
     b = ll.IRBuilder(entry.append_basic_block("entry"))
     info = getattr(module, "cujit_debuginfo", None)
     if info is not None:  # the entry's own lines: the call it makes is the def line's
         loc = debuginfo.def_line(fn.loc)
         scope = info.subprogram(entry, fn.name, loc, tuple(arg_types))
         b.debug_metadata = info.location(loc, scope)
-    result = b.call(inner, [from_abi(b, a, t) for a, t in zip(given, arg_types, strict=True)])
+    result = b.call(inner, [_argument(b, t, given) for t in arg_types])
     if abi == "c":
         if ret is None:
             b.ret_void()
@@ -114,6 +144,18 @@ def lower_device_entry(
         b.ret(ll.Constant(I32, 0))
     module.add_named_metadata("nvvmir.version", [ll.Constant(I32, v) for v in version])
     return module
+
+
+def _name_params(given: list[ll.Argument], names, arg_types) -> None:
+    it = iter(given)
+    for name, t in zip(names, arg_types, strict=True):
+        if isinstance(t, Array):
+            for member in ("meminfo", "parent", "nitems", "itemsize", "data"):
+                next(it).name = f"{name}.{member}"
+            for k in range(2 * t.ndim):
+                next(it).name = f"{name}.{'shape' if k < t.ndim else 'strides'}{k % t.ndim}"
+        elif _param_types(t, "", None):
+            next(it).name = name
 
 
 def keep_function(module: ll.Module, fn: ll.Function) -> None:

@@ -1,8 +1,8 @@
 """Device functions: each typed callee of a kernel (``Function.callees``) becomes an
 internal function of the kernel's LLVM module, lowered when first called.
 
-    %v16 = call double @cujit_dev_add_float32_int64(float %v14, i64 %v15)
-    define internal double @cujit_dev_add_float32_int64(float %a, i64 %b) { ... }
+    %v16 = call double @cujit.dev.add_float32_int64(float %v14, i64 %v15)
+    define internal double @cujit.dev.add_float32_int64(float %a, i64 %b) { ... }
 
 A callee takes the IR values themselves (an array is its struct, a bool an ``i1``)
 and returns its value (``void`` when it returns nothing): an internal function
@@ -33,9 +33,11 @@ from cujit.codegen.target import Target
 
 
 def callee_symbol(fn: ir.Function) -> str:
-    """A readable LLVM/PTX-safe name: ``add(float32, int64)`` -> ``cujit_dev_add_float32_int64``."""
+    """A readable name: ``add(float32, int64)`` -> ``cujit.dev.add_float32_int64``.  The
+    dot before the function's name sets it apart from a longer name ending the same way
+    (``set_zero`` and ``call_set_zero``); the PTX backend turns it into ``_$_``."""
     stem = re.sub(r"[^A-Za-z0-9]+", "_", fn.name).strip("_") or "function"
-    return f"cujit_dev_{stem}"
+    return f"cujit.dev.{stem}"
 
 
 class DeviceFunctions:
@@ -66,6 +68,8 @@ class DeviceFunctions:
         llfn = ll.Function(self.module, ll.FunctionType(ret, params), name)
         llfn.linkage = "internal"
         llfn.attributes.add("nounwind")
+        if fn.forceinline:  # jit(forceinline=True): LLVM/NVVM must inline every call
+            llfn.attributes.add("alwaysinline")
         # Entered before lowering the body: a function is lowered once.
         self._made[id(fn)] = (fn, llfn)
         for arg, (n, _) in zip(llfn.args, hidden, strict=False):  # the hidden ones come first

@@ -152,12 +152,15 @@ def lower_to_llvm(
     params: ParamUse | None = None,
     debug_info: str | None = None,
     bounds: bool = False,
+    opt: int = 3,
 ) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
     ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
     ``bounds`` only its array bounds checks;
     ``params`` (``params.read_params``): the kernel takes only the parameters it reads;
-    ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``)."""
+    ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``);
+    ``opt=0`` (``jit(opt=False)``): the kernel's parameters live in stack slots, as a C
+    compiler's ``-O0`` keeps them (libNVVM's ``-opt=0`` leaves them in local memory)."""
     module = ll.Module(name=fn.name)
     debuginfo.enable(module, debug_info, fn.loc)
     if debug or bounds:
@@ -184,7 +187,9 @@ def lower_to_llvm(
     if params is not None:
         ctx.unwrapped = params.unwrapped
     debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(arg_types))
-    given = iter(list(llfn.args)[len(hidden) :])
+    given = iter(
+        _spilled(ctx, list(llfn.args)[len(hidden) :]) if opt == 0 else llfn.args[len(hidden) :]
+    )
     values = [
         next(given) if p else ll.Constant(ty, ll.Undefined)  # never read: not passed
         for ty, p in zip(abi_types, passed, strict=True)
@@ -196,6 +201,22 @@ def lower_to_llvm(
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
     return module
+
+
+def _spilled(ctx: FunctionLowering, args: list[ll.Argument]) -> list[ll.Value]:
+    """The parameters stored to one stack record, a field each, and read back from it.
+    One record rather than a slot each: libNVVM's ``-opt=0`` still promotes whole
+    scalar slots to registers, not the fields of a record (as a debugger wants them)."""
+    if not args:
+        return []
+    frame = ctx.alloca(ll.LiteralStructType([a.type for a in args]), 8, name="params")
+    b, zero = ctx.builder, const_int(ll.IntType(32), 0)
+    fields = [b.gep(frame, [zero, const_int(ll.IntType(32), k)]) for k in range(len(args))]
+    for arg, field in zip(args, fields, strict=True):
+        b.store(arg, field)
+    return [
+        b.load(field, name=f"{arg.name}.value") for arg, field in zip(args, fields, strict=True)
+    ]
 
 
 def lower_body(ctx: FunctionLowering, prologue=None) -> None:

@@ -94,6 +94,20 @@ def mod(ctx: FunctionLowering, t: Scalar, a, b):
     return _int_divmod(ctx, t, a, b)[1]
 
 
+def truediv(ctx: FunctionLowering, t: Scalar, a, b):
+    """Float ``a / b``: IEEE division (+-inf or nan for a zero divisor, as NumPy); in
+    debug mode a zero divisor raises ZeroDivisionError, as Python and numba's debug
+    builds do, except under fastmath, where numba's float32 ``/`` is an approximate
+    divide that checks nothing (the target's ``("divide", type)`` entry, when it has
+    one)."""
+    fast = ctx.target.math.get(("divide", t.name)) if ctx.target.fastmath else None
+    if fast is not None:
+        return ctx.call_math("divide", t, [a, b])
+    if not ctx.target.fastmath or t.bits != 32:
+        checks.check_float_divisor(ctx, "/", b)
+    return ctx.builder.fdiv(a, b)
+
+
 def shift_left(ctx: FunctionLowering, t: Scalar, a, n):
     bld = ctx.builder
     zero = const_int(a.type, 0)

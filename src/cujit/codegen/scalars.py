@@ -12,7 +12,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import bf16, checks, fp8, pyarith
+from cujit.codegen import bf16, fp8, half, pyarith
 from cujit.codegen import complex as cx
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
@@ -64,7 +64,6 @@ _SIMPLE = {
     ("*", "i"): "mul",
     ("*", "u"): "mul",
     ("*", "f"): "fmul",
-    ("/", "f"): "fdiv",
     ("&", "i"): "and_",
     ("&", "u"): "and_",
     ("&", "b"): "and_",
@@ -78,6 +77,7 @@ _SIMPLE = {
 
 # Python-semantics helpers from pyarith, by operator.
 _PYTHON = {
+    "/": pyarith.truediv,
     "//": pyarith.floordiv,
     "%": pyarith.mod,
     "**": pyarith.power,
@@ -100,8 +100,6 @@ def lower_binop(ctx: FunctionLowering, op: ir.BinOp) -> None:
         # Proved not to overflow (``ir.analysis``): ``nsw`` lets LLVM count loop trips.
         ctx.set(op.result, ctx.builder.add(a, b, flags=("nsw",)))
     elif method is not None:
-        if method == "fdiv":
-            checks.check_float_divisor(ctx, "/", b)  # debug mode: ZeroDivisionError
         ctx.set(op.result, getattr(ctx.builder, method)(a, b))
     elif op.op in _PYTHON:
         ctx.set(op.result, _PYTHON[op.op](ctx, t, a, b))
@@ -119,6 +117,8 @@ def lower_unaryop(ctx: FunctionLowering, op: ir.UnaryOp) -> None:
         out = bf16.negate(b, x)
     elif op.op == "-" and t.kind == "c":
         out = cx.negate(ctx, t, x)
+    elif op.op == "-" and t.kind == "f" and t.bits == 16:
+        out = half.negate(ctx, x)
     elif op.op == "-" and t.kind == "f":
         # ``fsub -0.0, x`` rather than ``fneg``: the fneg instruction is newer
         # than the LLVM 7 dialect NVVM IR is specified against.
@@ -144,6 +144,9 @@ def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value
     if fp8.involves(t):  # fp8 values compare as their (exact) float32 values
         a, b = (fp8.cast(ctx, t, float32, v, cast) for v in (a, b))
     if t.kind == "f":
+        native = half.compare(ctx, cmp, a, b) if t.bits == 16 else None
+        if native is not None:
+            return native
         # Ordered predicates except ``!=``: any comparison with NaN is False
         # except ``!=``, which is True (IEEE 754, as Python).
         if cmp == "!=":
@@ -180,10 +183,16 @@ def cast(ctx: FunctionLowering, src: Scalar, dst: Scalar, x: ll.Value) -> ll.Val
         return b.icmp_unsigned("!=", x, ll.Constant(x.type, 0))
     if src.kind == "f" and dst.kind == "f":
         return b.fpext(x, to) if dst.bits > src.bits else b.fptrunc(x, to)
+    if src.kind == "f" and src.bits == 16:
+        return half.to_int(ctx, dst, x)  # rounds to nearest, as numba's float16 casts
     if src.kind == "f":
         # Truncates toward zero; out-of-range values are undefined in LLVM, as in C
         # and numba (PTX's cvt.rzi would saturate, but LLVM may fold otherwise).
         return b.fptosi(x, to) if dst.kind == "i" else b.fptoui(x, to)
+    if dst.kind == "f" and dst.bits == 16 and src.kind in "iu":
+        native = half.from_int(ctx, src, x)
+        if native is not None:
+            return native
     if dst.kind == "f":  # from an int or a bool (bool counts as unsigned: True -> 1.0)
         return b.sitofp(x, to) if src.kind == "i" else b.uitofp(x, to)
     # int <-> int (or bool -> int): the source's signedness decides the extension.

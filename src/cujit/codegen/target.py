@@ -15,12 +15,14 @@ from dataclasses import dataclass
 class MathFn:
     """An external scalar math function: its symbol and how many float arguments it takes.
 
-    The argument and result types are the float type the entry is keyed by,
-    except for ``result`` overrides (none of the tables need one yet).
+    The argument and result types are the float type the entry is keyed by.  With
+    ``asm`` set, ``symbol`` is inline assembly (``$0`` the result, ``$1``... the
+    arguments) emitted in place of a call: an instruction no library function wraps.
     """
 
     symbol: str
     nargs: int = 1
+    asm: bool = False
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,10 @@ class Target:
     ``(name, "float32" | "float64")`` to a :class:`MathFn`; besides the ``math.*``
     intrinsics, codegen itself uses ``floor``, ``fmod`` and ``copysign`` for Python's
     float ``//`` and ``%``.  ``kernel_metadata`` adds whatever marks the function a
-    kernel (``!nvvm.annotations`` for NVVM); None for a host target.
+    kernel (``!nvvm.annotations`` for NVVM); None for a host target.  ``fastmath``:
+    the tables are the fast-math variant (``jit(fastmath=True)``): ``math`` then holds
+    the approximate functions, and ``("divide", float type)`` where a float ``/`` is a
+    call; a float ``/`` by zero raises no ZeroDivisionError in debug mode.
 
     Three hooks let a target that has no hardware thread state (the CPU target)
     pass it in and shape the function; the CUDA target leaves them empty:
@@ -58,6 +63,9 @@ class Target:
     prologue: Callable | None = None
     lower_return: Callable | None = None
     callee_hidden_params: tuple = ()
+    fastmath: bool = False
+    # Native float16 operations (``codegen/half.py``): name -> lowering; empty: plain LLVM.
+    half: Mapping[str, Callable] | None = None
 
     def __hash__(self) -> int:  # the tables are dicts; a target is identified by its name
-        return hash((self.name, self.triple))
+        return hash((self.name, self.triple, self.fastmath))

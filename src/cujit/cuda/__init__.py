@@ -47,6 +47,7 @@ from cujit.device_api import (  # noqa: F401
     match_all_sync,
     match_any_sync,
     popc,
+    selp,
     shared,
     shfl_down_sync,
     shfl_sync,
@@ -220,7 +221,6 @@ class NotSupportedError(AttributeError):
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
     "nanosleep": "cuda.nanosleep",
-    "selp": "cuda.selp",
     "defer_cleanup": "cuda.defer_cleanup",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",

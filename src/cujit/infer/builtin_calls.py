@@ -127,7 +127,9 @@ def cast_to(target: Scalar):
 
 
 def call_float(t: Typer, site: CallSite) -> Value:
-    """``float(x)``; ``float("nan")``, ``float("inf")`` and other constant strings fold."""
+    """``float(x)``: as numba, a float keeps its type (float32 stays float32); ints and
+    bools become float64; complex numbers are refused; ``float("nan")``, ``float("inf")``
+    and other constant strings fold."""
     site.expect(1, 1)
     (x,) = site.args
     if isinstance(x.type, PyObject) and isinstance(x.type.value, str):
@@ -135,7 +137,12 @@ def call_float(t: Typer, site: CallSite) -> Value:
             return t.const(float(x.type.value), site.loc)
         except ValueError:
             raise TypingError(f"float() cannot convert {x.type.value!r}", site.loc) from None
-    return cast_to(float64)(t, site)
+    ty = t.scalar(x, site.loc, "float()")
+    if ty.is_complex:
+        raise TypingError(
+            f"float() does not support complex numbers: cannot convert {ty} to float64", site.loc
+        )
+    return x if ty.is_float else t.cast(x, float64, site.loc)
 
 
 def call_bool(t: Typer, site: CallSite) -> Value:

@@ -155,6 +155,7 @@ CALLS: dict[object, Rule] = {
     cuda.brev: wp.call_brev,
     cuda.fma: wp.call_fma,
     cuda.cbrt: wp.call_cbrt,
+    cuda.selp: wp.call_selp,
     math.isnan: bi.float_test("isnan", False),
     math.isinf: bi.float_test("isinf", False),
     math.isfinite: bi.float_test("isfinite", True),

@@ -34,8 +34,11 @@ _FP16_MATH = {
     "hfloor": "floor",
     "hceil": "ceil",
 }
+# Served by libdevice's float32 functions.
+_FP16_LIBDEVICE = {"htrunc": "truncf", "hrint": "rintf", "hexp2": "exp2f", "hexp10": "exp10f"}
 FP16_SUPPORTED = (
     *_FP16_BINARY,
+    *_FP16_LIBDEVICE,
     *_FP16_COMPARE,
     *_FP16_MATH,
     "hneg",
@@ -57,6 +60,18 @@ def _halves(t: Typer, site: CallSite, n: int) -> list[Value]:
             raise TypingError(f"cuda.fp16.{site.name}() takes float16, not {ty}", site.loc)
         out.append(t.cast(v, float16, site.loc))
     return out
+
+
+def _libdevice_rule(name: str):
+    """``htrunc``...: the float32 libdevice function and back (exact for trunc and rint)."""
+    fn = f"libdevice.{_FP16_LIBDEVICE[name]}"
+
+    def rule(t: Typer, site: CallSite) -> Value:
+        (x,) = (t.cast(v, float32, site.loc) for v in _halves(t, site, 1))
+        y = t.emit(Intrinsic(loc=site.loc, result=t.fresh(float32), name=fn, args=(x,)))
+        return t.cast(y, float16, site.loc)
+
+    return rule
 
 
 def fp16_rule(name: str):  # noqa: C901 -- one branch per cuda.fp16 function family; each family's rule differs in arity and result
@@ -90,11 +105,11 @@ def fp16_rule(name: str):  # noqa: C901 -- one branch per cuda.fp16 function fam
             return t.emit(
                 Intrinsic(loc=loc, result=site.result(float16), name=name[1:], args=(a, b))
             )
-        if name == "hfma":  # in float32: a * b is exact there, one rounding to half
-            a, b, c = (t.cast(v, float32, loc) for v in _halves(t, site, 3))
-            ab = t.emit(BinOp(loc=loc, result=t.fresh(float32), op="*", lhs=a, rhs=b))
-            s = t.emit(BinOp(loc=loc, result=t.fresh(float32), op="+", lhs=ab, rhs=c))
-            return t.cast(s, float16, loc)
+        if name == "hfma":  # cuda.fma on halves: one rounding (PTX fma.rn.f16)
+            args = tuple(_halves(t, site, 3))
+            return t.emit(
+                Intrinsic(loc=loc, result=site.result(float16), name="cuda.fma", args=args)
+            )
         if name in ("hrcp", "hrsqrt"):
             (x,) = _halves(t, site, 1)
             if name == "hrsqrt":
@@ -111,6 +126,10 @@ def fp16_rules() -> dict:
     for name in cuda.FP16_FUNCTIONS:
         fn = getattr(cuda.fp16, name)
         rules[fn] = (
-            fp16_rule(name) if name in FP16_SUPPORTED else bi.unsupported(f"cuda.fp16.{name}")
+            _libdevice_rule(name)
+            if name in _FP16_LIBDEVICE
+            else fp16_rule(name)
+            if name in FP16_SUPPORTED
+            else bi.unsupported(f"cuda.fp16.{name}")
         )
     return rules

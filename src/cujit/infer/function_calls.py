@@ -76,6 +76,9 @@ class Callees:
         finally:
             self._chain.pop()
         fn = dataclasses.replace(fn, name=symbol_for(fn.name, arg_types))
+        fn = dataclasses.replace(
+            fn, inline=device_function.wants_inline(devfn, fn), forceinline=devfn.forceinline
+        )
         device_function.remember(devfn, key, fn)
         return fn
 
@@ -103,7 +106,10 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     except TypeError:  # not weakly referable
         return DeviceFunction(pyfunc)
     if devfn is None:
-        devfn = _AS_DEVICE[fn] = DeviceFunction(pyfunc)
+        # A cujit kernel's inlining options carry over (numba's dispatchers keep theirs
+        # in targetoptions, for their own compiler).
+        flags = {k: getattr(fn, k) for k in ("inline", "forceinline") if hasattr(fn, k)}
+        devfn = _AS_DEVICE[fn] = DeviceFunction(pyfunc, **flags)
     return devfn
 
 

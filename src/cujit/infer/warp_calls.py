@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import mask32, predicate
+from cujit.infer.numeric import unify
 from cujit.ir import Intrinsic, Value
 from cujit.types import Tuple, boolean, float32, float64, int32, int64, uint32, uint64
 
@@ -164,6 +165,17 @@ def call_fma(t: Typer, site: CallSite) -> Value:
     return _emit(t, site, "fma", args[0].type, tuple(args))
 
 
+def call_selp(t: Typer, site: CallSite) -> Value:
+    """``cuda.selp(test, a, b)``: ``a`` if ``test`` else ``b``, both evaluated (numba's:
+    the two values have one numeric type; here they meet in their common type)."""
+    site.expect(3, 3)
+    test, a, b = site.args
+    test = t.cast(test, boolean, site.loc)
+    common = unify(t.scalar(a, site.loc, "cuda.selp()"), t.scalar(b, site.loc, "cuda.selp()"))
+    args = (test, t.cast(a, common, site.loc), t.cast(b, common, site.loc))
+    return _emit(t, site, "selp", common, args)
+
+
 def call_cbrt(t: Typer, site: CallSite) -> Value:
     """``cuda.cbrt(x)``: float32 or float64."""
     site.expect(1, 1, keywords=("a",))
@@ -180,6 +192,7 @@ __all__ = [
     "call_cbrt",
     "call_ffs",
     "call_fma",
+    "call_selp",
     "lane_mask",
     "match",
     "shuffle",

@@ -160,6 +160,11 @@ class Function:
     # (value id, Python variable name) for each SSA value a local variable holds
     # (assignments and the block parameters that merge it): debug info names them.
     var_names: tuple[tuple[int, str], ...] = ()
+    # A device function's inlining (``jit(inline=..., forceinline=...)``): ``inline``,
+    # stage 5 puts its body in place of each call (``passes/inline.py``); ``forceinline``,
+    # it stays a call and its LLVM function is ``alwaysinline``.
+    inline: bool = False
+    forceinline: bool = False
 
     @property
     def args(self) -> tuple[Value, ...]:

@@ -318,6 +318,7 @@ _BITS = (
         cpu="llvm.bitreverse",
     )
     + _rows(("cuda.fma",), _INFER + "warp_calls:call_fma", 3, cuda="llvm.fma", cpu="llvm.fma")
+    + _rows(("cuda.selp",), _INFER + "warp_calls:call_selp", 3, cuda="select", cpu="select")
     + _rows(
         ("cuda.cbrt",),
         _INFER + "warp_calls:call_cbrt",
@@ -347,8 +348,8 @@ _BUILTINS = (
         ("min", "max"),
         _INFER + "builtin_calls:min_max",
         2,
-        cuda="compare and select",
-        cpu="compare and select",
+        cuda="llvm.minnum/maxnum (floats), compare and select",
+        cpu="llvm.minnum/maxnum (floats), compare and select",
     )
     + _rows(
         ("range",),

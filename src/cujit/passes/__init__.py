@@ -13,6 +13,7 @@ from cujit.ir import Function
 from cujit.passes.asserts import drop_asserts
 from cujit.passes.constfold import fold_constants
 from cujit.passes.dce import eliminate_dead_code, eliminate_dead_code_keeping_variables
+from cujit.passes.inline import inline_requested, inline_requested_keep_raise
 from cujit.passes.simplify import merge_blocks
 
 Pass = Callable[[Function], Function]
@@ -20,13 +21,16 @@ Pass = Callable[[Function], Function]
 # Folding turns constant branches into jumps, DCE then drops the blocks no
 # longer reached (and the PyObject constants infer left behind), and merging
 # joins the straight-line chains that remain.
-DEFAULT_PASSES: tuple[Pass, ...] = (fold_constants, eliminate_dead_code, merge_blocks)
+# Device functions that ask to be inlined are inlined first, so the rest cleans up.
+_CLEANUP: tuple[Pass, ...] = (fold_constants, eliminate_dead_code, merge_blocks)
+DEFAULT_PASSES: tuple[Pass, ...] = (inline_requested_keep_raise, *_CLEANUP)
 # Without debug mode an ``assert`` compiles to nothing (numba's default): its check
 # goes first, so the rest of the list cleans up after it.
-RELEASE_PASSES: tuple[Pass, ...] = (drop_asserts, *DEFAULT_PASSES)
+RELEASE_PASSES: tuple[Pass, ...] = (drop_asserts, inline_requested, *_CLEANUP)
 # Debug mode keeps its asserts, and what every Python variable holds, even unread:
 # the debugger prints ``z`` of ``z = x == y``.
 DEBUG_PASSES: tuple[Pass, ...] = (
+    inline_requested_keep_raise,
     fold_constants,
     eliminate_dead_code_keeping_variables,
     merge_blocks,

@@ -1,7 +1,10 @@
 """Inlining device functions into their caller, on request.
 
 LLVM inlines device functions on its own; this pass exists for the one case where
-the inlining must happen before lowering: the CPU target turns a kernel that waits
+the inlining must happen before lowering, and for the device functions that ask for it
+(``jit(inline="always")``, ``inline=True`` or a cost model that says yes: numba
+inlines those in its own IR, so their calls are gone from the LLVM IR):
+``inline_requested`` is the pass.  The CPU target turns a kernel that waits
 at a barrier or a warp function into a coroutine, and only the kernel itself can
 suspend.  A device function that synchronises is therefore inlined into the kernel
 there, wherever its calls sit (``targets/cpu``).  ``inline_calls(fn, wanted)``
@@ -138,3 +141,22 @@ def _copy_body(
                 raise AssertionError(f"cannot inline across a {type(term).__name__}")
         out.append(ir.Block(block_map[b.id], params, tuple(ops), term))
     return out
+
+
+def _requested(callee: ir.Function) -> bool:
+    return callee.inline
+
+
+def inline_requested(fn: ir.Function) -> ir.Function:
+    """The calls of callees marked ``inline`` replaced by their bodies (a release
+    build: a raise in an inlined callee returns an undefined value)."""
+    if not any(c.inline for c in fn.callees):
+        return fn
+    return inline_calls(fn, _requested)
+
+
+def inline_requested_keep_raise(fn: ir.Function) -> ir.Function:
+    """``inline_requested`` for a debug build: an inlined raise still raises."""
+    if not any(c.inline for c in fn.callees):
+        return fn
+    return inline_calls(fn, _requested, keep_raise=True)

@@ -33,11 +33,15 @@ __all__ = [
 
 
 @functools.cache
-def cpu_target(barriers: bool, grid_sync: bool = False, warp: bool = False) -> Target:
+def cpu_target(
+    barriers: bool, grid_sync: bool = False, warp: bool = False, fastmath: bool = False
+) -> Target:
     """The host target; ``barriers=True`` is the coroutine variant for ``syncthreads``,
     ``grid_sync=True`` its variant for kernels that also sync the whole grid,
     ``warp=True`` the one for warp functions and block votes (``warp.py``), whose
-    barriers all go through the exchange buffer."""
+    barriers all go through the exchange buffer.  ``fastmath``: the host keeps its
+    precise math, but a float32 ``/`` checks no zero divisor in debug mode, as on
+    the GPU."""
     from cujit.targets.cpu import coro, engine, intrinsics, libm
     from cujit.targets.cpu import warp as warp_functions
 
@@ -62,6 +66,7 @@ def cpu_target(barriers: bool, grid_sync: bool = False, warp: bool = False) -> T
         math=libm.LIBM,
         hidden_params=hidden,
         callee_hidden_params=intrinsics.HIDDEN_PARAMS,  # the thread state, not the coroutine's
+        fastmath=fastmath,
         **extra,
     )
 
@@ -102,7 +107,7 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     warp = uses_warp_functions(typed_fn)
     barriers = warp or coro.uses_barrier(typed_fn)
     grid_sync = uses_grid_sync(typed_fn)
-    target = cpu_target(barriers, grid_sync, warp)
+    target = cpu_target(barriers, grid_sync, warp, options.fastmath)
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
@@ -127,7 +132,7 @@ def build_cpu_kernel(lowered: LoweredCPUKernel, options=None):
         lowered.grid_sync,
         lowered.warp,
     )
-    target = cpu_target(barriers, grid_sync, warp)
+    target = cpu_target(barriers, grid_sync, warp, options.fastmath)
     kernel = module.get_global(lowered.symbol)
     flat = [a.type for a in kernel.args[len(target.hidden_params) :]]  # the ABI's parameters
     size = module.globals.get(intrinsics.STATIC_SHARED_SIZE)

@@ -9,11 +9,15 @@ marked by ``!nvvm.annotations`` and the module carries ``!nvvmir.version``
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 from llvmlite import ir as ll
 
 from cujit.targets import Target
+from cujit.targets.cuda.half import HALF_LOWERINGS
 from cujit.targets.cuda.intrinsics import INTRINSICS
-from cujit.targets.cuda.libdevice import LIBDEVICE
+from cujit.targets.cuda.libdevice import FAST_LIBDEVICE, FAST_TANH, LIBDEVICE
 
 TRIPLE = "nvptx64-nvidia-cuda"
 # The data layout the NVVM IR spec prescribes for 64-bit NVPTX ("Data Layout").
@@ -48,6 +52,28 @@ CUDA_TARGET = Target(
     global_addrspace=GLOBAL_ADDRSPACE,
     shared_addrspace=SHARED_ADDRSPACE,
     kernel_metadata=annotate_kernel,
+    half=HALF_LOWERINGS,
 )
 
-__all__ = ["CUDA_TARGET", "DATA_LAYOUT", "NVVM_IR_VERSION", "TRIPLE", "annotate_kernel"]
+
+@functools.cache
+def cuda_target(arch: tuple = (9, 0), fastmath: bool = False) -> Target:
+    """The CUDA target for compute capability ``arch``: ``CUDA_TARGET`` itself unless
+    ``fastmath``, whose math table takes the fast variants (``libdevice.FAST_LIBDEVICE``,
+    and the hardware tanh from sm_75)."""
+    if not fastmath:
+        return CUDA_TARGET
+    fast = dict(FAST_LIBDEVICE)
+    if tuple(arch[:2]) >= (7, 5):
+        fast.update(FAST_TANH)
+    return dataclasses.replace(CUDA_TARGET, math={**LIBDEVICE, **fast}, fastmath=True)
+
+
+__all__ = [
+    "CUDA_TARGET",
+    "DATA_LAYOUT",
+    "NVVM_IR_VERSION",
+    "TRIPLE",
+    "annotate_kernel",
+    "cuda_target",
+]

@@ -75,3 +75,23 @@ LIBDEVICE: dict[tuple[str, str], MathFn] = {
     ("fmod", "float32"): MathFn("__nv_fmodf", 2),
     ("fmod", "float64"): MathFn("__nv_fmod", 2),
 }
+
+# ``jit(fastmath=True)``, as numba: float32 functions with a fast libdevice variant
+# (``__nv_fast_*``: the approximate ``sin.approx``/``lg2.approx``... instructions) use
+# it, and float32 ``/`` is ``__nv_fast_fdividef`` (``div.approx``).  The float64
+# functions keep their precise versions.
+FAST_LIBDEVICE: dict[tuple[str, str], MathFn] = {
+    ("cos", "float32"): MathFn("__nv_fast_cosf"),
+    ("sin", "float32"): MathFn("__nv_fast_sinf"),
+    ("tan", "float32"): MathFn("__nv_fast_tanf"),
+    ("exp", "float32"): MathFn("__nv_fast_expf"),
+    ("log", "float32"): MathFn("__nv_fast_logf"),
+    ("log2", "float32"): MathFn("__nv_fast_log2f"),
+    ("log10", "float32"): MathFn("__nv_fast_log10f"),
+    ("pow", "float32"): MathFn("__nv_fast_powf", 2),
+    ("divide", "float32"): MathFn("__nv_fast_fdividef", 2),
+}
+
+# sm_75 and later have a hardware tanh (PTX ISA 7.0, ``tanh.approx.f32``), which no
+# libdevice function wraps.
+FAST_TANH = {("tanh", "float32"): MathFn("tanh.approx.f32 $0, $1;", asm=True)}
