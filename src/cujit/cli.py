@@ -104,6 +104,10 @@ def cmd_explain(args) -> int:
     if not args.emit and "ptx" in result.outputs:
         code = pyfunc.__code__
         print_parameters(result, code.co_varnames[: code.co_argcount], sig.args)
+    if not args.emit and "passes" in result.outputs:
+        from cujit.coarsen import describe
+
+        print(f"== coarsening ==\n  {describe(result.outputs['passes'])}")
     return 0
 
 

@@ -75,6 +75,7 @@ class Specialization:
     # Generated launcher code per kind of arguments (runtime.launch.make_launcher), which
     # every launch configuration of this specialisation binds its shape to.
     launcher_code: dict = dataclasses.field(default_factory=dict)
+    coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
         """numba's ``max_cooperative_grid_blocks``: the most blocks of ``blockdim`` a
@@ -187,6 +188,9 @@ class Kernel(KernelInspection):
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            from cujit.coarsen import plan_for
+
+            spec.coarse = plan_for(self, spec)
             self.overloads[key] = spec
         return spec
 
@@ -327,6 +331,8 @@ class Kernel(KernelInspection):
             spec = None
         if spec is None:
             args, spec = self._specialize(args, stream)
+        if spec.coarse is not None:  # the coarsened variant where the launch's facts allow
+            spec, grid = spec.coarse.select(spec, args, grid, block)
         types = spec.arg_types
         events.notify(events.LAUNCH, self.__name__, self.target)
         if self.target == "cpu":
@@ -539,9 +545,10 @@ class LaunchConfig:
             stream is None or (stream.__class__ is int and stream == 0) or hasattr(stream, "cu")
         ):  # only streams whose handle cannot change
             return
+        plan = spec.coarse
         launcher = rt_launch.make_launcher(
             fn,
-            self.grid,
+            self.grid if plan is None else plan.launch_grid(spec, self.grid),
             self.block,
             stream,
             self.shmem,
@@ -554,6 +561,8 @@ class LaunchConfig:
             spec.launcher_code,
             spec.record.passed_mask,
         )
+        if plan is not None:  # one selector in front: cujit.coarsen_select
+            launcher = plan.selector(self, spec, launcher)
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)
@@ -584,6 +593,8 @@ def jit(
                 "the kernels that call it, or to cuda.declare_device"
             )
         flags["link"] = kwargs["link"]
+    if "coarsen" in kwargs:  # jit(coarsen=False): the kernel as written, always
+        flags["coarsen"] = bool(kwargs["coarsen"])
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
         if debug:

@@ -70,6 +70,10 @@ class Verdict:
     arrays: tuple[int, ...] = ()  # positions of the array arguments accessed
     index: frozenset = field(default_factory=frozenset)  # ids of the values that are i
     offsets: tuple[tuple[int, int], ...] = ()  # (value id, c) for the values i + c
+    aux: frozenset = field(default_factory=frozenset)  # ids of the reads building i
+    guards: frozenset = field(default_factory=frozenset)  # ids of the bounds checks
+    steps: tuple[tuple[int, int], ...] = ()  # (checking block, block it continues to)
+    body: int = -1  # the block of the per-index work
 
     def describe(self) -> str:
         if self.ok:
@@ -122,6 +126,10 @@ class _Analysis:
             arrays=arrays,
             index=frozenset(self.index),
             offsets=tuple(sorted(self.offset.items())),
+            aux=frozenset(self.aux),
+            guards=frozenset(self.guards),
+            steps=tuple(self.steps),
+            body=self.body_block,
         )
 
     # -- rule 1: the index ------------------------------------------------

@@ -24,7 +24,7 @@ def check_shape(a) -> tuple[list[Bound], list[ir.Op]]:
     """Rule 4: a chain of bounds checks on ``i`` whose failing side returns, ending in
     one straight-line block of per-index work.  Returns the bounds and every op met
     (the checks' blocks first), the guard compares recorded in ``a.guards``."""
-    a.guards = set()
+    a.guards, a.steps = set(), []
     bounds: list[Bound] = []
     ops: list[ir.Op] = []
     block, seen = a.fn.blocks[0], set()
@@ -37,11 +37,13 @@ def check_shape(a) -> tuple[list[Bound], list[ir.Op]]:
         if isinstance(term, ir.Return):
             if not bounds:  # the grid alone bounds i: a wider thread would pass its end
                 raise Refused("no bounds check i < n before the work", term.loc)
+            a.body_block = block.id
             return bounds, ops
         if not isinstance(term, ir.Branch):
             raise Refused("control flow other than bounds checks on i (a loop?)", term.loc)
         bound, go_on = _guard(a, term)
         bounds.append(bound)
+        a.steps.append((block.id, go_on))
         block = a.fn.block(go_on)
 
 
