@@ -274,7 +274,7 @@ CASES = [
     (loop_over_indices, (F32, F32, 3), "control flow"),
     (loop_at_i, (F32, F32), "control flow"),
     (other_index, (F32, F32, 3), "index other than i + c"),
-    (grid2d, (F32, F32), "2-D"),
+    (grid2d, (F32, F32), "a 2-D grid index"),
     (grid_stride, (F32, F32), "cuda.gridsize"),
     (in_place_shift, (F32,), "read at another index"),
     (store_ahead, (F32, F32), "store at another index"),

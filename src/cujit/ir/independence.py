@@ -139,7 +139,7 @@ class _Analysis:
                 continue
             if op.name == "cuda.grid":
                 if op.attr("ndim") != 1:
-                    raise Refused("a 2-D or 3-D grid index (cuda.grid(2))", op.loc)
+                    raise Refused(f"a {op.attr('ndim')}-D grid index (cuda.grid({op.attr('ndim')}))", op.loc)
                 self.index.add(op.result.id)
             elif op.name == "cuda.gridsize":
                 raise Refused("the grid's size is read (cuda.gridsize)", op.loc)
