@@ -139,7 +139,9 @@ class _Analysis:
                 continue
             if op.name == "cuda.grid":
                 if op.attr("ndim") != 1:
-                    raise Refused(f"a {op.attr('ndim')}-D grid index (cuda.grid({op.attr('ndim')}))", op.loc)
+                    raise Refused(
+                        f"a {op.attr('ndim')}-D grid index (cuda.grid({op.attr('ndim')}))", op.loc
+                    )
                 self.index.add(op.result.id)
             elif op.name == "cuda.gridsize":
                 raise Refused("the grid's size is read (cuda.gridsize)", op.loc)
