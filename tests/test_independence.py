@@ -255,6 +255,13 @@ def work_before_guard(out, x):
         out[i] = v
 
 
+def load_before_guard(out, x):
+    i = cuda.grid(1)
+    v = x[i]
+    if i < out.size:
+        out[i] = v
+
+
 def data_bound(out, x, m):
     i = cuda.grid(1)
     if i < m[0]:
@@ -282,7 +289,8 @@ CASES = [
     (block_index_only, (F32, F32), "1-D global index"),
     (impure_callee, (F32, F32), "calls cuda.sreg"),
     (array_callee, (F32, F32), "array or object argument"),
-    (work_before_guard, (F32, F32), "index other than i + c"),
+    (work_before_guard, (F32, F32), "work before the bounds check"),
+    (load_before_guard, (F32, F32), "work before the bounds check"),
     (data_bound, (F32, F32, I32), "bound on i that the launch cannot compute"),
 ]
 

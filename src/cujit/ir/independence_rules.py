@@ -42,6 +42,9 @@ def check_shape(a) -> tuple[list[Bound], list[ir.Op]]:
         if not isinstance(term, ir.Branch):
             raise Refused("control flow other than bounds checks on i (a loop?)", term.loc)
         bound, go_on = _guard(a, term)
+        for op in block.ops:  # the checks come first: a wider thread loads nothing early
+            if isinstance(op, (ir.GetItem, ir.SetItem, ir.CallFunction)):
+                raise Refused("work before the bounds check on i", op.loc)
         bounds.append(bound)
         a.steps.append((block.id, go_on))
         block = a.fn.block(go_on)
