@@ -223,3 +223,41 @@ def test_gpu_float64_and_offsets():
         got = out.copy_to_host()
         np.testing.assert_allclose(got[:-1], hx[1:] - hx[:-1], rtol=1e-12)
         assert np.isnan(got[-1])
+
+
+def cmul(x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * y[i]
+
+
+def _complex(n, dtype=np.complex64):
+    return (RNG.standard_normal(n) + 1j * RNG.standard_normal(n)).astype(dtype)
+
+
+def test_complex64_both_variants_match_numpy(monkeypatch):
+    chosen = Chosen(monkeypatch)
+    k = cpu_kernel(cmul)
+    for n, offset in ((1003, 0), (6, 0), (40, 1)):
+        x, y = _complex(n + offset)[offset:], _complex(n + offset)[offset:]
+        out = np.full(n, np.nan, np.complex64)
+        k[-(-n // 64), 64](x, y, out)
+        ref = x.astype(np.complex128) * y
+        assert np.linalg.norm(out - ref) <= 1e-6 * np.linalg.norm(ref)
+    assert chosen.log == [True, True, False]
+    assert next(iter(k.overloads.values())).coarse.k == 2
+
+
+def test_ptx_complex64_is_two_parts_per_element():
+    args = (_complex(8), _complex(8), _complex(8))
+    wide = _ptx(cmul, args, 2)
+    assert wide.count("ld.global.v4.f32") == 2 and wide.count("st.global.v4.f32") == 1
+
+
+def test_complex128_is_refused():
+    from cujit.ir.independence import analyse
+
+    types = tuple(typeof(a) for a in (_complex(8, np.complex128),) * 3)
+    fn = compile_kernel(cmul, types, Options(), stop_after="passes").outputs["passes"]
+    verdict = analyse(fn)
+    assert not verdict.ok and "4- or 8-byte numbers" in verdict.rule

@@ -224,12 +224,12 @@ def _other(op: ir.BinOp, v: ir.Value) -> ir.Value:
 
 
 def is_c_vector(t) -> bool:
-    """A 1-D C-contiguous array of a real scalar 2, 4 or 8 bytes wide."""
+    """A 1-D C-contiguous array of 4- or 8-byte numbers (complex64: two float32)."""
     return (
         isinstance(t, Array)
         and t.ndim == 1
         and t.layout == "C"
         and isinstance(t.dtype, Scalar)
-        and t.dtype.kind in "iuf"
-        and t.dtype.itemsize in (2, 4, 8)
+        and (t.dtype.kind in "iuf" or t.dtype.kind == "c" and t.dtype.itemsize == 8)
+        and t.dtype.itemsize in (4, 8)
     )

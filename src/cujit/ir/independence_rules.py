@@ -152,7 +152,8 @@ def _access(a, op) -> tuple[int, int]:
         raise Refused("an access to an array that is not a kernel argument", op.loc)
     if not is_c_vector(op.obj.type):
         raise Refused(
-            f"an access to {op.obj.type}: only 1-D C-contiguous arrays of numbers", op.loc
+            f"an access to {op.obj.type}: only 1-D C-contiguous arrays of 4- or 8-byte numbers",
+            op.loc,
         )
     c = a.offset.get(op.index.id)
     if c is None:
