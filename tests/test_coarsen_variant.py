@@ -261,3 +261,19 @@ def test_complex128_is_refused():
     fn = compile_kernel(cmul, types, Options(), stop_after="passes").outputs["passes"]
     verdict = analyse(fn)
     assert not verdict.ok and "4- or 8-byte numbers" in verdict.rule
+
+
+def test_the_variant_compile_is_an_event():
+    from cujit import events
+
+    seen = []
+    record = events.subscribe(lambda kind, name, target: seen.append(kind))
+    try:
+        k = cpu_kernel(in_place)
+        x = np.arange(64, dtype=np.int32)
+        k[1, 64](x, 2)
+        k[1, 64](x, 2)
+    finally:
+        events.unsubscribe(record)
+    np.testing.assert_array_equal(x, (np.arange(64) * 2 + 1) * 2 + 1)
+    assert seen == ["compile", "compile", "launch", "launch"]  # as written, then the variant

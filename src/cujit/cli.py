@@ -105,9 +105,9 @@ def cmd_explain(args) -> int:
         code = pyfunc.__code__
         print_parameters(result, code.co_varnames[: code.co_argcount], sig.args)
     if not args.emit and "passes" in result.outputs:
-        from cujit.coarsen import describe
+        from cujit.ir.independence import analyse
 
-        print(f"== coarsening ==\n  {describe(result.outputs['passes'])}")
+        print(f"== coarsening ==\n  {analyse(result.outputs['passes']).describe()}")
     return 0
 
 

@@ -3,9 +3,10 @@
 A specialisation whose typed IR ``ir.independence`` proves independent per index gets
 a ``Plan``.  Each launch reads a few facts into a bitmask: bit 0, a 1-D grid and block;
 bit 1, the grid covers the kernel's bound ``n`` as the launch asked (``gx * bx >= n``:
-the variant's threads then run exactly the indices the kernel would); bit 2, the bound
-is within each array accessed at ``i`` (only where bounds are checked: the CPU target);
-then one bit per array accessed, its address a multiple of 16 bytes.  Contiguity is in
+the variant's threads then run exactly the indices the kernel would); bit 2, every
+access ``a[i + c]`` with ``i < n`` is in bounds (only where bounds are checked, as on the
+CPU target: a failed check would name a thread the kernel does not have); then one bit
+per array accessed, its address a multiple of 16 bytes.  Contiguity is in
 the argument types.  With every bit set the launch takes the variant (compiled with
 ``Options(coarsen=k)``, so the disk cache keeps it apart) on a grid of ``ceil(gx / k)``
 blocks; with any bit clear, the kernel as written.
@@ -86,7 +87,9 @@ class Plan:
         self.arrays = verdict.arrays
         bounds = [_bound_code(b.expr) + (" + 1" if b.inclusive else "") for b in verdict.bounds]
         self.bound_code = bounds[0] if len(bounds) == 1 else f"min({', '.join(bounds)})"
-        self.inside = self.arrays if checked else ()
+        # Where bounds are checked, the variant runs only where no check can fail: its
+        # threads are not the kernel's, so an error would name the wrong one.
+        self.inside = verdict.reach if checked else ()
         nargs = len(spec.arg_types)
         self._args = ", ".join(f"a{i}" for i in range(nargs)) + ("," if nargs else "")
         self.bound = eval(f"lambda {self._args}: {self.bound_code}")  # noqa: S307
@@ -94,16 +97,18 @@ class Plan:
 
     def facts(self, args, grid, block) -> int:
         """The launch's bitmask (the module docstring names the bits)."""
-        from cujit.dispatcher import normalize_dim
+        from cujit.runtime.launch import normalize_dims
 
-        (gx, gy, gz), (bx, by, bz) = normalize_dim(grid, "grid"), normalize_dim(block, "block")
+        (gx, gy, gz), (bx, by, bz) = normalize_dims(grid, "grid"), normalize_dims(block, "block")
         mask = 1 if gy == gz == by == bz == 1 else 0
         try:
             n = self.bound(*args)
         except Exception:  # noqa: BLE001 -- an argument the launch will refuse itself
             return 0
         mask |= 2 if gx * bx >= n else 0
-        mask |= 4 if all(args[p].size >= n for p in self.inside) else 0
+        from cujit.coarsen_select import within
+
+        mask |= 4 if all(within(args[p].size, n, lo, hi) for p, lo, hi in self.inside) else 0
         for bit, p in enumerate(self.arrays):
             ptr = address(args[p])
             if ptr is not None and not ptr & _ALIGN_MASK:
@@ -117,9 +122,9 @@ class Plan:
         return self.wide or self._compile(), self.wide_grid(grid)
 
     def wide_grid(self, grid) -> tuple[int, int, int]:
-        from cujit.dispatcher import normalize_dim
+        from cujit.runtime.launch import normalize_dims
 
-        gx = normalize_dim(grid, "grid")[0]
+        gx = normalize_dims(grid, "grid")[0]
         return (-(-gx // self.k), 1, 1)
 
     def launch_grid(self, spec, grid):
@@ -127,7 +132,6 @@ class Plan:
         return self.wide_grid(grid) if spec is self.wide else grid
 
     def _compile(self):
-        from cujit.dispatcher import Specialization
         from cujit.pipeline import compile_kernel
 
         kernel, types = self.kernel, self.plain.arg_types
@@ -139,7 +143,8 @@ class Plan:
         else:
             result = compile_kernel(kernel.py_func, types, options)
         record = result.record
-        wide = Specialization(types, result, record, record.param_kinds(types), {})
+        make = type(self.plain)  # the dispatcher's Specialization
+        wide = make(types, result, record, record.param_kinds(types), {})
         wide.coarse = self
         self.wide = wide
         return wide
@@ -153,23 +158,5 @@ class Plan:
 
 
 def describe(fn) -> str:
-    """What ``explain`` and the report say of kernel ``fn`` (typed IR after stage 5):
-    coarsened and how, or which rule failed where."""
-    verdict = analyse(fn)
-    if not verdict.ok:
-        return verdict.describe()
-    k = verdict.width
-    return (
-        f"coarsened: {k} consecutive indices per thread, 16-byte loads and stores, on "
-        f"1/{k} of the grid, where the launch is 1-D, covers the bound and every array "
-        "is 16-byte aligned (else the kernel as written)"
-    )
-
-
-def finding(fn, path: str):
-    """The report's line about coarsening: at the failing rule's line, else the def's."""
-    from cujit.report.findings import Finding
-
-    verdict = analyse(fn)
-    loc = verdict.loc if verdict.loc is not None and verdict.loc.file == path else fn.loc
-    return Finding(loc.line, "coarsening", describe(fn))
+    """What ``explain`` and the report say of kernel ``fn`` (typed IR after stage 5)."""
+    return analyse(fn).describe()

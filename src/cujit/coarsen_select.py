@@ -21,10 +21,10 @@ def make_selector(plan, launch_config, spec, launcher):
         if getattr(existing, "coarse_plan", None) is plan:
             existing.slots[spec is plan.wide] = launcher
             return None
-    from cujit.dispatcher import normalize_dim
+    from cujit.runtime.launch import normalize_dims
 
-    (gx, gy, gz) = normalize_dim(launch_config.grid, "grid")
-    (bx, by, bz) = normalize_dim(launch_config.block, "block")
+    (gx, gy, gz) = normalize_dims(launch_config.grid, "grid")
+    (bx, by, bz) = normalize_dims(launch_config.block, "block")
     if not gy == gz == by == bz == 1:
         return launcher  # never coarsened: the plain launcher alone
     slots = [None, None]
@@ -41,7 +41,9 @@ def _generate(plan, threads: int, slots: list):
     pointers = " | ".join(f"{a}.device_ptr" for a in arrays)
     facts = f"{classes} and not (({pointers}) & 15) and {plan.bound_code} <= T"
     if plan.inside:
-        facts += "".join(f" and a{p}.size >= {plan.bound_code}" for p in plan.inside)
+        facts += "".join(
+            f" and within(a{p}.size, {plan.bound_code}, {lo}, {hi})" for p, lo, hi in plan.inside
+        )
     src = (
         "def select(args):\n"
         "    try:\n"
@@ -53,5 +55,12 @@ def _generate(plan, threads: int, slots: list):
         "    return launcher is not None and launcher(args)\n"
     )
     env = {"DA": DeviceArray, "T": threads, "slots": slots, "min": min, "int": int}
+    env["within"] = within
     exec(compile(src, f"<cujit coarsen select {plan.kernel.__name__}>", "exec"), env)  # noqa: S102
     return env["select"]
+
+
+def within(size: int, n: int, lo: int, hi: int) -> bool:
+    """Indices ``i + c`` for ``0 <= i < n``, ``lo <= c <= hi``, all valid (a negative one
+    counts from the end, as Python's)."""
+    return n <= 0 or (size >= n + hi and size >= -lo)

@@ -68,6 +68,7 @@ class Verdict:
     width: int = 0  # k: indices per thread so that the narrowest access is 16 bytes
     bounds: tuple[Bound, ...] = ()
     arrays: tuple[int, ...] = ()  # positions of the array arguments accessed
+    reach: tuple[tuple[int, int, int], ...] = ()  # (position, least c, greatest c) of each
     index: frozenset = field(default_factory=frozenset)  # ids of the values that are i
     offsets: tuple[tuple[int, int], ...] = ()  # (value id, c) for the values i + c
     aux: frozenset = field(default_factory=frozenset)  # ids of the reads building i
@@ -76,8 +77,14 @@ class Verdict:
     body: int = -1  # the block of the per-index work
 
     def describe(self) -> str:
+        """The line ``explain`` and the report print (docs/coarsening.md)."""
         if self.ok:
-            return f"coarsened: {self.width} consecutive indices per thread"
+            k = self.width
+            return (
+                f"coarsened: {k} consecutive indices per thread, 16-byte loads and stores, "
+                f"on 1/{k} of the grid, where the launch is 1-D, covers the bound and every "
+                "array is 16-byte aligned (else the kernel as written)"
+            )
         where = f" (at {self.loc})" if self.loc else ""
         return f"not coarsened: {self.rule}{where}"
 
@@ -118,12 +125,13 @@ class _Analysis:
 
         self._find_index()
         bounds, body = check_shape(self)
-        arrays, width = self._check_body(body)
+        arrays, width, reach = self._check_body(body)
         return Verdict(
             True,
             width=width,
             bounds=tuple(bounds),
             arrays=arrays,
+            reach=reach,
             index=frozenset(self.index),
             offsets=tuple(sorted(self.offset.items())),
             aux=frozenset(self.aux),
@@ -213,7 +221,7 @@ class _Analysis:
         return op.value if isinstance(op, ir.Const) else None
 
     # -- rules 2 and 3: the per-index work ----------------------------------
-    def _check_body(self, body: list[ir.Op]) -> tuple[tuple[int, ...], int]:
+    def _check_body(self, body: list[ir.Op]) -> tuple[tuple[int, ...], int, tuple]:
         from cujit.ir.independence_rules import check_body
 
         return check_body(self, body)

@@ -100,8 +100,9 @@ def launch_expr(a, v: ir.Value, loc) -> tuple:
     raise Refused("a bound on i that the launch cannot compute from the arguments", loc)
 
 
-def check_body(a, ops: list[ir.Op]) -> tuple[tuple[int, ...], int]:
-    """Rules 1-3 on every op: the accessed array arguments' positions and k."""
+def check_body(a, ops: list[ir.Op]) -> tuple[tuple[int, ...], int, tuple]:
+    """Rules 1-3 on every op: the accessed array arguments' positions, k, and per array
+    the least and greatest offset ``c`` it is accessed at."""
     reads: dict[int, set[int]] = {}
     written: set[int] = set()
     for op in ops:
@@ -122,7 +123,9 @@ def check_body(a, ops: list[ir.Op]) -> tuple[tuple[int, ...], int]:
     if not arrays:
         raise Refused("no array is accessed at i", a.fn.loc)
     narrowest = min(a.fn.args[p].type.dtype.itemsize for p in arrays)
-    return arrays, 16 // narrowest
+    offsets = {p: reads.get(p, set()) | ({0} if p in written else set()) for p in arrays}
+    reach = tuple((p, min(offsets[p]), max(offsets[p])) for p in arrays)
+    return arrays, 16 // narrowest, reach
 
 
 def _defines_index(a, op: ir.Op) -> bool:
