@@ -4,7 +4,9 @@
 
 The CPU target checks array bounds by default; every kernel also runs compiled with
 ``boundscheck=False``, and the table gives what the checks cost (checked / unchecked
-time per launch).  ``--no-simulator`` measures that alone.
+time per launch), and once more with ``coarsen=False``: what running the kernels cujit
+proves independent k indices per thread gains there (docs/coarsening.md).
+``--no-simulator`` measures those alone.
 
 Each kernel runs on the same inputs, the same grid, under both; the simulator runs in a
 subprocess (its switch must be set before numba is imported).  Prints seconds per launch
@@ -192,8 +194,11 @@ def main() -> None:
     ours = run_all(_cpu_namespace(), args.scale, repeats=7)
     unchecked = run_all(_cpu_namespace(boundscheck=False), args.scale, repeats=7)
     checks = _check_cost(ours, unchecked)
+    as_written = run_all(_cpu_namespace(coarsen=False), args.scale, repeats=7)
+    coarsening = _coarsen_gain(ours, as_written)
     if args.no_simulator:
-        _save({"scale": args.scale, "bounds_checks": checks}, "cpu-boundscheck")
+        fields = {"scale": args.scale, "bounds_checks": checks, "coarsening": coarsening}
+        _save(fields, "cpu-boundscheck")
         return
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run(
@@ -231,7 +236,8 @@ def main() -> None:
             f"{s:10.3f} s {ratio:10.0f} {ratio_c:20.1f}  numpy={mine['ok']} "
             f"sim={sim[name]['ok']} agree={agree}"
         )
-    _save({"scale": args.scale, "kernels": rows, "bounds_checks": checks}, "cpu-target")
+    fields = {"kernels": rows, "bounds_checks": checks, "coarsening": coarsening}
+    _save({"scale": args.scale, **fields}, "cpu-target")
 
 
 def _check_cost(checked: dict, unchecked: dict) -> dict:
@@ -255,6 +261,24 @@ def _check_cost(checked: dict, unchecked: dict) -> dict:
     return rows
 
 
+def _coarsen_gain(coarsened: dict, as_written: dict) -> dict:
+    """Per kernel: launch time as shipped (coarsened where the rule and the launch allow)
+    and with ``coarsen=False``."""
+    print(f"{'kernel':14} {'shipped':>12} {'coarsen=0':>12} {'gain':>8}  results equal")
+    rows = {}
+    for name, mine in coarsened.items():
+        off = as_written[name]
+        gain = off["launch_s"] / mine["launch_s"]
+        same = mine["checksum"] == off["checksum"]
+        rows[name] = {"shipped_s": mine["launch_s"], "coarsen_off_s": off["launch_s"]}
+        rows[name].update(gain=gain, results_equal=same)
+        print(
+            f"{name:14} {mine['launch_s'] * 1e3:9.3f} ms {off['launch_s'] * 1e3:9.3f} ms "
+            f"{gain:7.2f}x  {same}"
+        )
+    return rows
+
+
 def _save(fields: dict, prefix: str) -> None:
     result = {
         "date": datetime.now(timezone.utc).isoformat(),
@@ -271,15 +295,17 @@ def _save(fields: dict, prefix: str) -> None:
     print("saved", path)
 
 
-def _cpu_namespace(boundscheck: bool | None = None):
+def _cpu_namespace(boundscheck: bool | None = None, coarsen: bool = True):
     """A ``cuda`` stand-in whose ``jit`` compiles for the CPU target (with the target's
-    default bounds checks, or ``boundscheck=False``)."""
+    default bounds checks, or ``boundscheck=False``; ``coarsen=False``: as written)."""
     import types
 
     from cujit import cuda
 
     ns = types.SimpleNamespace(**{k: getattr(cuda, k) for k in dir(cuda) if not k.startswith("__")})
-    ns.jit = lambda fn=None, **kw: cuda.jit(fn, target="cpu", boundscheck=boundscheck, **kw)
+    ns.jit = lambda fn=None, **kw: cuda.jit(
+        fn, target="cpu", boundscheck=boundscheck, coarsen=coarsen, **kw
+    )
     return ns
 
 

@@ -13,7 +13,15 @@ through 16x16 shared-memory tiles; a shared-memory block reduction with one atom
 per block over 2^26 float32 (grid-stride loop, 8 blocks of 256 per multiprocessor); an
 8192x8192 float32 transpose through a padded 32x33 shared tile (blocks of 32x8); one
 8192x8192 float64 Jacobi step (5-point stencil, boundary copied); Black-Scholes call and
-put over 2^24 float64 (cumulative normal through ``erf``).
+put over 2^24 float64 (cumulative normal through ``erf``); and the nine of
+``kernel_bench_more.py``: axpby, GELU, complex multiply, n-body, CSR SpMV, a 3-D 7-point
+stencil, a shared-memory histogram, a warp-shuffle row softmax, a 1-D convolution.
+
+Inputs are rotated past the L2: where one set of a kernel's arrays is smaller than twice
+the L2 (the device's attribute), the timed launches cycle through enough copies of them
+(at most 256) to exceed it.  Besides cujit (coarsening on, as shipped), ``cujit_plain``
+is the same kernel with ``jit(coarsen=False)``; the ratio table gives each kernel's
+variant (coarsened by k, or the rule that failed) and the gain plain/coarsened.
 
 Per kernel and implementation: inputs from ``np.random.default_rng(SEED)`` (never zeros)
 copied to the device once (cujit's and numba's ``to_device``, ``cupy.asarray``); outputs
@@ -54,13 +62,17 @@ if not hasattr(np, "row_stack"):
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(HERE, "..", "src")
 sys.path.insert(0, SRC)
+sys.path.insert(0, HERE)
+
+import kernel_bench_more as more  # noqa: E402 -- beside this file, found through HERE
 
 SEED = 20261130
 WARMUP = 3  # launches before the timed samples
 REPS = 20  # timed samples; the median is reported
 PER_SAMPLE = 10  # back-to-back launches between the two events of one sample
 BLOCKS_PER_SM = 8  # reduction grid: 8 blocks of 256 threads fill a multiprocessor
-IMPLS = ("cujit", "numba_cuda", "cuda_c")
+IMPLS = ("cujit", "cujit_plain", "numba_cuda", "cuda_c")
+MAX_SETS = 256  # input copies cycled through to get past the L2
 FP32_LANES_PER_SM = 128  # sm_90
 
 # ---------------------------------------------------------------------------------------
@@ -331,10 +343,23 @@ class Kernel:
     gives {argument index: expected array}.
     """
 
-    def __init__(self, name, py_src, c_src, make, reference, tol, nbytes, flops=None, rate="GB/s"):
+    def __init__(
+        self,
+        name,
+        py_src,
+        c_src,
+        make,
+        reference,
+        tol,
+        nbytes,
+        flops=None,
+        rate="GB/s",
+        elementwise=False,
+    ):
         self.name, self.py_src, self.c_src = name, py_src, c_src
         self.make, self.reference, self.tol = make, reference, tol
         self.nbytes, self.flops, self.rate = nbytes, flops, rate
+        self.elementwise = elementwise  # in the elementwise geomean
 
 
 def _saxpy_make(rng, sms):
@@ -434,6 +459,7 @@ KERNELS = {
             lambda a: {3: np.float64(a[0]) * a[1] + a[2]},
             1e-5,
             12 * (1 << 26),
+            elementwise=True,
         ),
         Kernel(
             "matmul",
@@ -482,7 +508,9 @@ KERNELS = {
             _bs_ref,
             1e-12,
             5 * 8 * BS_N,
+            elementwise=True,
         ),
+        *more.kernels(Kernel),
     )
 }
 
@@ -495,7 +523,9 @@ def python_kernel(kernel: Kernel, cuda_module):
         "math": math,
         "float32": cuda_module.float32,
         "float64": cuda_module.float64,
+        "int32": cuda_module.int32,
         **CONSTANTS,
+        **more.CONSTANTS,
     }
     exec(compile(kernel.py_src, f"<kernel_bench {kernel.name}>", "exec"), ns)
     return ns[kernel.name]
@@ -539,6 +569,7 @@ class CujitImpl(_NumbaApiImpl):
         from cuda.bindings import driver as drv
 
         spec = next(iter(kern.overloads.values()))
+        spec = spec.coarse.wide if spec.coarse is not None and spec.coarse.wide else spec
         module = _ok(drv.cuModuleLoadData(spec.result.cubin))
         try:
             func = _ok(drv.cuModuleGetFunction(module, spec.result.symbol.encode()))
@@ -549,7 +580,27 @@ class CujitImpl(_NumbaApiImpl):
             drv.cuModuleUnload(module)
 
     def ptx(self, kern):
-        return next(iter(kern.overloads.values())).result.ptx
+        spec = next(iter(kern.overloads.values()))
+        wide = spec.coarse.wide if spec.coarse is not None else None
+        return (wide or spec).result.ptx
+
+    def variant(self, kern):
+        """Which form the timed launches ran: coarsened by k, or why not."""
+        from cujit.coarsen import describe
+
+        spec = next(iter(kern.overloads.values()))
+        if spec.coarse is not None and spec.coarse.wide is not None:
+            return f"coarsened x{spec.coarse.k}"
+        if spec.coarse is not None:
+            return "coarsenable, but the launch's facts failed"
+        return describe(spec.result.outputs["passes"])
+
+
+class CujitPlainImpl(CujitImpl):
+    label = "cujit_plain"
+
+    def build(self, kernel):
+        return self.cuda.jit(python_kernel(kernel, self.cuda), coarsen=False)
 
 
 class NumbaImpl(_NumbaApiImpl):
@@ -600,7 +651,12 @@ class CupyImpl:
         return None
 
 
-IMPL_CLASSES = {"cujit": CujitImpl, "numba_cuda": NumbaImpl, "cuda_c": CupyImpl}
+IMPL_CLASSES = {
+    "cujit": CujitImpl,
+    "cujit_plain": CujitPlainImpl,
+    "numba_cuda": NumbaImpl,
+    "cuda_c": CupyImpl,
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -693,12 +749,14 @@ def rel_err(got: np.ndarray, want: np.ndarray) -> float:
     return diff / denom if denom else diff
 
 
-def run_impl(impl, kernel: Kernel, args, grid, block, c_extra, expected, timer) -> dict:
-    """Build, check, time one implementation of one kernel; every step recorded."""
+def run_impl(impl, kernel: Kernel, sets, grid, block, c_extra, expected, timer) -> dict:
+    """Build, check, time one implementation of one kernel; every step recorded.
+    ``sets``: one or more copies of the arguments, cycled through by the timed launches."""
     out: dict = {}
     t0 = time.perf_counter()
     kern = impl.build(kernel)
-    dargs = [impl.device(a) for a in args]
+    dsets = [[impl.device(a) for a in args] for args in sets]
+    dargs = dsets[0]
     launch = impl.launcher(kern, grid, block, dargs, c_extra)
     launch()  # the first launch compiles (cujit, numba) or loads (CuPy) the kernel
     impl.sync()
@@ -711,6 +769,15 @@ def run_impl(impl, kernel: Kernel, args, grid, block, c_extra, expected, timer) 
         "tol": kernel.tol,
         "ok": bool(err <= kernel.tol),
     }
+    if len(dsets) > 1:
+        launchers = [impl.launcher(kern, grid, block, d, c_extra) for d in dsets]
+        turn = [0]
+
+        def launch():
+            turn[0] = (turn[0] + 1) % len(launchers)
+            launchers[turn[0]]()
+
+    out["input_sets"] = len(dsets)
     for key, fn in (("regs", impl.regs), ("ptx", impl.ptx)):
         try:
             value = fn(kern)
@@ -720,16 +787,35 @@ def run_impl(impl, kernel: Kernel, args, grid, block, c_extra, expected, timer) 
             out[key] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
     t = timer.time(launch, impl.sync)
     out.update(t)
+    try:  # after the timed launches, which chose (and compiled) the variant
+        value = impl.variant(kern) if hasattr(impl, "variant") else None
+        if value is not None:
+            out["variant"] = value
+    except Exception as exc:
+        out["variant"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
     if kernel.flops and kernel.rate == "GFLOP/s":
         out["GFLOP_per_s"] = kernel.flops / (t["ms"] * 1e-3) / 1e9
     out["GB_per_s"] = kernel.nbytes / (t["ms"] * 1e-3) / 1e9
     return out
 
 
-def bench_kernel(kernel: Kernel, impls: dict, timer, sms: int) -> dict:
+def input_sets(args, l2_bytes: int) -> list:
+    """``args`` and copies of it, enough that their arrays together exceed twice the L2."""
+    size = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+    count = 1 if not size or size >= 2 * l2_bytes else min(MAX_SETS, -(-2 * l2_bytes // size))
+
+    def fresh():
+        return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+    copies = [fresh() for _ in range(count - 1)]
+    return [args, *copies]
+
+
+def bench_kernel(kernel: Kernel, impls: dict, timer, sms: int, l2_bytes: int) -> dict:
     rng = np.random.default_rng(SEED)
     args, grid, block, c_extra = kernel.make(rng, sms)
     expected = kernel.reference(args)
+    sets = input_sets(args, l2_bytes)
     row: dict = {"grid": grid, "block": block, "bytes": kernel.nbytes}
     if kernel.flops:
         row["flops"] = kernel.flops
@@ -741,7 +827,7 @@ def bench_kernel(kernel: Kernel, impls: dict, timer, sms: int) -> dict:
         try:
             with warnings.catch_warnings():  # numba warns about grid sizes and copies
                 warnings.simplefilter("ignore")
-                row[label] = run_impl(impl, kernel, args, grid, block, c_extra, expected, timer)
+                row[label] = run_impl(impl, kernel, sets, grid, block, c_extra, expected, timer)
         except Exception as exc:  # one implementation's failure must not lose the rest
             row[label] = f"unavailable: {type(exc).__name__}: {str(exc)[-300:]}"
         finally:
@@ -865,35 +951,57 @@ def print_table(results: dict) -> None:  # noqa: C901 -- one row format per resu
                 f" {check:>16} {_ratio(cell['ms'], c_ms)}"
             )
             floor = f"{'':9}"
-    print(f"\n{'kernel':14} {'cujit/C':>8} {'numba/C':>8} {'cujit/numba':>12}")
-    logs = {"cujit": [], "numba_cuda": [], "cujit_over_numba": []}
+    ratio_table(results)
+    for line in notes:
+        print(line)
+
+
+def _geomean(values) -> float | None:
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def ratio_table(results: dict) -> None:
+    """cujit/C, numba/C, cujit/numba, the coarsening gain (plain/cujit), the share of the
+    copy ceiling cujit reaches, and cujit's variant, per kernel; geomeans over all and
+    over the elementwise kernels (``results["geomean"]``)."""
+    print(
+        f"\n{'kernel':14} {'cujit/C':>8} {'numba/C':>8} {'cujit/numba':>12} {'gain':>6}"
+        f" {'of copy':>8}  variant"
+    )
+    rows = []
     for name, row in results["kernels"].items():
         if isinstance(row, str):
             continue
-        c_ms, cj, nb = (_ms(row.get(k)) for k in ("cuda_c", "cujit", "numba_cuda"))
-        print(f"{name:14} {_ratio(cj, c_ms):>8} {_ratio(nb, c_ms):>8} {_ratio(cj, nb):>12}")
-        for label, v, ref in (
-            ("cujit", cj, c_ms),
-            ("numba_cuda", nb, c_ms),
-            ("cujit_over_numba", cj, nb),
-        ):
-            if v and ref:
-                logs[label].append(math.log(v / ref))
-    geo = {k: math.exp(sum(v) / len(v)) if v else None for k, v in logs.items()}
-    results["geomean"] = {
-        "cujit_over_c": geo["cujit"],
-        "numba_over_c": geo["numba_cuda"],
-        "cujit_over_numba": geo["cujit_over_numba"],
-        "kernels": {k: len(v) for k, v in logs.items()},
-    }
-    print(
-        f"{'geomean':14} {_ratio(geo['cujit'], 1.0):>8} {_ratio(geo['numba_cuda'], 1.0):>8}"
-        f" {_ratio(geo['cujit_over_numba'], 1.0):>12}"
-        f"  (over {len(logs['cujit'])} / {len(logs['numba_cuda'])} /"
-        f" {len(logs['cujit_over_numba'])} kernels)"
-    )
-    for line in notes:
-        print(line)
+        c_ms, cj, plain, nb = (
+            _ms(row.get(k)) for k in ("cuda_c", "cujit", "cujit_plain", "numba_cuda")
+        )
+        floor = floor_ms(KERNELS[name], results)
+        share = f"{floor / cj:8.0%}" if floor and cj and KERNELS[name].rate == "GB/s" else ""
+        cell = row.get("cujit")
+        variant = cell.get("variant", "") if isinstance(cell, dict) else ""
+        print(
+            f"{name:14} {_ratio(cj, c_ms):>8} {_ratio(nb, c_ms):>8} {_ratio(cj, nb):>12}"
+            f" {_ratio(plain, cj):>6} {share:>8}  {one_line(variant)[:90]}"
+        )
+        ratios = [cj / c_ms if cj and c_ms else None, nb / c_ms if nb and c_ms else None]
+        ratios.append(cj / nb if cj and nb else None)
+        rows.append((KERNELS[name].elementwise, ratios))
+    geo = {}
+    for scope, keep in (("all", lambda e: True), ("elementwise", lambda e: e)):
+        picked = [r for e, r in rows if keep(e)]
+        geo[scope] = {
+            key: _geomean([r[k] for r in picked])
+            for k, key in enumerate(("cujit_over_c", "numba_over_c", "cujit_over_numba"))
+        }
+        geo[scope]["kernels"] = len(picked)
+        g = geo[scope]
+        print(
+            f"{'geomean ' + scope[:6]:14} {_ratio(g['cujit_over_c'], 1.0):>8}"
+            f" {_ratio(g['numba_over_c'], 1.0):>8} {_ratio(g['cujit_over_numba'], 1.0):>12}"
+            f"  (over {g['kernels']} kernels)"
+        )
+    results["geomean"] = geo
 
 
 def main(argv=None) -> None:  # noqa: C901 -- argument handling and one section per compiler measured; a bench driver read top to bottom
@@ -950,6 +1058,12 @@ def main(argv=None) -> None:  # noqa: C901 -- argument handling and one section 
     except Exception as exc:
         results["timer"] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
     results["multiprocessors"] = sms
+    l2 = 60 << 20
+    try:
+        l2 = timer.attribute("L2_CACHE_SIZE") if timer else l2
+    except Exception:
+        pass
+    results["l2_bytes"] = l2
     try:
         results["copy_ceiling"] = timer.copy_rate() if timer else "unavailable: no timer"
     except Exception as exc:
@@ -960,7 +1074,7 @@ def main(argv=None) -> None:  # noqa: C901 -- argument handling and one section 
         try:
             if timer is None:
                 raise RuntimeError("no event timer")
-            results["kernels"][name] = bench_kernel(KERNELS[name], impls, timer, sms)
+            results["kernels"][name] = bench_kernel(KERNELS[name], impls, timer, sms, l2)
         except Exception as exc:  # one kernel's failure must not lose the others
             results["kernels"][name] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
         print(f"[{name} done]", flush=True)

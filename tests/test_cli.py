@@ -47,12 +47,13 @@ def test_explain_prints_every_stage_in_order_with_times(kernel_file):
     proc = run_cli("explain", f"{kernel_file}:scale", "--sig", "void(float32[:], float32[:])")
     assert proc.returncode == 0, proc.stderr
     heads = [line for line in proc.stdout.splitlines() if line.startswith("== ")]
-    assert [h.split()[1] for h in heads[:-2]] == list(STAGES)
-    assert all(h.endswith("ms) ==") for h in heads[:-2])
-    assert heads[-2:] == ["== times ==", "== parameters (5 of 6 passed at launch) =="]
+    assert [h.split()[1] for h in heads[:-3]] == list(STAGES)
+    assert all(h.endswith("ms) ==") for h in heads[:-3])
+    assert heads[-3:-1] == ["== times ==", "== parameters (5 of 6 passed at launch) =="]
+    assert heads[-1] == "== coarsening =="  # docs/coarsening.md (layout 'A': not coarsened)
     assert "total" in proc.stdout and ".entry scale" in proc.stdout
     # layout 'A' arrays: pointer, extent, byte stride; out's extent is never read
-    table = proc.stdout.split("== parameters")[1].splitlines()[1:]
+    table = proc.stdout.split("== parameters")[1].split("== coarsening")[0].splitlines()[1:]
     assert [line.split() for line in table] == [
         ["x.data", "ptr"],
         ["x.shape0", "int64"],

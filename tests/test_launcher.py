@@ -81,6 +81,9 @@ class FakeGPU:
 
 @pytest.fixture
 def gpu(monkeypatch):
+    # The plain launcher's packing is checked here; test_coarsen_launch.py checks the
+    # coarsened variant's selector, which these kernels would otherwise take.
+    monkeypatch.setenv("CUJIT_COARSEN", "0")
     fake = FakeGPU()
     monkeypatch.setattr(context._tls, "ctx", fake.context, raising=False)
     monkeypatch.setattr(

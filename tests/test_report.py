@@ -96,10 +96,12 @@ def test_int64_from_a_python_int_is_flagged_at_its_line():
     i32 = (int32[::1], int32[::1])
     # 3 is a Python int, an int64: the product is int64.  np.int32(3) is not, and the
     # index compare against x.size (an int64 extent) is no arithmetic.
-    assert [(f.kind, f.line) for f in build_report(iwiden, i32).findings] == [
+    # (every report also says whether the kernel is coarsened: test_coarsen_explain.py)
+    found = [(f.kind, f.line) for f in build_report(iwiden, i32).findings]
+    assert [f for f in found if f[0] != "coarsening"] == [
         ("wide-type", line_of(iwiden, "x[i] * 3"))
     ]
-    assert build_report(inarrow, i32).findings == []
+    assert [f for f in build_report(inarrow, i32).findings if f.kind != "coarsening"] == []
 
 
 def test_local_array_in_local_memory():

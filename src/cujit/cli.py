@@ -104,6 +104,10 @@ def cmd_explain(args) -> int:
     if not args.emit and "ptx" in result.outputs:
         code = pyfunc.__code__
         print_parameters(result, code.co_varnames[: code.co_argcount], sig.args)
+    if not args.emit and "passes" in result.outputs:
+        from cujit.ir.independence import analyse
+
+        print(f"== coarsening ==\n  {analyse(result.outputs['passes']).describe()}")
     return 0
 
 

@@ -87,6 +87,14 @@ WARMUP = Knob(
     "load and warm the compiler up in a thread while the CUDA driver starts, "
     "when a kernel is waiting for its first compile (cujit/warmup.py)",
 )
+COARSEN = Knob(
+    "CUJIT_COARSEN",
+    bool,
+    True,
+    "let a kernel proven independent per index run k consecutive indices per thread "
+    "with 16-byte loads and stores where the launch allows (docs/coarsening.md); "
+    "0 turns it off for every kernel (jit(coarsen=False): for one)",
+)
 
 NUMBA = Knob(
     "CUJIT_NUMBA",
@@ -129,6 +137,7 @@ KNOBS = (
     CACHE_DIR,
     BOUNDSCHECK,
     WARMUP,
+    COARSEN,
     NUMBA,
     NUMBA_CUDASIM,
     LOW_OCCUPANCY_WARNINGS,

@@ -100,6 +100,7 @@ class Specialization:
     # Set when its compilation read the launch configuration and said that its code
     # depends on it (``Kernel.mark_launch_config_sensitive``).
     launch_config_sensitive: bool = False
+    coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
 
     def inspect_llvm(self) -> str:
         """The LLVM IR of this specialisation (numba's ``_Kernel.inspect_llvm``)."""
@@ -239,6 +240,9 @@ class Kernel(KernelInspection):
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            from cujit.coarsen import plan_for
+
+            spec.coarse = plan_for(self, spec)
             self.overloads[key] = spec
         return spec
 
@@ -408,6 +412,8 @@ class Kernel(KernelInspection):
 
     def _launch_spec(self, spec: Specialization, args, grid, block, stream, shmem):
         """Launch ``spec`` with ``args`` (of its kinds); what ``_launch`` returns."""
+        if spec.coarse is not None:  # the coarsened variant where the launch's facts allow
+            spec, grid = spec.coarse.select(spec, args, grid, block)
         types = spec.arg_types
         events.notify(events.LAUNCH, self.__name__, self.target)
         if self.target == "cpu":
@@ -709,9 +715,10 @@ class LaunchConfig:
             stream is None or (stream.__class__ is int and stream == 0) or hasattr(stream, "cu")
         ):  # only streams whose handle cannot change
             return
+        plan = spec.coarse
         launcher = rt_launch.make_launcher(
             fn,
-            self.grid,
+            self.grid if plan is None else plan.launch_grid(spec, self.grid),
             self.block,
             stream,
             self.shmem,
@@ -724,6 +731,8 @@ class LaunchConfig:
             spec.launcher_code,
             spec.record.passed_mask,
         )
+        if plan is not None:  # one selector in front: cujit.coarsen_select
+            launcher = plan.selector(self, spec, launcher)
         if launcher is not None:
             del self.launchers[3:]
             self.launchers.insert(0, launcher)
@@ -776,6 +785,8 @@ def jit(
             )
         flags["link"] = kwargs["link"]
     flags.update(_codegen_flags(kwargs))
+    if "coarsen" in kwargs:  # jit(coarsen=False): the kernel as written, always
+        flags["coarsen"] = bool(kwargs["coarsen"])
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
     _numba_flags(flags, debug, kwargs)

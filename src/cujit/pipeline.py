@@ -308,6 +308,10 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
     passes = pass_list(options)
     callees = _callees(run, passes)
     kernel_passes = _cpu_passes(options, passes) if options.target == "cpu" else passes
+    if options.coarsen:  # the coarsened variant (passes/coarsen.py, docs/coarsening.md)
+        from cujit.passes.coarsen import coarsen_kernel
+
+        kernel_passes = (*kernel_passes, functools.partial(coarsen_kernel, width=options.coarsen))
     fn = front_end(run, pyfunc, arg_types, callees, kernel_passes)
     back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
     back_end(run, fn, arg_types, options)

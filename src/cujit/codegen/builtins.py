@@ -31,6 +31,7 @@ from cujit.codegen.lltypes import (
 from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.scalars import compare
 from cujit.codegen.slicing import lower_array_slice
+from cujit.codegen.wide import WIDE_INTRINSICS
 from cujit.ir import intrinsics
 from cujit.types import Array, Scalar
 
@@ -213,4 +214,5 @@ COMMON_INTRINSICS = {
     "math.isnan": lower_float_class,
     "math.isinf": lower_float_class,
     "math.isfinite": lower_float_class,
+    **WIDE_INTRINSICS,
 }

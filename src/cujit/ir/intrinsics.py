@@ -600,6 +600,23 @@ _FP8 = _rows(
     cpu="integer rounding of the float32 bits (codegen/fp8.py)",
 )
 
+# The coarsened variant's wide accesses (passes/coarsen.py emits them, never infer).
+_WIDE = _rows(
+    ("wide.load",),
+    "cujit.passes.coarsen:coarsen_kernel",
+    2,
+    reads=True,
+    cuda="a 16-byte-aligned vector load of k elements from a[base] (ld.global.v4/v2)",
+    cpu="a 16-byte-aligned vector load of k elements",
+) + _rows(
+    ("wide.store",),
+    "cujit.passes.coarsen:coarsen_kernel",
+    None,
+    stores_into=0,
+    cuda="a 16-byte-aligned vector store of k elements at a[base] (st.global.v4/v2)",
+    cpu="a 16-byte-aligned vector store of k elements",
+)
+
 ROWS: tuple[IntrinsicRow, ...] = (
     _THREAD
     + _BARRIERS
@@ -618,6 +635,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _LIBDEVICE
     + _BF16
     + _FP8
+    + _WIDE
 )
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"

@@ -5,7 +5,9 @@
   typed IR, before constant folding blurs np.int32(3) into an int64 constant;
 - a local array the linker placed in local memory (a stack frame remains);
 - a loop that is still a loop in the PTX (a backward branch whose body holds the
-  loop's header line), so it was not unrolled.
+  loop's header line), so it was not unrolled;
+- whether the kernel is coarsened (``ir.independence``), or the rule that failed, at
+  that rule's line.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from cujit.types import Array, Scalar
 @dataclass(frozen=True)
 class Finding:
     line: int
-    kind: str  # "wide-type", "local-memory", "loop"
+    kind: str  # "wide-type", "local-memory", "loop", "coarsening"
     message: str
 
 
@@ -173,3 +175,13 @@ def loops_not_unrolled(
                 )
             )
     return out
+
+
+def coarsening(fn: ir.Function, path: str) -> Finding:
+    """Coarsened and how, or the first rule that failed: at that rule's line when it is
+    in ``path``, else at the kernel's ``def``."""
+    from cujit.ir.independence import analyse
+
+    verdict = analyse(fn)
+    loc = verdict.loc if verdict.loc is not None and verdict.loc.file == path else fn.loc
+    return Finding(loc.line, "coarsening", verdict.describe())

@@ -120,6 +120,7 @@ def build_report(
     found = findings.wide_types(out["typed"], path, views[6].lines)
     found += findings.local_arrays(fn, path, res.stack_frame if res else None)
     found += findings.loops_not_unrolled(fn, path, views[6].lines)
+    found.append(findings.coarsening(fn, path))  # coarsened, or the rule that failed
     sig = ", ".join(str(t) for t in arg_types)
     return Report(
         name=fn.name,

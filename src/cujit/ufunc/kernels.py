@@ -50,6 +50,22 @@ def map_kernel(devfn, inputs: tuple[Scalar, ...], kinds: str, ndim: int, out: Sc
     return _compile_source("\n".join(lines) + "\n", "_ufunc_map", env, target)
 
 
+def flat_kernel(devfn, inputs: tuple[Scalar, ...], kinds: str, out: Scalar, target: str):
+    """The flat form as one element per thread, ``k(out, x0, x1, ...)`` for operand kinds
+    ``kinds``: the shape cujit coarsens (docs/coarsening.md), each thread then moving
+    16 bytes of every operand; launched with a grid covering ``out.size``."""
+    params = "".join(f", x{k}" for k in range(len(kinds)))
+    args = ", ".join(f"c{k}(x{k}[i])" if kind == "a" else f"x{k}" for k, kind in enumerate(kinds))
+    src = (
+        f"def _ufunc_flat(out{params}):\n"
+        "    i = cuda.grid(1)\n"
+        "    if i < out.size:\n"
+        f"        out[i] = co(fn({args}))\n"
+    )
+    env = {"fn": devfn, "co": out, **{f"c{k}": t for k, t in enumerate(inputs)}}
+    return _compile_source(src, "_ufunc_flat", env, target)
+
+
 def _unrolled(kinds: str) -> list[str]:
     # The flat form's main loop: UNROLL elements per step, every load before any store
     # (an output may alias an input), so that each thread has UNROLL loads in flight.

@@ -91,6 +91,21 @@ class UFunc:
             self._kernels[key] = kern
         return kern
 
+    def _coarsened(self, loop, kinds: str, out: Scalar, args, stream):
+        """The flat form's one-element-per-thread kernel where cujit coarsens it
+        (``cujit.coarsen``), else None (the grid-stride kernel serves)."""
+        key = (loop, kinds, "coarsened", out)
+        if key not in self._kernels:
+            kern = None
+            if config.COARSEN.get():
+                kern = kernels.flat_kernel(
+                    self.device_function, loop.inputs, kinds, out, self.target
+                )
+                if kern._specialize(args, stream)[1].coarse is None:
+                    kern = None
+            self._kernels[key] = kern
+        return self._kernels[key]
+
     @api_boundary
     def __call__(self, *args, out=None, stream=0):
         if len(args) == self.nin + 1 and out is None:
@@ -160,10 +175,15 @@ class UFunc:
                 for v in dev
             ]
             ndim = len(shape)
-        kern = self._kernel(loop, kinds, ndim, from_dtype(out.dtype))
-        blocks, tpb = kernels.launch_shape(
-            out.size, kernels.block_size(kern, args, stream), kernels.UNROLL if ndim == 0 else 1
-        )
+        kern = self._coarsened(loop, kinds, from_dtype(out.dtype), args, stream) if flat else None
+        if kern is not None:  # one element per thread, each thread then moving k of them
+            tpb = kernels.block_size(kern, args, stream)
+            blocks = -(-out.size // tpb)
+        else:
+            kern = self._kernel(loop, kinds, ndim, from_dtype(out.dtype))
+            blocks, tpb = kernels.launch_shape(
+                out.size, kernels.block_size(kern, args, stream), kernels.UNROLL if ndim == 0 else 1
+            )
         launch = kern[blocks, tpb, stream]
         launch(*args)
         reusable = flat and all(
