@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import iteration, records, slicing
-from cujit.infer.complex_calls import scalar_attr
+from cujit.infer import iteration, records, reduction_calls, slicing
+from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
     BuildTuple,
+    Const,
     GetAttr,
     GetItem,
     GetIter,
@@ -62,11 +63,22 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
+def _reduction_method(t: Typer, op: GetAttr, obj: Value) -> None:
+    """``a.sum`` before its call: ``np.sum`` bound to ``a``."""
+    import numpy as np
+
+    method = BoundMethod(getattr(np, op.name), obj)
+    t.emit(Const(loc=op.loc, result=Value(op.result.id, PyObject(method)), value=method))
+
+
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
         target = obj.type.value
+        if is_frozen_array(target) and op.name in reduction_calls.METHODS:  # a.sum()
+            _reduction_method(t, op, obj)
+            return
         try:
             attr = getattr(target, op.name)
         except AttributeError as exc:
@@ -116,10 +128,14 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
                 Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address", args=(obj,))
             )
             _build(t, op.loc, Value(op.result.id, NamedTuple((uint64,), ArrayCtypes)), (addr,))
+        elif op.name in reduction_calls.METHODS:  # a.sum(): np.sum(a)
+            _reduction_method(t, op, obj)
         else:
             raise TypingError(
                 f"arrays have no attribute '{op.name}' in kernels "
-                "(supported: shape, size, ndim, dtype, ctypes.data)",
+                "(supported: shape, size, ndim, dtype, ctypes.data, "
+                + ", ".join(f"{m}()" for m in reduction_calls.METHODS)
+                + ")",
                 op.loc,
             )
         return

@@ -48,6 +48,12 @@ def call_range(t: Typer, site: CallSite) -> Value:
     )
 
 
+def call_literal_unroll(t: Typer, site: CallSite) -> Value:
+    """``literal_unroll(tup)`` outside the ``for`` loops it unrolls: the tuple itself."""
+    site.expect(1, 1)
+    return site.args[0]
+
+
 def call_len(t: Typer, site: CallSite) -> Value:
     site.expect(1, 1)
     (obj,) = site.args

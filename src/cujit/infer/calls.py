@@ -41,6 +41,7 @@ from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
 from cujit.infer.print_calls import call_print
+from cujit.infer.reduction_calls import reduction_rules
 from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.slicing import slicing_rules
 from cujit.infer.vector_calls import vector_rules
@@ -176,6 +177,7 @@ CALLS: dict[object, Rule] = {
     **slicing_rules(),  # a:b:c
     **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
+    **reduction_rules(),  # np.sum(a), np.nanmax(a)... of whole arrays
 }
 
 
@@ -248,6 +250,8 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         site.args.insert(0, fn.obj)
         fn = fn.func
     rule = _lookup(fn)
+    if rule is None and cuda.is_literal_unroll(fn):  # cujit's or numba's: infer/unroll.py
+        rule = bi.call_literal_unroll
     if rule is None and is_namedtuple_class(fn):
         rule = namedtuple_constructor(fn)
     if rule is None:

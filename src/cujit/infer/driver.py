@@ -33,6 +33,7 @@ from cujit.infer.function_calls import (
     is_constant_argument,
 )
 from cujit.infer.numeric import describe, unify
+from cujit.infer.unroll import unroll_literal_loops
 from cujit.ir import (
     BinOp,
     Block,
@@ -114,6 +115,7 @@ def infer_types(
             raise TypingError(
                 f"argument '{name}' of type {describe(t)} cannot be passed to a {what}", fn.loc
             )
+    fn = unroll_literal_loops(fn, arg_types)
     order = _reverse_postorder(fn)
     literals = {
         p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)
