@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import builtins
 import dis
+import inspect
 import sys
 from types import MappingProxyType
 
-from cujit.bytecode.instr import Bytecode, Instr
+from cujit.bytecode.instr import CAPTURED_ATTR, Bytecode, Instr
 from cujit.bytecode.unsupported import (
     MESSAGES,
     TRY_MESSAGE,
@@ -112,13 +113,13 @@ def _raise_early(raw, locs, code, def_loc: Loc) -> None:
         at = next((locs[i] for i, x in enumerate(raw) if x.opname == "YIELD_VALUE"), def_loc)
         raise UnsupportedError(msg, at if "yield" in msg else def_loc)
     for i, ins in enumerate(raw):
-        if ins.opname == "CALL_FUNCTION_EX":  # before the BUILD_MAP that `**kw` starts with
+        if ins.opname == "CALL_FUNCTION_EX" and ins.arg & 1:  # before `**kw`'s BUILD_MAP
             raise UnsupportedError(MESSAGES["CALL_FUNCTION_EX"], locs[i])
         if ins.opname == "MAKE_FUNCTION":
             prev = raw[i - 1].argval if i else None
-            raise UnsupportedError(
-                nested_function_message(getattr(prev, "co_name", None), prev), locs[i]
-            )
+            msg = nested_function_message(getattr(prev, "co_name", None), prev)
+            if msg is not None:
+                raise UnsupportedError(msg, locs[i])
 
 
 def _try_loc(raw, locs, i: int) -> Loc:
@@ -126,7 +127,22 @@ def _try_loc(raw, locs, i: int) -> Loc:
     return locs[i - 1] if i and raw[i - 1].opname == "NOP" else locs[i]
 
 
-def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
+_NONLOCAL = "assigning to a 'nonlocal' variable is not supported in kernels"
+
+
+def _cell_access(name: str, var: str, code, captured: tuple[str, ...], loc: Loc):
+    """A cell's load or store.  The function's own cell variables (the ones nested
+    functions capture) are plain locals, and ``LOAD_CLOSURE`` loads the value: a
+    nested function captures values, not cells.  Free variables are the closure's
+    (frozen by irgen), or parameters where ``captured`` names them."""
+    if var in code.co_freevars and name == "STORE_DEREF":
+        raise UnsupportedError(_NONLOCAL, loc)
+    if var in code.co_freevars and var not in captured:
+        return ("LOAD_DEREF", var)
+    return ("STORE_FAST" if name == "STORE_DEREF" else "LOAD_FAST", var)
+
+
+def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
     """CPython instructions -> (origin offset, Instr) with targets still offsets."""
     out: list[tuple[int, Instr]] = []
     protected = _protected_offsets(code)
@@ -145,7 +161,7 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
         skip_pops = _POPS_AFTER_END_FOR if name == "END_FOR" else 0
         if name in _DROP:
             continue
-        if name in MESSAGES:
+        if name in MESSAGES and name != "CALL_FUNCTION_EX":  # f(*args) is kept; **kw is not
             raise UnsupportedError(
                 MESSAGES[name], loc, hint=hint("global-store") if name == "STORE_GLOBAL" else None
             )
@@ -219,17 +235,17 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
                 loc, assert_loc = assert_loc, None
             emit("RAISE", ins.arg)
             in_assert = False
-        elif name == "LOAD_DEREF":
-            if ins.argval not in code.co_freevars:
-                raise UnsupportedError(nested_function_message(None), loc)
-            emit("LOAD_DEREF", ins.argval)
-        elif name in ("STORE_DEREF", "LOAD_CLOSURE"):
-            msg = (
-                "assigning to a 'nonlocal' variable is not supported in kernels"
-                if ins.argval in code.co_freevars
-                else nested_function_message(None)
-            )
-            raise UnsupportedError(msg, loc)
+        elif name in ("LOAD_DEREF", "STORE_DEREF", "LOAD_CLOSURE"):
+            emit(*_cell_access(name, ins.argval, code, captured, loc))
+        elif name == "MAKE_FUNCTION":  # 3.11/3.12 take the attributes' flags here
+            emit("MAKE_FUNCTION")
+            for flag in (8, 4, 2, 1):  # the closure sits nearest the code, defaults deepest
+                if (ins.arg or 0) & flag:
+                    emit("SET_FUNCTION_ATTRIBUTE", flag)
+        elif name == "SET_FUNCTION_ATTRIBUTE":  # 3.13
+            emit("SET_FUNCTION_ATTRIBUTE", ins.arg)
+        elif name == "CALL_FUNCTION_EX":  # f(*args); **kwargs was refused early
+            emit("CALL_STAR")
         else:
             raise UnsupportedError(f"unsupported Python construct (bytecode {name})", loc)
     return out
@@ -272,18 +288,22 @@ def decode(fn) -> Bytecode:
     raw = list(dis.get_instructions(code))
     locs = _locs(raw, code.co_filename, def_loc)
     _raise_early(raw, locs, code, def_loc)
-    instrs = _resolve_targets(_translate(raw, locs, code), raw)
-    nargs = code.co_argcount + code.co_kwonlyargcount
+    # A nested function's free variables that hold run-time values: leading parameters.
+    captured = tuple(getattr(fn, CAPTURED_ATTR, ()))
+    instrs = _resolve_targets(_translate(raw, locs, code, captured), raw)
+    nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    cells = tuple(v for v in code.co_cellvars if v not in code.co_varnames)
     fn_builtins = getattr(fn, "__builtins__", builtins.__dict__)
     if not isinstance(fn_builtins, dict):
         fn_builtins = vars(fn_builtins)
     return Bytecode(
         name=code.co_name,
-        arg_names=tuple(code.co_varnames[:nargs]),
-        local_names=tuple(code.co_varnames),
+        arg_names=captured + tuple(code.co_varnames[:nargs]),
+        local_names=captured + tuple(code.co_varnames) + cells,
         instrs=instrs,
         loc=def_loc,
         globals=MappingProxyType(fn.__globals__),
+        function_globals=fn.__globals__,
         builtins=MappingProxyType(fn_builtins),
         closure=MappingProxyType(_closure(fn)),
         freevars=tuple(code.co_freevars),

@@ -63,22 +63,37 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
-def _reduction_method(t: Typer, op: GetAttr, obj: Value) -> None:
-    """``a.sum`` before its call: ``np.sum`` bound to ``a``."""
+_ARRAY_ATTRS = "shape, size, ndim, dtype, ctypes.data, " + ", ".join(
+    f"{m}()" for m in reduction_calls.METHODS
+)
+
+
+def _is_array(obj: Value) -> bool:
+    """An array value, or a global NumPy array (frozen into the kernel when used)."""
+    return isinstance(obj.type, Array) or (
+        isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value)
+    )
+
+
+def _reduction_method(t: Typer, op: GetAttr, obj: Value) -> bool:
+    """``a.sum`` before its call: ``np.sum`` bound to ``a`` (False: not a reduction)."""
     import numpy as np
+
+    if op.name not in reduction_calls.METHODS or not _is_array(obj):
+        return False
 
     method = BoundMethod(getattr(np, op.name), obj)
     t.emit(Const(loc=op.loc, result=Value(op.result.id, PyObject(method)), value=method))
+    return True
 
 
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
+    if _reduction_method(t, op, obj):  # a.sum(): np.sum(a)
+        return
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
         target = obj.type.value
-        if is_frozen_array(target) and op.name in reduction_calls.METHODS:  # a.sum()
-            _reduction_method(t, op, obj)
-            return
         try:
             attr = getattr(target, op.name)
         except AttributeError as exc:
@@ -128,16 +143,9 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
                 Intrinsic(loc=op.loc, result=t.fresh(uint64), name="array.address", args=(obj,))
             )
             _build(t, op.loc, Value(op.result.id, NamedTuple((uint64,), ArrayCtypes)), (addr,))
-        elif op.name in reduction_calls.METHODS:  # a.sum(): np.sum(a)
-            _reduction_method(t, op, obj)
         else:
-            raise TypingError(
-                f"arrays have no attribute '{op.name}' in kernels "
-                "(supported: shape, size, ndim, dtype, ctypes.data, "
-                + ", ".join(f"{m}()" for m in reduction_calls.METHODS)
-                + ")",
-                op.loc,
-            )
+            msg = f"arrays have no attribute '{op.name}' in kernels (supported: {_ARRAY_ATTRS})"
+            raise TypingError(msg, op.loc)
         return
     if isinstance(obj.type, Record):  # r.x: a field
         records.get_field(t, obj, op.name, op.loc, op.result.id)

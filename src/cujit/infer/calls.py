@@ -26,7 +26,7 @@ from cujit.foreign import DeclaredFunction
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
 from cujit.infer import builtin_calls as bi
-from cujit.infer import cmath_calls, fp16_calls, numpy_calls
+from cujit.infer import closures, cmath_calls, fp16_calls, numpy_calls
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
@@ -178,6 +178,7 @@ CALLS: dict[object, Rule] = {
     **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
     **reduction_rules(),  # np.sum(a), np.nanmax(a)... of whole arrays
+    **closures.closure_rules(),  # nested functions, f(*args)
 }
 
 
@@ -220,6 +221,13 @@ def _lookup(fn: object) -> Rule | None:
 
 def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)
     callee = t.value(op.func)
+    if isinstance(callee.type, closures.ClosureType):  # a nested function with captures
+        devfn, captured = closures.closure_call_args(t, callee, op.loc)
+        site = CallSite(
+            op, devfn.__name__, [t.value(a) for a in op.args], {k: t.value(v) for k, v in op.kwargs}
+        )
+        call_device_function(t, op, devfn, site, captured=captured)
+        return
     if not isinstance(callee.type, PyObject):
         t.check_defined(callee, op.loc)
         raise TypingError(f"a value of type {describe(callee.type)} is not callable", op.loc)

@@ -33,7 +33,7 @@ from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer, accepts_array
 from cujit.infer.numeric import describe
-from cujit.ir import Block, Call, CallFunction, Const, Function, Value
+from cujit.ir import Block, BuildTuple, Call, CallFunction, Const, Function, Value
 from cujit.types import Array, NoneType, PyObject, Record, Scalar, Tuple, Type, none
 
 if TYPE_CHECKING:
@@ -92,6 +92,9 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     Python function compiled as a device function, as numba-cuda compiles them."""
     if isinstance(fn, DeviceFunction):
         return fn
+    device_function = getattr(fn, "device_function", None)
+    if type(fn).__name__ == "FunctionValue" and callable(device_function):
+        return device_function()  # a nested function (infer/closures.py)
     pyfunc = getattr(fn, "py_func", None)
     if not isinstance(pyfunc, pytypes.FunctionType):
         return None
@@ -175,24 +178,28 @@ def bake_constant_params(
 
 
 def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:
-    """The call's arguments in parameter order, defaults filled in as constants."""
+    """The call's arguments in parameter order, defaults filled in as constants and
+    the ones ``*args`` takes as one tuple."""
     try:
         sig = inspect.signature(devfn.py_func)
         bound = sig.bind(*site.args, **site.kwargs)
     except TypeError as exc:
         raise TypingError(f"{devfn.__name__}(): {exc}", site.loc) from None
-    if any(
-        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values()
-    ):
+    params = sig.parameters.values()
+    if any(p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in params):
         raise UnsupportedError(
-            f"device function '{devfn.__name__}' has *args, **kwargs or "
+            f"device function '{devfn.__name__}' has **kwargs or "
             "keyword-only parameters, which are not supported",
             site.loc,
         )
     bound.apply_defaults()
     args = []
-    for v in bound.arguments.values():
-        if not isinstance(v, Value):  # a default: the Python value itself
+    for name, v in bound.arguments.items():
+        if sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+            v = t.emit(
+                BuildTuple(loc=site.loc, result=t.fresh(Tuple(tuple(a.type for a in v))), items=v)
+            )
+        elif not isinstance(v, Value):  # a default: the Python value itself
             v = t.const(v, site.loc)
         args.append(v)
     return args
@@ -226,14 +233,17 @@ def _return_inferred(devfn: DeviceFunction, sig) -> bool:
     return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=False))
 
 
-def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSite) -> None:
-    """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction."""
+def call_device_function(
+    t: Typer, op: Call, devfn: DeviceFunction, site: CallSite, captured: list[Value] = ()
+) -> None:
+    """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction.
+    ``captured``: a nested function's captured run-time values, its leading parameters."""
     if t.callees is None:
         raise UnsupportedError(
             f"device function '{devfn.__name__}' called outside a compilation that can compile it",
             site.loc,
         )
-    args = _bind(t, devfn, site)
+    args = [*captured, *_bind(t, devfn, site)]
     for v in args:
         t.check_not_string(v, site.loc)
         t.check_defined(v, site.loc)

@@ -14,7 +14,15 @@ from cujit.ir.arith import (
     UnaryOp,
     Undef,
 )
-from cujit.ir.calls import Call, CallFunction, Intrinsic
+from cujit.ir.calls import (
+    CALL_STAR,
+    MAKE_FUNCTION,
+    SET_FUNCTION_ATTRIBUTE,
+    Builtin,
+    Call,
+    CallFunction,
+    Intrinsic,
+)
 from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
 from cujit.ir.core import (
     Block,
@@ -59,6 +67,10 @@ OPS = (
 
 __all__ = [
     "OPS",
+    "Builtin",
+    "CALL_STAR",
+    "MAKE_FUNCTION",
+    "SET_FUNCTION_ATTRIBUTE",
     "BINARY_OPS",
     "COMPARE_OPS",
     "UNARY_OPS",

@@ -55,3 +55,20 @@ class CallFunction(Op):
     result: Value
     callee: str
     args: tuple[Value, ...]
+
+
+class Builtin:
+    """A callee that stage 3 names for a construct with no op of its own; stage 4
+    types the call (``infer/closures.py``)."""
+
+    def __init__(self, name: str):
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = None
+
+    def __repr__(self) -> str:
+        return f"<cujit builtin {self.__name__}>"
+
+
+MAKE_FUNCTION = Builtin("make_function")  # (code, globals): a nested function
+SET_FUNCTION_ATTRIBUTE = Builtin("set_function_attribute")  # (fn, flag, value) -> fn
+CALL_STAR = Builtin("call_star")  # (f, args): f(*args)

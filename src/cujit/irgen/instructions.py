@@ -12,6 +12,9 @@ from cujit.bytecode import Instr
 from cujit.cfg import BasicBlock
 from cujit.diagnostics import CompileError
 from cujit.ir import (
+    CALL_STAR,
+    MAKE_FUNCTION,
+    SET_FUNCTION_ATTRIBUTE,
     BinOp,
     Branch,
     BuildTuple,
@@ -119,7 +122,32 @@ def _call(b: IRBuilder, st: State, ins: Instr) -> None:
     st.push(b.emit(Call, ins.loc, func=func, args=tuple(args[:npos]), kwargs=kwargs))
 
 
+def _builtin_call(builtin, arity: int, extra=None):
+    """A construct typed as a call of ``builtin`` on the top ``arity`` stack items
+    (deepest first), followed by ``extra(b, ins)``'s constants."""
+
+    def handler(b: IRBuilder, st: State, ins: Instr) -> None:
+        items = st.stack[len(st.stack) - arity :]
+        del st.stack[len(st.stack) - arity :]
+        if extra is not None:
+            items += [b.emit(Const, ins.loc, value=v) for v in extra(b, ins)]
+        func = b.emit(Const, ins.loc, value=builtin)
+        st.push(b.emit(Call, ins.loc, func=func, args=tuple(items), kwargs=()))
+
+    return handler
+
+
+def _set_attribute(b: IRBuilder, st: State, ins: Instr) -> None:
+    fn, value = st.pop(), st.pop()
+    flag = b.emit(Const, ins.loc, value=ins.arg)
+    func = b.emit(Const, ins.loc, value=SET_FUNCTION_ATTRIBUTE)
+    st.push(b.emit(Call, ins.loc, func=func, args=(fn, flag, value), kwargs=()))
+
+
 HANDLERS = {
+    "MAKE_FUNCTION": _builtin_call(MAKE_FUNCTION, 1, lambda b, ins: [b.bc.function_globals]),
+    "SET_FUNCTION_ATTRIBUTE": _set_attribute,
+    "CALL_STAR": _builtin_call(CALL_STAR, 2),
     "LOAD_CONST": lambda b, st, ins: st.push(b.emit(Const, ins.loc, value=ins.arg)),
     "LOAD_FAST": _load_fast,
     "STORE_FAST": _store_fast,
