@@ -129,14 +129,22 @@ def infer_types(
         declared_return=return_type,
         return_type=return_type,
     )
+    if device and callees is not None:
+        callees.attach(state)  # its own recursive calls read the return type found so far
     for _ in range(MAX_SWEEPS):
         state.changed = False
         state.visited.clear()
         _sweep(fn, order, state, final=False)
+        if state.self_called and state.self_seen != state.return_type:
+            state.changed = True  # its recursive calls saw an older return type
         if not state.changed:
             break
-    else:  # pragma: no cover - the lattice is finite
-        raise RuntimeError(f"type inference of '{fn.name}' did not converge")
+    else:
+        if state.self_called:  # (n, f(n - 1)): a return type that grows with each sweep
+            raise TypingError(
+                f"the return type of recursive function '{fn.name}' does not converge", fn.loc
+            )
+        raise RuntimeError(f"type inference of '{fn.name}' did not converge")  # pragma: no cover
     blocks = _sweep(fn, order, state, final=True)
     arg_names = fn.arg_names
     if device:
@@ -169,6 +177,8 @@ class _State:
     return_type: Type | None = None  # unified over the ``return`` values seen so far
     returns_nothing: Loc | None = None  # a bare ``return`` seen there
     returns_value: Loc | None = None  # a ``return <value>`` seen there
+    self_called: bool = False  # a recursive call read the return type
+    self_seen: Type | None = None  # the return type it read last
 
 
 def _reverse_postorder(fn: Function) -> list[int]:

@@ -33,7 +33,7 @@ from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer, accepts_array
 from cujit.infer.numeric import describe
-from cujit.ir import Block, BuildTuple, Call, CallFunction, Const, Function, Value
+from cujit.ir import SELF_CALL, Block, BuildTuple, Call, CallFunction, Const, Function, Value
 from cujit.types import Array, NoneType, PyObject, Record, Scalar, Tuple, Type, none
 
 if TYPE_CHECKING:
@@ -43,30 +43,88 @@ if TYPE_CHECKING:
 FrontEnd = Callable[[object, tuple[Type, ...], "Type | None", "Callees"], Function]
 
 
+@dataclasses.dataclass
+class _Compiling:
+    """A device function whose typing is under way: its argument types, its declared
+    return type, and the inference state (``driver._State``) once typing starts."""
+
+    devfn: DeviceFunction
+    arg_types: tuple[Type, ...]
+    return_type: Type | None
+    state: object = None
+
+
+@dataclasses.dataclass
+class SelfCall:
+    """What ``Callees.typed`` gives for a device function's call of itself: the
+    return type is the declared one, or what typing has found so far (the paths that
+    return without recursing), as numba types self-recursion."""
+
+    entry: _Compiling
+
+    def result_type(self, final: bool, loc: Loc) -> Type | None:
+        ret = self.entry.return_type
+        state = self.entry.state
+        if ret is None and state is not None:
+            ret = state.return_type
+            state.self_called, state.self_seen = True, ret
+        if ret is None and final:
+            raise TypingError(
+                f"cannot type infer runaway recursion: '{self.entry.devfn.__name__}' has no "
+                "path that returns without calling itself",
+                loc,
+            )
+        return ret
+
+
 class Callees:
     """The device functions one compilation calls, compiled once per argument types."""
 
     def __init__(self, front_end: FrontEnd, key: Hashable):
         self._front_end = front_end
         self.key = key  # everything besides the types that decides what front_end returns
-        self._chain: list[tuple[DeviceFunction, Loc]] = []  # callees being compiled now
+        self._chain: list[_Compiling] = []  # callees being compiled now, outermost first
+
+    def attach(self, state) -> None:
+        """The inference state of the callee being compiled now (for its own calls)."""
+        if self._chain:
+            self._chain[-1].state = state
+
+    def _recursive(self, devfn: DeviceFunction, arg_types, loc: Loc) -> SelfCall:
+        start = next(i for i, e in enumerate(self._chain) if e.devfn is devfn)
+        entry = self._chain[start]
+        if start != len(self._chain) - 1:
+            names = [e.devfn.__name__ for e in self._chain[start:]] + [devfn.__name__]
+            raise UnsupportedError(
+                "mutually recursive device functions are not supported ("
+                + " -> ".join(names)
+                + "); a device function may call itself",
+                loc,
+            )
+        if entry.arg_types != arg_types:
+            raise UnsupportedError(
+                f"device function '{devfn.__name__}' calls itself with argument types ("
+                + ", ".join(map(str, arg_types))
+                + ") other than its own ("
+                + ", ".join(map(str, entry.arg_types))
+                + ")",
+                loc,
+                hint="convert the arguments of the recursive call to the parameters' types",
+            )
+        return SelfCall(entry)
 
     def typed(
         self, devfn: DeviceFunction, arg_types: tuple[Type, ...], return_type: Type | None, loc: Loc
-    ) -> Function:
-        """``devfn``'s typed IR for ``arg_types``, compiled now or earlier."""
+    ) -> Function | SelfCall:
+        """``devfn``'s typed IR for ``arg_types``, compiled now or earlier (a SelfCall
+        for a function's call of itself)."""
         key = (arg_types, return_type, self.key)
         fn = device_function.lookup(devfn, key)
         if fn is not None:
             return fn
-        if any(d is devfn for d, _ in self._chain):
-            names = [d.__name__ for d, _ in self._chain] + [devfn.__name__]
-            start = names.index(devfn.__name__)
-            raise UnsupportedError(
-                "recursive device functions are not supported (" + " -> ".join(names[start:]) + ")",
-                loc,
-            )
-        self._chain.append((devfn, loc))
+        if any(e.devfn is devfn for e in self._chain):
+            return self._recursive(devfn, arg_types, loc)
+        self._chain.append(_Compiling(devfn, arg_types, return_type))
         try:
             fn = self._front_end(devfn.py_func, arg_types, return_type, self)
         except CompileError as exc:
@@ -258,8 +316,11 @@ def call_device_function(
         types = tuple(sig.args)
     ret = sig.return_type if sig and not _return_inferred(devfn, sig) else None
     callee, types = _typed_callee(t, devfn, args, types, ret, site.loc)
-    symbol = add_callee(t, callee)
-    ret = none if isinstance(callee.return_type, NoneType) else callee.return_type
+    if isinstance(callee, SelfCall):  # recursion: typed as far as typing has got
+        symbol, ret = SELF_CALL, callee.result_type(t.final, site.loc)
+    else:
+        symbol, ret = add_callee(t, callee), callee.return_type
+    ret = none if isinstance(ret, NoneType) else ret
     args = [v for v, ty in zip(args, types, strict=True) if not is_constant_argument(ty)]
     t.emit(CallFunction(loc=site.loc, result=site.result(ret), callee=symbol, args=tuple(args)))
 

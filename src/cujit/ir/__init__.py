@@ -17,6 +17,7 @@ from cujit.ir.arith import (
 from cujit.ir.calls import (
     CALL_STAR,
     MAKE_FUNCTION,
+    SELF_CALL,
     SET_FUNCTION_ATTRIBUTE,
     Builtin,
     Call,
@@ -70,6 +71,7 @@ __all__ = [
     "Builtin",
     "CALL_STAR",
     "MAKE_FUNCTION",
+    "SELF_CALL",
     "SET_FUNCTION_ATTRIBUTE",
     "BINARY_OPS",
     "COMPARE_OPS",

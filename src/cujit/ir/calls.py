@@ -42,6 +42,11 @@ class Intrinsic(Op):
         return default
 
 
+# The callee symbol of a device function's call of itself (self-recursion): the
+# function that holds the op, not one of its callees.
+SELF_CALL = "<self>"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CallFunction(Op):
     """A call to a device function: ``callee`` names an entry of the calling
