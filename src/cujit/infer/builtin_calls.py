@@ -41,11 +41,13 @@ def call_range(t: Typer, site: CallSite) -> Value:
         bounds.append(t.const(1, site.loc))
     if t.const_value(bounds[2]) == 0:
         raise TypingError("range() step must not be zero", site.loc)
-    return t.emit(
+    rng = t.emit(
         Intrinsic(
             loc=site.loc, result=site.result(RangeType(int64)), name="range", args=tuple(bounds)
         )
     )
+    t.range_bounds[rng.id] = tuple(bounds)  # for enumerate() and zip() of it
+    return rng
 
 
 def call_literal_unroll(t: Typer, site: CallSite) -> Value:

@@ -104,6 +104,7 @@ class Typer:
         self.def_locs: dict[int, Loc] = {}  # where each value was computed, for messages
         self.tuple_items: dict[int, tuple[Value, ...]] = {}  # BuildTuple results -> items
         self.const_arrays: set[int] = set()  # arrays frozen into constant memory: read-only
+        self.range_bounds: dict[int, tuple[Value, ...]] = {}  # range() results -> bounds
         self.next_id = fn.max_value_id() + 1  # reset every sweep: ids stay deterministic
         self.ops: list[Op] = []
         self._casts: dict[tuple[int, Type], Value] = {}
