@@ -13,16 +13,19 @@ def _loops(out, x, y, step):
         acc += (i + 1) * j
     out[0] = acc
     acc = 0
-    for a, b in zip(range(3, 40, 4), range(y, x, -step)):
+    for a, b in zip(range(3, 40, 4), range(y, x, -step)):  # noqa: B905 -- kernels' zip
         acc += a * 1000 + b
     out[1] = acc
     n = 0
-    for k, (i, j) in enumerate(zip(range(x), range(y, 0, -1)), 5):
+    for k, (i, j) in enumerate(zip(range(x), range(y, 0, -1)), 5):  # noqa: B905
         n += k * i - j
     out[2] = n
 
 
-@pytest.mark.parametrize("x, y, step", [(10, 3, -1), (3, 17, 2), (5, 5, 1), (20, -7, -3), (0, 9, 4)])
+CASES = [(10, 3, -1), (3, 17, 2), (5, 5, 1), (20, -7, -3), (0, 9, 4)]
+
+
+@pytest.mark.parametrize("x, y, step", CASES)
 def test_enumerate_and_zip_of_ranges(x, y, step):
     kernel = cuda.jit(target="cpu")(_loops)
     out = np.full(3, -999, dtype=np.int64)

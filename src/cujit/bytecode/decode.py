@@ -142,6 +142,39 @@ def _cell_access(name: str, var: str, code, captured: tuple[str, ...], loc: Loc)
     return ("STORE_FAST" if name == "STORE_DEREF" else "LOAD_FAST", var)
 
 
+_LIST_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND"})
+
+
+def _ends_tuple(ins) -> bool:
+    return ins.opname == "LIST_TO_TUPLE" or (
+        ins.opname == "CALL_INTRINSIC_1" and ins.argrepr == "INTRINSIC_LIST_TO_TUPLE"
+    )
+
+
+def _tuple_displays(raw) -> set[int]:
+    """Indices of the BUILD_LIST/LIST_APPEND/LIST_EXTEND/LIST_TO_TUPLE instructions
+    that build a tuple display: CPython builds a long one (or one with ``*x``) as a
+    list turned into a tuple, with no jump in between."""
+    out: set[int] = set()
+    for i, ins in enumerate(raw):
+        if ins.opname != "BUILD_LIST":
+            continue
+        depth, used = 1, [i]
+        for j in range(i + 1, len(raw)):
+            x = raw[j]
+            if depth == 1 and _ends_tuple(x):
+                out.update(used + [j])
+                break
+            if x.opname in _LIST_OPS and x.arg == depth - 1:
+                used.append(j)
+            elif x.opname in _LIST_OPS or x.opname == "BUILD_LIST" or "JUMP" in x.opname:
+                break
+            depth += dis.stack_effect(x.opcode, x.arg if x.opcode >= dis.HAVE_ARGUMENT else None)
+            if depth < 1:
+                break
+    return out
+
+
 def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
     """CPython instructions -> (origin offset, Instr) with targets still offsets."""
     out: list[tuple[int, Instr]] = []
@@ -150,8 +183,14 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
     in_assert = False
     assert_loc = None  # where a failed assert's RAISE points: its condition
     skip_pops = 0
+    tuple_lists = _tuple_displays(raw)
     for i, ins in enumerate(raw):
         name, loc, off = ins.opname, locs[i], ins.offset
+        if i in tuple_lists:  # a tuple display built as a list: a tuple throughout
+            if not _ends_tuple(ins):
+                what = {"BUILD_LIST": "BUILD_TUPLE", "LIST_APPEND": "TUPLE_APPEND"}
+                out.append((off, Instr(what.get(name, "TUPLE_EXTEND"), ins.arg, loc)))
+            continue
         if off in protected and name not in _DROP:
             at = _try_loc(raw, locs, i)
             raise UnsupportedError(MESSAGES.get(name, TRY_MESSAGE), at)

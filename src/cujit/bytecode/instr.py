@@ -24,6 +24,9 @@ The instruction set (stack effects as ``before -> after``, TOS rightmost):
     STORE_SUBSCR  v obj idx  ->                 (obj[idx] = v)
     STORE_ATTR name   v obj  ->                 (obj.name = v)
     BUILD_TUPLE n    x1..xn  -> (x1, ..., xn)
+    TUPLE_APPEND n  t .. x   -> t + (x,) .. (t at depth n once x is popped:
+                                 a long tuple display, which CPython builds as a list)
+    TUPLE_EXTEND n  t .. s   -> t + tuple(s) ..   (``(a, *s)``)
     BUILD_SLICE n   a b [c]  -> slice(a, b[, c])  (3.12's BINARY_SLICE/STORE_SLICE: this + SUBSCR)
     UNPACK_SEQUENCE n    seq -> seq[n-1] ... seq[0]   (seq[0] on top)
     CALL argc [kwnames] f a1..an -> f(...)      (last len(kwnames) args are keywords)

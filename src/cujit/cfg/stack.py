@@ -31,6 +31,8 @@ _FIXED = {
     "CALL_STAR": -1,
     "MAKE_FUNCTION": 0,
     "SET_FUNCTION_ATTRIBUTE": -1,
+    "TUPLE_APPEND": -1,
+    "TUPLE_EXTEND": -1,
 }
 
 

@@ -56,6 +56,17 @@ def call_literal_unroll(t: Typer, site: CallSite) -> Value:
     return site.args[0]
 
 
+def call_tuple(t: Typer, site: CallSite) -> Value:
+    """``tuple(t)`` of a tuple: ``t`` itself (tuples are values)."""
+    site.expect(1, 1)
+    (obj,) = site.args
+    if not isinstance(obj.type, Tuple):
+        raise TypingError(
+            f"tuple() of {describe(obj.type)} is not supported: only of a tuple", site.loc
+        )
+    return obj
+
+
 def call_len(t: Typer, site: CallSite) -> Value:
     site.expect(1, 1)
     (obj,) = site.args

@@ -119,6 +119,7 @@ CALLS: dict[object, Rule] = {
     range: bi.call_range,
     print: call_print,
     len: bi.call_len,
+    tuple: bi.call_tuple,
     min: bi.min_max("min"),
     max: bi.min_max("max"),
     abs: bi.call_abs,

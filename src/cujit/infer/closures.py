@@ -33,6 +33,7 @@ from cujit.ir import (
     CALL_STAR,
     MAKE_FUNCTION,
     SET_FUNCTION_ATTRIBUTE,
+    TUPLE_CONCAT,
     BuildTuple,
     Call,
     TupleGet,
@@ -211,6 +212,27 @@ def _call_star(t: Typer, site: CallSite) -> Value:
     return t.value(site.op.result)
 
 
+def _tuple_concat(t: Typer, site: CallSite) -> Value:
+    """``(a, *s)``: the items of both tuples (a frozen global tuple's as constants)."""
+    parts = []
+    for v in site.args:
+        if isinstance(v.type, PyObject) and isinstance(v.type.value, tuple):
+            parts += [t.const(x, site.loc) for x in v.type.value]
+        elif isinstance(v.type, Tuple) and not isinstance(v.type, ClosureType):
+            parts += [
+                t.emit(TupleGet(loc=site.loc, result=t.fresh(it), tuple=v, index=i))
+                for i, it in enumerate(v.type.items)
+            ]
+        else:
+            raise UnsupportedError(
+                f"*-unpacking of {describe(v.type)} in a tuple display is not supported: "
+                "only tuples",
+                site.loc,
+            )
+    ty = Tuple(tuple(p.type for p in parts))
+    return t.emit(BuildTuple(loc=site.loc, result=site.result(ty), items=tuple(parts)))
+
+
 def closure_call_args(t: Typer, callee: Value, loc) -> tuple[DeviceFunction, list[Value]]:
     """For a call of a ClosureType value: the device function and the captured values
     that come before the call's own arguments."""
@@ -226,4 +248,5 @@ def closure_rules() -> dict[object, object]:
         MAKE_FUNCTION: _make_function,
         SET_FUNCTION_ATTRIBUTE: _set_attribute,
         CALL_STAR: _call_star,
+        TUPLE_CONCAT: _tuple_concat,
     }

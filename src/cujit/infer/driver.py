@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cujit.diagnostics import CompileError, Loc, TypingError
+from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.hints import hint
 from cujit.infer import access, arith, calls
 from cujit.infer.context import Typer
@@ -33,7 +33,7 @@ from cujit.infer.function_calls import (
     is_constant_argument,
 )
 from cujit.infer.numeric import describe, unify
-from cujit.infer.unroll import unroll_literal_loops
+from cujit.infer.unroll import MAX_LOOPS, UnrollLoop, unroll_literal_loops, unroll_loop
 from cujit.ir import (
     BinOp,
     Block,
@@ -116,11 +116,21 @@ def infer_types(
                 f"argument '{name}' of type {describe(t)} cannot be passed to a {what}", fn.loc
             )
     fn = unroll_literal_loops(fn, arg_types)
-    order = _reverse_postorder(fn)
     literals = {
         p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)
     }
     arg_types = tuple(t.base if isinstance(t, LiteralArg) else t for t in arg_types)
+    for _ in range(MAX_LOOPS):
+        try:
+            return _infer(fn, arg_types, literals, callees, device, return_type)
+        except UnrollLoop as loop:  # a loop over a tuple of arrays, records...: unrolled
+            fn = unroll_loop(fn, loop.iter_id, loop.length, loop.loc)
+    raise UnsupportedError("too many loops over tuples in one function", fn.loc)
+
+
+def _infer(fn, arg_types, literals, callees, device, return_type) -> Function:
+    """One typing of ``fn``: sweeps until the types settle, then the final sweep."""
+    order = _reverse_postorder(fn)
     state = _State(
         {p.id: t for p, t in zip(fn.args, arg_types, strict=True)},
         callees=callees,
@@ -131,20 +141,7 @@ def infer_types(
     )
     if device and callees is not None:
         callees.attach(state)  # its own recursive calls read the return type found so far
-    for _ in range(MAX_SWEEPS):
-        state.changed = False
-        state.visited.clear()
-        _sweep(fn, order, state, final=False)
-        if state.self_called and state.self_seen != state.return_type:
-            state.changed = True  # its recursive calls saw an older return type
-        if not state.changed:
-            break
-    else:
-        if state.self_called:  # (n, f(n - 1)): a return type that grows with each sweep
-            raise TypingError(
-                f"the return type of recursive function '{fn.name}' does not converge", fn.loc
-            )
-        raise RuntimeError(f"type inference of '{fn.name}' did not converge")  # pragma: no cover
+    _settle(fn, order, state)
     blocks = _sweep(fn, order, state, final=True)
     arg_names = fn.arg_names
     if device:
@@ -158,6 +155,23 @@ def infer_types(
         callees=state.callees_used,
         var_names=fn.var_names,
     )
+
+
+def _settle(fn: Function, order: list[int], state: _State) -> None:
+    """Non-final sweeps until no block's inputs change."""
+    for _ in range(MAX_SWEEPS):
+        state.changed = False
+        state.visited.clear()
+        _sweep(fn, order, state, final=False)
+        if state.self_called and state.self_seen != state.return_type:
+            state.changed = True  # its recursive calls saw an older return type
+        if not state.changed:
+            return
+    if state.self_called:  # (n, f(n - 1)): a return type that grows with each sweep
+        raise TypingError(
+            f"the return type of recursive function '{fn.name}' does not converge", fn.loc
+        )
+    raise RuntimeError(f"type inference of '{fn.name}' did not converge")  # pragma: no cover
 
 
 @dataclasses.dataclass

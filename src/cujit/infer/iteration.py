@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe, unify
+from cujit.infer.unroll import UnrollLoop
 from cujit.ir import (
     BinOp,
     BuildTuple,
@@ -37,7 +38,7 @@ from cujit.ir import (
     TupleGet,
     Value,
 )
-from cujit.types import Array, RangeIter, RangeType, Scalar, Tuple, boolean, int64
+from cujit.types import Array, NamedTuple, RangeIter, RangeType, Scalar, Tuple, boolean, int64
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -209,7 +210,11 @@ def _element(t: Typer, src: Value, k: Value, loc: Loc, result: Value | None = No
 
 
 def get_iter(t: Typer, obj: Value, loc: Loc, result: Value) -> None:
-    """``iter(obj)`` of a sequence: its SeqIter."""
+    """``iter(obj)`` of a sequence: its SeqIter (a loop over a tuple of other things
+    than numbers is unrolled instead: ``unroll.UnrollLoop``)."""
+    items = obj.type.items if type(obj.type) in (Tuple, NamedTuple) else None
+    if items and not all(isinstance(it, Scalar) for it in items):
+        raise UnrollLoop(result.id, len(items), loc)
     src = source(t, obj, loc)
     n = _length(t, src, loc)
     rng = t.emit(

@@ -66,6 +66,25 @@ def unroll_literal_loops(fn: Function, arg_types: tuple[Type, ...]) -> Function:
     raise UnsupportedError("too many literal_unroll loops in one function", fn.loc)
 
 
+class UnrollLoop(Exception):  # noqa: N818 -- a request to the driver, not an error
+    """Raised by typing at a loop over a tuple whose items a local array cannot hold
+    (arrays, records, tuples): the driver unrolls that loop and types again."""
+
+    def __init__(self, iter_id: int, length: int, loc: Loc):
+        super().__init__(iter_id, length)
+        self.iter_id, self.length, self.loc = iter_id, length, loc
+
+
+def unroll_loop(fn: Function, iter_id: int, length: int, loc: Loc) -> Function:
+    """``fn`` with the loop whose GetIter result is ``iter_id`` (over a tuple of
+    ``length`` items) unrolled."""
+    for b in fn.blocks:
+        for op in b.ops:
+            if isinstance(op, GetIter) and op.result.id == iter_id:
+                return _Unroller(fn, b, op, None, (), length=length).run()
+    raise UnsupportedError("this loop over a tuple cannot be unrolled", loc)
+
+
 def _defs(fn: Function) -> dict[int, Op]:
     return {op.result.id: op for b in fn.blocks for op in b.ops if op.result is not None}
 
@@ -139,10 +158,13 @@ def _region(fn: Function, header: Block) -> list[int]:
 class _Unroller:
     """One literal_unroll loop of ``fn`` unrolled."""
 
-    def __init__(self, fn: Function, pre: Block, getiter: GetIter, call: Call, arg_types):
-        defs = _defs(fn)
+    def __init__(self, fn, pre: Block, getiter: GetIter, call: Call | None, arg_types, length=0):
         self.fn, self.pre, self.getiter, self.call = fn, pre, getiter, call
-        self.n, self.consts = _items(fn, call, arg_types, defs)
+        if call is None:  # a plain loop over a tuple: the item k is tup[k]
+            self.n, self.consts, self.tup = length, None, getiter.obj
+        else:
+            self.n, self.consts = _items(fn, call, arg_types, _defs(fn))
+            self.tup = call.args[0]
         self.header, self.it_index = _loop_header(fn, pre, getiter)
         self.region = _region(fn, self.header)
         self.exit = self.header.term.else_target
@@ -275,7 +297,7 @@ class _Unroller:
         index = self._fresh()
         return [
             Const(loc=op.loc, result=index, value=k),
-            GetItem(loc=op.loc, result=result, obj=self.call.args[0], index=index),
+            GetItem(loc=op.loc, result=result, obj=self.tup, index=index),
         ]
 
     def _header_term(self, k: int, fix) -> Terminator:

@@ -77,3 +77,4 @@ class Builtin:
 MAKE_FUNCTION = Builtin("make_function")  # (code, globals): a nested function
 SET_FUNCTION_ATTRIBUTE = Builtin("set_function_attribute")  # (fn, flag, value) -> fn
 CALL_STAR = Builtin("call_star")  # (f, args): f(*args)
+TUPLE_CONCAT = Builtin("tuple_concat")  # (t, s): t + tuple(s)

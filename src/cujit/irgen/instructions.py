@@ -15,6 +15,7 @@ from cujit.ir import (
     CALL_STAR,
     MAKE_FUNCTION,
     SET_FUNCTION_ATTRIBUTE,
+    TUPLE_CONCAT,
     BinOp,
     Branch,
     BuildTuple,
@@ -99,6 +100,25 @@ def _build_tuple(b: IRBuilder, st: State, ins: Instr) -> None:
     st.push(b.emit(BuildTuple, ins.loc, items=items))
 
 
+def _tuple_append(b: IRBuilder, st: State, ins: Instr) -> None:
+    value = st.pop()
+    tup = st.stack[-ins.arg]
+    made = b.defs.get(tup.id)
+    if isinstance(made, BuildTuple):
+        st.stack[-ins.arg] = b.emit(BuildTuple, ins.loc, items=made.items + (value,))
+    else:  # after a ``*s``: concatenated by stage 4
+        one = b.emit(BuildTuple, ins.loc, items=(value,))
+        func = b.emit(Const, ins.loc, value=TUPLE_CONCAT)
+        st.stack[-ins.arg] = b.emit(Call, ins.loc, func=func, args=(tup, one), kwargs=())
+
+
+def _tuple_extend(b: IRBuilder, st: State, ins: Instr) -> None:
+    # ``(a, *s)``: typed by stage 4, which knows how many items ``s`` has
+    seq = st.pop()
+    func = b.emit(Const, ins.loc, value=TUPLE_CONCAT)
+    st.stack[-ins.arg] = b.emit(Call, ins.loc, func=func, args=(st.stack[-ins.arg], seq), kwargs=())
+
+
 def _build_slice(b: IRBuilder, st: State, ins: Instr) -> None:
     # ``a:b:c`` is a call of the builtin ``slice``, typed by stage 4.
     items = tuple(st.stack[len(st.stack) - ins.arg :])
@@ -148,6 +168,8 @@ HANDLERS = {
     "MAKE_FUNCTION": _builtin_call(MAKE_FUNCTION, 1, lambda b, ins: [b.bc.function_globals]),
     "SET_FUNCTION_ATTRIBUTE": _set_attribute,
     "CALL_STAR": _builtin_call(CALL_STAR, 2),
+    "TUPLE_APPEND": _tuple_append,
+    "TUPLE_EXTEND": _tuple_extend,
     "LOAD_CONST": lambda b, st, ins: st.push(b.emit(Const, ins.loc, value=ins.arg)),
     "LOAD_FAST": _load_fast,
     "STORE_FAST": _store_fast,
