@@ -475,7 +475,7 @@ KERNEL_CASES = [
         (
             "arrays have no attribute 'foo' in kernels (supported: "
             "shape, size, ndim, dtype, ctypes.data, sum(), prod(), min(), max(), mean(), "
-            "var(), std(), all(), any())"
+            "var(), std(), all(), any(), reshape(), view(), copy())"
         ),
         "x.foo",
         None,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import iteration, records, reduction_calls, slicing
+from cujit.infer import array_methods, iteration, records, reduction_calls, slicing
 from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
 
 _ARRAY_ATTRS = "shape, size, ndim, dtype, ctypes.data, " + ", ".join(
-    f"{m}()" for m in reduction_calls.METHODS
+    f"{m}()" for m in (*reduction_calls.METHODS, "reshape", "view", "copy")
 )
 
 
@@ -75,21 +75,27 @@ def _is_array(obj: Value) -> bool:
     )
 
 
-def _reduction_method(t: Typer, op: GetAttr, obj: Value) -> bool:
-    """``a.sum`` before its call: ``np.sum`` bound to ``a`` (False: not a reduction)."""
+def _array_method(t: Typer, op: GetAttr, obj: Value) -> bool:
+    """``a.sum`` before its call: ``np.sum`` bound to ``a`` (``a.reshape``: np.reshape,
+    ``a.view``, ``a.copy``); False where ``op`` is no such method."""
     import numpy as np
 
-    if op.name not in reduction_calls.METHODS or not _is_array(obj):
+    if not _is_array(obj):
         return False
-
-    method = BoundMethod(getattr(np, op.name), obj)
+    if op.name in reduction_calls.METHODS:
+        func = getattr(np, op.name)
+    else:
+        func = array_methods.method_function(op.name)
+        if func is None:
+            return False
+    method = BoundMethod(func, obj)
     t.emit(Const(loc=op.loc, result=Value(op.result.id, PyObject(method)), value=method))
     return True
 
 
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
-    if _reduction_method(t, op, obj):  # a.sum(): np.sum(a)
+    if _array_method(t, op, obj):  # a.sum(): np.sum(a)
         return
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)

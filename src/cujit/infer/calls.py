@@ -31,6 +31,7 @@ from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
+from cujit.infer.array_methods import array_method_rules
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
 from cujit.infer.foreign_calls import call_foreign
@@ -180,6 +181,7 @@ CALLS: dict[object, Rule] = {
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
     **reduction_rules(),  # np.sum(a), np.nanmax(a)... of whole arrays
     **closures.closure_rules(),  # nested functions, f(*args)
+    **array_method_rules(),  # a.reshape(), a.view(dtype), a.copy()
 }
 
 
