@@ -177,6 +177,9 @@ class Typer:
         'A', item-wise for tuples."""
         if v.type == t:
             return v
+        if type(v.type).__name__ == "OptionalType" and isinstance(t, Scalar):  # its value
+            held = self.fresh(v.type.items[1])
+            return self.cast(self.emit(TupleGet(loc=loc, result=held, tuple=v, index=1)), t, loc)
         if accepts_array(t, v.type):
             return self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
         if isinstance(v.type, Scalar) and isinstance(t, Scalar):

@@ -23,7 +23,7 @@ import dataclasses
 
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.hints import hint
-from cujit.infer import access, arith, calls
+from cujit.infer import access, arith, calls, optional
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import (
     Callees,
@@ -151,10 +151,16 @@ def _infer(fn, arg_types, literals, callees, device, return_type) -> Function:
         arg_names=arg_names,
         blocks=tuple(blocks),
         loc=fn.loc,
-        return_type=state.return_type or void,
+        return_type=_return_type(state),
         callees=state.callees_used,
         var_names=fn.var_names,
     )
+
+
+def _return_type(state: _State) -> Type:
+    if state.returns_nothing is not None and state.returns_value is not None:
+        return optional.optional_of(state.return_type)
+    return state.return_type or void
 
 
 def _settle(fn: Function, order: list[int], state: _State) -> None:
@@ -342,15 +348,24 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
                 )
             state.return_type = new
         state.returns_value = state.returns_value or term.loc
-    if state.returns_nothing is not None and state.returns_value is not None:
+    return Return(loc=term.loc, value=_returned(t, v, state, term.loc))
+
+
+def _returned(t: Typer, v: Value | None, state: _State, loc: Loc) -> Value | None:
+    """The value a ``return`` gives: in the final sweep cast to the return type, or
+    made an optional where the function returns a number on some paths only."""
+    both = state.returns_nothing is not None and state.returns_value is not None
+    if both and optional.optional_of(state.return_type) is None:
         raise TypingError(
             "this function returns a value here and nothing on another path; "
-            "return a value on every path",
+            "return a value on every path (or a number, which makes it optional)",
             state.returns_value,
         )
+    if t.final and both:  # a number on some paths, nothing on others: optional(T)
+        return optional.wrap(t, v, optional.optional_of(state.return_type), loc)
     if t.final and v is not None:
-        v = t.cast(v, state.return_type, term.loc)
-    return Return(loc=term.loc, value=v)
+        return t.cast(v, state.return_type, loc)
+    return v
 
 
 def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None:
