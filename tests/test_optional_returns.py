@@ -56,3 +56,23 @@ def test_an_array_on_one_path_only_stays_an_error():
 
     with pytest.raises(TypingError, match="returns a value here and nothing"):
         kernel[1, 1](np.zeros(1), np.ones((2, 2)), 1)
+
+
+@cuda.jit(target="cpu")
+def _merge(out, xs):
+    for i in range(xs.size):
+        r = maybe_half(xs[i])
+        out[i] = -1 if r is None else r  # a number and an optional merge into an optional
+        if xs[i] > 100:
+            r = None
+        out[xs.size + i] = r is None
+
+
+def test_optional_merges_with_numbers_and_none():
+    xs = np.array([8, 7, 300, -4], dtype=np.int64)
+    out = np.full(2 * xs.size, -999, dtype=np.int64)
+    _merge[1, 1](out, xs)
+    halves = [_maybe_half(int(x)) for x in xs]
+    ref = [-1 if r is None else r for r in halves]
+    ref += [r is None or x > 100 for r, x in zip(halves, xs, strict=True)]
+    np.testing.assert_array_equal(out, ref)

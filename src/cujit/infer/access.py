@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import array_methods, iteration, records, reduction_calls, slicing
+from cujit.infer import array_methods, iteration, optional, records, reduction_calls, slicing
 from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
@@ -336,6 +336,7 @@ def type_setitem(t: Typer, op: SetItem) -> None:
             )
         t.emit(SetItem(loc=op.loc, obj=obj, index=index, value=val))
         return
+    val = optional.unwrap(t, val, op.loc)  # an optional result: the number it holds
     t.scalar(val, op.loc, f"storing into an array of {obj.type.dtype}")
     # Stores convert to the element type, as numba's setitem does.
     value = t.cast(val, obj.type.dtype, op.loc)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from cujit.diagnostics import Loc
 from cujit.ir import BuildTuple, Cast, Const, TupleGet, UnaryOp, Value
-from cujit.types import Scalar, Tuple, Type, boolean
+from cujit.types import NoneType, Scalar, Tuple, Type, boolean
 
 
 @dataclass(frozen=True, repr=False)
@@ -61,3 +61,21 @@ def is_none(t, v: Value, negate: bool, loc: Loc, result: Value) -> Value:
     if negate:
         return t.emit(Cast(loc=loc, result=Value(result.id, boolean), operand=present))
     return t.emit(UnaryOp(loc=loc, result=Value(result.id, boolean), op="not", operand=present))
+
+
+def unify_optional(a: Type, b: Type, unify) -> OptionalType | None:
+    """An optional merged with a number, None or another optional (None: neither is
+    an optional, or they do not merge)."""
+    if not isinstance(a, OptionalType):
+        a, b = b, a
+    if not isinstance(a, OptionalType):
+        return None
+    if isinstance(b, NoneType):
+        return a
+    held = unify(a.items[1], b.items[1] if isinstance(b, OptionalType) else b)
+    return optional_of(held) if held is not None else None
+
+
+def to_optional(t, v: Value, ty: OptionalType, loc: Loc) -> Value:
+    """A number or None where an optional is wanted (a merge of paths)."""
+    return wrap(t, None if isinstance(v.type, NoneType) else v, ty, loc)
