@@ -106,9 +106,9 @@ def _protected_offsets(code) -> set[int]:
     return {o for e in parse(code) for o in range(e.start, e.end, 2)}
 
 
-def _raise_early(raw, locs, code, def_loc: Loc) -> None:
+def _raise_early(raw, locs, code, def_loc: Loc, device: bool) -> None:
     """Errors about the function as a whole, reported before any other."""
-    msg = flags_message(code.co_flags, code)
+    msg = flags_message(code.co_flags, code, device)
     if msg is not None:
         at = next((locs[i] for i, x in enumerate(raw) if x.opname == "YIELD_VALUE"), def_loc)
         raise UnsupportedError(msg, at if "yield" in msg else def_loc)
@@ -143,6 +143,29 @@ def _cell_access(name: str, var: str, code, captured: tuple[str, ...], loc: Loc)
 
 
 _LIST_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND"})
+_SKIP_BACK = frozenset({"PRECALL", "CACHE", "EXTENDED_ARG", "KW_NAMES"})
+
+
+def _decorator_call(raw, i: int) -> bool:
+    """Whether the CALL 0 at ``i`` applies a decorator to the function made just
+    before it: no NULL lies below that function's inputs (``(lambda: 1)()`` has one,
+    before them in 3.11/3.12, after MAKE_FUNCTION in 3.13)."""
+    j = i - 1
+    while j >= 0 and raw[j].opname in _SKIP_BACK:
+        j -= 1
+    if j < 0 or raw[j].opname not in ("MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE"):
+        return False
+    need = 1  # walk back over the instructions that leave the function on the stack
+    while j >= 0 and need > 0:
+        x = raw[j]
+        need -= dis.stack_effect(x.opcode, x.arg if x.opcode >= dis.HAVE_ARGUMENT else None)
+        j -= 1
+    below = raw[j] if j >= 0 else None
+    return not (
+        below is None
+        or below.opname == "PUSH_NULL"
+        or (below.opname in ("LOAD_GLOBAL", "LOAD_ATTR") and below.argrepr.startswith("NULL"))
+    )
 
 
 def _ends_tuple(ins) -> bool:
@@ -184,6 +207,7 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
     assert_loc = None  # where a failed assert's RAISE points: its condition
     skip_pops = 0
     tuple_lists = _tuple_displays(raw)
+    decorated = -1  # len(out) just after a decorator's call
     for i, ins in enumerate(raw):
         name, loc, off = ins.opname, locs[i], ins.offset
         if i in tuple_lists:  # a tuple display built as a list: a tuple throughout
@@ -263,6 +287,10 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
             if in_assert and nxt == "RAISE_VARARGS":
                 # AssertionError(msg) is compiled as CALL 0 with msg in the `self` slot.
                 argc, in_assert = argc + 1, False
+            if argc == 0 and (decorated == len(out) or _decorator_call(raw, i)):
+                # ``@d def f``: d is called on the function with no NULL below it,
+                # which CPython counts as one argument
+                argc, decorated = 1, len(out) + 1
             emit("CALL", argc, kwnames=tuple(kwnames))
             kwnames = ()
         elif name == "RAISE_VARARGS":
@@ -317,8 +345,9 @@ def _closure(fn) -> dict[str, object]:
     return out
 
 
-def decode(fn) -> Bytecode:
-    """Decode the Python function ``fn`` into a ``Bytecode``."""
+def decode(fn, device: bool = True) -> Bytecode:
+    """Decode the Python function ``fn`` into a ``Bytecode``; ``device=False``: a kernel,
+    whose parameters must all be positional (a device function may take ``*args``)."""
     fn = getattr(fn, "py_func", fn)
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -326,7 +355,7 @@ def decode(fn) -> Bytecode:
     def_loc = Loc(code.co_filename, code.co_firstlineno, 0)
     raw = list(dis.get_instructions(code))
     locs = _locs(raw, code.co_filename, def_loc)
-    _raise_early(raw, locs, code, def_loc)
+    _raise_early(raw, locs, code, def_loc, device)
     # A nested function's free variables that hold run-time values: leading parameters.
     captured = tuple(getattr(fn, CAPTURED_ATTR, ()))
     instrs = _resolve_targets(_translate(raw, locs, code, captured), raw)

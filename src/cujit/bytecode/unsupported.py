@@ -103,7 +103,7 @@ def nested_function_message(code_name: str | None, code=None) -> str | None:
     return _NESTED_NAMES.get(code_name)
 
 
-def flags_message(co_flags: int, code=None) -> str | None:
+def flags_message(co_flags: int, code=None, device: bool = True) -> str | None:
     """A message when the function itself cannot be a kernel, else None."""
     if co_flags & (
         inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -111,10 +111,10 @@ def flags_message(co_flags: int, code=None) -> str | None:
         return "async functions are not supported in kernels"
     if co_flags & inspect.CO_GENERATOR:
         return _GEN
-    # ``*args`` alone is a device function's tuple parameter; a kernel launched with
-    # more arguments than it names is refused at the launch (guards.check_parameters).
+    # ``*args`` alone is a device function's tuple parameter; a kernel's parameters
+    # are all positional (guards.check_parameters says so at the launch as well).
     star_kw = co_flags & inspect.CO_VARKEYWORDS
-    if code is not None and (star_kw or code.co_kwonlyargcount):
+    if code is not None and (not device or star_kw or code.co_kwonlyargcount):
         return parameters_message(code)
     if star_kw:
         return "**kwargs parameters are not supported in kernels"

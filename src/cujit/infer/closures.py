@@ -243,6 +243,11 @@ def closure_call_args(t: Typer, callee: Value, loc) -> tuple[DeviceFunction, lis
     return callee.type.func.device_function(), items
 
 
+def is_nested(value: object) -> bool:
+    """Whether ``value`` is a nested function made in a kernel."""
+    return isinstance(value, FunctionValue)
+
+
 def closure_rules() -> dict[object, object]:
     return {
         MAKE_FUNCTION: _make_function,
