@@ -288,10 +288,11 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
                 # AssertionError(msg) is compiled as CALL 0 with msg in the `self` slot.
                 argc, in_assert = argc + 1, False
             if argc == 0 and (decorated == len(out) or _decorator_call(raw, i)):
-                # ``@d def f``: d is called on the function with no NULL below it,
-                # which CPython counts as one argument
-                argc, decorated = 1, len(out) + 1
-            emit("CALL", argc, kwnames=tuple(kwnames))
+                # ``@d def f``: d is called on the function with no NULL below it
+                emit("DECORATE")
+                decorated = len(out)
+            else:
+                emit("CALL", argc, kwnames=tuple(kwnames))
             kwnames = ()
         elif name == "RAISE_VARARGS":
             if ins.arg == 0:

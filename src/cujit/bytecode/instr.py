@@ -31,6 +31,7 @@ The instruction set (stack effects as ``before -> after``, TOS rightmost):
     UNPACK_SEQUENCE n    seq -> seq[n-1] ... seq[0]   (seq[0] on top)
     CALL argc [kwnames] f a1..an -> f(...)      (last len(kwnames) args are keywords)
     CALL_STAR           f args -> f(*args)
+    DECORATE              d fn -> d(fn)          (``@d`` on a nested function)
     MAKE_FUNCTION           code -> a nested function (attributes set below)
     SET_FUNCTION_ATTRIBUTE flag   value fn -> fn   (1 defaults, 2 kwdefaults,
                                                  4 annotations, 8 closure values)

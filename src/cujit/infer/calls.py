@@ -265,12 +265,6 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         rule = bi.call_literal_unroll
     if rule is None and is_namedtuple_class(fn):
         rule = namedtuple_constructor(fn)
-    if rule is None and any(
-        isinstance(v.type, PyObject) and closures.is_nested(v.type.value) for v in site.args
-    ):
-        raise UnsupportedError(
-            "decorators on nested functions are not supported in kernels", op.loc
-        )
     if rule is None:
         raise UnsupportedError(
             f"call to unsupported function '{site.name}'",

@@ -31,6 +31,7 @@ from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import (
     CALL_STAR,
+    DECORATE,
     MAKE_FUNCTION,
     SET_FUNCTION_ATTRIBUTE,
     TUPLE_CONCAT,
@@ -243,9 +244,30 @@ def closure_call_args(t: Typer, callee: Value, loc) -> tuple[DeviceFunction, lis
     return callee.type.func.device_function(), items
 
 
-def is_nested(value: object) -> bool:
-    """Whether ``value`` is a nested function made in a kernel."""
-    return isinstance(value, FunctionValue)
+def _decorate(t: Typer, site: CallSite) -> Value:
+    """``@d def f``: ``d(f)`` where ``d`` is a device function (or another callee
+    kernels know); other decorators (``staticmethod``, numba's own) are refused."""
+    from cujit.infer.calls import CALLS, type_call
+    from cujit.infer.function_calls import as_device_function
+
+    func, fn = site.op.args
+    d = t.value(func)
+    known = isinstance(d.type, PyObject) and (
+        as_device_function(d.type.value) is not None or _hashable_in(d.type.value, CALLS)
+    )
+    if not known:
+        raise UnsupportedError(
+            "decorators on nested functions are not supported in kernels", site.loc
+        )
+    type_call(t, Call(loc=site.loc, result=site.op.result, func=func, args=(fn,)))
+    return t.value(site.op.result)
+
+
+def _hashable_in(value: object, table: dict) -> bool:
+    try:
+        return value in table
+    except TypeError:
+        return False
 
 
 def closure_rules() -> dict[object, object]:
@@ -254,4 +276,5 @@ def closure_rules() -> dict[object, object]:
         SET_FUNCTION_ATTRIBUTE: _set_attribute,
         CALL_STAR: _call_star,
         TUPLE_CONCAT: _tuple_concat,
+        DECORATE: _decorate,
     }

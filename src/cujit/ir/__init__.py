@@ -16,6 +16,7 @@ from cujit.ir.arith import (
 )
 from cujit.ir.calls import (
     CALL_STAR,
+    DECORATE,
     MAKE_FUNCTION,
     SELF_CALL,
     SET_FUNCTION_ATTRIBUTE,
@@ -71,6 +72,7 @@ __all__ = [
     "OPS",
     "Builtin",
     "CALL_STAR",
+    "DECORATE",
     "MAKE_FUNCTION",
     "SELF_CALL",
     "SET_FUNCTION_ATTRIBUTE",

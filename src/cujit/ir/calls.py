@@ -77,4 +77,5 @@ class Builtin:
 MAKE_FUNCTION = Builtin("make_function")  # (code, globals): a nested function
 SET_FUNCTION_ATTRIBUTE = Builtin("set_function_attribute")  # (fn, flag, value) -> fn
 CALL_STAR = Builtin("call_star")  # (f, args): f(*args)
+DECORATE = Builtin("decorate")  # (d, fn): d(fn), a decorator on a nested function
 TUPLE_CONCAT = Builtin("tuple_concat")  # (t, s): t + tuple(s)

@@ -13,6 +13,7 @@ from cujit.cfg import BasicBlock
 from cujit.diagnostics import CompileError
 from cujit.ir import (
     CALL_STAR,
+    DECORATE,
     MAKE_FUNCTION,
     SET_FUNCTION_ATTRIBUTE,
     TUPLE_CONCAT,
@@ -168,6 +169,7 @@ HANDLERS = {
     "MAKE_FUNCTION": _builtin_call(MAKE_FUNCTION, 1, lambda b, ins: [b.bc.function_globals]),
     "SET_FUNCTION_ATTRIBUTE": _set_attribute,
     "CALL_STAR": _builtin_call(CALL_STAR, 2),
+    "DECORATE": _builtin_call(DECORATE, 2),
     "TUPLE_APPEND": _tuple_append,
     "TUPLE_EXTEND": _tuple_extend,
     "LOAD_CONST": lambda b, st, ins: st.push(b.emit(Const, ins.loc, value=ins.arg)),
