@@ -208,18 +208,6 @@ async def _async(x):  # <-
     return x
 
 
-def _lambda(x):
-    f = lambda y: y  # <-  # noqa: E731
-    return f(x)
-
-
-def _nested(x):
-    def inner(y):  # <-
-        return y
-
-    return inner(x)
-
-
 def _import(x):
     import math  # <-
 
@@ -265,10 +253,6 @@ def _nonlocal_outer():
     return _nonlocal
 
 
-def _starcall(f, t):
-    return f(*t)  # <-
-
-
 def _kwcall(f, d):
     return f(**d)  # <-
 
@@ -276,10 +260,6 @@ def _kwcall(f, d):
 def _star_unpack(t):
     a, *b = t  # <-
     return a
-
-
-def _varargs(*args):  # <-
-    return args
 
 
 def _matmul(a, b):
@@ -291,8 +271,6 @@ UNSUPPORTED = [
     (_with, "'with'"),
     (_gen, "generators"),
     (_async, "async"),
-    (_lambda, "lambda"),
-    (_nested, "nested functions"),
     (_import, "'import'"),
     (_list, "list displays"),
     (_dict, "dict displays"),
@@ -302,10 +280,8 @@ UNSUPPORTED = [
     (_del, "'del'"),
     (_global, "'global'"),
     (_nonlocal_outer(), "'nonlocal'"),
-    (_starcall, "*args"),
     (_kwcall, "**kwargs"),
     (_star_unpack, "star-unpacking"),
-    (_varargs, "*args"),
     (_matmul, "'@'"),
 ]
 

@@ -140,7 +140,7 @@ def allocates(x):
 
 
 def reduces(x):
-    x[0] = np.sum(x)
+    x[0] = np.median(x)  # np.sum(x) compiles: the calling thread reduces the array
 
 
 COUNTER = 0
@@ -178,10 +178,10 @@ COMPILES = [
     (
         reduces,
         UnsupportedError,
-        "call to unsupported function 'numpy.sum'",
+        "call to unsupported function 'numpy.median'",
         (
             "in a kernel NumPy's math functions take numbers (np.sin(x[i])) or fill an 'out' array "
-            "(np.sin(x, out)); for np.sum loop over the elements, or combine threads' results with "
+            "(np.sin(x, out)); for np.median loop over the elements, or combine threads' results with "
             "cuda.atomic.add; docs/numba-api.md lists what kernels can call"
             f"{G}first-kernel.md#what-a-kernel-can-call"
         ),

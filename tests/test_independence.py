@@ -315,3 +315,21 @@ def test_two_d_arrays_are_refused():
             out[i, 0] = x[i, 0]
 
     refused(k, two, two, rule="other than i + c")
+
+
+@cuda.jit("int64(int64)", device=True)
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+def calls_recursive(out, n):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = fact(n)
+
+
+def test_refuses_a_recursive_device_function():
+    # The purity check walks callees: a self-recursive one is refused, not walked forever.
+    refused(calls_recursive, I64, 5, rule="recursive call of fact")

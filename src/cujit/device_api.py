@@ -332,3 +332,25 @@ ALL["cg.GridGroup"] = grid_group
 
 def _lookup(key: str):
     return ALL[key]
+
+
+def literal_unroll(container):
+    """``for x in literal_unroll(tup):`` in a kernel: the loop is unrolled at compile
+    time, one copy of its body per item, so the items may differ in type.  On the host
+    it is the container itself."""
+    return container
+
+
+literal_unroll.__module__ = "cujit.cuda"
+# numba's own ``literal_unroll`` (numba.misc.special, numba.cuda.misc.special) means the
+# same; kernels that import it are recognised by name and module (numba is not imported).
+LITERAL_UNROLL_MODULES = ("cujit.cuda", "numba.misc.special", "numba.cuda.misc.special")
+
+
+def is_literal_unroll(value: object) -> bool:
+    """Whether ``value`` is cujit's or numba's ``literal_unroll``."""
+    return (
+        callable(value)
+        and getattr(value, "__name__", None) == "literal_unroll"
+        and getattr(value, "__module__", None) in LITERAL_UNROLL_MODULES
+    )

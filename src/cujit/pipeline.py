@@ -137,7 +137,7 @@ def front_end(
     from cujit.irgen import build_ir
     from cujit.passes import run_passes
 
-    code = run.stage("bytecode", decode, pyfunc)
+    code = run.stage("bytecode", decode, pyfunc, device=device)
     graph = run.stage("cfg", build_cfg, code)
     fn = run.stage("ir", build_ir, graph, verify="untyped")
     fn = run.stage(

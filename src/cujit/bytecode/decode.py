@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import builtins
 import dis
+import inspect
 import sys
 from types import MappingProxyType
 
-from cujit.bytecode.instr import Bytecode, Instr
+from cujit.bytecode.instr import CAPTURED_ATTR, Bytecode, Instr
 from cujit.bytecode.unsupported import (
     MESSAGES,
     TRY_MESSAGE,
@@ -105,20 +106,20 @@ def _protected_offsets(code) -> set[int]:
     return {o for e in parse(code) for o in range(e.start, e.end, 2)}
 
 
-def _raise_early(raw, locs, code, def_loc: Loc) -> None:
+def _raise_early(raw, locs, code, def_loc: Loc, device: bool) -> None:
     """Errors about the function as a whole, reported before any other."""
-    msg = flags_message(code.co_flags, code)
+    msg = flags_message(code.co_flags, code, device)
     if msg is not None:
         at = next((locs[i] for i, x in enumerate(raw) if x.opname == "YIELD_VALUE"), def_loc)
         raise UnsupportedError(msg, at if "yield" in msg else def_loc)
     for i, ins in enumerate(raw):
-        if ins.opname == "CALL_FUNCTION_EX":  # before the BUILD_MAP that `**kw` starts with
+        if ins.opname == "CALL_FUNCTION_EX" and ins.arg & 1:  # before `**kw`'s BUILD_MAP
             raise UnsupportedError(MESSAGES["CALL_FUNCTION_EX"], locs[i])
         if ins.opname == "MAKE_FUNCTION":
             prev = raw[i - 1].argval if i else None
-            raise UnsupportedError(
-                nested_function_message(getattr(prev, "co_name", None), prev), locs[i]
-            )
+            msg = nested_function_message(getattr(prev, "co_name", None), prev)
+            if msg is not None:
+                raise UnsupportedError(msg, locs[i])
 
 
 def _try_loc(raw, locs, i: int) -> Loc:
@@ -126,7 +127,78 @@ def _try_loc(raw, locs, i: int) -> Loc:
     return locs[i - 1] if i and raw[i - 1].opname == "NOP" else locs[i]
 
 
-def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
+_NONLOCAL = "assigning to a 'nonlocal' variable is not supported in kernels"
+
+
+def _cell_access(name: str, var: str, code, captured: tuple[str, ...], loc: Loc):
+    """A cell's load or store.  The function's own cell variables (the ones nested
+    functions capture) are plain locals, and ``LOAD_CLOSURE`` loads the value: a
+    nested function captures values, not cells.  Free variables are the closure's
+    (frozen by irgen), or parameters where ``captured`` names them."""
+    if var in code.co_freevars and name == "STORE_DEREF":
+        raise UnsupportedError(_NONLOCAL, loc)
+    if var in code.co_freevars and var not in captured:
+        return ("LOAD_DEREF", var)
+    return ("STORE_FAST" if name == "STORE_DEREF" else "LOAD_FAST", var)
+
+
+_LIST_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND"})
+_SKIP_BACK = frozenset({"PRECALL", "CACHE", "EXTENDED_ARG", "KW_NAMES"})
+
+
+def _decorator_call(raw, i: int) -> bool:
+    """Whether the CALL 0 at ``i`` applies a decorator to the function made just
+    before it: no NULL lies below that function's inputs (``(lambda: 1)()`` has one,
+    before them in 3.11/3.12, after MAKE_FUNCTION in 3.13)."""
+    j = i - 1
+    while j >= 0 and raw[j].opname in _SKIP_BACK:
+        j -= 1
+    if j < 0 or raw[j].opname not in ("MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE"):
+        return False
+    need = 1  # walk back over the instructions that leave the function on the stack
+    while j >= 0 and need > 0:
+        x = raw[j]
+        need -= dis.stack_effect(x.opcode, x.arg if x.opcode >= dis.HAVE_ARGUMENT else None)
+        j -= 1
+    below = raw[j] if j >= 0 else None
+    return not (
+        below is None
+        or below.opname == "PUSH_NULL"
+        or (below.opname in ("LOAD_GLOBAL", "LOAD_ATTR") and below.argrepr.startswith("NULL"))
+    )
+
+
+def _ends_tuple(ins) -> bool:
+    return ins.opname == "LIST_TO_TUPLE" or (
+        ins.opname == "CALL_INTRINSIC_1" and ins.argrepr == "INTRINSIC_LIST_TO_TUPLE"
+    )
+
+
+def _tuple_displays(raw) -> set[int]:
+    """Indices of the BUILD_LIST/LIST_APPEND/LIST_EXTEND/LIST_TO_TUPLE instructions
+    that build a tuple display: CPython builds a long one (or one with ``*x``) as a
+    list turned into a tuple, with no jump in between."""
+    out: set[int] = set()
+    for i, ins in enumerate(raw):
+        if ins.opname != "BUILD_LIST":
+            continue
+        depth, used = 1, [i]
+        for j in range(i + 1, len(raw)):
+            x = raw[j]
+            if depth == 1 and _ends_tuple(x):
+                out.update(used + [j])
+                break
+            if x.opname in _LIST_OPS and x.arg == depth - 1:
+                used.append(j)
+            elif x.opname in _LIST_OPS or x.opname == "BUILD_LIST" or "JUMP" in x.opname:
+                break
+            depth += dis.stack_effect(x.opcode, x.arg if x.opcode >= dis.HAVE_ARGUMENT else None)
+            if depth < 1:
+                break
+    return out
+
+
+def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa: C901 -- one branch per CPython opcode family; a table would scatter the per-version decoding of stage 1
     """CPython instructions -> (origin offset, Instr) with targets still offsets."""
     out: list[tuple[int, Instr]] = []
     protected = _protected_offsets(code)
@@ -134,8 +206,15 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
     in_assert = False
     assert_loc = None  # where a failed assert's RAISE points: its condition
     skip_pops = 0
+    tuple_lists = _tuple_displays(raw)
+    decorated = -1  # len(out) just after a decorator's call
     for i, ins in enumerate(raw):
         name, loc, off = ins.opname, locs[i], ins.offset
+        if i in tuple_lists:  # a tuple display built as a list: a tuple throughout
+            if not _ends_tuple(ins):
+                what = {"BUILD_LIST": "BUILD_TUPLE", "LIST_APPEND": "TUPLE_APPEND"}
+                out.append((off, Instr(what.get(name, "TUPLE_EXTEND"), ins.arg, loc)))
+            continue
         if off in protected and name not in _DROP:
             at = _try_loc(raw, locs, i)
             raise UnsupportedError(MESSAGES.get(name, TRY_MESSAGE), at)
@@ -145,7 +224,7 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
         skip_pops = _POPS_AFTER_END_FOR if name == "END_FOR" else 0
         if name in _DROP:
             continue
-        if name in MESSAGES:
+        if name in MESSAGES and name != "CALL_FUNCTION_EX":  # f(*args) is kept; **kw is not
             raise UnsupportedError(
                 MESSAGES[name], loc, hint=hint("global-store") if name == "STORE_GLOBAL" else None
             )
@@ -210,7 +289,12 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
             if in_assert and nxt == "RAISE_VARARGS":
                 # AssertionError(msg) is compiled as CALL 0 with msg in the `self` slot.
                 argc, in_assert = argc + 1, False
-            emit("CALL", argc, kwnames=tuple(kwnames))
+            if argc == 0 and (decorated == len(out) or _decorator_call(raw, i)):
+                # ``@d def f``: d is called on the function with no NULL below it
+                emit("DECORATE")
+                decorated = len(out)
+            else:
+                emit("CALL", argc, kwnames=tuple(kwnames))
             kwnames = ()
         elif name == "RAISE_VARARGS":
             if ins.arg == 0:
@@ -221,17 +305,17 @@ def _translate(raw, locs, code) -> list[tuple[int, Instr]]:  # noqa: C901 -- one
                 loc, assert_loc = assert_loc, None
             emit("RAISE", ins.arg)
             in_assert = False
-        elif name == "LOAD_DEREF":
-            if ins.argval not in code.co_freevars:
-                raise UnsupportedError(nested_function_message(None), loc)
-            emit("LOAD_DEREF", ins.argval)
-        elif name in ("STORE_DEREF", "LOAD_CLOSURE"):
-            msg = (
-                "assigning to a 'nonlocal' variable is not supported in kernels"
-                if ins.argval in code.co_freevars
-                else nested_function_message(None)
-            )
-            raise UnsupportedError(msg, loc)
+        elif name in ("LOAD_DEREF", "STORE_DEREF", "LOAD_CLOSURE"):
+            emit(*_cell_access(name, ins.argval, code, captured, loc))
+        elif name == "MAKE_FUNCTION":  # 3.11/3.12 take the attributes' flags here
+            emit("MAKE_FUNCTION")
+            for flag in (8, 4, 2, 1):  # the closure sits nearest the code, defaults deepest
+                if (ins.arg or 0) & flag:
+                    emit("SET_FUNCTION_ATTRIBUTE", flag)
+        elif name == "SET_FUNCTION_ATTRIBUTE":  # 3.13
+            emit("SET_FUNCTION_ATTRIBUTE", ins.arg)
+        elif name == "CALL_FUNCTION_EX":  # f(*args); **kwargs was refused early
+            emit("CALL_STAR")
         else:
             raise UnsupportedError(f"unsupported Python construct (bytecode {name})", loc)
     return out
@@ -264,8 +348,9 @@ def _closure(fn) -> dict[str, object]:
     return out
 
 
-def decode(fn) -> Bytecode:
-    """Decode the Python function ``fn`` into a ``Bytecode``."""
+def decode(fn, device: bool = True) -> Bytecode:
+    """Decode the Python function ``fn`` into a ``Bytecode``; ``device=False``: a kernel,
+    whose parameters must all be positional (a device function may take ``*args``)."""
     fn = getattr(fn, "py_func", fn)
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -273,19 +358,23 @@ def decode(fn) -> Bytecode:
     def_loc = Loc(code.co_filename, code.co_firstlineno, 0)
     raw = list(dis.get_instructions(code))
     locs = _locs(raw, code.co_filename, def_loc)
-    _raise_early(raw, locs, code, def_loc)
-    instrs = _resolve_targets(_translate(raw, locs, code), raw)
-    nargs = code.co_argcount + code.co_kwonlyargcount
+    _raise_early(raw, locs, code, def_loc, device)
+    # A nested function's free variables that hold run-time values: leading parameters.
+    captured = tuple(getattr(fn, CAPTURED_ATTR, ()))
+    instrs = _resolve_targets(_translate(raw, locs, code, captured), raw)
+    nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    cells = tuple(v for v in code.co_cellvars if v not in code.co_varnames)
     fn_builtins = getattr(fn, "__builtins__", builtins.__dict__)
     if not isinstance(fn_builtins, dict):
         fn_builtins = vars(fn_builtins)
     return Bytecode(
         name=code.co_name,
-        arg_names=tuple(code.co_varnames[:nargs]),
-        local_names=tuple(code.co_varnames),
+        arg_names=captured + tuple(code.co_varnames[:nargs]),
+        local_names=captured + tuple(code.co_varnames) + cells,
         instrs=instrs,
         loc=def_loc,
         globals=MappingProxyType(fn.__globals__),
+        function_globals=fn.__globals__,
         builtins=MappingProxyType(fn_builtins),
         closure=MappingProxyType(_closure(fn)),
         freevars=tuple(code.co_freevars),

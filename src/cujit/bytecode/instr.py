@@ -24,9 +24,17 @@ The instruction set (stack effects as ``before -> after``, TOS rightmost):
     STORE_SUBSCR  v obj idx  ->                 (obj[idx] = v)
     STORE_ATTR name   v obj  ->                 (obj.name = v)
     BUILD_TUPLE n    x1..xn  -> (x1, ..., xn)
+    TUPLE_APPEND n  t .. x   -> t + (x,) .. (t at depth n once x is popped:
+                                 a long tuple display, which CPython builds as a list)
+    TUPLE_EXTEND n  t .. s   -> t + tuple(s) ..   (``(a, *s)``)
     BUILD_SLICE n   a b [c]  -> slice(a, b[, c])  (3.12's BINARY_SLICE/STORE_SLICE: this + SUBSCR)
     UNPACK_SEQUENCE n    seq -> seq[n-1] ... seq[0]   (seq[0] on top)
     CALL argc [kwnames] f a1..an -> f(...)      (last len(kwnames) args are keywords)
+    CALL_STAR           f args -> f(*args)
+    DECORATE              d fn -> d(fn)          (``@d`` on a nested function)
+    MAKE_FUNCTION           code -> a nested function (attributes set below)
+    SET_FUNCTION_ATTRIBUTE flag   value fn -> fn   (1 defaults, 2 kwdefaults,
+                                                 4 annotations, 8 closure values)
     GET_ITER              obj -> iter
     FOR_ITER target      iter -> iter value, or pops iter and jumps when exhausted
     JUMP target
@@ -97,6 +105,13 @@ class Bytecode:
     # Free variables that hold a value; an empty cell is absent.
     closure: Mapping[str, object] = field(default_factory=_empty, compare=False)
     freevars: tuple[str, ...] = ()
+    # The function's globals dict itself: the nested functions it makes share it.
+    function_globals: dict | None = field(default=None, compare=False)
+
+
+# A function object's attribute naming the free variables that decode makes its
+# leading parameters (the run-time values a nested function captures).
+CAPTURED_ATTR = "_cujit_captured"
 
 
 def _arg_text(ins: Instr) -> str:

@@ -84,7 +84,6 @@ MESSAGES: dict[str, str] = {
 }
 
 _NESTED_NAMES = {
-    "<lambda>": "lambda expressions are not supported in kernels",
     "<listcomp>": _COMP,
     "<setcomp>": _COMP,
     "<dictcomp>": _COMP,
@@ -92,15 +91,18 @@ _NESTED_NAMES = {
 }
 
 
-def nested_function_message(code_name: str | None, code=None) -> str:
-    """The message for MAKE_FUNCTION, by the nested code object (or its name).  A
-    class body's code is the one kind without fresh locals (CO_NEWLOCALS)."""
+def nested_function_message(code_name: str | None, code=None) -> str | None:
+    """The message for a MAKE_FUNCTION kernels cannot have, by the nested code object
+    (or its name), or None for a nested function or lambda, which they can.  A class
+    body's code is the one kind without fresh locals (CO_NEWLOCALS)."""
     if code is not None and hasattr(code, "co_flags") and not code.co_flags & inspect.CO_NEWLOCALS:
         return CLASS_MESSAGE
-    return _NESTED_NAMES.get(code_name, "nested functions are not supported in kernels")
+    if code is not None and hasattr(code, "co_flags") and code.co_flags & inspect.CO_GENERATOR:
+        return _GEN
+    return _NESTED_NAMES.get(code_name)
 
 
-def flags_message(co_flags: int, code=None) -> str | None:
+def flags_message(co_flags: int, code=None, device: bool = True) -> str | None:
     """A message when the function itself cannot be a kernel, else None."""
     if co_flags & (
         inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -108,10 +110,13 @@ def flags_message(co_flags: int, code=None) -> str | None:
         return "async functions are not supported in kernels"
     if co_flags & inspect.CO_GENERATOR:
         return _GEN
-    if code is not None:
+    # ``*args`` alone is a device function's tuple parameter; a kernel's parameters
+    # are all positional (guards.check_parameters says so at the launch as well).
+    star_kw = co_flags & inspect.CO_VARKEYWORDS
+    if code is not None and (not device or star_kw or code.co_kwonlyargcount):
         return parameters_message(code)
-    if co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        return "*args and **kwargs parameters are not supported in kernels"
+    if star_kw:
+        return "**kwargs parameters are not supported in kernels"
     return None
 
 

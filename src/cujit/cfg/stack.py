@@ -28,6 +28,12 @@ _FIXED = {
     "POP_JUMP_IF_NONE": -1,
     "POP_JUMP_IF_NOT_NONE": -1,
     "RETURN": -1,
+    "CALL_STAR": -1,
+    "DECORATE": -1,
+    "MAKE_FUNCTION": 0,
+    "SET_FUNCTION_ATTRIBUTE": -1,
+    "TUPLE_APPEND": -1,
+    "TUPLE_EXTEND": -1,
 }
 
 

@@ -30,7 +30,7 @@ from cujit.codegen.lltypes import (
 )
 from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.scalars import compare
-from cujit.codegen.slicing import lower_array_slice
+from cujit.codegen.slicing import lower_array_slice, lower_array_view
 from cujit.codegen.wide import WIDE_INTRINSICS
 from cujit.ir import intrinsics
 from cujit.types import Array, Scalar
@@ -207,6 +207,7 @@ COMMON_INTRINSICS = {
     "array.size": lower_array_size,
     "array.address": lower_array_address,
     "array.slice": lower_array_slice,
+    "array.view": lower_array_view,
     "abs": lower_abs,
     "min": lower_min,
     "max": lower_max,

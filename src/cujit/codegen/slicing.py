@@ -77,3 +77,13 @@ def lower_array_slice(ctx: FunctionLowering, op: ir.Intrinsic, args):
     elem = ll.PointerType(memory_type(op.result.type.dtype), data.type.addrspace)
     data = b.bitcast(b.gep(raw, [offset]), elem)
     return make_array(ctx, op.result.type, data, new_shape, new_strides)
+
+
+def lower_array_view(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``array.view``: the source's data as a C-contiguous array of the result's element
+    type and the given extents (``a.reshape(...)``, ``a.view(dtype)``)."""
+    t: Array = op.result.type
+    data = ctx.builder.extract_value(args[0], ARRAY_DATA)
+    data = ctx.builder.bitcast(data, memory_type(t.dtype).as_pointer())
+    shape = list(args[1:])
+    return make_array(ctx, t, data, shape, contiguous_strides(ctx, t, shape))

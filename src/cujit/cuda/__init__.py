@@ -43,6 +43,7 @@ from cujit.device_api import (  # noqa: F401
     ldcs,
     ldcv,
     ldlu,
+    literal_unroll,
     local,
     match_all_sync,
     match_any_sync,

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import iteration, records, slicing
-from cujit.infer.complex_calls import scalar_attr
+from cujit.infer import array_methods, iteration, optional, records, reduction_calls, slicing
+from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
 from cujit.ir import (
     BuildTuple,
+    Const,
     GetAttr,
     GetItem,
     GetIter,
@@ -63,8 +64,40 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
+_ARRAY_ATTRS = "shape, size, ndim, dtype, ctypes.data, " + ", ".join(
+    f"{m}()" for m in (*reduction_calls.METHODS, "reshape", "view", "copy")
+)
+
+
+def _is_array(obj: Value) -> bool:
+    """An array value, or a global NumPy array (frozen into the kernel when used)."""
+    return isinstance(obj.type, Array) or (
+        isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value)
+    )
+
+
+def _array_method(t: Typer, op: GetAttr, obj: Value) -> bool:
+    """``a.sum`` before its call: ``np.sum`` bound to ``a`` (``a.reshape``: np.reshape,
+    ``a.view``, ``a.copy``); False where ``op`` is no such method."""
+    import numpy as np
+
+    if not _is_array(obj):
+        return False
+    if op.name in reduction_calls.METHODS:
+        func = getattr(np, op.name)
+    else:
+        func = array_methods.method_function(op.name)
+        if func is None:
+            return False
+    method = BoundMethod(func, obj)
+    t.emit(Const(loc=op.loc, result=Value(op.result.id, PyObject(method)), value=method))
+    return True
+
+
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
+    if _array_method(t, op, obj):  # a.sum(): np.sum(a)
+        return
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
         target = obj.type.value
@@ -118,11 +151,8 @@ def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per
             )
             _build(t, op.loc, Value(op.result.id, NamedTuple((uint64,), ArrayCtypes)), (addr,))
         else:
-            raise TypingError(
-                f"arrays have no attribute '{op.name}' in kernels "
-                "(supported: shape, size, ndim, dtype, ctypes.data)",
-                op.loc,
-            )
+            msg = f"arrays have no attribute '{op.name}' in kernels (supported: {_ARRAY_ATTRS})"
+            raise TypingError(msg, op.loc)
         return
     if isinstance(obj.type, Record):  # r.x: a field
         records.get_field(t, obj, op.name, op.loc, op.result.id)
@@ -325,6 +355,7 @@ def type_setitem(t: Typer, op: SetItem) -> None:
             )
         t.emit(SetItem(loc=op.loc, obj=obj, index=index, value=val))
         return
+    val = optional.unwrap(t, val, op.loc)  # an optional result: the number it holds
     t.scalar(val, op.loc, f"storing into an array of {obj.type.dtype}")
     # Stores convert to the element type, as numba's setitem does.
     value = t.cast(val, obj.type.dtype, op.loc)

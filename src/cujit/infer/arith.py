@@ -13,7 +13,7 @@ in (see ``numeric``), and emits the typed op into the original result id:
 from __future__ import annotations
 
 from cujit.diagnostics import TypingError
-from cujit.infer import contains, datetime_ops
+from cujit.infer import contains, datetime_ops, optional
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
@@ -55,6 +55,7 @@ def _operand_types(t: Typer, op, a: Value, b: Value) -> tuple[Scalar, Scalar]:
 
 def type_binop(t: Typer, op: BinOp) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
+    a, b = optional.unwrap(t, a, op.loc), optional.unwrap(t, b, op.loc)
     if is_datetime_kind(a.type) or is_datetime_kind(b.type):
         datetime_ops.type_binop(t, op, a, b)
         return
@@ -131,6 +132,11 @@ def type_compare(t: Typer, op: Compare) -> None:
         contains.type_contains(t, op)
         return
     a, b = t.value(op.lhs), t.value(op.rhs)
+    if op.op in ("is", "is not") and isinstance(b.type, NoneType):
+        if isinstance(a.type, optional.OptionalType):  # r is None: r holds no value
+            optional.is_none(t, a, op.op == "is not", op.loc, op.result)
+            return
+    a, b = optional.unwrap(t, a, op.loc), optional.unwrap(t, b, op.loc)
     if op.op in ("is", "is not") and a.type == b.type == boolean:
         # ``pred is True``: bools are singletons, so identity is equality (numba too)
         op = Compare(

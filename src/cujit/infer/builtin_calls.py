@@ -41,11 +41,30 @@ def call_range(t: Typer, site: CallSite) -> Value:
         bounds.append(t.const(1, site.loc))
     if t.const_value(bounds[2]) == 0:
         raise TypingError("range() step must not be zero", site.loc)
-    return t.emit(
+    rng = t.emit(
         Intrinsic(
             loc=site.loc, result=site.result(RangeType(int64)), name="range", args=tuple(bounds)
         )
     )
+    t.range_bounds[rng.id] = tuple(bounds)  # for enumerate() and zip() of it
+    return rng
+
+
+def call_literal_unroll(t: Typer, site: CallSite) -> Value:
+    """``literal_unroll(tup)`` outside the ``for`` loops it unrolls: the tuple itself."""
+    site.expect(1, 1)
+    return site.args[0]
+
+
+def call_tuple(t: Typer, site: CallSite) -> Value:
+    """``tuple(t)`` of a tuple: ``t`` itself (tuples are values)."""
+    site.expect(1, 1)
+    (obj,) = site.args
+    if not isinstance(obj.type, Tuple):
+        raise TypingError(
+            f"tuple() of {describe(obj.type)} is not supported: only of a tuple", site.loc
+        )
+    return obj
 
 
 def call_len(t: Typer, site: CallSite) -> Value:

@@ -25,12 +25,13 @@ from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.foreign import DeclaredFunction
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
-from cujit.infer import bf16_calls, cmath_calls, fp8_calls, fp16_calls, numpy_calls
+from cujit.infer import bf16_calls, closures, cmath_calls, fp8_calls, fp16_calls, numpy_calls
 from cujit.infer import builtin_calls as bi
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
+from cujit.infer.array_methods import array_method_rules
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
 from cujit.infer.extension_calls import extension_rule, overload_device_function
@@ -42,6 +43,7 @@ from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
 from cujit.infer.print_calls import call_print
+from cujit.infer.reduction_calls import reduction_rules
 from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.slicing import slicing_rules
 from cujit.infer.vector_calls import vector_rules
@@ -119,6 +121,7 @@ CALLS: dict[object, Rule] = {
     range: bi.call_range,
     print: call_print,
     len: bi.call_len,
+    tuple: bi.call_tuple,
     min: bi.min_max("min"),
     max: bi.min_max("max"),
     abs: bi.call_abs,
@@ -178,6 +181,9 @@ CALLS: dict[object, Rule] = {
     **slicing_rules(),  # a:b:c
     **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
     **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
+    **reduction_rules(),  # np.sum(a), np.nanmax(a)... of whole arrays
+    **closures.closure_rules(),  # nested functions, f(*args)
+    **array_method_rules(),  # a.reshape(), a.view(dtype), a.copy()
 }
 CALLS.update(bf16_calls.bf16_rules(CALLS))  # cuda.bf16; math/abs on bfloat16
 CALLS.update(fp8_calls.fp8_rules())  # the fp8 types and conversions
@@ -233,6 +239,13 @@ def _is_dtype_name(fn: object, site: CallSite, v: Value) -> bool:
 
 def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)
     callee = t.value(op.func)
+    if isinstance(callee.type, closures.ClosureType):  # a nested function with captures
+        devfn, captured = closures.closure_call_args(t, callee, op.loc)
+        site = CallSite(
+            op, devfn.__name__, [t.value(a) for a in op.args], {k: t.value(v) for k, v in op.kwargs}
+        )
+        call_device_function(t, op, devfn, site, captured=captured)
+        return
     if not isinstance(callee.type, PyObject):
         t.check_defined(callee, op.loc)
         raise TypingError(f"a value of type {describe(callee.type)} is not callable", op.loc)
@@ -263,6 +276,8 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         site.args.insert(0, fn.obj)
         fn = fn.func
     rule = _lookup(fn)
+    if rule is None and cuda.is_literal_unroll(fn):  # cujit's or numba's: infer/unroll.py
+        rule = bi.call_literal_unroll
     if rule is None and is_namedtuple_class(fn):
         rule = namedtuple_constructor(fn)
     if rule is None and isinstance(fn, Scalar):  # datetime64[D](x): its unit's types

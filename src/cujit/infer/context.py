@@ -106,6 +106,7 @@ class Typer:
         self.def_locs: dict[int, Loc] = {}  # where each value was computed, for messages
         self.tuple_items: dict[int, tuple[Value, ...]] = {}  # BuildTuple results -> items
         self.const_arrays: set[int] = set()  # arrays frozen into constant memory: read-only
+        self.range_bounds: dict[int, tuple[Value, ...]] = {}  # range() results -> bounds
         self.next_id = fn.max_value_id() + 1  # reset every sweep: ids stay deterministic
         self.ops: list[Op] = []
         self._casts: dict[tuple[int, Type], Value] = {}
@@ -178,6 +179,8 @@ class Typer:
         'A', item-wise for tuples."""
         if v.type == t:
             return v
+        if "OptionalType" in (type(v.type).__name__, type(t).__name__):
+            return self._optional_cast(v, t, loc)
         if accepts_array(t, v.type):
             return self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
         if isinstance(v.type, Scalar) and isinstance(t, Scalar):
@@ -203,6 +206,17 @@ class Typer:
                 item = self.emit(TupleGet(loc=loc, result=self.fresh(src), tuple=v, index=i))
                 items.append(self.cast(item, dst, loc))
             return self.emit(BuildTuple(loc=loc, result=self.fresh(t), items=tuple(items)))
+        raise TypingError(f"cannot convert {describe(v.type)} to {describe(t)}", loc)
+
+    def _optional_cast(self, v: Value, t: Type, loc: Loc) -> Value:
+        """An optional (``infer/optional.py``) as the number it holds, or a number or
+        None as an optional."""
+        from cujit.infer import optional
+
+        if isinstance(v.type, optional.OptionalType) and isinstance(t, Scalar):
+            return self.cast(optional.unwrap(self, v, loc), t, loc)
+        if isinstance(t, optional.OptionalType) and isinstance(v.type, (Scalar, NoneType)):
+            return optional.to_optional(self, v, t, loc)
         raise TypingError(f"cannot convert {describe(v.type)} to {describe(t)}", loc)
 
     def to_bool(self, v: Value, loc: Loc) -> Value:

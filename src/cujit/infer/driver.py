@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from cujit.diagnostics import CompileError, Loc, TypingError
+from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.hints import hint
-from cujit.infer import access, arith, calls
+from cujit.infer import access, arith, calls, optional
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import (
     Callees,
@@ -33,6 +33,7 @@ from cujit.infer.function_calls import (
     is_constant_argument,
 )
 from cujit.infer.numeric import describe, unify
+from cujit.infer.unroll import MAX_LOOPS, UnrollLoop, unroll_literal_loops, unroll_loop
 from cujit.ir import (
     BinOp,
     Block,
@@ -114,11 +115,22 @@ def infer_types(
             raise TypingError(
                 f"argument '{name}' of type {describe(t)} cannot be passed to a {what}", fn.loc
             )
-    order = _reverse_postorder(fn)
+    fn = unroll_literal_loops(fn, arg_types)
     literals = {
         p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)
     }
     arg_types = tuple(t.base if isinstance(t, LiteralArg) else t for t in arg_types)
+    for _ in range(MAX_LOOPS):
+        try:
+            return _infer(fn, arg_types, literals, callees, device, return_type)
+        except UnrollLoop as loop:  # a loop over a tuple of arrays, records...: unrolled
+            fn = unroll_loop(fn, loop.iter_id, loop.length, loop.loc)
+    raise UnsupportedError("too many loops over tuples in one function", fn.loc)
+
+
+def _infer(fn, arg_types, literals, callees, device, return_type) -> Function:
+    """One typing of ``fn``: sweeps until the types settle, then the final sweep."""
+    order = _reverse_postorder(fn)
     state = _State(
         {p.id: t for p, t in zip(fn.args, arg_types, strict=True)},
         callees=callees,
@@ -127,14 +139,9 @@ def infer_types(
         declared_return=return_type,
         return_type=return_type,
     )
-    for _ in range(MAX_SWEEPS):
-        state.changed = False
-        state.visited.clear()
-        _sweep(fn, order, state, final=False)
-        if not state.changed:
-            break
-    else:  # pragma: no cover - the lattice is finite
-        raise RuntimeError(f"type inference of '{fn.name}' did not converge")
+    if device and callees is not None:
+        callees.attach(state)  # its own recursive calls read the return type found so far
+    _settle(fn, order, state)
     blocks = _sweep(fn, order, state, final=True)
     arg_names = fn.arg_names
     if device:
@@ -144,10 +151,33 @@ def infer_types(
         arg_names=arg_names,
         blocks=tuple(blocks),
         loc=fn.loc,
-        return_type=state.return_type or void,
+        return_type=_return_type(state),
         callees=state.callees_used,
         var_names=fn.var_names,
     )
+
+
+def _return_type(state: _State) -> Type:
+    if state.returns_nothing is not None and state.returns_value is not None:
+        return optional.optional_of(state.return_type)
+    return state.return_type or void
+
+
+def _settle(fn: Function, order: list[int], state: _State) -> None:
+    """Non-final sweeps until no block's inputs change."""
+    for _ in range(MAX_SWEEPS):
+        state.changed = False
+        state.visited.clear()
+        _sweep(fn, order, state, final=False)
+        if state.self_called and state.self_seen != state.return_type:
+            state.changed = True  # its recursive calls saw an older return type
+        if not state.changed:
+            return
+    if state.self_called:  # (n, f(n - 1)): a return type that grows with each sweep
+        raise TypingError(
+            f"the return type of recursive function '{fn.name}' does not converge", fn.loc
+        )
+    raise RuntimeError(f"type inference of '{fn.name}' did not converge")  # pragma: no cover
 
 
 @dataclasses.dataclass
@@ -167,6 +197,8 @@ class _State:
     return_type: Type | None = None  # unified over the ``return`` values seen so far
     returns_nothing: Loc | None = None  # a bare ``return`` seen there
     returns_value: Loc | None = None  # a ``return <value>`` seen there
+    self_called: bool = False  # a recursive call read the return type
+    self_seen: Type | None = None  # the return type it read last
 
 
 def _reverse_postorder(fn: Function) -> list[int]:
@@ -316,15 +348,24 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
                 )
             state.return_type = new
         state.returns_value = state.returns_value or term.loc
-    if state.returns_nothing is not None and state.returns_value is not None:
+    return Return(loc=term.loc, value=_returned(t, v, state, term.loc))
+
+
+def _returned(t: Typer, v: Value | None, state: _State, loc: Loc) -> Value | None:
+    """The value a ``return`` gives: in the final sweep cast to the return type, or
+    made an optional where the function returns a number on some paths only."""
+    both = state.returns_nothing is not None and state.returns_value is not None
+    if both and optional.optional_of(state.return_type) is None:
         raise TypingError(
             "this function returns a value here and nothing on another path; "
-            "return a value on every path",
+            "return a value on every path (or a number, which makes it optional)",
             state.returns_value,
         )
+    if t.final and both:  # a number on some paths, nothing on others: optional(T)
+        return optional.wrap(t, v, optional.optional_of(state.return_type), loc)
     if t.final and v is not None:
-        v = t.cast(v, state.return_type, term.loc)
-    return Return(loc=term.loc, value=v)
+        return t.cast(v, state.return_type, loc)
+    return v
 
 
 def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None:

@@ -33,7 +33,7 @@ from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
-from cujit.ir import Block, Call, CallFunction, Const, Function, Value
+from cujit.ir import SELF_CALL, Block, BuildTuple, Call, CallFunction, Const, Function, Value
 from cujit.types import Array, NoneType, PyObject, Record, Scalar, Tuple, Type, none
 
 if TYPE_CHECKING:
@@ -43,30 +43,88 @@ if TYPE_CHECKING:
 FrontEnd = Callable[[object, tuple[Type, ...], "Type | None", "Callees"], Function]
 
 
+@dataclasses.dataclass
+class _Compiling:
+    """A device function whose typing is under way: its argument types, its declared
+    return type, and the inference state (``driver._State``) once typing starts."""
+
+    devfn: DeviceFunction
+    arg_types: tuple[Type, ...]
+    return_type: Type | None
+    state: object = None
+
+
+@dataclasses.dataclass
+class SelfCall:
+    """What ``Callees.typed`` gives for a device function's call of itself: the
+    return type is the declared one, or what typing has found so far (the paths that
+    return without recursing), as numba types self-recursion."""
+
+    entry: _Compiling
+
+    def result_type(self, final: bool, loc: Loc) -> Type | None:
+        ret = self.entry.return_type
+        state = self.entry.state
+        if ret is None and state is not None:
+            ret = state.return_type
+            state.self_called, state.self_seen = True, ret
+        if ret is None and final:
+            raise TypingError(
+                f"cannot type infer runaway recursion: '{self.entry.devfn.__name__}' has no "
+                "path that returns without calling itself",
+                loc,
+            )
+        return ret
+
+
 class Callees:
     """The device functions one compilation calls, compiled once per argument types."""
 
     def __init__(self, front_end: FrontEnd, key: Hashable):
         self._front_end = front_end
         self.key = key  # everything besides the types that decides what front_end returns
-        self._chain: list[tuple[DeviceFunction, Loc]] = []  # callees being compiled now
+        self._chain: list[_Compiling] = []  # callees being compiled now, outermost first
+
+    def attach(self, state) -> None:
+        """The inference state of the callee being compiled now (for its own calls)."""
+        if self._chain:
+            self._chain[-1].state = state
+
+    def _recursive(self, devfn: DeviceFunction, arg_types, loc: Loc) -> SelfCall:
+        start = next(i for i, e in enumerate(self._chain) if e.devfn is devfn)
+        entry = self._chain[start]
+        if start != len(self._chain) - 1:
+            names = [e.devfn.__name__ for e in self._chain[start:]] + [devfn.__name__]
+            raise UnsupportedError(
+                "mutually recursive device functions are not supported ("
+                + " -> ".join(names)
+                + "); a device function may call itself",
+                loc,
+            )
+        if entry.arg_types != arg_types:
+            raise UnsupportedError(
+                f"device function '{devfn.__name__}' calls itself with argument types ("
+                + ", ".join(map(str, arg_types))
+                + ") other than its own ("
+                + ", ".join(map(str, entry.arg_types))
+                + ")",
+                loc,
+                hint="convert the arguments of the recursive call to the parameters' types",
+            )
+        return SelfCall(entry)
 
     def typed(
         self, devfn: DeviceFunction, arg_types: tuple[Type, ...], return_type: Type | None, loc: Loc
-    ) -> Function:
-        """``devfn``'s typed IR for ``arg_types``, compiled now or earlier."""
+    ) -> Function | SelfCall:
+        """``devfn``'s typed IR for ``arg_types``, compiled now or earlier (a SelfCall
+        for a function's call of itself)."""
         key = (arg_types, return_type, self.key)
         fn = device_function.lookup(devfn, key)
         if fn is not None:
             return fn
-        if any(d is devfn for d, _ in self._chain):
-            names = [d.__name__ for d, _ in self._chain] + [devfn.__name__]
-            start = names.index(devfn.__name__)
-            raise UnsupportedError(
-                "recursive device functions are not supported (" + " -> ".join(names[start:]) + ")",
-                loc,
-            )
-        self._chain.append((devfn, loc))
+        if any(e.devfn is devfn for e in self._chain):
+            return self._recursive(devfn, arg_types, loc)
+        self._chain.append(_Compiling(devfn, arg_types, return_type))
         try:
             fn = self._front_end(devfn.py_func, arg_types, return_type, self)
         except CompileError as exc:
@@ -95,6 +153,9 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     Python function compiled as a device function, as numba-cuda compiles them."""
     if isinstance(fn, DeviceFunction):
         return fn
+    device_function = getattr(fn, "device_function", None)
+    if type(fn).__name__ == "FunctionValue" and callable(device_function):
+        return device_function()  # a nested function (infer/closures.py)
     pyfunc = getattr(fn, "py_func", None)
     if not isinstance(pyfunc, pytypes.FunctionType):
         return None
@@ -181,24 +242,28 @@ def bake_constant_params(
 
 
 def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:
-    """The call's arguments in parameter order, defaults filled in as constants."""
+    """The call's arguments in parameter order, defaults filled in as constants and
+    the ones ``*args`` takes as one tuple."""
     try:
         sig = inspect.signature(devfn.py_func)
         bound = sig.bind(*site.args, **site.kwargs)
     except TypeError as exc:
         raise TypingError(f"{devfn.__name__}(): {exc}", site.loc) from None
-    if any(
-        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values()
-    ):
+    params = sig.parameters.values()
+    if any(p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in params):
         raise UnsupportedError(
-            f"device function '{devfn.__name__}' has *args, **kwargs or "
+            f"device function '{devfn.__name__}' has **kwargs or "
             "keyword-only parameters, which are not supported",
             site.loc,
         )
     bound.apply_defaults()
     args = []
-    for v in bound.arguments.values():
-        if not isinstance(v, Value):  # a default: the Python value itself
+    for name, v in bound.arguments.items():
+        if sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+            v = t.emit(
+                BuildTuple(loc=site.loc, result=t.fresh(Tuple(tuple(a.type for a in v))), items=v)
+            )
+        elif not isinstance(v, Value):  # a default: the Python value itself
             v = t.const(v, site.loc)
         args.append(v)
     return args
@@ -239,14 +304,17 @@ def _return_inferred(devfn: DeviceFunction, sig) -> bool:
     return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=False))
 
 
-def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSite) -> None:
-    """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction."""
+def call_device_function(
+    t: Typer, op: Call, devfn: DeviceFunction, site: CallSite, captured: list[Value] = ()
+) -> None:
+    """Type ``devfn(*args)``: compile the callee for the argument types, emit CallFunction.
+    ``captured``: a nested function's captured run-time values, its leading parameters."""
     if t.callees is None:
         raise UnsupportedError(
             f"device function '{devfn.__name__}' called outside a compilation that can compile it",
             site.loc,
         )
-    args = _bind(t, devfn, site)
+    args = [*captured, *_bind(t, devfn, site)]
     for v in args:
         t.check_not_string(v, site.loc)
         t.check_defined(v, site.loc)
@@ -261,8 +329,11 @@ def call_device_function(t: Typer, op: Call, devfn: DeviceFunction, site: CallSi
         types = tuple(sig.args)
     ret = sig.return_type if sig and not _return_inferred(devfn, sig) else None
     callee, types = _typed_callee(t, devfn, args, types, ret, site.loc)
-    symbol = add_callee(t, callee)
-    ret = none if isinstance(callee.return_type, NoneType) else callee.return_type
+    if isinstance(callee, SelfCall):  # recursion: typed as far as typing has got
+        symbol, ret = SELF_CALL, callee.result_type(t.final, site.loc)
+    else:
+        symbol, ret = add_callee(t, callee), callee.return_type
+    ret = none if isinstance(ret, NoneType) else ret
     args = [v for v, ty in zip(args, types, strict=True) if not is_constant_argument(ty)]
     t.emit(CallFunction(loc=site.loc, result=site.result(ret), callee=symbol, args=tuple(args)))
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe, unify
+from cujit.infer.unroll import UnrollLoop
 from cujit.ir import (
     BinOp,
     BuildTuple,
@@ -37,7 +38,7 @@ from cujit.ir import (
     TupleGet,
     Value,
 )
-from cujit.types import Array, RangeIter, RangeType, Scalar, Tuple, boolean, int64
+from cujit.types import Array, NamedTuple, RangeIter, RangeType, Scalar, Tuple, boolean, int64
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -61,6 +62,16 @@ class EnumerateValue(Tuple):
 
     def __str__(self) -> str:
         return f"enumerate({self.items[1]})"
+
+
+@dataclass(frozen=True, repr=False)
+class RangeSeq(Tuple):
+    """A ``range`` zipped or enumerated: its (start, stop, step)."""
+
+    __hash__ = Tuple.__hash__
+
+    def __str__(self) -> str:
+        return "range"
 
 
 @dataclass(frozen=True, repr=False)
@@ -118,14 +129,33 @@ def source(t: Typer, v: Value, loc: Loc) -> Value:
     if isinstance(v.type, Tuple):
         return _tuple_as_array(t, v, loc)
     if isinstance(v.type, RangeType):
-        raise UnsupportedError(
-            "zip() and enumerate() of a range are not supported; use the index itself", loc
-        )
+        bounds = t.range_bounds.get(v.id)
+        if bounds is None:
+            raise UnsupportedError(
+                "zip() and enumerate() of this range are not supported: make the range "
+                "in the call (enumerate(range(a, b, c)))",
+                loc,
+            )
+        return t.emit(BuildTuple(loc=loc, result=t.fresh(RangeSeq((int64,) * 3)), items=bounds))
     t.check_defined(v, loc)
     raise TypingError(f"cannot iterate over a value of type {describe(v.type)}", loc)
 
 
+def _binop(t: Typer, op: str, a: Value, b: Value, loc: Loc) -> Value:
+    return t.emit(BinOp(loc=loc, result=t.fresh(int64), op=op, lhs=a, rhs=b))
+
+
+def _range_length(t: Typer, src: Value, loc: Loc) -> Value:
+    """len(range(start, stop, step)) = max(0, ceil((stop - start) / step))."""
+    start, stop, step = (_get(t, src, i, loc) for i in range(3))
+    floor = _binop(t, "//", _binop(t, "-", start, stop, loc), step, loc)
+    n = _binop(t, "-", t.const(0, loc), floor, loc)
+    return t.emit(Intrinsic(loc=loc, result=t.fresh(int64), name="max", args=(n, t.const(0, loc))))
+
+
 def _length(t: Typer, src: Value, loc: Loc) -> Value:
+    if isinstance(src.type, RangeSeq):
+        return _range_length(t, src, loc)
     if isinstance(src.type, Array):
         shape = t.emit(
             Intrinsic(
@@ -147,6 +177,8 @@ def _length(t: Typer, src: Value, loc: Loc) -> Value:
 
 def element_type(src):
     """The type of the element a loop over a source of type ``src`` yields."""
+    if isinstance(src, RangeSeq):
+        return int64
     if isinstance(src, Array):  # a row of a multi-dimensional array is a view
         return src.dtype if src.ndim == 1 else Array(src.dtype, src.ndim - 1, "A")
     if isinstance(src, EnumerateValue):
@@ -157,6 +189,10 @@ def element_type(src):
 def _element(t: Typer, src: Value, k: Value, loc: Loc, result: Value | None = None) -> Value:
     ty = element_type(src.type)
     out = Value(result.id, ty) if result is not None else t.fresh(ty)
+    if isinstance(src.type, RangeSeq):  # start + k * step
+        start, step = _get(t, src, 0, loc), _get(t, src, 2, loc)
+        offset = _binop(t, "*", k, step, loc)
+        return t.emit(BinOp(loc=loc, result=out, op="+", lhs=start, rhs=offset))
     if isinstance(src.type, Array) and src.type.ndim == 1:
         return t.emit(GetItem(loc=loc, result=out, obj=src, index=k))
     if isinstance(src.type, Array):
@@ -176,7 +212,11 @@ def _element(t: Typer, src: Value, k: Value, loc: Loc, result: Value | None = No
 
 
 def get_iter(t: Typer, obj: Value, loc: Loc, result: Value) -> None:
-    """``iter(obj)`` of a sequence: its SeqIter."""
+    """``iter(obj)`` of a sequence: its SeqIter (a loop over a tuple of other things
+    than numbers is unrolled instead: ``unroll.UnrollLoop``)."""
+    items = obj.type.items if type(obj.type) in (Tuple, NamedTuple) else None
+    if items and not all(isinstance(it, Scalar) for it in items):
+        raise UnrollLoop(result.id, len(items), loc)
     src = source(t, obj, loc)
     n = _length(t, src, loc)
     rng = t.emit(

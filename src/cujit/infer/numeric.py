@@ -95,6 +95,11 @@ def unify(a: Type, b: Type) -> Type | None:
         return a
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         return _unify_scalars(a, b)
+    from cujit.infer.optional import unify_optional
+
+    merged = unify_optional(a, b, unify)
+    if merged is not None:  # a number or None with an optional number: an optional
+        return merged
     if (
         isinstance(a, Tuple)
         and isinstance(b, Tuple)

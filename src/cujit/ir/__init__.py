@@ -14,7 +14,18 @@ from cujit.ir.arith import (
     UnaryOp,
     Undef,
 )
-from cujit.ir.calls import Call, CallFunction, Intrinsic
+from cujit.ir.calls import (
+    CALL_STAR,
+    DECORATE,
+    MAKE_FUNCTION,
+    SELF_CALL,
+    SET_FUNCTION_ATTRIBUTE,
+    TUPLE_CONCAT,
+    Builtin,
+    Call,
+    CallFunction,
+    Intrinsic,
+)
 from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
 from cujit.ir.core import (
     Block,
@@ -59,6 +70,13 @@ OPS = (
 
 __all__ = [
     "OPS",
+    "Builtin",
+    "CALL_STAR",
+    "DECORATE",
+    "MAKE_FUNCTION",
+    "SELF_CALL",
+    "SET_FUNCTION_ATTRIBUTE",
+    "TUPLE_CONCAT",
     "BINARY_OPS",
     "COMPARE_OPS",
     "UNARY_OPS",

@@ -20,7 +20,7 @@ ranges; lowering marks them ``nsw``, which lets LLVM count the trips of a grid-s
 from __future__ import annotations
 
 from cujit.ir.arith import BinOp, Cast, Compare, Const
-from cujit.ir.calls import CallFunction, Intrinsic
+from cujit.ir.calls import SELF_CALL, CallFunction, Intrinsic
 from cujit.ir.control import Branch
 from cujit.ir.core import Function, operands
 from cujit.ir.intrinsics import row as intrinsic_row
@@ -71,6 +71,8 @@ def _stored_operands(fn: Function, op) -> tuple:
     if isinstance(op, Intrinsic):  # the intrinsic table says which operand it stores into
         row = intrinsic_row(op.name)
         return () if row is None or row.stores_into is None else (op.args[row.stores_into],)
+    if isinstance(op, CallFunction) and op.callee == SELF_CALL:
+        return op.args  # a recursive call: any of them, as far as this analysis sees
     if isinstance(op, CallFunction):  # a device function writes what its body writes
         flags = written_arguments(fn.callee(op.callee))
         return tuple(arg for arg, w in zip(op.args, flags, strict=True) if w)

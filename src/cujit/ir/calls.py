@@ -42,6 +42,11 @@ class Intrinsic(Op):
         return default
 
 
+# The callee symbol of a device function's call of itself (self-recursion): the
+# function that holds the op, not one of its callees.
+SELF_CALL = "<self>"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CallFunction(Op):
     """A call to a device function: ``callee`` names an entry of the calling
@@ -55,3 +60,22 @@ class CallFunction(Op):
     result: Value
     callee: str
     args: tuple[Value, ...]
+
+
+class Builtin:
+    """A callee that stage 3 names for a construct with no op of its own; stage 4
+    types the call (``infer/closures.py``)."""
+
+    def __init__(self, name: str):
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = None
+
+    def __repr__(self) -> str:
+        return f"<cujit builtin {self.__name__}>"
+
+
+MAKE_FUNCTION = Builtin("make_function")  # (code, globals): a nested function
+SET_FUNCTION_ATTRIBUTE = Builtin("set_function_attribute")  # (fn, flag, value) -> fn
+CALL_STAR = Builtin("call_star")  # (f, args): f(*args)
+DECORATE = Builtin("decorate")  # (d, fn): d(fn), a decorator on a nested function
+TUPLE_CONCAT = Builtin("tuple_concat")  # (t, s): t + tuple(s)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from cujit.ir import intrinsics
 from cujit.ir.arith import BinOp, Cast, Compare, Const, UnaryOp, Undef
-from cujit.ir.calls import Call, CallFunction, Intrinsic
+from cujit.ir.calls import SELF_CALL, Call, CallFunction, Intrinsic
 from cujit.ir.control import Branch, GetIter, IterNext, IterValid, IterValue, Jump, Raise, Return
 from cujit.ir.core import Function, Op
 from cujit.ir.memory import BuildTuple, GetAttr, GetItem, SetAttr, SetItem, TupleGet
@@ -148,7 +148,9 @@ def _intrinsic(op: Intrinsic) -> str | None:
 
 
 def _call_function(fn: Function, op: CallFunction) -> str | None:
-    callee = next((c for c in fn.callees if c.name == op.callee), None)
+    callee = (
+        fn if op.callee == SELF_CALL else next((c for c in fn.callees if c.name == op.callee), None)
+    )
     if callee is None:
         return f"call of '{op.callee}', which is not among the callees"
     params = tuple(p.type for p in callee.args)

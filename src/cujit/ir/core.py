@@ -171,7 +171,10 @@ class Function:
         return self.blocks[0].params
 
     def callee(self, symbol: str) -> Function:
-        """The callee a ``CallFunction`` names."""
+        """The callee a ``CallFunction`` names (the function itself for ``SELF_CALL``,
+        ``cujit.ir.calls``: a recursive call)."""
+        if symbol == "<self>":
+            return self
         for f in self.callees:
             if f.name == symbol:
                 return f

@@ -199,20 +199,24 @@ def _check_intrinsic(op: ir.Intrinsic) -> None:
     raise Refused(f"{op.name}, which the rule does not cover", op.loc)
 
 
-def check_pure_function(fn: ir.Function, loc) -> None:
+def check_pure_function(fn: ir.Function, loc, calling: tuple = ()) -> None:
     """A device function taking scalars: pure arithmetic and pure intrinsics only
-    (its own branches and loops are fine: they stay inside one index's work)."""
+    (its own branches and loops are fine: they stay inside one index's work).
+    ``calling``: the functions whose calls led here; a recursive one is refused (its
+    depth is the data's, which the rule does not bound)."""
+    if any(f is fn for f in calling):
+        raise Refused(f"a recursive call of {fn.name}", loc)
     if not all(isinstance(v.type, Scalar) for v in fn.args):
         raise Refused(f"a call of {fn.name}, which takes arrays", loc)
     if isinstance(fn.return_type, Array):
         raise Refused(f"a call of {fn.name}, which returns an array", loc)
     for op in fn.all_ops():
-        _check_pure_op(fn, op)
+        _check_pure_op(fn, op, (*calling, fn))
     if not isinstance(fn.return_type, (Scalar, NoneType, type(None))):
         raise Refused(f"{fn.name} returns {fn.return_type}", loc)
 
 
-def _check_pure_op(fn: ir.Function, op: ir.Op) -> None:
+def _check_pure_op(fn: ir.Function, op: ir.Op, calling: tuple) -> None:
     if isinstance(op, ir.Raise):
         raise Refused(f"{fn.name} may raise an exception", op.loc)
     if isinstance(op, (ir.Terminator, *_ARITH, *_LOOP)):
@@ -222,6 +226,6 @@ def _check_pure_op(fn: ir.Function, op: ir.Op) -> None:
             raise Refused(f"{fn.name} calls {op.name}", op.loc)
         return
     if isinstance(op, ir.CallFunction):
-        check_pure_function(fn.callee(op.callee), op.loc)
+        check_pure_function(fn.callee(op.callee), op.loc, calling)
         return
     raise Refused(f"{fn.name} does what the rule does not cover ({type(op).__name__})", op.loc)

@@ -469,6 +469,13 @@ _MEMORY_HINTS = (
         cuda="a view: the data pointer moved, extents and byte strides",
         cpu="a view: the data pointer moved, extents and byte strides",
     )
+    + _rows(
+        ("array.view",),
+        _INFER + "array_methods:contiguous_view",
+        None,
+        cuda="a C-contiguous view of the same data: new extents (and element type)",
+        cpu="a C-contiguous view of the same data: new extents (and element type)",
+    )
 )
 # cuda.declare_device functions: an opaque call orders memory as a fence does.
 _FOREIGN = _rows(

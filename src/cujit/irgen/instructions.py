@@ -12,6 +12,11 @@ from cujit.bytecode import Instr
 from cujit.cfg import BasicBlock
 from cujit.diagnostics import CompileError
 from cujit.ir import (
+    CALL_STAR,
+    DECORATE,
+    MAKE_FUNCTION,
+    SET_FUNCTION_ATTRIBUTE,
+    TUPLE_CONCAT,
     BinOp,
     Branch,
     BuildTuple,
@@ -96,6 +101,25 @@ def _build_tuple(b: IRBuilder, st: State, ins: Instr) -> None:
     st.push(b.emit(BuildTuple, ins.loc, items=items))
 
 
+def _tuple_append(b: IRBuilder, st: State, ins: Instr) -> None:
+    value = st.pop()
+    tup = st.stack[-ins.arg]
+    made = b.defs.get(tup.id)
+    if isinstance(made, BuildTuple):
+        st.stack[-ins.arg] = b.emit(BuildTuple, ins.loc, items=made.items + (value,))
+    else:  # after a ``*s``: concatenated by stage 4
+        one = b.emit(BuildTuple, ins.loc, items=(value,))
+        func = b.emit(Const, ins.loc, value=TUPLE_CONCAT)
+        st.stack[-ins.arg] = b.emit(Call, ins.loc, func=func, args=(tup, one), kwargs=())
+
+
+def _tuple_extend(b: IRBuilder, st: State, ins: Instr) -> None:
+    # ``(a, *s)``: typed by stage 4, which knows how many items ``s`` has
+    seq = st.pop()
+    func = b.emit(Const, ins.loc, value=TUPLE_CONCAT)
+    st.stack[-ins.arg] = b.emit(Call, ins.loc, func=func, args=(st.stack[-ins.arg], seq), kwargs=())
+
+
 def _build_slice(b: IRBuilder, st: State, ins: Instr) -> None:
     # ``a:b:c`` is a call of the builtin ``slice``, typed by stage 4.
     items = tuple(st.stack[len(st.stack) - ins.arg :])
@@ -119,7 +143,35 @@ def _call(b: IRBuilder, st: State, ins: Instr) -> None:
     st.push(b.emit(Call, ins.loc, func=func, args=tuple(args[:npos]), kwargs=kwargs))
 
 
+def _builtin_call(builtin, arity: int, extra=None):
+    """A construct typed as a call of ``builtin`` on the top ``arity`` stack items
+    (deepest first), followed by ``extra(b, ins)``'s constants."""
+
+    def handler(b: IRBuilder, st: State, ins: Instr) -> None:
+        items = st.stack[len(st.stack) - arity :]
+        del st.stack[len(st.stack) - arity :]
+        if extra is not None:
+            items += [b.emit(Const, ins.loc, value=v) for v in extra(b, ins)]
+        func = b.emit(Const, ins.loc, value=builtin)
+        st.push(b.emit(Call, ins.loc, func=func, args=tuple(items), kwargs=()))
+
+    return handler
+
+
+def _set_attribute(b: IRBuilder, st: State, ins: Instr) -> None:
+    fn, value = st.pop(), st.pop()
+    flag = b.emit(Const, ins.loc, value=ins.arg)
+    func = b.emit(Const, ins.loc, value=SET_FUNCTION_ATTRIBUTE)
+    st.push(b.emit(Call, ins.loc, func=func, args=(fn, flag, value), kwargs=()))
+
+
 HANDLERS = {
+    "MAKE_FUNCTION": _builtin_call(MAKE_FUNCTION, 1, lambda b, ins: [b.bc.function_globals]),
+    "SET_FUNCTION_ATTRIBUTE": _set_attribute,
+    "CALL_STAR": _builtin_call(CALL_STAR, 2),
+    "DECORATE": _builtin_call(DECORATE, 2),
+    "TUPLE_APPEND": _tuple_append,
+    "TUPLE_EXTEND": _tuple_extend,
     "LOAD_CONST": lambda b, st, ins: st.push(b.emit(Const, ins.loc, value=ins.arg)),
     "LOAD_FAST": _load_fast,
     "STORE_FAST": _store_fast,

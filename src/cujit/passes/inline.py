@@ -65,6 +65,15 @@ def inline_calls(
             continue
         inlined += 1
         call = block.ops[at]
+        if any(
+            isinstance(op, ir.CallFunction) and op.callee == ir.SELF_CALL
+            for op in callees[call.callee].all_ops()
+        ):
+            raise UnsupportedError(
+                f"device function '{call.callee}' calls itself and waits (a barrier or a "
+                "warp function): the CPU target cannot run it",
+                call.loc,
+            )
         if inlined > MAX_INLINED:
             raise UnsupportedError(
                 f"device function '{call.callee}' calls itself; it cannot "
