@@ -217,3 +217,14 @@ def test_promotion_rules():
     assert arith_type("-", float16, bfloat16)[2] == float32
     assert arith_type("//", bfloat16, bfloat16)[2] == float32
     assert unify(bfloat16, float16) == float32
+
+
+@pytest.mark.parametrize("kernel", [special, compare])
+def test_kernels_compile_to_ptx_through_libnvvm(kernel):
+    # Compile-only (no GPU needed): bfloat16 compares and min/max must not take float16's
+    # native-instruction path (a float -> i16 bitcast libNVVM refuses).
+    from cujit.types import typeof
+
+    out, x = np.zeros((8, 10), np.float32), np.ones(8, np.float32)
+    ptx, _ = cuda.compile_ptx(kernel, (typeof(out), typeof(x), typeof(x)))
+    assert ".entry" in ptx and "setp.eq.f16" not in ptx

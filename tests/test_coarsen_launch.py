@@ -112,3 +112,29 @@ def test_coarsen_false_has_no_plan(gpu):
     k[2, 32](np.float32(2), x, out)
     (spec,) = k.overloads.values()
     assert spec.coarse is None and gpu.launches[-1][0] == (2, 1, 1)
+
+
+class _SizeMethodArray:
+    """An array of another library whose ``size`` is a method (as torch's tensors)."""
+
+    def __init__(self, n):
+        self.shape = (n,)
+        self.__cuda_array_interface__ = {
+            "shape": (n,),
+            "typestr": "<f4",
+            "data": (BASE, False),
+            "version": 3,
+        }
+
+    def size(self):
+        return self.shape[0]
+
+
+def test_facts_of_an_array_whose_size_is_a_method_run_the_kernel_as_written(gpu):
+    k = cuda.jit(scale)
+    x, out = fake_device_array(1000), fake_device_array(1000, offset=4096)
+    k[40, 32](np.float32(2), x, out)
+    (spec,) = k.overloads.values()
+    assert spec.coarse.facts((np.float32(2), x, out), 40, 32) == spec.coarse.full
+    foreign = _SizeMethodArray(1000)
+    assert spec.coarse.facts((np.float32(2), foreign, out), 40, 32) == 0

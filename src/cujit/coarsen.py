@@ -103,12 +103,17 @@ class Plan:
         mask = 1 if gy == gz == by == bz == 1 else 0
         try:
             n = self.bound(*args)
+            sizes = [(args[p].size, lo, hi) for p, lo, hi in self.inside]
         except Exception:  # noqa: BLE001 -- an argument the launch will refuse itself
+            return 0
+        # An array of another library may say its size otherwise (torch's .size() is a
+        # method): the facts then cannot be read, and the kernel runs as written.
+        if not all(isinstance(v, int) for v in (n, *(size for size, _, _ in sizes))):
             return 0
         mask |= 2 if gx * bx >= n else 0
         from cujit.coarsen_select import within
 
-        mask |= 4 if all(within(args[p].size, n, lo, hi) for p, lo, hi in self.inside) else 0
+        mask |= 4 if all(within(size, n, lo, hi) for size, lo, hi in sizes) else 0
         for bit, p in enumerate(self.arrays):
             ptr = address(args[p])
             if ptr is not None and not ptr & _ALIGN_MASK:

@@ -40,7 +40,7 @@ def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
     (x,) = args
     t: Scalar = op.result.type
     if t.kind == "f":
-        native = half.absolute(ctx, t, x) if t.bits == 16 else None
+        native = half.absolute(ctx, t, x) if t.bits == 16 and t.name == "float16" else None
         return native if native is not None else ctx.call_math("fabs", t, [x])
     if t.kind == "u":
         return x

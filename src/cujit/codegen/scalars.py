@@ -139,8 +139,9 @@ def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value
     """``a cmp b`` as an i1, with Python's meaning for ``t``."""
     if t.kind == "c":
         return cx.compare(ctx, cmp, a, b)
-    if bf16.involves(t):
+    if bf16.involves(t):  # compared as float32 values (exact): not float16's instructions
         a, b = bf16.widen_both(ctx, a, b)
+        t = float32
     if fp8.involves(t):  # fp8 values compare as their (exact) float32 values
         a, b = (fp8.cast(ctx, t, float32, v, cast) for v in (a, b))
     if t.kind == "f":
