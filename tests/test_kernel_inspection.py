@@ -107,3 +107,15 @@ def test_on_the_gpu():
     else:
         sass = k.inspect_sass(F32)
         assert "BAR" in sass and ("LDS" in sass or "STS" in sass)
+
+
+def test_a_kernel_of_one_declared_signature_still_inspects_as_a_dict():
+    # numba: a one-signature kernel is specialised, but inspect_llvm()/inspect_asm()
+    # without a signature still map each signature to its code (numba-cuda's
+    # test_atomics reads next(iter(kernel.inspect_asm().values()))).
+    k = cuda.jit("void(float32[::1], float32[::1])", target="cpu")(_kernel("cpu").py_func)
+    assert k.specialized
+    for code in (k.inspect_llvm(), k.inspect_asm()):
+        assert isinstance(code, dict) and list(code) == [F32]
+        assert isinstance(next(iter(code.values())), str)
+    assert isinstance(k.inspect_llvm(F32), str)

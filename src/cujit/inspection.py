@@ -37,10 +37,13 @@ class KernelInspection:
     _specialized = False
 
     # -- selection ---------------------------------------------------------
-    def _each(self, signature, answer):
+    def _each(self, signature, answer, one_when_specialized: bool = False):
+        # numba's shapes: the code inspections give a dict per signature unless one is
+        # named, even for a specialised kernel; the resource queries give a specialised
+        # kernel's one value.
         if signature is not None:
             return answer(self._spec_for(signature))
-        if self._specialized:
+        if self._specialized and one_when_specialized:
             return answer(next(iter(self.overloads.values())))
         return {key: answer(spec) for key, spec in self.overloads.items()}
 
@@ -111,19 +114,19 @@ class KernelInspection:
 
     # -- resources ---------------------------------------------------------
     def get_regs_per_thread(self, signature=None):
-        return self._each(signature, lambda s: _resource(self, s, "num_regs"))
+        return self._each(signature, lambda s: _resource(self, s, "num_regs"), True)
 
     def get_shared_mem_per_block(self, signature=None):
-        return self._each(signature, lambda s: _resource(self, s, "static_shared_bytes"))
+        return self._each(signature, lambda s: _resource(self, s, "static_shared_bytes"), True)
 
     def get_local_mem_per_thread(self, signature=None):
-        return self._each(signature, lambda s: _resource(self, s, "local_bytes"))
+        return self._each(signature, lambda s: _resource(self, s, "local_bytes"), True)
 
     def get_const_mem_size(self, signature=None):
-        return self._each(signature, lambda s: _resource(self, s, "const_bytes"))
+        return self._each(signature, lambda s: _resource(self, s, "const_bytes"), True)
 
     def get_max_threads_per_block(self, signature=None):
-        return self._each(signature, lambda s: _resource(self, s, "max_threads_per_block"))
+        return self._each(signature, lambda s: _resource(self, s, "max_threads_per_block"), True)
 
 
 def specialization_llvm(spec) -> str:
