@@ -266,3 +266,21 @@ def test_gpu_debug_kernel_computes_with_its_debug_info():
         out = np.full(3, -99.0)
         k[1, 1](n, x, out)
         np.testing.assert_allclose(out, reference(n, x), rtol=1e-12)
+
+
+def test_a_bool_parameter_is_described_by_its_value_not_an_i1_slot():
+    # libNVVM of CUDA 13.0 (the H200 machine's) dies with SIGSEGV on llvm.dbg.declare of
+    # an i1 slot: bool parameters get llvm.dbg.value, and keep their DILocalVariable.
+    from cujit import cuda, types
+
+    sig = (types.boolean, types.boolean)
+
+    @cuda.jit(sig, debug=True, opt=False, target="cuda")
+    def both(flag1, flag2):
+        result = flag1 and flag2  # noqa: F841
+
+    llvm = both.inspect_llvm(sig)
+    assert 'dbg.declare"(metadata i1*' not in llvm
+    assert 'dbg.value"(metadata i1 ' in llvm
+    for k, name in ((1, "flag1"), (2, "flag2")):
+        assert llvm.count(f"!DILocalVariable(arg: {k}, ") == 1 and f'name: "{name}"' in llvm

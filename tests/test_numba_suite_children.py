@@ -40,7 +40,11 @@ def _child(code: str, events: str, **extra) -> subprocess.CompletedProcess:
     """A ``python -c`` child as the worker starts one (see routing.child_environment)."""
     env = dict(os.environ, CUJIT_TARGET="cpu", NUMBA_ENABLE_CUDASIM="1")
     env.pop("CUJIT_NUMBA", None)
-    env["PYTHONPATH"] = os.pathsep.join([routing.CHILD_DIR, os.path.join(ROOT, "src")])
+    # The caller's path stays after ours (filecheck may live there, as on the GPU machine).
+    env["PYTHONPATH"] = os.pathsep.join(
+        [routing.CHILD_DIR, os.path.join(ROOT, "src")]
+        + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    )
     env[routing.CHILD_EVENTS] = events
     env.update(extra)
     return subprocess.run(

@@ -17,8 +17,11 @@ Outcomes: passed (cujit compiled or launched a kernel), no-kernel (passed, but c
 neither compiled nor launched anything: counted apart, not as passes), numba-compiled
 (passed, but numba-cuda compiled or simulated a kernel: no pass), failed, error
 (setup, teardown or the file's import), skipped, timeout, crashed.  On the CPU target
-the harness runs in numba's simulator mode (``NUMBA_ENABLE_CUDASIM=1``), as the
-drop-in does, so tests the harness marks as needing a real GPU are skipped.
+the harness runs as on a GPU (``--harness device``, the default): its device queries are
+answered by cujit's CPU device, so the tests it marks as needing a GPU run too, their
+kernels on cujit's CPU target (tests of PTX text see the host's assembly there, and
+fail).  ``--harness simulator`` runs it in numba's simulator mode
+(``NUMBA_ENABLE_CUDASIM=1``) instead, as the drop-in does: those tests are then skipped.
 
 Per-test outcomes go to ``--json`` (default conformance/results-TARGET.json); totals
 and the most common failure messages are printed.  With the expected list (the default
@@ -183,7 +186,9 @@ def _outcomes(root: str, records: list[dict], code: int, tail: str) -> dict:
         else:
             recorded[rec["id"]] = rec
     if running is not None and running not in recorded:
-        kind = "timeout" if code in (1, -9) and tail.startswith("Timeout") else "crashed"
+        # faulthandler's report opens with "Timeout": the timer fired, whatever the exit
+        # status its exit left (the process may be tearing down threads as it ends).
+        kind = "timeout" if tail.startswith("Timeout") else "crashed"
         recorded[running] = {"id": running, "outcome": kind, "message": tail.strip()}
     return recorded
 
@@ -288,6 +293,28 @@ def check(results: dict, expected: set[str], files: list[str]) -> tuple[list, li
     return lost, new
 
 
+def write_failures(path: str, results: dict, target: str) -> None:
+    """Every test of this run that did not pass, with its outcome and its reason (the
+    failure's first line, its file paths blanked): ``ID: outcome: reason``."""
+    lines = []
+    for tid in sorted(results):
+        r = results[tid]
+        if r["outcome"] in (PASS, "skipped"):
+            continue
+        first = r.get("message", "").strip().splitlines()
+        reason = re.sub(r"/\S+?\.py:(\d+):\d+:", r"FILE:\1:", first[0] if first else "")
+        if r["outcome"] == "no-kernel":
+            reason = "passed, but cujit compiled and launched nothing (host API only)"
+        lines.append(f"{tid}: {r['outcome']}: {reason[:200] or '(no message)'}\n")
+    with open(path, "w") as f:
+        f.write(
+            f"# numba-cuda tests that do not pass under cujit on the {target} target, each "
+            "with its outcome and reason\n# (the failure's first line).  Written by "
+            f"python tools/numba_suite.py --target {target} --failures PATH\n"
+        )
+        f.write("".join(lines))
+
+
 def write_expected(path: str, results: dict, expected: set[str], files: list[str]) -> None:
     ran = tuple(f + "::" for f in files)
     keep = {t for t in expected if not t.startswith(ran)}  # files this run left alone
@@ -301,7 +328,7 @@ def write_expected(path: str, results: dict, expected: set[str], files: list[str
 
 
 # The harness mode of CPU-target runs (and of CI's expected list).
-HARNESS_ON_CPU = "simulator"
+HARNESS_ON_CPU = "device"
 
 
 def environment(target: str, harness: str) -> dict:
@@ -344,6 +371,11 @@ def parse_args(argv):
     p.add_argument("--json", help="per-test outcomes (default conformance/results-TARGET.json)")
     p.add_argument("--expected", default=os.path.join(CONFORMANCE, "expected_pass.txt"))
     p.add_argument("--no-check", action="store_true", help="do not compare with --expected")
+    p.add_argument(
+        "--failures",
+        help="write every test that did not pass, with its reason, here "
+        "(conformance/failing-TARGET.txt)",
+    )
     p.add_argument("--update", action="store_true", help="rewrite --expected from this run")
     return p.parse_args(argv)
 
@@ -380,6 +412,9 @@ def main(argv=None) -> int:
         )
     print(summarize(results, excluded_tests))
     print(f"{len(files)} files in {took:.0f} s; per-test outcomes in {os.path.relpath(out)}")
+    if args.failures:
+        write_failures(args.failures, results, args.target)
+        print(f"wrote {os.path.relpath(args.failures)}")
     expected = read_ids(args.expected)
     if args.update:
         write_expected(args.expected, results, expected, files)

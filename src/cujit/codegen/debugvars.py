@@ -151,7 +151,12 @@ class Variables:
         slot = self.slots[p.id]
         b = ctx.builder
         own = self.arg_names[self.params[p.id] - 1]
-        b.call(self.dbg_declare, [slot, self.variable(ctx, own), self.expr])
+        if slot.type.pointee == ll.IntType(1):
+            # A bool's value, not its slot: libNVVM of CUDA 13.0 crashes (SIGSEGV) on an
+            # llvm.dbg.declare of an i1 slot; a dbg.value of the i1 it accepts.
+            self._value(ctx, llv, own)
+        else:
+            b.call(self.dbg_declare, [slot, self.variable(ctx, own), self.expr])
         b.store(llv, slot)
         ctx.values[p.id] = loaded = b.load(slot)
         for name in self.names[p.id]:

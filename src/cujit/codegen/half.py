@@ -49,8 +49,17 @@ def to_int(ctx: FunctionLowering, dst: Scalar, x: ll.Value) -> ll.Value:
         return lower(ctx, dst, x)
     b = ctx.builder
     wide = b.fpext(x, scalar_type(float32))  # exact: every half is a float
-    rint = ctx.module.declare_intrinsic("llvm.rint", [wide.type])
-    rounded = b.call(rint, [wide])
+    # Round to nearest even by IEEE arithmetic alone: adding and taking away 2**23 (with
+    # x's sign) leaves the float32 rounded to an integer, for |x| < 2**23 (every finite
+    # half).  llvm.rint would do the same, but its host lowering went through the
+    # process's libm and truncated on one machine.
+    f32 = wide.type
+    magic = b.select(
+        b.fcmp_ordered("<", wide, ll.Constant(f32, 0.0)),
+        ll.Constant(f32, -8388608.0),
+        ll.Constant(f32, 8388608.0),
+    )
+    rounded = b.fsub(b.fadd(wide, magic), magic)
     to = scalar_type(dst)
     return b.fptosi(rounded, to) if dst.kind == "i" else b.fptoui(rounded, to)
 
