@@ -189,6 +189,9 @@ def test_excluded_classes_of_the_suite_are_left_out_and_counted(tmp_path):
 
 def test_a_child_importing_a_test_module_gets_it_routed(tmp_path):
     pytest.importorskip("numba_cuda")
+    # numba-cuda's harness, which the test module imports, imports filecheck (the
+    # conformance extra: pip install -e '.[conformance]')
+    pytest.importorskip("filecheck")
     # What a multiprocessing spawn worker does to find a test's function: import the
     # test module by name, which must see cujit as the worker's copy does.
     code = (
