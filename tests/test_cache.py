@@ -301,3 +301,26 @@ def test_hit_in_a_fresh_process_loads_no_compiler_or_toolchain(tmp_path):
     # The toolchain's identity came from the stamp, not from loading it; the digests did
     # not load OpenSSL (_hashlib) either.
     assert heavy == []
+
+
+def test_key_covers_a_device_function_s_own_jit_options():
+    # The callee's code is the same; its options (inline, fastmath...) change the
+    # kernel's code, so a kernel calling it must not reuse the other's entry.
+    def body(x):
+        return x * 2.0 + 1.0
+
+    def caller_of(dev):
+        def kern(x):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] = dev(x[i])
+
+        return kern
+
+    types = (float64[::1],)
+    plain, again, inlined, fast = (
+        kernel_key(caller_of(cuda.jit(device=True, **flags)(body)), types, Options())
+        for flags in ({}, {}, {"inline": "always"}, {"fastmath": True})
+    )
+    assert plain == again
+    assert len({plain, inlined, fast}) == 3

@@ -12,7 +12,8 @@ changes the code.
   submodules reached that way included (``pkg.sub.FACTOR``), classes by name
   plus the class attributes the code names (``K.SCALE``, through the MRO), other
   objects by ``repr`` plus the instance attributes the code names,
-  Python functions (device functions to come) transitively by their own key;
+  Python functions (device functions to come) transitively by their own key, device
+  functions with their own ``jit`` options;
 - the argument types, the ``Options`` (``verify`` aside: it checks, never
   changes, the code);
 - the environment: cujit's version and sources, the toolchain (see
@@ -37,7 +38,7 @@ from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 6  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 7  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -218,6 +219,11 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
         _value(tuple(v._field_defaults.items()), h, debug, seen, names)
     elif isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func"):
         _function(getattr(v, "py_func", v), h, debug, seen)
+        # A device function's own jit options (inline, forceinline, fastmath, opt...)
+        # shape the code of the kernels that call it.
+        for name, flag in sorted(getattr(v, "_flags", {}).items()):
+            h.update(f"device-function flag {name}\n".encode())
+            _value(flag, h, debug, seen, names)
     elif isinstance(v, type) and not _library(v):
         _class(v, h, debug, seen, names)
         _extension(v, h, debug, seen)
