@@ -147,6 +147,10 @@ def test_each_thread_sees_its_own_launch():
 
 
 def test_local_kernels_and_configurations_pickle():
+    # A local function's code travels by value through cloudpickle (cujit.pickling),
+    # which the dask extra brings; without it only importable kernels pickle.
+    pytest.importorskip("cloudpickle")
+
     @cuda.jit(device=True)
     def inner(a):
         return a + 1
