@@ -9,7 +9,8 @@
 set -u
 cd "$(dirname "$0")/.."
 LOG="${OUT:-.}/gpu-check.log"
-export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}"
+# Absolute: tests start child processes in other directories (python -m cujit ...).
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-python3}"
 # The non-gpu half runs in parallel processes where there are cores for it (16 on the
 # GPU machine: a serial run there takes longer than a device call may last).
