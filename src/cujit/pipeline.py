@@ -40,7 +40,9 @@ class CompileResult:
     ``LaunchRecord`` (None when the compile stopped before the last stage)."""
 
     name: str
-    outputs: dict[str, object] = field(default_factory=dict)
+    # Not in the repr: the outputs hold the bytecode's globals, the IR and the cubin,
+    # megabytes that a printed specialisation would otherwise dump.
+    outputs: dict[str, object] = field(default_factory=dict, repr=False)
     times: dict[str, float] = field(default_factory=dict)
     record: LaunchRecord | None = None
 
