@@ -164,6 +164,8 @@ def array_alloc(name: str):
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(2, 3, keywords=("shape", "dtype", "alignment"))
         shape, dtype = _shape(t, site, name), _dtype(t, site, name)
+        if name == "shared.array":
+            _check_static_shared(site, shape, dtype)
         attrs = (("shape", shape), ("dtype", dtype))
         align = _alignment(t, site, name)
         if align is not None:
@@ -179,6 +181,27 @@ def array_alloc(name: str):
         )
 
     return rule
+
+
+# CUDA's limit on a block's static shared memory (``__shared__`` arrays of fixed size)
+# on every architecture cujit targets; more needs dynamic shared memory, opted in at launch.
+STATIC_SHARED_LIMIT = 48 * 1024
+
+
+def _check_static_shared(site: CallSite, shape: tuple[int, ...], dtype) -> None:
+    """A fixed-size shared array over the limit would fail at link, naming no line."""
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    if nbytes > STATIC_SHARED_LIMIT:
+        raise TypingError(
+            f"cuda.shared.array({shape[0] if len(shape) == 1 else shape}, {dtype}) takes "
+            f"{nbytes} bytes; a block's static "
+            f"shared memory is at most {STATIC_SHARED_LIMIT} bytes (48 KiB)",
+            site.loc,
+            hint="for more, use dynamic shared memory: cuda.shared.array(0, dtype), with the "
+            "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]",
+        )
 
 
 def _alignment(t: Typer, site: CallSite, name: str) -> int | None:
