@@ -217,6 +217,37 @@ class InspectableDeviceFunction(DeviceFunction):
         )
         return ptx
 
+    @api_boundary
+    def inspect_llvm(self, signature=None):
+        """The LLVM IR of this device function compiled alone in numba's ABI, with its
+        ``jit`` options: for ``signature``, or (numba's form) a dict from each declared
+        signature to its IR."""
+        if signature is None:
+            return {sig: self._llvm(sig) for sig in self.signatures}
+        return self._llvm(tuple(signature) if isinstance(signature, list) else signature)
+
+    def _llvm(self, signature) -> str:
+        from cujit.compile_api import _compile
+
+        flags = self._flags
+        # Compiled to PTX: the IR shown is the IR libNVVM accepted.
+        result, _ = _compile(
+            self.py_func,
+            signature,
+            flags.get("debug"),
+            bool(flags.get("lineinfo")),
+            True,  # device
+            bool(flags.get("fastmath")),
+            None,  # cc: the default architecture
+            flags.get("opt"),
+            "numba",
+            None,
+            "ptx",
+            False,
+            None,
+        )
+        return result.outputs["llvm"]
+
 
 def nvdisasm_path() -> str | None:
     """nvdisasm from the NVIDIA wheels or the CUDA toolkit (``cuda.pathfinder``), or PATH."""

@@ -27,6 +27,10 @@ from cujit.codegen.lltypes import I64, value_type
 from cujit.types import Array, PyObject, Record, Scalar, Type
 
 _I8_PTR = ll.PointerType(ll.IntType(8))
+# Parameters described by their value (llvm.dbg.value), not their slot: libNVVM of
+# CUDA 13.0 dies with SIGSEGV on an llvm.dbg.declare of an argument's (``arg: N``)
+# i1 or half slot, and accepts a dbg.value of the same i1 or half.
+_VALUE_ONLY = (ll.IntType(1), ll.HalfType())
 
 
 def _described(t: Type) -> bool:
@@ -151,9 +155,7 @@ class Variables:
         slot = self.slots[p.id]
         b = ctx.builder
         own = self.arg_names[self.params[p.id] - 1]
-        if slot.type.pointee == ll.IntType(1):
-            # A bool's value, not its slot: libNVVM of CUDA 13.0 crashes (SIGSEGV) on an
-            # llvm.dbg.declare of an i1 slot; a dbg.value of the i1 it accepts.
+        if slot.type.pointee in _VALUE_ONLY:
             self._value(ctx, llv, own)
         else:
             b.call(self.dbg_declare, [slot, self.variable(ctx, own), self.expr])
