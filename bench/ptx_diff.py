@@ -3,7 +3,8 @@ side, without a GPU:
 
     PYTHONPATH=src python bench/ptx_diff.py spmv [--out DIR]
 
-Writes DIR/NAME.{cujit,cujit_plain,numba,c}.ptx (DIR defaults to /tmp/ptx_diff) and
+Writes DIR/NAME.{cujit,cujit_plain,numba,c}.ptx (``cujit``: the coarsened variant, where
+the kernel has one) (DIR defaults to /tmp/ptx_diff) and
 prints, per implementation, the counts of the instructions that decide a memory-bound
 kernel's speed: global loads (plain and ``.nc``), their widths, 64-bit integer multiplies
 and adds, divisions and branches.  The argument types come from the kernel's own input
@@ -86,12 +87,20 @@ def ptx_all(name: str) -> dict:
     sig = signature(args)
     out = {}
     from cujit import cuda as cj
+    from cujit.coarsen import verdict_of
+    from cujit.options import Options
+    from cujit.pipeline import compile_kernel
 
-    for label, coarsen in (("cujit", True), ("cujit_plain", False)):
-        k = cj.jit(sig, coarsen=coarsen)(kb.python_kernel(kernel, cj))
-        spec = next(iter(k.overloads.values()))
-        wide = spec.coarse.wide if spec.coarse is not None else None
-        out[label] = (wide or spec).result.ptx
+    k = cj.jit(sig, coarsen=False)(kb.python_kernel(kernel, cj))
+    spec = next(iter(k.overloads.values()))
+    out["cujit_plain"] = spec.result.ptx
+    # The variant a launch whose facts hold would take (compiled here without a launch).
+    verdict = verdict_of(spec.result, k.py_func, spec.arg_types, Options())
+    if verdict.ok:
+        wide = compile_kernel(k.py_func, spec.arg_types, Options(coarsen=verdict.width))
+        out["cujit"] = wide.ptx
+    else:
+        print(f"cujit: {verdict.describe()}")
     try:
         from numba import cuda as nc
 
