@@ -1,14 +1,16 @@
 """The PTX of one bench kernel from cujit, numba-cuda and its CUDA C twin (NVRTC), side by
 side, without a GPU:
 
-    PYTHONPATH=src python bench/ptx_diff.py spmv [--out DIR]
+    PYTHONPATH=src python bench/ptx_diff.py spmv [--out DIR] [--nvdisasm PATH]
 
 Writes DIR/NAME.{cujit,cujit_plain,numba,c}.ptx (``cujit``: the coarsened variant, where
 the kernel has one) (DIR defaults to /tmp/ptx_diff) and
 prints, per implementation, the counts of the instructions that decide a memory-bound
 kernel's speed: global loads (plain and ``.nc``), their widths, 64-bit integer multiplies
 and adds, divisions and branches.  The argument types come from the kernel's own input
-maker, run at small sizes.
+maker, run at small sizes.  With ``--nvdisasm`` (the CUDA toolkit's, or the
+``nvidia-cuda-nvdisasm`` wheel's), each PTX is also assembled for sm_90 and its SASS
+instructions counted.
 """
 
 from __future__ import annotations
@@ -114,10 +116,29 @@ def ptx_all(name: str) -> dict:
     return out
 
 
+def sass_counts(ptx: str, nvdisasm: str, path: str) -> str:
+    """The SASS instruction count of ``ptx`` (assembled for sm_90 by nvJitLink, read back
+    by ``nvdisasm``) and its ten commonest opcodes, as one line."""
+    import collections
+    import subprocess
+
+    from cujit.ptx.link import link_cubin
+
+    with open(path, "wb") as f:
+        f.write(link_cubin(ptx, (9, 0)))
+    text = subprocess.run(
+        [nvdisasm, "-c", path], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", text)
+    common = collections.Counter(op.split(".")[0] for op in ops).most_common(10)
+    return f"{len(ops):5}  " + " ".join(f"{k}:{v}" for k, v in common)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("name", choices=sorted(kb.KERNELS))
     parser.add_argument("--out", default="/tmp/ptx_diff")
+    parser.add_argument("--nvdisasm", help="path of nvdisasm: also count SASS instructions")
     ns = parser.parse_args(argv)
     os.makedirs(ns.out, exist_ok=True)
     ptxs = ptx_all(ns.name)
@@ -128,6 +149,11 @@ def main(argv=None) -> None:
     print(f"{'':18}" + "".join(f"{lab:>12}" for lab in rows))
     for key in PATTERNS:
         print(f"{key:18}" + "".join(f"{rows[lab][key]:>12}" for lab in rows))
+    if ns.nvdisasm:
+        print("SASS instructions (sm_90):")
+        for label, p in ptxs.items():
+            cubin = os.path.join(ns.out, f"{ns.name}.{label}.cubin")
+            print(f"  {label:12} {sass_counts(p, ns.nvdisasm, cubin)}")
     print(f"PTX in {ns.out}/{ns.name}.*.ptx")
 
 
