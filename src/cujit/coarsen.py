@@ -28,8 +28,12 @@ _ALIGN_MASK = 15  # 16-byte alignment
 
 
 def verdict_of(result, pyfunc, arg_types, options) -> Verdict:
-    """The independence verdict of a compiled kernel (its typed IR, compiled again up to
-    stage 5 where the result came from the disk cache)."""
+    """The independence verdict of a compiled kernel: the one its disk-cache entry kept
+    (or its compile computed for the entry), else the analysis of its typed IR (compiled
+    again up to stage 5 where an entry kept none)."""
+    kept = result.outputs.get("independence")
+    if kept is not None:
+        return kept
     fn = result.outputs.get("passes")
     if fn is None:
         from cujit.pipeline import compile_kernel

@@ -319,6 +319,11 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
     back_end(run, fn, arg_types, options)
 
 
+def _event_name(name: str, options: Options) -> str:
+    """What a compile event calls the kernel: a coarsened variant is its own compile."""
+    return f"{name} (coarsened x{options.coarsen})" if options.coarsen else name
+
+
 def compile_kernel(
     pyfunc, arg_types, options: Options = DEFAULT_OPTIONS, stop_after: str = "cubin"
 ) -> CompileResult:
@@ -337,7 +342,7 @@ def compile_kernel(
             f"are {', '.join(stages)}"
         )
     run = _Run(pyfunc, options, stop_after)
-    events.notify(events.COMPILE, run.name, options.target)
+    events.notify(events.COMPILE, _event_name(run.name, options), options.target)
     try:
         _compile(run, pyfunc, arg_types, options)
     except _Stop:

@@ -63,6 +63,9 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
         "ptx": entry.sections["ptx"].decode(),
         "cubin": entry.sections["cubin"],
     }
+    verdict = _stored_verdict(entry.header)
+    if verdict is not None:  # coarsen.verdict_of reads it: the hit runs no stage
+        outputs["independence"] = verdict
     return CompileResult(
         name,
         outputs,
@@ -96,6 +99,8 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
         "created": dt.datetime.now().isoformat(timespec="seconds"),
         "compile_ms": {k: round(v * 1e3, 3) for k, v in result.times.items()},
     }
+    if not options.coarsen:  # a variant's launches read the plain kernel's verdict
+        header["coarsen"] = _verdict_json(result)
     sections = {
         "cubin": bytes(result.cubin),
         "ptx": result.ptx.encode(),
@@ -110,6 +115,28 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
             stacklevel=3,
         )
     return result
+
+
+def _verdict_json(result) -> dict:
+    """The kernel's independence verdict for the entry; also kept in ``result`` so that
+    the launch that follows does not analyse the kernel again."""
+    from cujit.cache import verdict
+    from cujit.ir.independence import analyse
+
+    found = analyse(result.outputs["passes"])
+    result.outputs["independence"] = found
+    return verdict.to_json(found)
+
+
+def _stored_verdict(header: dict):
+    """The verdict an entry's header keeps, or None (an entry of a variant, or damaged:
+    the launch then analyses the kernel itself)."""
+    stored = header.get("coarsen")
+    if stored is None:
+        return None
+    from cujit.cache import verdict
+
+    return verdict.from_json(stored)
 
 
 def _key_or_none(pyfunc, arg_types, options: Options, strict: bool) -> str | None:

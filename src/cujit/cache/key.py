@@ -38,7 +38,7 @@ from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 7  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 8  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 

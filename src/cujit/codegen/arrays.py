@@ -4,11 +4,12 @@ An array value is the struct ``{T* data, [n x i64] extents, [n x i64] byte
 strides}`` (see ``lltypes``).  The element address depends on the layout
 the type promises:
 
-- 'C': row-major from the extents alone, ``((i0*n1 + i1)*n2 + i2)`` elements;
-  the passed strides are ignored, so LLVM sees a plain multiply-add it can
-  strength-reduce and vectorise.  For a C-contiguous array the byte strides
+- 'C': row-major from the extents alone, ``i0*(n1*n2) + i1*n2 + i2`` elements, each
+  index's constant part multiplied out (``addressing``: neighbouring accesses share
+  one address); the passed strides are ignored, so LLVM sees a plain multiply-add it
+  can strength-reduce and vectorise.  For a C-contiguous array the byte strides
   are exactly ``itemsize * prod(later extents)``, so both give one address.
-- 'F': column-major likewise, ``i0 + n0*(i1 + n1*i2)``.
+- 'F': column-major likewise, ``i0 + i1*n0 + i2*(n0*n1)``.
 - 'A': ``data + sum(i_k * stride_k)`` bytes, using the strides.
 
 Negative indices count from the end (``i < 0 -> i + n`` per dimension, as
@@ -22,7 +23,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import checks
+from cujit.codegen import addressing, checks
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import (
     ARRAY_DATA,
@@ -122,11 +123,7 @@ def element_pointer(
     if t.ndim == 0:
         return data
     if t.layout in ("C", "F"):
-        order = range(t.ndim) if t.layout == "C" else reversed(range(t.ndim))
-        offset = None
-        for k in order:
-            offset = idx[k] if offset is None else b.add(b.mul(offset, shape[k]), idx[k])
-        return b.gep(data, [offset])
+        return addressing.contiguous_pointer(b, data, t.layout, idx, shape)
     offset = None
     for k in range(t.ndim):
         term = b.mul(idx[k], b.extract_value(arr, [ARRAY_STRIDES, k]))

@@ -204,6 +204,9 @@ class _Ranges:
             value = op.value
             ok = isinstance(value, int) and not isinstance(value, bool)
             return (value, value) if ok else _UNBOUNDED
+        if isinstance(op, ir.Intrinsic) and op.name == "max" and len(op.args) == 2:
+            a, b = (self.range(v) for v in op.args)
+            return _UNBOUNDED if None in (*a, *b) else (max(a[0], b[0]), max(a[1], b[1]))
         if isinstance(op, ir.Intrinsic):
             return _intrinsic_range(op)
         if isinstance(op, ir.TupleGet):
@@ -219,7 +222,9 @@ class _Ranges:
                 return 0, MAX_CONTIGUOUS_EXTENT
             return _UNBOUNDED
         if isinstance(op, ir.Cast) and _is_int(op.operand.type):
-            return self.range(op.operand)
+            # Whatever it is, the operand lies within its own type.
+            r = self.range(op.operand)
+            return _limits(op.operand.type) if r == _UNBOUNDED else r
         if isinstance(op, ir.BinOp) and op.op in ("+", "-", "*"):
             return _arith(op.op, self.range(op.lhs), self.range(op.rhs))
         if isinstance(op, ir.IterValue):

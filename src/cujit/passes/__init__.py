@@ -14,6 +14,7 @@ from cujit.passes.asserts import drop_asserts
 from cujit.passes.constfold import fold_constants
 from cujit.passes.dce import eliminate_dead_code, eliminate_dead_code_keeping_variables
 from cujit.passes.inline import inline_requested, inline_requested_keep_raise
+from cujit.passes.range_versions import version_range_loops
 from cujit.passes.simplify import merge_blocks
 
 Pass = Callable[[Function], Function]
@@ -26,7 +27,14 @@ _CLEANUP: tuple[Pass, ...] = (fold_constants, eliminate_dead_code, merge_blocks)
 DEFAULT_PASSES: tuple[Pass, ...] = (inline_requested_keep_raise, *_CLEANUP)
 # Without debug mode an ``assert`` compiles to nothing (numba's default): its check
 # goes first, so the rest of the list cleans up after it.
-RELEASE_PASSES: tuple[Pass, ...] = (drop_asserts, inline_requested, *_CLEANUP)
+# A release build also versions range loops on the sign of their start (their copy for
+# a non-negative start indexes arrays without wrapping negative indices).
+RELEASE_PASSES: tuple[Pass, ...] = (
+    drop_asserts,
+    inline_requested,
+    *_CLEANUP,
+    version_range_loops,
+)
 # Debug mode keeps its asserts, and what every Python variable holds, even unread:
 # the debugger prints ``z`` of ``z = x == y``.
 DEBUG_PASSES: tuple[Pass, ...] = (
@@ -54,4 +62,5 @@ __all__ = [
     "fold_constants",
     "merge_blocks",
     "run_passes",
+    "version_range_loops",
 ]
