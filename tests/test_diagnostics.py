@@ -24,6 +24,7 @@ from cujit import cuda, float32
 from cujit.diagnostics import (
     CompileError,
     InternalCompilerError,
+    KernelReturnError,
     LaunchError,
     LaunchTypeError,
     LaunchValueError,
@@ -78,8 +79,8 @@ def indexes_scalar(x, a):
     x[0] = a[0]  # <-
 
 
-def too_few_indices(x):
-    x[0] = 1.0  # <-
+def three_indices(x):
+    x[0, 0, 0] = 1.0  # <-
 
 
 CASES = [
@@ -90,7 +91,7 @@ CASES = [
     (dynamic_shape, "void(float32[:], int64)", "constant"),
     (undefined_name, "void(float32[:])", "not_defined_anywhere"),
     (indexes_scalar, "void(float32[:], float32)", "index"),
-    (too_few_indices, "void(float32[:, :])", "ind"),
+    (three_indices, "void(float32[:, :])", "ind"),
 ]
 
 
@@ -408,7 +409,7 @@ KERNEL_CASES = [
         "a[0]",
         None,
     ),
-    (too_few_indices, V2, T, "array of 2 dimensions indexed with 1 index", "x[0]", None),
+    (three_indices, V2, T, "array of 2 dimensions indexed with 3 indices", "x[0, 0, 0]", None),
     (too_many_indices, V1, T, "array of 1 dimension indexed with 2 indices", "x[0, 1]", None),
     (
         adds_tuple,
@@ -441,8 +442,8 @@ KERNEL_CASES = [
     (
         returns_value,
         V1,
-        E,
-        "a kernel cannot return a value",
+        KernelReturnError,
+        "a kernel cannot return a value: kernels must have void return type",
         "return",
         "write the result into an array argument instead\n"
         "guide: docs/guide/first-kernel.md#results-go-into-arrays",

@@ -2,8 +2,6 @@
 their closure, run-time values captured as hidden parameters), ``*args`` device
 functions and ``f(*args)``: checked against the same Python run on the host."""
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -62,12 +60,6 @@ def _factory(k):
     return kernel
 
 
-@pytest.mark.xfail(
-    sys.version_info >= (3, 13),
-    reason="known bug on Python 3.13: a nested function reading the kernel's own free "
-    "variable (k, from the factory) is typed as an unassigned local",
-    strict=True,
-)
 def test_closure_escapes_into_a_device_function():
     for k in (1, 7):
         kernel = cuda.jit(target="cpu")(_factory(k))

@@ -94,10 +94,6 @@ def k_attr_store(x):
     x.flags = 1  # <-
 
 
-def k_slice(x):
-    x[1:3] = 0  # <-
-
-
 def k_kw_call(x):
     kw = {"a": 1}
     x[0] = max(1, **kw)  # <-
@@ -172,7 +168,6 @@ UNSUPPORTED = [
     (k_del, "'del'"),
     (k_global_store, "'global'"),
     (k_attr_store, "attribute"),
-    (k_slice, "assigning to a slice"),
     (k_kw_call, "**kwargs"),
     (k_star_unpack, "star-unpacking"),
     (k_import, "'import'"),

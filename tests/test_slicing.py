@@ -59,17 +59,6 @@ def test_views_read_like_numpy():
     np.testing.assert_allclose(out, reference(a, m), rtol=1e-12)
 
 
-def test_slice_assignment_is_refused_at_the_line():
-    @cuda.jit(target="cpu")
-    def k(a):
-        a[1:3] = 0.0
-
-    with pytest.raises(CompileError) as info:
-        k[1, 1](np.ones(4))
-    assert "assigning to a slice of an array is not supported" in str(info.value)
-    assert "test_slicing.py" in str(info.value)
-
-
 def test_stores_through_views():
     @cuda.jit(target="cpu")
     def k(a, m, lo, hi):

@@ -5,7 +5,6 @@ sm_90 cubins everywhere, and the parts cujit does not support raise errors namin
 
 from __future__ import annotations
 
-import cmath
 import re
 
 import numpy as np
@@ -151,10 +150,6 @@ def _to_float(out, z):
     out[0] = float(z)
 
 
-def _cmath_tan(out, z):
-    out[0] = cmath.tan(z)
-
-
 def _htanh_approx(out, h):
     out[0] = cuda.fp16.htanh_approx(h)
 
@@ -177,7 +172,6 @@ C1 = Array(complex128, 1, "C")
             TypingError,
             "cannot convert complex128 to float64",
         ),
-        (_cmath_tan, (C1, complex128), UnsupportedError, "cmath.tan is not supported"),
         (
             _htanh_approx,
             (Array(float16, 1, "C"), float16),

@@ -99,6 +99,7 @@ syncwarp = DeviceOnly("syncwarp", "syncwarp(mask=0xffffffff): barrier for the wa
 threadfence = DeviceOnly("threadfence", "memory fence at device scope")
 threadfence_block = DeviceOnly("threadfence_block", "memory fence at block scope")
 threadfence_system = DeviceOnly("threadfence_system", "memory fence at system scope (host too)")
+nanosleep = DeviceOnly("nanosleep", "nanosleep(ns): suspend the thread for about ns nanoseconds")
 
 # -- warp-level functions ----------------------------------------------------------
 shfl_sync = DeviceOnly("shfl_sync", "shfl_sync(mask, value, src_lane): value of lane src_lane")
@@ -281,6 +282,7 @@ for _obj in (
     threadfence,
     threadfence_block,
     threadfence_system,
+    nanosleep,
     shfl_sync,
     shfl_up_sync,
     shfl_down_sync,

@@ -91,6 +91,10 @@ class TypingError(CompileError):
     kind = "type error"
 
 
+class KernelReturnError(CompileError, TypeError):
+    """A kernel that returns a value (a TypeError too, as numba raises for one)."""
+
+
 class SignatureError(CompileError, TypeError):
     """A type signature that does not parse, reported at the user's line that gave it
     (a TypeError too, as numba raises for one)."""

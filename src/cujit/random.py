@@ -15,10 +15,9 @@ The algorithm (Blackman and Vigna's xoroshiro128+, seeded through splitmix64):
   normals are Box-Muller's first value from two float32 uniforms (for both widths, as
   numba does).
 
-Storage differs from numba, which keeps states in a record dtype (``s0``, ``s1``): cujit
-kernels take no record arrays, so the states are a ``uint64`` array of shape ``(n, 2)``
-(column 0 is ``s0``, column 1 ``s1``).  Kernels reach it only through the functions here,
-so numba code runs unchanged.
+The states are stored as numba stores them: a 1-d array of the aligned record
+``xoroshiro128p_dtype`` (fields ``s0``, ``s1``, uint64), so host code that reads them
+(``np.unique(states.copy_to_host())``) sees what it sees under numba.
 
 The device-side functions are ordinary ``@cuda.jit(device=True)`` functions.  The
 host side builds the states with NumPy: the jump is linear over GF(2), so it is a
@@ -38,6 +37,7 @@ from cujit.dispatcher import jit
 from cujit.types.core import float32, float64, int64, uint64
 
 __all__ = [
+    "xoroshiro128p_dtype",
     "create_xoroshiro128p_states",
     "init_xoroshiro128p_states",
     "xoroshiro128p_jump",
@@ -48,6 +48,7 @@ __all__ = [
     "xoroshiro128p_uniform_float64",
 ]
 
+xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
 _MASK64 = (1 << 64) - 1
 _JUMP_LO = 0xBEAC0467EBA5FACB
 _JUMP_HI = 0xD86B048B86AA9922
@@ -66,13 +67,13 @@ TWO_PI_FLOAT64 = np.float64(2 * math.pi)
 @jit(device=True)
 def xoroshiro128p_next(states, index):
     """The next uint64 of generator ``index``, advancing it one step."""
-    index = int64(index)
-    s0 = states[index, 0]
-    s1 = states[index, 1]
+    state = states[int64(index)]
+    s0 = state["s0"]
+    s1 = state["s1"]
     result = s0 + s1
     s1 = s1 ^ s0
-    states[index, 0] = ((s0 << uint64(55)) | (s0 >> uint64(9))) ^ s1 ^ (s1 << uint64(14))
-    states[index, 1] = (s1 << uint64(36)) | (s1 >> uint64(28))
+    state["s0"] = ((s0 << uint64(55)) | (s0 >> uint64(9))) ^ s1 ^ (s1 << uint64(14))
+    state["s1"] = (s1 << uint64(36)) | (s1 >> uint64(28))
     return result
 
 
@@ -81,8 +82,8 @@ def _jump_word(states, index, word, s0, s1):
     """64 steps of the jump: xor in the states at the set bits of ``word``."""
     for b in range(64):
         if (word >> uint64(b)) & uint64(1) != uint64(0):
-            s0 = s0 ^ states[index, 0]
-            s1 = s1 ^ states[index, 1]
+            s0 = s0 ^ states[index]["s0"]
+            s1 = s1 ^ states[index]["s1"]
         xoroshiro128p_next(states, index)
     return s0, s1
 
@@ -93,8 +94,8 @@ def xoroshiro128p_jump(states, index):
     index = int64(index)
     acc = _jump_word(states, index, uint64(_JUMP_LO), uint64(0), uint64(0))
     acc = _jump_word(states, index, uint64(_JUMP_HI), acc[0], acc[1])
-    states[index, 0] = acc[0]
-    states[index, 1] = acc[1]
+    states[index]["s0"] = acc[0]
+    states[index]["s1"] = acc[1]
 
 
 @jit(device=True)
@@ -197,7 +198,7 @@ def _host_states(n: int, seed: int, subsequence_start: int) -> np.ndarray:
     subsequence_start = int(subsequence_start)
     if not 0 <= subsequence_start <= _MASK64:
         raise ValueError(f"subsequence_start must be in [0, 2**64), got {subsequence_start}")
-    out = np.empty((n, 2), np.uint64)
+    out = np.empty(n, xoroshiro128p_dtype)
     if n == 0:
         return out
     z = _splitmix64(int(seed) & _MASK64)
@@ -213,27 +214,27 @@ def _host_states(n: int, seed: int, subsequence_start: int) -> np.ndarray:
         t0, t1 = _apply(_jump_power(k), s0, s1)
         s0, s1 = np.concatenate([s0, t0]), np.concatenate([s1, t1])
         k += 1
-    out[:, 0] = s0[:n]
-    out[:, 1] = s1[:n]
+    out["s0"] = s0[:n]
+    out["s1"] = s1[:n]
     return out
 
 
 def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
-    """Fill ``states`` (a device array of shape ``(n, 2)``, uint64) with ``n``
+    """Fill ``states`` (a 1-d device array of ``xoroshiro128p_dtype``) with ``n``
     generators 2**64 steps apart, the first one ``subsequence_start`` jumps past the
     seed's."""
     shape = tuple(states.shape)
-    if len(shape) != 2 or shape[1] != 2 or np.dtype(states.dtype) != np.uint64:
+    if len(shape) != 1 or np.dtype(states.dtype) != xoroshiro128p_dtype:
         raise ValueError(
-            "xoroshiro128+ states are a uint64 device array of shape (n, 2), "
-            f"got {states.dtype} {shape}; make them with "
+            "xoroshiro128+ states are a 1-d device array of xoroshiro128p_dtype "
+            f"(s0, s1: uint64), got {states.dtype} {shape}; make them with "
             "create_xoroshiro128p_states"
         )
     states.copy_to_device(_host_states(shape[0], seed, subsequence_start), stream=stream)
 
 
 def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
-    """A new device array of ``n`` xoroshiro128+ generators (uint64, shape ``(n, 2)``),
+    """A new device array of ``n`` xoroshiro128+ generators (``xoroshiro128p_dtype``),
     2**64 steps apart, seeded as numba seeds them; under ``CUJIT_TARGET=cpu`` a host
     device array."""
     return _to_device(_host_states(int(n), seed, subsequence_start), stream)

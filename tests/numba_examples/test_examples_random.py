@@ -67,11 +67,11 @@ def test_montecarlo(target):
     m = 500
     expected = np.empty(m, np.float32)
     for gid in range(m):
-        state = [int(host_states[gid, 0]), int(host_states[gid, 1])]
+        state = [int(host_states[gid]["s0"]), int(host_states[gid]["s1"])]
         samp = float(_xoroshiro_uniform_float32(state)) * (2 - 1) + 1  # float32 * int64
         expected[gid] = 1.0 / samp
     assert_matches(out.copy_to_host()[:m], expected)
-    assert states.copy_to_host()[0, 0] != host_states[0, 0]  # the kernel advanced it
+    assert states.copy_to_host()[0]["s0"] != host_states[0]["s0"]  # the kernel advanced it
 
 
 # -- 12. Random numbers on a 3-D grid (numba-cuda docs, "Random Number Generation":
@@ -105,7 +105,7 @@ def test_random_3d_grid(target):  # noqa: C901 -- numba's documented example ker
         for starty in range(sy):
             for startx in range(sx):
                 tid = startz * sy * sx + starty * sx + startx
-                state = [int(host_states[tid, 0]), int(host_states[tid, 1])]
+                state = [int(host_states[tid]["s0"]), int(host_states[tid]["s1"])]
                 for i in range(startz, X, sz):
                     for j in range(starty, Y, sy):
                         for k in range(startx, Z, sx):

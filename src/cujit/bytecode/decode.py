@@ -142,6 +142,14 @@ def _cell_access(name: str, var: str, code, captured: tuple[str, ...], loc: Loc)
     return ("STORE_FAST" if name == "STORE_DEREF" else "LOAD_FAST", var)
 
 
+def _fast_access(op: str, var: str, code, captured: tuple[str, ...], loc: Loc):
+    """A LOAD_FAST/STORE_FAST.  3.13 spells ``LOAD_CLOSURE`` of a free variable (the
+    function's own closure, passed on to a nested function) as ``LOAD_FAST``."""
+    if op == "LOAD_FAST" and var in code.co_freevars:
+        return _cell_access("LOAD_CLOSURE", var, code, captured, loc)
+    return (op, var)
+
+
 _LIST_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND"})
 _SKIP_BACK = frozenset({"PRECALL", "CACHE", "EXTENDED_ARG", "KW_NAMES"})
 
@@ -233,7 +241,9 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
         def emit(op, arg=None, **kw):
             out.append((off, Instr(op, arg, loc, **kw)))  # noqa: B023 -- called within this iteration
 
-        if name in _SAME:
+        if name in ("LOAD_FAST", "STORE_FAST"):
+            emit(*_fast_access(name, ins.argval, code, captured, loc))
+        elif name in _SAME:
             emit(name, ins.argval)
             if name == "LOAD_ASSERTION_ERROR":
                 in_assert = True
@@ -252,8 +262,8 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
             emit("RETURN")
         elif name in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
             first, second = name.split("_FAST_")[0], name.split("_FAST_")[1].replace("_FAST", "")
-            emit(first + "_FAST", ins.argval[0])
-            emit(second + "_FAST", ins.argval[1])
+            emit(*_fast_access(first + "_FAST", ins.argval[0], code, captured, loc))
+            emit(*_fast_access(second + "_FAST", ins.argval[1], code, captured, loc))
         elif name.startswith("POP_JUMP_"):
             cond = name.replace("_FORWARD", "").replace("_BACKWARD", "")
             emit(cond, ins.argval)

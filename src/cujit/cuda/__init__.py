@@ -47,6 +47,7 @@ from cujit.device_api import (  # noqa: F401
     local,
     match_all_sync,
     match_any_sync,
+    nanosleep,
     popc,
     selp,
     shared,
@@ -221,7 +222,6 @@ class NotSupportedError(AttributeError):
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
-    "nanosleep": "cuda.nanosleep",
     "defer_cleanup": "cuda.defer_cleanup",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import array_methods, iteration, optional, records, reduction_calls, slicing
+from cujit.infer import (
+    array_methods,
+    iteration,
+    optional,
+    records,
+    reduction_calls,
+    slice_store,
+    slicing,
+)
 from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
@@ -183,6 +191,16 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+def _zero_d_integer(t: Typer, v: Value, loc: Loc) -> Value:
+    """A 0-d integer array used as an index stands for its element (as in numba)."""
+    ty = v.type
+    if isinstance(ty, Array) and ty.ndim == 0 and isinstance(ty.dtype, Scalar):
+        if ty.dtype.kind in "iu":
+            empty = t.emit(BuildTuple(loc=loc, result=t.fresh(Tuple(())), items=()))
+            return t.emit(GetItem(loc=loc, result=t.fresh(ty.dtype), obj=v, index=empty))
+    return v
+
+
 def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C901 -- one branch per index form (slice, scalar, tuple of ints, tuple being built) numba accepts
     """``idx`` as GetItem wants it: int64 for 1-d, a Tuple of ``ndim`` int64s otherwise."""
     if (isinstance(idx.type, PyObject) and isinstance(idx.type.value, slice)) or slicing.has_slice(
@@ -193,10 +211,13 @@ def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C
             "kernels; store one element at a time",
             loc,
         )
+    idx = _zero_d_integer(t, idx, loc)
     if isinstance(idx.type, Scalar):
         count = 1
     elif isinstance(idx.type, Tuple):
         count = len(idx.type.items)
+    elif isinstance(idx.type, PyObject) and idx.type.value == ():
+        count = 0  # a[()]: a 0-d array's element
     else:
         t.check_not_string(idx, loc)
         t.check_defined(idx, loc)
@@ -210,6 +231,8 @@ def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C
             f"indexed with {_plural(count, 'index', 'indices')}",
             loc,
         )
+    if count == 0:
+        return t.emit(BuildTuple(loc=loc, result=t.fresh(Tuple(())), items=()))
     if isinstance(idx.type, Scalar):
         items = [idx]
     elif arr.ndim > 1 and all(it == int64 for it in idx.type.items):
@@ -222,6 +245,7 @@ def array_index(t: Typer, arr: Array, idx: Value, loc: Loc) -> Value:  # noqa: C
             for i, it in enumerate(idx.type.items)
         ]
     for i, v in enumerate(items):
+        v = _zero_d_integer(t, v, loc)
         if not isinstance(v.type, Scalar) or v.type.is_float or v.type == boolean:
             raise TypingError(f"an array index must be an integer, not {describe(v.type)}", loc)
         items[i] = t.cast(v, int64, loc)
@@ -340,6 +364,9 @@ def type_setitem(t: Typer, op: SetItem) -> None:
         )
         raise TypingError(what, op.loc)
     t.check_writable(obj, op.loc, "cannot assign into")
+    if slice_store.is_slice_store(obj.type, idx):  # a[:] = v, m[i] = row
+        slice_store.store(t, obj, idx, val, op.loc)
+        return
     index = array_index(t, obj.type, idx, op.loc)
     if isinstance(obj.type.dtype, CharSeq) and val.type != obj.type.dtype:  # a[i] = "abc"
         ref = t.emit(GetItem(loc=op.loc, result=t.fresh(obj.type.dtype), obj=obj, index=index))

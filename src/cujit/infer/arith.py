@@ -127,6 +127,30 @@ def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
     )
 
 
+_COMPARE = {
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
+}
+
+
+def _fold_constant_compare(t: Typer, op: Compare, a: Value, b: Value) -> bool:
+    """A comparison of two compile-time integers or bools (``FLAG is True`` of a global
+    or a closure's constant) is a constant, so a branch on it types only the side it
+    takes, as numba prunes such branches."""
+    va, vb = t.consts.get(a.id), t.consts.get(b.id)
+    kinds = (int, bool)
+    if op.op not in _COMPARE or not (isinstance(va, kinds) and isinstance(vb, kinds)):
+        return False
+    if not all(isinstance(v.type, Scalar) and v.type.kind in "biu" for v in (a, b)):
+        return False
+    t.const(bool(_COMPARE[op.op](va, vb)), op.loc, result=op.result)
+    return True
+
+
 def type_compare(t: Typer, op: Compare) -> None:
     if op.op in ("in", "not in"):
         contains.type_contains(t, op)
@@ -148,6 +172,8 @@ def type_compare(t: Typer, op: Compare) -> None:
         return
     if is_datetime_kind(a.type) or is_datetime_kind(b.type):
         datetime_ops.type_compare(t, op, a, b)
+        return
+    if _fold_constant_compare(t, op, a, b):
         return
     ta, tb = _operand_types(t, op, a, b)
     common = unify(ta, tb)

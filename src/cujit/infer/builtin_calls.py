@@ -22,6 +22,7 @@ from cujit.types import (
     Scalar,
     Tuple,
     boolean,
+    float16,
     float32,
     float64,
     int8,
@@ -193,8 +194,15 @@ def math_trunc(t: Typer, site: CallSite) -> Value:
     truncates)."""
     site.expect(1, 1)
     (x,) = site.args
-    if t.scalar(x, site.loc, "math.trunc()").is_complex:
+    ty = t.scalar(x, site.loc, "math.trunc()")
+    if ty.is_complex:
         raise TypingError("math.trunc() of a complex number is not supported", site.loc)
+    if ty == float16:  # a float16 (as numba-cuda's htrunc): float16 -> int casts round
+        x32 = t.cast(x, float32, site.loc)
+        y = t.emit(
+            Intrinsic(loc=site.loc, result=t.fresh(float32), name="libdevice.truncf", args=(x32,))
+        )
+        return t.cast(y, float16, site.loc)
     return t.cast(x, int64, site.loc)
 
 

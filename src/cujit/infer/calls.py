@@ -138,6 +138,7 @@ CALLS: dict[object, Rule] = {
     cuda.cg.this_grid: cu.call_this_grid,
     cuda.grid_group.sync: cu.call_grid_sync,
     cuda.threadfence: cu.fence("threadfence"),
+    cuda.nanosleep: cu.call_nanosleep,
     cuda.threadfence_block: cu.fence("threadfence_block"),
     cuda.threadfence_system: cu.fence("threadfence_system"),
     cuda.shared.array: cu.array_alloc("shared.array"),

@@ -1,9 +1,11 @@
 """Typing rules for ``cmath``.
 
-The ``cmath`` functions numba's CUDA target types (its ``cmathdecl``) that are simple
-on the parts are intrinsics (``cmath.sqrt`` ...); ``phase``, ``polar``, ``rect`` and the
-``isnan`` family are written here with the real math intrinsics.  A real argument
-becomes complex first (float32 -> complex64, other reals -> complex128).
+``cmath.log`` and ``log10`` are intrinsics; ``phase``, ``polar`` and the ``isnan``
+family are written here with the real math intrinsics.  The functions whose special
+values (C99 Annex G) need case analysis, ``exp``, ``sqrt``, the circular and hyperbolic
+functions and their inverses, ``rect`` and ``log(z, base)``, are calls of the device
+functions of ``cmath_impl``.  A real argument becomes complex first (float32 ->
+complex64, other reals -> complex128), and the result has the argument's type.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 import cmath
 from typing import TYPE_CHECKING
 
-from cujit.diagnostics import TypingError, UnsupportedError
+from cujit.diagnostics import TypingError
 from cujit.infer import builtin_calls as bi
+from cujit.infer.cmath_impl import DEVICE_FUNCTIONS, LOG_BASE, RECT
 from cujit.infer.context import Typer
 from cujit.ir import BinOp, BuildTuple, Intrinsic, Value
 from cujit.types import Tuple, boolean, complex64, complex128, float16, float32, float64
@@ -21,9 +24,7 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
-CMATH_INTRINSICS = ("sqrt", "exp", "log", "log10", "sin", "cos")
-# numba's CUDA cmath functions that cujit does not have (yet): a clear error.
-CMATH_MISSING = ("acos", "asin", "asinh", "atan", "atanh", "tan", "acosh", "cosh", "sinh", "tanh")
+CMATH_INTRINSICS = ("log", "log10")
 
 
 def as_complex(t: Typer, v: Value, loc, what: str) -> Value:
@@ -33,14 +34,41 @@ def as_complex(t: Typer, v: Value, loc, what: str) -> Value:
     return t.cast(v, complex64 if ty in (float32, float16) else complex128, loc)
 
 
+def _call_impl(t: Typer, site: CallSite, devfn, args: list[Value], ty) -> Value:
+    """A call of ``cmath_impl``'s ``devfn`` on ``args``, its result cast to ``ty``."""
+    from cujit.infer.function_calls import call_device_function
+
+    site.args[:] = args
+    site.kwargs.clear()
+    call_device_function(t, site.op, devfn, site)
+    out = t.value(site.op.result)
+    if out.type != ty:  # float32 parts may widen inside: the result is the argument's
+        t.alias(site.op.result, t.cast(out, ty, site.loc))
+    return t.value(site.op.result)
+
+
+def cmath_impl_call(fname: str):
+    """``cmath.<fname>(z)`` through the device function of ``cmath_impl``."""
+
+    def rule(t: Typer, site: CallSite) -> Value:
+        site.expect(1, 1)
+        z = as_complex(t, site.args[0], site.loc, f"cmath.{fname}()")
+        return _call_impl(t, site, DEVICE_FUNCTIONS[fname], [z], z.type)
+
+    return rule
+
+
+def _log_base(t: Typer, site: CallSite) -> Value:
+    zs = [as_complex(t, v, site.loc, "cmath.log()") for v in site.args]
+    common = complex128 if complex128 in (zs[0].type, zs[1].type) else complex64
+    zs = [t.cast(z, common, site.loc) for z in zs]
+    return _call_impl(t, site, LOG_BASE, zs, common)
+
+
 def cmath_unary(fname: str):
     def rule(t: Typer, site: CallSite) -> Value:
         if fname == "log" and len(site.args) == 2:
-            raise UnsupportedError(
-                "cmath.log(z, base) is not supported in kernels",
-                site.loc,
-                hint="divide cmath.log(z) by math.log(base)",
-            )
+            return _log_base(t, site)
         site.expect(1, 1)
         z = as_complex(t, site.args[0], site.loc, f"cmath.{fname}()")
         return t.emit(
@@ -73,15 +101,8 @@ def call_rect(t: Typer, site: CallSite) -> Value:
     for v in site.args:
         if t.scalar(v, site.loc, "cmath.rect()").is_complex:
             raise TypingError("cmath.rect() takes real numbers", site.loc)
-    r, phi = (t.cast(v, float64, site.loc) for v in site.args)
-    loc = site.loc
-    cos = t.emit(Intrinsic(loc=loc, result=t.fresh(float64), name="math.cos", args=(phi,)))
-    sin = t.emit(Intrinsic(loc=loc, result=t.fresh(float64), name="math.sin", args=(phi,)))
-    re = t.emit(BinOp(loc=loc, result=t.fresh(float64), op="*", lhs=r, rhs=cos))
-    im = t.emit(BinOp(loc=loc, result=t.fresh(float64), op="*", lhs=r, rhs=sin))
-    return t.emit(
-        Intrinsic(loc=loc, result=site.result(complex128), name="complex.build", args=(re, im))
-    )
+    args = [t.cast(v, float64, site.loc) for v in site.args]
+    return _call_impl(t, site, RECT, args, complex128)
 
 
 def cmath_test(fname: str):
@@ -119,5 +140,5 @@ def cmath_rules() -> dict:
             cmath.isfinite: cmath_test("isfinite"),
         }
     )
-    rules.update({getattr(cmath, f): bi.unsupported(f"cmath.{f}") for f in CMATH_MISSING})
+    rules.update({getattr(cmath, f): cmath_impl_call(f) for f in DEVICE_FUNCTIONS})
     return rules

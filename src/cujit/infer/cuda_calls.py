@@ -117,6 +117,18 @@ def fence(name: str):
     return rule
 
 
+def call_nanosleep(t: Typer, site: CallSite) -> Value:
+    """``cuda.nanosleep(ns)``: ns as a uint32, as PTX's ``nanosleep.u32`` takes it."""
+    site.expect(1, 1, ("ns",))
+    ns = site.arg(0, "ns")
+    if t.scalar(ns, site.loc, "cuda.nanosleep()").is_float:
+        raise TypingError("cuda.nanosleep()'s argument must be an integer", site.loc)
+    ns = t.cast(ns, uint32, site.loc)
+    return t.emit(
+        Intrinsic(loc=site.loc, result=site.result(none), name="cuda.nanosleep", args=(ns,))
+    )
+
+
 def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
     shape = t.const_value(site.arg(0, "shape"), default=None)
     dims = shape if isinstance(shape, tuple) else (shape,)

@@ -21,7 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
+from cujit.diagnostics import (
+    KernelReturnError,
+    Loc,
+    TypingError,
+    UnsupportedError,
+)
 from cujit.hints import hint
 from cujit.infer import access, arith, calls, optional
 from cujit.infer.context import Typer
@@ -175,7 +180,9 @@ def _settle(fn: Function, order: list[int], state: _State) -> None:
             return
     if state.self_called:  # (n, f(n - 1)): a return type that grows with each sweep
         raise TypingError(
-            f"the return type of recursive function '{fn.name}' does not converge", fn.loc
+            f"Return type of recursive function does not converge: '{fn.name}' returns a "
+            "type that grows with each call of itself",
+            fn.loc,
         )
     raise RuntimeError(f"type inference of '{fn.name}' did not converge")  # pragma: no cover
 
@@ -304,8 +311,10 @@ def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
         if state.device:
             return _type_return(t, term, v, state)
         if v is not None:
-            raise CompileError(
-                "a kernel cannot return a value", term.loc, hint=hint("kernel-return")
+            raise KernelReturnError(
+                "a kernel cannot return a value: kernels must have void return type",
+                term.loc,
+                hint=hint("kernel-return"),
             )
         return Return(loc=term.loc)
     if isinstance(term, Raise):
@@ -335,10 +344,25 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
             raise TypingError(
                 "this function is declared to return nothing (void) but returns a value", term.loc
             )
+        if not is_argument_type(v.type) and state.self_called and state.returns_nothing:
+            # ``return None`` on one path, ``(n, f(n - 1))`` on another: (n, None),
+            # then (n, (n, None))...: no type holds every call's result
+            raise TypingError(
+                f"Return type of recursive function does not converge: '{t.fn.name}' "
+                f"returns nothing on one path and {describe(v.type)}, built from its own "
+                "result, on another",
+                term.loc,
+            )
         if not is_argument_type(v.type):
             raise TypingError(f"a device function cannot return {describe(v.type)}", term.loc)
         if state.declared_return is None:
             new = v.type if state.return_type is None else unify(state.return_type, v.type)
+            if new is None and state.self_called:  # (n, f(n - 1)) after ``return None``
+                raise TypingError(
+                    f"Return type of recursive function does not converge: '{t.fn.name}' "
+                    f"returns {describe(state.return_type)} and then {describe(v.type)}",
+                    term.loc,
+                )
             if new is None:
                 raise TypingError(
                     f"this function returns {describe(state.return_type)} on "

@@ -68,6 +68,8 @@ class SelfCall:
         if ret is None and state is not None:
             ret = state.return_type
             state.self_called, state.self_seen = True, ret
+            if ret is None and state.returns_nothing is not None:
+                return none  # the paths typed so far return nothing
         if ret is None and final:
             raise TypingError(
                 f"cannot type infer runaway recursion: '{self.entry.devfn.__name__}' has no "

@@ -624,6 +624,16 @@ _WIDE = _rows(
     cpu="a 16-byte-aligned vector store of k elements",
 )
 
+# cuda.nanosleep: a side effect of its own (timing); kept where it is, as a fence is.
+_SLEEP = _rows(
+    ("cuda.nanosleep",),
+    _INFER + "cuda_calls:call_nanosleep",
+    1,
+    fence=True,
+    cuda="`nanosleep.u32` (inline PTX; sm_70+)",
+    cpu="nothing (the host thread runs on)",
+)
+
 ROWS: tuple[IntrinsicRow, ...] = (
     _THREAD
     + _BARRIERS
@@ -643,6 +653,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _BF16
     + _FP8
     + _WIDE
+    + _SLEEP
 )
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"

@@ -232,6 +232,10 @@ def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
     ctx.builder.fence("seq_cst")
 
 
+def lower_nanosleep(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.nanosleep(ns)``: nothing; a sleep promises no ordering, only a delay."""
+
+
 def lower_syncthreads_unexpected(ctx: FunctionLowering, op: ir.Intrinsic, args):
     raise AssertionError(
         "syncthreads reached the barrier-free CPU variant; "
@@ -248,6 +252,7 @@ INTRINSICS = {
     "cuda.syncthreads": lower_syncthreads_unexpected,
     "cuda.lanemask_lt": lower_lanemask_lt,
     **{f"cuda.threadfence{s}": lower_threadfence for s in ("", "_block", "_system")},
+    "cuda.nanosleep": lower_nanosleep,
     "shared.array": lower_shared_array,
     "const.array_like": lower_const_array_like,
     **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},

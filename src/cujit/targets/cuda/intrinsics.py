@@ -131,6 +131,12 @@ def lower_threadfence(ctx: FunctionLowering, op: ir.Intrinsic, args):
     ctx.builder.call(f, [])
 
 
+def lower_nanosleep(ctx: FunctionLowering, op: ir.Intrinsic, args):
+    """``cuda.nanosleep(ns)``: PTX's ``nanosleep.u32`` (PTX ISA 6.3, sm_70+)."""
+    asm = ll.InlineAsm(ll.FunctionType(VOID, [I32]), "nanosleep.u32 $0;", "r", side_effect=True)
+    ctx.builder.call(asm, [args[0]])
+
+
 def _dynamic_shared_size(ctx: FunctionLowering) -> ll.Value:
     """``%dynamic_smem_size`` (PTX ISA, "Special Registers"): bytes of dynamic shared
     memory given at launch.  NVVM has no intrinsic for it, so inline PTX reads it."""
@@ -195,6 +201,7 @@ INTRINSICS = {
     "cuda.syncthreads_and": lower_barrier_reduce,
     "cuda.syncthreads_or": lower_barrier_reduce,
     **{name: lower_threadfence for name in _FENCE_SCOPES},
+    "cuda.nanosleep": lower_nanosleep,
     **WARP_INTRINSICS,
     **ATOMIC_INTRINSICS,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
