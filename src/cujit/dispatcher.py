@@ -16,6 +16,7 @@ from cujit import (
     abi,
     arghints,
     config,
+    decorator,
     events,
     guards,
     hints,
@@ -738,75 +739,4 @@ class LaunchConfig:
             self.launchers.insert(0, launcher)
 
 
-def _codegen_flags(kwargs: dict) -> dict:
-    """numba's code-generation options among ``jit``'s keywords: ``opt`` (False is
-    libNVVM's -opt=0), ``inline``/``forceinline`` for calls of the function from
-    kernels (``device_function.wants_inline``)."""
-    return {name: kwargs[name] for name in ("opt", "inline", "forceinline") if name in kwargs}
-
-
-@api_boundary
-def _numba_flags(flags: dict, debug: bool, kwargs: dict) -> None:
-    """numba's other ``jit`` options: checked (``cujit.jit_options``), and those cujit
-    acts on (``opt``, ``extensions``) put in ``flags``."""
-    from cujit.compile_api import _launch_bounds
-
-    _launch_bounds(kwargs.get("launch_bounds"))  # too many bounds: numba's ValueError
-    jit_options.check_carveout(kwargs.get("shared_memory_carveout"))
-    jit_options.warn_config(debug, kwargs.get("opt"), bool(kwargs.get("lineinfo")), 4)
-    if kwargs.get("opt") is not None:
-        flags["opt"] = bool(kwargs["opt"])
-    if kwargs.get("extensions"):
-        flags["extensions"] = list(kwargs["extensions"])
-
-
-def jit(
-    func_or_sig=None,
-    device: bool = False,
-    debug: bool = False,
-    fastmath: bool = False,
-    cache: bool = False,
-    target: str | None = None,
-    boundscheck: bool | None = None,
-    **kwargs,
-):
-    """``@cuda.jit``, ``@cuda.jit("void(float32[:])")``, ``@cuda.jit(debug=True)``;
-    ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
-    ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
-    ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
-    flags = dict(
-        debug=debug, fastmath=fastmath, cache=cache, target=target, boundscheck=boundscheck
-    )
-    if kwargs.get("link"):  # foreign code to link (cujit.linking)
-        if device:
-            raise CujitError(
-                "link= on a device function is not supported yet: pass it to "
-                "the kernels that call it, or to cuda.declare_device"
-            )
-        flags["link"] = kwargs["link"]
-    flags.update(_codegen_flags(kwargs))
-    if "coarsen" in kwargs:  # jit(coarsen=False): the kernel as written, always
-        flags["coarsen"] = bool(kwargs["coarsen"])
-    if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
-        flags["lineinfo"] = True
-    _numba_flags(flags, debug, kwargs)
-    make = InspectableDeviceFunction if device else Kernel
-    if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
-        return make(func_or_sig, (), **flags)
-    sigs = (
-        ()
-        if func_or_sig is None
-        else (func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
-    )
-    for sig in sigs:  # a bad signature is reported now, at the decorator's line
-        parse_signature(sig)
-
-    @api_boundary
-    def decorate(pyfunc):
-        made = make(pyfunc, sigs, **flags)
-        # One signature, not a list of them: specialised, as numba's dispatcher is.
-        if not device and sigs and not isinstance(func_or_sig, list):
-            made._specialized = True
-        return made
-
-    return decorate
+jit = decorator.make_jit(Kernel, InspectableDeviceFunction)

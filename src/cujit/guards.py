@@ -117,13 +117,13 @@ def note_cpu_cache(kernel_name: str) -> None:
         f"kernel {kernel_name!r}: the CPU target does not cache compiled kernels "
         "on disk; cache=True (or CUJIT_CACHE) applies to the CUDA target only, so "
         "each process compiles its CPU kernels again",
-        stacklevel=_user_level(),
+        stacklevel=user_stacklevel(),
     )
 
 
-def _user_level() -> int:
-    """The ``stacklevel`` of the first frame outside cujit (so warnings name the user's
-    line)."""
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside cujit, for a ``warnings.warn`` made
+    by this function's caller (so warnings name the user's line)."""
     import os
 
     root = os.path.dirname(os.path.abspath(__file__))

@@ -19,6 +19,7 @@ import warnings
 
 from cujit import config
 from cujit.diagnostics import NumbaInvalidConfigWarning, NumbaPerformanceWarning
+from cujit.guards import user_stacklevel
 
 MIN_GRID_BLOCKS = 128  # numba's threshold: fewer blocks leave most of a large GPU idle
 _CARVEOUTS = ("default", "maxl1", "maxshared")
@@ -43,7 +44,7 @@ def check_carveout(carveout) -> None:
         )
 
 
-def warn_config(debug: bool, opt, lineinfo: bool, stacklevel: int = 3) -> None:
+def warn_config(debug: bool, opt, lineinfo: bool) -> None:
     """numba's warnings about contradicting ``jit`` options."""
     if debug and opt:
         warnings.warn(
@@ -51,7 +52,7 @@ def warn_config(debug: bool, opt, lineinfo: bool, stacklevel: int = 3) -> None:
                 "debug=True with opt=True is not supported by CUDA debug builds: cujit "
                 "compiles debug kernels unoptimised, and ignores opt=True"
             ),
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
     if debug and lineinfo:
         warnings.warn(
@@ -59,7 +60,7 @@ def warn_config(debug: bool, opt, lineinfo: bool, stacklevel: int = 3) -> None:
                 "debug and lineinfo are mutually exclusive: debug=True already "
                 "emits line tables; lineinfo is ignored"
             ),
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -72,7 +73,7 @@ def warn_grid(grid: tuple[int, int, int]) -> None:
                 f"Grid size {blocks} will likely result in GPU under-utilization due to "
                 f"low occupancy (fewer than {MIN_GRID_BLOCKS} blocks)"
             ),
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -85,5 +86,5 @@ def warn_host_arrays(args, ndarray: type) -> None:
                 "Host array used in CUDA kernel will incur copy overhead to/from device: "
                 "copy it once with cuda.to_device and pass the device array"
             ),
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )
