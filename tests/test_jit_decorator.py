@@ -23,7 +23,7 @@ def test_declared_signature_is_parsed_at_the_decorator():
     assert "notatype" in str(info.value)
 
 
-@pytest.mark.parametrize("options", [dict(opt=True), dict(lineinfo=True)])
+@pytest.mark.parametrize("options", [dict(opt=True), dict(), dict(lineinfo=True, opt=False)])
 def test_config_warning_names_the_users_line(options):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

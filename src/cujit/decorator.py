@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cujit import jit_options
+from cujit import jit_options, numba_config
 from cujit.compile_api import _launch_bounds
 from cujit.diagnostics import CujitError, api_boundary
 from cujit.types import Signature, Type, parse_signature
@@ -30,11 +30,16 @@ def _codegen_flags(kwargs: dict) -> dict:
 def _numba_flags(flags: dict, debug: bool, kwargs: dict) -> None:
     """numba's other ``jit`` options: checked (``cujit.jit_options``), and those cujit
     acts on (``opt``, ``extensions``) put in ``flags``."""
-    _launch_bounds(kwargs.get("launch_bounds"))  # too many bounds: numba's ValueError
+    bounds = _launch_bounds(kwargs.get("launch_bounds"))  # too many: numba's ValueError
+    if bounds:
+        flags["launch_bounds"] = bounds
     jit_options.check_carveout(kwargs.get("shared_memory_carveout"))
-    jit_options.warn_config(debug, kwargs.get("opt"), bool(kwargs.get("lineinfo")))
-    if kwargs.get("opt") is not None:
-        flags["opt"] = bool(kwargs["opt"])
+    opt = kwargs.get("opt")
+    jit_options.warn_config(debug, opt, bool(kwargs.get("lineinfo")))
+    if opt is not None:
+        flags["opt"] = bool(opt)
+    elif not numba_config.opt_enabled():  # numba: opt=None is numba's config OPT != 0
+        flags["opt"] = False
     if kwargs.get("extensions"):
         flags["extensions"] = list(kwargs["extensions"])
 
@@ -77,7 +82,7 @@ def make_jit(kernel_class: type, device_class: type) -> Callable:
     def jit(
         func_or_sig=None,
         device: bool = False,
-        debug: bool = False,
+        debug: bool | None = None,
         fastmath: bool = False,
         cache: bool = False,
         target: str | None = None,
@@ -88,6 +93,8 @@ def make_jit(kernel_class: type, device_class: type) -> Callable:
         ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
         ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
         ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
+        if debug is None:  # numba's default: its config's CUDA_DEBUGINFO_DEFAULT
+            debug = bool(numba_config.get("CUDA_DEBUGINFO_DEFAULT"))
         base = dict(
             debug=debug, fastmath=fastmath, cache=cache, target=target, boundscheck=boundscheck
         )

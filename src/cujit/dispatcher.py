@@ -23,6 +23,7 @@ from cujit import (
     jit_options,
     launchconfig,
     linking,
+    numba_config,
     overloads,
     pickling,
     warmup,
@@ -241,11 +242,21 @@ class Kernel(KernelInspection):
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            self._dump(spec)
             from cujit.coarsen import plan_for
 
             spec.coarse = plan_for(self, spec)
             self.overloads[key] = spec
         return spec
+
+    def _dump(self, spec: Specialization) -> None:
+        """numba's compile dumps its config asks for (``cujit.dumps``)."""
+        stages = numba_config.dumps()
+        if stages:
+            from cujit.dumps import print_dumps
+
+            outputs = spec.result.outputs
+            print_dumps(self.__qualname__, self.py_func, outputs, stages, spec.inspect_asm)
 
     @api_boundary
     def inspect_ptx(self, sig=None) -> str:
@@ -312,8 +323,7 @@ class Kernel(KernelInspection):
         shmem = rest[1] if len(rest) > 1 else 0
         guards.check_stream(stream)
         grid = normalize_dim(grid, "grid")
-        if self.target == "cuda":
-            jit_options.warn_grid(grid)
+        jit_options.warn_grid(grid, self.target)
         return LaunchConfig(self, grid, normalize_dim(block, "block"), stream, int(shmem))
 
     @api_boundary
@@ -418,6 +428,7 @@ class Kernel(KernelInspection):
         types = spec.arg_types
         events.notify(events.LAUNCH, self.__name__, self.target)
         if self.target == "cpu":
+            jit_options.warn_host_arrays(args, _ndarray(), "cpu")
             spec.result.outputs["native"].launch(grid, block, shmem, types, args)
             return None
         context, rt_launch = _RUNTIME or _load_runtime()
