@@ -170,8 +170,11 @@ class Kernel(KernelInspection):
             target=target,
             boundscheck=guards.boundscheck_flag(flags, config.BOUNDSCHECK.get()),
             link=link,
+            launch_bounds=tuple(flags.get("launch_bounds") or ()),
         )
         self.target = self._base_options.target
+        # A launch of more threads per block than launch_bounds allows is refused.
+        self._max_threads = (self._base_options.launch_bounds or (0,))[0]
         # numba's inlining options, for calls of this kernel from other kernels.
         self.inline = flags.get("inline", "never")
         self.forceinline = bool(flags.get("forceinline", False))
@@ -423,6 +426,10 @@ class Kernel(KernelInspection):
 
     def _launch_spec(self, spec: Specialization, args, grid, block, stream, shmem):
         """Launch ``spec`` with ``args`` (of its kinds); what ``_launch`` returns."""
+        if self._max_threads:
+            from cujit.launch_bounds import check_block
+
+            check_block(self.__name__, block, self._max_threads)
         if spec.coarse is not None:  # the coarsened variant where the launch's facts allow
             spec, grid = spec.coarse.select(spec, args, grid, block)
         types = spec.arg_types
@@ -555,7 +562,7 @@ class Kernel(KernelInspection):
 
     def _forall_block_size(self, args, stream, sharedmem: int) -> int:
         if self.target == "cpu":
-            return FORALL_CPU_BLOCK
+            return min(FORALL_CPU_BLOCK, self._max_threads or FORALL_CPU_BLOCK)
         from cujit.runtime import context
         from cujit.runtime.occupancy import max_potential_block_size
 
