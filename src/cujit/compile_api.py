@@ -114,6 +114,16 @@ def _compile(
     return compile_entry(pyfunc, args, declared, options, abi, symbol, output, forceinline)
 
 
+def compile_device_alone(pyfunc, sig, debug=None, fastmath: bool = False, opt=None):
+    """``compile(pyfunc, sig, device=True)``'s whole outcome, for inspection: (the
+    pipeline's CompileResult, with "llvm" and "ptx" among its outputs, the argument
+    types, the return type)."""
+    result, rtype = _compile(
+        pyfunc, sig, debug, False, True, fastmath, None, opt, "c", None, "ptx", False, None
+    )
+    return result, _split(sig)[0], rtype
+
+
 @api_boundary
 def compile(
     pyfunc,

@@ -147,6 +147,10 @@ class LaunchError(CujitError):
     """A kernel launch that cannot be made as written (bad grid, bad arguments)."""
 
 
+class DeviceFunctionLaunchError(LaunchError, RuntimeError):
+    """A device function launched as a kernel: a RuntimeError, as numba's."""
+
+
 class LaunchValueError(LaunchError, ValueError):
     """A launch configuration that is missing or out of range: a ValueError, as numba's."""
 

@@ -104,6 +104,12 @@ class Specialization:
     launch_config_sensitive: bool = False
     coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
 
+    @property
+    def cooperative(self) -> bool:
+        """numba's name: whether the kernel syncs the grid, so that it is launched as a
+        cooperative kernel (``cuLaunchCooperativeKernel``)."""
+        return self.record.cooperative
+
     def inspect_llvm(self) -> str:
         """The LLVM IR of this specialisation (numba's ``_Kernel.inspect_llvm``)."""
         from cujit.inspection import specialization_llvm

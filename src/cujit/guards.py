@@ -13,7 +13,7 @@ import inspect
 import sys
 import warnings
 
-from cujit.diagnostics import LaunchError, Loc, UnsupportedError
+from cujit.diagnostics import DeviceFunctionLaunchError, LaunchError, Loc, UnsupportedError
 
 _STREAM_ATTRS = ("cu", "handle", "__cuda_stream__", "cuda_stream", "ptr")
 # Modules whose classes are streams by construction: cuda-bindings' CUstream,
@@ -100,10 +100,10 @@ def kwargs_error(name: str, argnames, kwargs: dict) -> LaunchError:
 
 def launch_device_function(fn, config) -> None:
     """``device_fn[grid, block]``: a device function cannot be launched."""
-    raise LaunchError(
-        f"{fn.__name__!r} is a device function (@cuda.jit(device=True)), which "
-        "cannot be launched; call it from a kernel, or remove device=True to "
-        "make it a kernel"
+    raise DeviceFunctionLaunchError(
+        f"Cannot compile a device function as a kernel: {fn.__name__!r} is a device "
+        "function (@cuda.jit(device=True)), which cannot be launched; call it from a "
+        "kernel, or remove device=True to make it a kernel"
     )
 
 

@@ -26,8 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from cujit.device_function import DeviceFunction
-from cujit.diagnostics import api_boundary
+from cujit.device_inspection import InspectableDeviceFunction
 from cujit.types import Signature, Type
 
 
@@ -191,31 +190,6 @@ def _resource(kernel, spec, what: str) -> int:
         attr = get_driver().CUfunction_attribute.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
         return call("cuFuncGetAttribute", attr, fn.handle)
     return getattr(fn, what)
-
-
-class InspectableDeviceFunction(DeviceFunction):
-    """What ``jit(device=True)`` returns: a ``DeviceFunction`` with numba's inspection
-    (kept here, above the compiler: stage 4 names only ``DeviceFunction``)."""
-
-    @api_boundary
-    def inspect_asm(self, signature) -> str:
-        """The PTX of this device function compiled alone for ``signature`` (argument
-        types, or a signature string), with its ``jit`` options (``opt``, ``debug``,
-        ``fastmath``): what ``cuda.compile_ptx(..., device=True)`` gives."""
-        from cujit.compile_api import compile as compile_function
-
-        if isinstance(signature, list):
-            signature = tuple(signature)
-        flags = self._flags
-        ptx, _ = compile_function(
-            self.py_func,
-            signature,
-            debug=flags.get("debug"),
-            fastmath=bool(flags.get("fastmath")),
-            opt=flags.get("opt"),
-            device=True,
-        )
-        return ptx
 
 
 def nvdisasm_path() -> str | None:
