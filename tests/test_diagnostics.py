@@ -24,6 +24,7 @@ from cujit import cuda, float32
 from cujit.diagnostics import (
     CompileError,
     InternalCompilerError,
+    KernelReturnError,
     LaunchError,
     LaunchTypeError,
     LaunchValueError,
@@ -441,8 +442,8 @@ KERNEL_CASES = [
     (
         returns_value,
         V1,
-        E,
-        "a kernel cannot return a value",
+        KernelReturnError,
+        "a kernel cannot return a value: a CUDA kernel must have void return type",
         "return",
         "write the result into an array argument instead\n"
         "guide: docs/guide/first-kernel.md#results-go-into-arrays",

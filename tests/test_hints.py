@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cujit import cuda, hints
-from cujit.diagnostics import CompileError, LaunchError, UnsupportedError
+from cujit.diagnostics import KernelReturnError, LaunchError, UnsupportedError
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide"
 G = "\nguide: docs/guide/"
@@ -198,8 +198,8 @@ COMPILES = [
     ),
     (
         returns,
-        CompileError,
-        "a kernel cannot return a value",
+        KernelReturnError,
+        "a kernel cannot return a value: a CUDA kernel must have void return type",
         f"write the result into an array argument instead{G}first-kernel.md#results-go-into-arrays",
     ),
 ]

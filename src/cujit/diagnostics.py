@@ -85,6 +85,11 @@ class UnsupportedError(CompileError):
     kind = "unsupported"
 
 
+class KernelReturnError(CompileError, TypeError):
+    """A kernel that returns a value: a TypeError, as numba's ("must have void return
+    type")."""
+
+
 class TypingError(CompileError):
     """Operands or arguments whose types do not fit the operation."""
 

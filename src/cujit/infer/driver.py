@@ -21,7 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
+from cujit.diagnostics import (
+    KernelReturnError,
+    Loc,
+    TypingError,
+    UnsupportedError,
+)
 from cujit.hints import hint
 from cujit.infer import access, arith, calls, optional
 from cujit.infer.context import Typer
@@ -304,8 +309,10 @@ def _type_terminator(t: Typer, term: Terminator, state: _State) -> Terminator:
         if state.device:
             return _type_return(t, term, v, state)
         if v is not None:
-            raise CompileError(
-                "a kernel cannot return a value", term.loc, hint=hint("kernel-return")
+            raise KernelReturnError(
+                "a kernel cannot return a value: a CUDA kernel must have void return type",
+                term.loc,
+                hint=hint("kernel-return"),
             )
         return Return(loc=term.loc)
     if isinstance(term, Raise):
