@@ -248,6 +248,10 @@ class Kernel(KernelInspection):
 
                 result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
             else:
+                if self.cache and self.target == "cpu":  # nothing kept, but refused alike
+                    from cujit.cache import check_cacheable
+
+                    check_cacheable(self.py_func, key, self._options())
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})

@@ -22,7 +22,14 @@ from cujit.cache import entry_check, lock, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
 
-__all__ = ["cache_dir", "clear", "compile_cached", "format_listing", "kernel_key"]
+__all__ = [
+    "cache_dir",
+    "check_cacheable",
+    "clear",
+    "compile_cached",
+    "format_listing",
+    "kernel_key",
+]
 
 # What an entry keeps of a CompileResult: enough to launch (cubin, symbol) and
 # to answer inspect_ptx/inspect_llvm without compiling again.
@@ -126,6 +133,13 @@ def _key_or_none(pyfunc, arg_types, options: Options, strict: bool) -> str | Non
         ) from None
     except (CujitError, OSError):  # no toolchain found: the compile will say so
         return None
+
+
+def check_cacheable(pyfunc, arg_types, options: Options) -> None:
+    """Raise ``UncacheableKernel`` where ``cache=True`` on this kernel cannot be kept
+    (it uses global device arrays), as ``compile_cached(strict=True)`` would: for the
+    targets that keep nothing on disk, so that ``cache=True`` is refused alike."""
+    _key_or_none(pyfunc, arg_types, options, True)
 
 
 def clear() -> int:
