@@ -210,8 +210,14 @@ def compile_all(
 
 
 def _current_cc() -> tuple[int, int]:
-    from cujit.runtime import get_current_device
+    """The current device's compute capability; on the CPU target (``CUJIT_TARGET=cpu``),
+    the one its device object describes, as ``cuda.get_current_device()`` gives it."""
+    from cujit import config
 
+    if config.TARGET.get() == "cpu":
+        from cujit.targets.cpu.device import get_current_device
+    else:
+        from cujit.runtime import get_current_device
     return tuple(get_current_device().compute_capability)
 
 
