@@ -191,6 +191,7 @@ class Kernel(KernelInspection):
         self._nargs = code.co_argcount
         self._argnames = code.co_varnames[: code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
+        self._stats = None  # numba's kernel.stats, made when first asked for
         if target == "cpu" and (self.cache or config.CACHE.get()):
             guards.note_cpu_cache(self.__name__)
         self.eager = bool(signatures)
@@ -206,6 +207,16 @@ class Kernel(KernelInspection):
 
     def __repr__(self) -> str:
         return f"<cujit kernel {self.__name__}>"
+
+    @property
+    def stats(self):
+        """numba's ``stats``: disk-cache hits and misses per argument types, and where
+        the kernel's entries go (``cujit.cache.Stats``)."""
+        if self._stats is None:
+            from cujit.cache import Stats
+
+            self._stats = Stats()
+        return self._stats
 
     def __reduce__(self):
         # By name or by value, compiled once per receiving process: cujit.pickling.
@@ -247,6 +258,7 @@ class Kernel(KernelInspection):
                 from cujit.cache import compile_cached
 
                 result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
+                self.stats.note(key, result, self.py_func, self.cache)
             else:
                 if self.cache and self.target == "cpu":  # nothing kept, but refused alike
                     from cujit.cache import check_cacheable
