@@ -152,3 +152,16 @@ def test_the_drop_in_serves_this_module_as_numbas_config():
     from cujit.numba_drop_in import cuda_module
 
     assert cuda_module("numba.cuda.core.config") is numba_config
+
+
+def test_followed_module_supplies_the_values(monkeypatch):
+    import types
+
+    other = types.SimpleNamespace(CUDA_LOW_OCCUPANCY_WARNINGS=1, DUMP_IR=1)
+    monkeypatch.setattr(numba_config, "_FOLLOWED", [])
+    numba_config.follow(other)
+    assert numba_config.get("CUDA_LOW_OCCUPANCY_WARNINGS") == 1
+    assert numba_config.dumps() == frozenset({"ir"})
+    assert numba_config.get("OPT") == numba_config.OPT  # not in it: cujit's own
+    other.DUMP_IR = 0  # read at each use, as numba's config is
+    assert numba_config.dumps() == frozenset()

@@ -13,18 +13,16 @@ from numba's ``NUMBA_*`` variables (declared in ``cujit.config``):
 - ``DUMP_BYTECODE``, ``DUMP_CFG``, ``DUMP_IR``, ``DUMP_LLVM``, ``DUMP_ASSEMBLY``: print
   cujit's own stage outputs under numba's headings (``cujit.dumps``).
 
-Where numba-cuda's own config module is loaded in the process beside cujit (a process
-that imports numba-cuda's modules under their own names, as numba-cuda's test harness
-does), that module is numba's config, and ``get`` reads its values.
+A process that runs numba-cuda's own modules beside cujit (numba-cuda's test harness,
+which sets numba's config on numba-cuda's module) can make that module numba's config
+for cujit: ``follow(module)``; ``get`` then reads its values.
 """
 
 from __future__ import annotations
 
-import sys
-
 from cujit import config
 
-NUMBA_MODULE = "numba.cuda.core.config"
+_FOLLOWED: list = []  # the module follow() named, if any
 
 OPT = config.NUMBA_OPT.get()
 CUDA_DEBUGINFO_DEFAULT = int(config.NUMBA_DEBUGINFO.get())
@@ -48,12 +46,18 @@ DUMP_STAGES = {
 }
 
 
+def follow(module) -> None:
+    """Read numba's config values from ``module`` (numba-cuda's own config module) from
+    now on, where it has them."""
+    _FOLLOWED[:] = [module]
+
+
 def get(name: str):
-    """numba's config value ``name``: numba-cuda's own config module's where one is
-    loaded beside cujit, else this module's."""
-    numba = sys.modules.get(NUMBA_MODULE)
-    if numba is not None and numba is not sys.modules[__name__] and hasattr(numba, name):
-        return getattr(numba, name)
+    """numba's config value ``name``: the followed module's where ``follow`` named one
+    that has it, else this module's."""
+    for module in _FOLLOWED:
+        if hasattr(module, name):
+            return getattr(module, name)
     return globals()[name]
 
 
