@@ -11,11 +11,7 @@ import numpy as np
 import pytest
 
 from cujit import cuda
-
-
-@pytest.fixture(autouse=True)
-def cpu_arrays(monkeypatch):
-    monkeypatch.setenv("CUJIT_TARGET", "cpu")  # device arrays in host memory
+from cujit.targets.cpu import memory  # the CPU target's device arrays
 
 
 def _jit(fn, **options):
@@ -25,14 +21,14 @@ def _jit(fn, **options):
 
 
 def test_global_device_array_refuses_cache_true():
-    table = cuda.to_device(np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    table = memory.to_device(np.array([1.0, 2.0, 3.0], dtype=np.float32))
 
     def doubled(out):
         i = cuda.grid(1)
         if i < out.size:
             out[i] = table[i] * 2.0
 
-    out = cuda.device_array(3, dtype=np.float32)
+    out = memory.device_array(3, dtype=np.float32)
     with pytest.raises(pickle.PicklingError, match="global device arrays"):
         _jit(doubled, cache=True)[1, 3](out)
     # without cache=True the same kernel runs, reading the array it captured

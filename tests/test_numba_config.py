@@ -56,8 +56,9 @@ def test_low_occupancy_warning_follows_the_config(setting):
     assert _performance(lambda: k[256, 4]) == []  # enough blocks
 
 
-def test_host_array_warning_follows_the_config(setting, monkeypatch):
-    monkeypatch.setenv("CUJIT_TARGET", "cpu")  # device arrays in host memory
+def test_host_array_warning_follows_the_config(setting):
+    from cujit.targets.cpu import memory  # the CPU target's device arrays
+
     k = cuda.jit(target="cpu")(add_one)
     a = np.arange(8, dtype=np.float64)
     b = np.full(8, -7.0)
@@ -66,7 +67,7 @@ def test_host_array_warning_follows_the_config(setting, monkeypatch):
     found = _performance(lambda: k[1, 8](a, b))
     assert len(found) == 1 and "Host array" in str(found[0].message)
     np.testing.assert_array_equal(b, a + 1.5)
-    da, db = cuda.to_device(a), cuda.to_device(b)
+    da, db = memory.to_device(a), memory.to_device(b)
     assert _performance(lambda: k[1, 8](da, db)) == []  # device arrays: no copy
 
 
