@@ -108,8 +108,14 @@ def test_the_entry_header_holds_the_verdict_as_json(cache_dir):
 
 @pytest.mark.parametrize(
     "damaged",
-    [None, {}, {"ok": True}, {"ok": True, "rule": "", "loc": None, "width": 0, "bounds": [],
-                              "arrays": [], "reach": []}, "text", [1, 2]],
+    [
+        None,
+        {},
+        {"ok": True},
+        {"ok": True, "rule": "", "loc": None, "width": 0, "bounds": [], "arrays": [], "reach": []},
+        "text",
+        [1, 2],
+    ],
 )
 def test_a_damaged_stored_verdict_is_not_used(damaged):
     assert verdict.from_json(damaged) is None

@@ -21,8 +21,12 @@ def stencil7(u, out):
     nz, ny, nx = u.shape
     if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:
         out[z, y, x] = u[z, y, x] * 0.4 + 0.1 * (
-            u[z, y, x - 1] + u[z, y, x + 1] + u[z, y - 1, x] + u[z, y + 1, x]
-            + u[z - 1, y, x] + u[z + 1, y, x]
+            u[z, y, x - 1]
+            + u[z, y, x + 1]
+            + u[z, y - 1, x]
+            + u[z, y + 1, x]
+            + u[z - 1, y, x]
+            + u[z + 1, y, x]
         )
 
 
@@ -30,8 +34,12 @@ def stencil7_ref(u):
     out = np.full_like(u, np.nan)
     c = (slice(1, -1),) * 3
     near = (
-        u[1:-1, 1:-1, :-2] + u[1:-1, 1:-1, 2:] + u[1:-1, :-2, 1:-1] + u[1:-1, 2:, 1:-1]
-        + u[:-2, 1:-1, 1:-1] + u[2:, 1:-1, 1:-1]
+        u[1:-1, 1:-1, :-2]
+        + u[1:-1, 1:-1, 2:]
+        + u[1:-1, :-2, 1:-1]
+        + u[1:-1, 2:, 1:-1]
+        + u[:-2, 1:-1, 1:-1]
+        + u[2:, 1:-1, 1:-1]
     )
     out[c] = u[c] * 0.4 + 0.1 * near
     return out

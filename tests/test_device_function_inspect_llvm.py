@@ -42,6 +42,6 @@ def test_debug_bool_conditions_are_not_declared_slots():
 
     ir = choice.inspect_llvm()[choice.signatures[0]]
     assert "!DICompileUnit" in ir
-    calls = [ln for ln in ir.splitlines() if "call void @\"llvm.dbg." in ln]
+    calls = [ln for ln in ir.splitlines() if 'call void @"llvm.dbg.' in ln]
     assert not [ln for ln in calls if "dbg.declare" in ln and "i1*" in ln]
-    assert sum("dbg.value\"(metadata i1 " in ln for ln in calls) >= 2
+    assert sum('dbg.value"(metadata i1 ' in ln for ln in calls) >= 2

@@ -204,11 +204,13 @@ def test_config_warnings():
     with pytest.warns(NumbaInvalidConfigWarning, match="not supported by CUDA"):
         cuda.jit(debug=True, opt=True)
     with pytest.warns(NumbaInvalidConfigWarning, match="mutually exclusive"):
-        cuda.jit(debug=True, lineinfo=True)
+        cuda.jit(debug=True, lineinfo=True, opt=False)
+    # numba: opt left out is its config's OPT != 0, on by default
+    with pytest.warns(NumbaInvalidConfigWarning, match="not supported by CUDA"):
+        cuda.jit(debug=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cuda.jit(debug=True, opt=False)
-        cuda.jit(debug=True)
 
 
 def test_performance_warnings_follow_their_variables(monkeypatch):

@@ -89,9 +89,7 @@ def _passes(fn, types):
 
 
 def _ranges(fn) -> int:
-    return sum(
-        1 for op in fn.all_ops() if isinstance(op, cir.Intrinsic) and op.name == "range"
-    )
+    return sum(1 for op in fn.all_ops() if isinstance(op, cir.Intrinsic) and op.name == "range")
 
 
 def test_the_spmv_loop_is_versioned():

@@ -56,6 +56,8 @@ API_MODULES = frozenset(
     # (compiler.compile_ptx...), dtype conversions (np.numpy_support) and the extension
     # API (extending, cudaimpl.lower, cgutils.create_struct_proxy).
     | {"compiler", "np", "extending", "cudaimpl", "cgutils"}
+    # the launch configuration a compile started by a launch sees (launchconfig).
+    | {"launchconfig"}
 )
 # numba.cuda's modules below the API modules that cujit serves whole: a test importing
 # numba-cuda's error class to catch cujit's error gets cujit's (``cujit.cuda.cudadrv``).

@@ -309,6 +309,18 @@ def _option(argv: list[str], flag: str) -> set[str]:
     return values
 
 
+def _numba_config_from_numba_cuda() -> None:
+    """numba-cuda's harness sets numba's config on numba-cuda's own module
+    (``override_config``, ``CUDATestCase.setUp``): cujit reads its numba config from that
+    module (``cujit.numba_config.follow``) in the worker, as a drop-in user's program
+    would set it on ``numba.cuda.core.config``, which is cujit's there."""
+    from numba.cuda.core import config
+
+    from cujit import numba_config
+
+    numba_config.follow(config)
+
+
 def main(argv: list[str]) -> int:
     leave_out = _option(argv, "--leave-out")
     skip = _option(argv, "--skip")
@@ -322,6 +334,7 @@ def main(argv: list[str]) -> int:
     _device_queries_from_cujit()
     _count_numba_cuda()
     _route_numba_ufunc_builders()
+    _numba_config_from_numba_cuda()
     # Collection (importing the files) has a bound of its own, apart from the tests'.
     faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_STDERR)
     with open(events_path, "a") as out:

@@ -101,7 +101,11 @@ def _run(program: str, libnvvm: str, args: list[str]) -> subprocess.CompletedPro
     env.pop("CUJIT_TARGET", None)
     return subprocess.run(
         [sys.executable, "-c", _PRELOAD + program, libnvvm, *args],
-        capture_output=True, text=True, timeout=600, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
     )
 
 

@@ -114,6 +114,16 @@ def _compile(
     return compile_entry(pyfunc, args, declared, options, abi, symbol, output, forceinline)
 
 
+def compile_device_alone(pyfunc, sig, debug=None, fastmath: bool = False, opt=None):
+    """``compile(pyfunc, sig, device=True)``'s whole outcome, for inspection: (the
+    pipeline's CompileResult, with "llvm" and "ptx" among its outputs, the argument
+    types, the return type)."""
+    result, rtype = _compile(
+        pyfunc, sig, debug, False, True, fastmath, None, opt, "c", None, "ptx", False, None
+    )
+    return result, _split(sig)[0], rtype
+
+
 @api_boundary
 def compile(
     pyfunc,
@@ -200,8 +210,14 @@ def compile_all(
 
 
 def _current_cc() -> tuple[int, int]:
-    from cujit.runtime import get_current_device
+    """The current device's compute capability; on the CPU target (``CUJIT_TARGET=cpu``),
+    the one its device object describes, as ``cuda.get_current_device()`` gives it."""
+    from cujit import config
 
+    if config.TARGET.get() == "cpu":
+        from cujit.targets.cpu.device import get_current_device
+    else:
+        from cujit.runtime import get_current_device
     return tuple(get_current_device().compute_capability)
 
 

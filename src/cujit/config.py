@@ -127,6 +127,44 @@ WARN_ON_IMPLICIT_COPY = Knob(
     "back, as numba does by default",
 )
 
+# numba's own variables, by numba's names: the initial values of cujit's numba config
+# (cujit/numba_config.py, ``numba.cuda.core.config`` under the drop-in).
+NUMBA_OPT = Knob("NUMBA_OPT", str, "3", "numba's optimisation level (0 turns opt off)")
+NUMBA_DEBUGINFO = Knob("NUMBA_CUDA_DEBUGINFO", bool, False, "numba's default for jit(debug=...)")
+NUMBA_LOW_OCCUPANCY_WARNINGS = Knob(
+    "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS",
+    bool,
+    None,
+    "numba's name for CUJIT_LOW_OCCUPANCY_WARNINGS (either one turns the warning on)",
+)
+NUMBA_WARN_ON_IMPLICIT_COPY = Knob(
+    "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY",
+    bool,
+    None,
+    "numba's name for CUJIT_WARN_ON_IMPLICIT_COPY (either one turns the warning on)",
+)
+NUMBA_DUMP_BYTECODE = Knob(
+    "NUMBA_DUMP_BYTECODE", bool, False, "print each kernel's decoded bytecode (stage 1)"
+)
+NUMBA_DUMP_CFG = Knob(
+    "NUMBA_DUMP_CFG", bool, False, "print each kernel's control-flow graph and dominators"
+)
+NUMBA_DUMP_IR = Knob("NUMBA_DUMP_IR", bool, False, "print each kernel's untyped IR (stage 3)")
+NUMBA_DUMP_LLVM = Knob("NUMBA_DUMP_LLVM", bool, False, "print each kernel's LLVM IR (stage 6)")
+NUMBA_DUMP_ASSEMBLY = Knob(
+    "NUMBA_DUMP_ASSEMBLY",
+    bool,
+    False,
+    "print each kernel's PTX (the host assembly on the CPU target)",
+)
+NUMBA_DUMPS = (
+    NUMBA_DUMP_BYTECODE,
+    NUMBA_DUMP_CFG,
+    NUMBA_DUMP_IR,
+    NUMBA_DUMP_LLVM,
+    NUMBA_DUMP_ASSEMBLY,
+)
+
 KNOBS = (
     SHOW_INTERNALS,
     DEBUG,
@@ -142,6 +180,11 @@ KNOBS = (
     NUMBA_CUDASIM,
     LOW_OCCUPANCY_WARNINGS,
     WARN_ON_IMPLICIT_COPY,
+    NUMBA_OPT,
+    NUMBA_DEBUGINFO,
+    NUMBA_LOW_OCCUPANCY_WARNINGS,
+    NUMBA_WARN_ON_IMPLICIT_COPY,
+    *NUMBA_DUMPS,
 )
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads

@@ -85,14 +85,15 @@ class UnsupportedError(CompileError):
     kind = "unsupported"
 
 
+class KernelReturnError(CompileError, TypeError):
+    """A kernel that returns a value: a TypeError, as numba's ("must have void return
+    type")."""
+
+
 class TypingError(CompileError):
     """Operands or arguments whose types do not fit the operation."""
 
     kind = "type error"
-
-
-class KernelReturnError(CompileError, TypeError):
-    """A kernel that returns a value (a TypeError too, as numba raises for one)."""
 
 
 class SignatureError(CompileError, TypeError):
@@ -149,6 +150,10 @@ def _restore_error(cls, args: tuple, state: dict) -> Exception:
 
 class LaunchError(CujitError):
     """A kernel launch that cannot be made as written (bad grid, bad arguments)."""
+
+
+class DeviceFunctionLaunchError(LaunchError, RuntimeError):
+    """A device function launched as a kernel: a RuntimeError, as numba's."""
 
 
 class LaunchValueError(LaunchError, ValueError):

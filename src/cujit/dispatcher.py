@@ -16,12 +16,14 @@ from cujit import (
     abi,
     arghints,
     config,
+    decorator,
     events,
     guards,
     hints,
     jit_options,
     launchconfig,
     linking,
+    numba_config,
     overloads,
     pickling,
     warmup,
@@ -102,6 +104,12 @@ class Specialization:
     launch_config_sensitive: bool = False
     coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
 
+    @property
+    def cooperative(self) -> bool:
+        """numba's name: whether the kernel syncs the grid, so that it is launched as a
+        cooperative kernel (``cuLaunchCooperativeKernel``)."""
+        return self.record.cooperative
+
     def inspect_llvm(self) -> str:
         """The LLVM IR of this specialisation (numba's ``_Kernel.inspect_llvm``)."""
         from cujit.inspection import specialization_llvm
@@ -168,8 +176,11 @@ class Kernel(KernelInspection):
             target=target,
             boundscheck=guards.boundscheck_flag(flags, config.BOUNDSCHECK.get()),
             link=link,
+            launch_bounds=tuple(flags.get("launch_bounds") or ()),
         )
         self.target = self._base_options.target
+        # A launch of more threads per block than launch_bounds allows is refused.
+        self._max_threads = (self._base_options.launch_bounds or (0,))[0]
         # numba's inlining options, for calls of this kernel from other kernels.
         self.inline = flags.get("inline", "never")
         self.forceinline = bool(flags.get("forceinline", False))
@@ -180,6 +191,7 @@ class Kernel(KernelInspection):
         self._nargs = code.co_argcount
         self._argnames = code.co_varnames[: code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
+        self._stats = None  # numba's kernel.stats, made when first asked for
         if target == "cpu" and (self.cache or config.CACHE.get()):
             guards.note_cpu_cache(self.__name__)
         self.eager = bool(signatures)
@@ -195,6 +207,16 @@ class Kernel(KernelInspection):
 
     def __repr__(self) -> str:
         return f"<cujit kernel {self.__name__}>"
+
+    @property
+    def stats(self):
+        """numba's ``stats``: disk-cache hits and misses per argument types, and where
+        the kernel's entries go (``cujit.cache.Stats``)."""
+        if self._stats is None:
+            from cujit.cache import Stats
+
+            self._stats = Stats()
+        return self._stats
 
     def __reduce__(self):
         # By name or by value, compiled once per receiving process: cujit.pickling.
@@ -236,15 +258,30 @@ class Kernel(KernelInspection):
                 from cujit.cache import compile_cached
 
                 result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
+                self.stats.note(key, result, self.py_func, self.cache)
             else:
+                if self.cache and self.target == "cpu":  # nothing kept, but refused alike
+                    from cujit.cache import check_cacheable
+
+                    check_cacheable(self.py_func, key, self._options())
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            self._dump(spec)
             from cujit.coarsen import plan_for
 
             spec.coarse = plan_for(self, spec)
             self.overloads[key] = spec
         return spec
+
+    def _dump(self, spec: Specialization) -> None:
+        """numba's compile dumps its config asks for (``cujit.dumps``)."""
+        stages = numba_config.dumps()
+        if stages:
+            from cujit.dumps import print_dumps
+
+            outputs = spec.result.outputs
+            print_dumps(self.__qualname__, self.py_func, outputs, stages, spec.inspect_asm)
 
     @api_boundary
     def inspect_ptx(self, sig=None) -> str:
@@ -311,8 +348,7 @@ class Kernel(KernelInspection):
         shmem = rest[1] if len(rest) > 1 else 0
         guards.check_stream(stream)
         grid = normalize_dim(grid, "grid")
-        if self.target == "cuda":
-            jit_options.warn_grid(grid)
+        jit_options.warn_grid(grid, self.target)
         return LaunchConfig(self, grid, normalize_dim(block, "block"), stream, int(shmem))
 
     @api_boundary
@@ -412,11 +448,16 @@ class Kernel(KernelInspection):
 
     def _launch_spec(self, spec: Specialization, args, grid, block, stream, shmem):
         """Launch ``spec`` with ``args`` (of its kinds); what ``_launch`` returns."""
+        if self._max_threads:
+            from cujit.launch_bounds import check_block
+
+            check_block(self.__name__, block, self._max_threads)
         if spec.coarse is not None:  # the coarsened variant where the launch's facts allow
             spec, grid = spec.coarse.select(spec, args, grid, block)
         types = spec.arg_types
         events.notify(events.LAUNCH, self.__name__, self.target)
         if self.target == "cpu":
+            jit_options.warn_host_arrays(args, _ndarray(), "cpu")
             spec.result.outputs["native"].launch(grid, block, shmem, types, args)
             return None
         context, rt_launch = _RUNTIME or _load_runtime()
@@ -543,7 +584,7 @@ class Kernel(KernelInspection):
 
     def _forall_block_size(self, args, stream, sharedmem: int) -> int:
         if self.target == "cpu":
-            return FORALL_CPU_BLOCK
+            return min(FORALL_CPU_BLOCK, self._max_threads or FORALL_CPU_BLOCK)
         from cujit.runtime import context
         from cujit.runtime.occupancy import max_potential_block_size
 
@@ -738,75 +779,4 @@ class LaunchConfig:
             self.launchers.insert(0, launcher)
 
 
-def _codegen_flags(kwargs: dict) -> dict:
-    """numba's code-generation options among ``jit``'s keywords: ``opt`` (False is
-    libNVVM's -opt=0), ``inline``/``forceinline`` for calls of the function from
-    kernels (``device_function.wants_inline``)."""
-    return {name: kwargs[name] for name in ("opt", "inline", "forceinline") if name in kwargs}
-
-
-@api_boundary
-def _numba_flags(flags: dict, debug: bool, kwargs: dict) -> None:
-    """numba's other ``jit`` options: checked (``cujit.jit_options``), and those cujit
-    acts on (``opt``, ``extensions``) put in ``flags``."""
-    from cujit.compile_api import _launch_bounds
-
-    _launch_bounds(kwargs.get("launch_bounds"))  # too many bounds: numba's ValueError
-    jit_options.check_carveout(kwargs.get("shared_memory_carveout"))
-    jit_options.warn_config(debug, kwargs.get("opt"), bool(kwargs.get("lineinfo")), 4)
-    if kwargs.get("opt") is not None:
-        flags["opt"] = bool(kwargs["opt"])
-    if kwargs.get("extensions"):
-        flags["extensions"] = list(kwargs["extensions"])
-
-
-def jit(
-    func_or_sig=None,
-    device: bool = False,
-    debug: bool = False,
-    fastmath: bool = False,
-    cache: bool = False,
-    target: str | None = None,
-    boundscheck: bool | None = None,
-    **kwargs,
-):
-    """``@cuda.jit``, ``@cuda.jit("void(float32[:])")``, ``@cuda.jit(debug=True)``;
-    ``device=True`` makes a device function (``DeviceFunction``) instead of a kernel;
-    ``cache=True`` keeps the compiled kernels on disk (``cujit.cache``);
-    ``target="cpu"`` runs the kernel on the host (default: ``CUJIT_TARGET`` or "cuda")."""
-    flags = dict(
-        debug=debug, fastmath=fastmath, cache=cache, target=target, boundscheck=boundscheck
-    )
-    if kwargs.get("link"):  # foreign code to link (cujit.linking)
-        if device:
-            raise CujitError(
-                "link= on a device function is not supported yet: pass it to "
-                "the kernels that call it, or to cuda.declare_device"
-            )
-        flags["link"] = kwargs["link"]
-    flags.update(_codegen_flags(kwargs))
-    if "coarsen" in kwargs:  # jit(coarsen=False): the kernel as written, always
-        flags["coarsen"] = bool(kwargs["coarsen"])
-    if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
-        flags["lineinfo"] = True
-    _numba_flags(flags, debug, kwargs)
-    make = InspectableDeviceFunction if device else Kernel
-    if callable(func_or_sig) and not isinstance(func_or_sig, (Type, Signature, str)):
-        return make(func_or_sig, (), **flags)
-    sigs = (
-        ()
-        if func_or_sig is None
-        else (func_or_sig if isinstance(func_or_sig, list) else [func_or_sig])
-    )
-    for sig in sigs:  # a bad signature is reported now, at the decorator's line
-        parse_signature(sig)
-
-    @api_boundary
-    def decorate(pyfunc):
-        made = make(pyfunc, sigs, **flags)
-        # One signature, not a list of them: specialised, as numba's dispatcher is.
-        if not device and sigs and not isinstance(func_or_sig, list):
-            made._specialized = True
-        return made
-
-    return decorate
+jit = decorator.make_jit(Kernel, InspectableDeviceFunction)

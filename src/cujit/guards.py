@@ -13,7 +13,7 @@ import inspect
 import sys
 import warnings
 
-from cujit.diagnostics import LaunchError, Loc, UnsupportedError
+from cujit.diagnostics import DeviceFunctionLaunchError, LaunchError, Loc, UnsupportedError
 
 _STREAM_ATTRS = ("cu", "handle", "__cuda_stream__", "cuda_stream", "ptr")
 # Modules whose classes are streams by construction: cuda-bindings' CUstream,
@@ -100,10 +100,10 @@ def kwargs_error(name: str, argnames, kwargs: dict) -> LaunchError:
 
 def launch_device_function(fn, config) -> None:
     """``device_fn[grid, block]``: a device function cannot be launched."""
-    raise LaunchError(
-        f"{fn.__name__!r} is a device function (@cuda.jit(device=True)), which "
-        "cannot be launched; call it from a kernel, or remove device=True to "
-        "make it a kernel"
+    raise DeviceFunctionLaunchError(
+        f"Cannot compile a device function as a kernel: {fn.__name__!r} is a device "
+        "function (@cuda.jit(device=True)), which cannot be launched; call it from a "
+        "kernel, or remove device=True to make it a kernel"
     )
 
 
@@ -117,13 +117,13 @@ def note_cpu_cache(kernel_name: str) -> None:
         f"kernel {kernel_name!r}: the CPU target does not cache compiled kernels "
         "on disk; cache=True (or CUJIT_CACHE) applies to the CUDA target only, so "
         "each process compiles its CPU kernels again",
-        stacklevel=_user_level(),
+        stacklevel=user_stacklevel(),
     )
 
 
-def _user_level() -> int:
-    """The ``stacklevel`` of the first frame outside cujit (so warnings name the user's
-    line)."""
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside cujit, for a ``warnings.warn`` made
+    by this function's caller (so warnings name the user's line)."""
     import os
 
     root = os.path.dirname(os.path.abspath(__file__))

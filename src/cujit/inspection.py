@@ -26,8 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from cujit.device_function import DeviceFunction
-from cujit.diagnostics import api_boundary
+from cujit.device_inspection import InspectableDeviceFunction
 from cujit.types import Signature, Type
 
 
@@ -191,62 +190,6 @@ def _resource(kernel, spec, what: str) -> int:
         attr = get_driver().CUfunction_attribute.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
         return call("cuFuncGetAttribute", attr, fn.handle)
     return getattr(fn, what)
-
-
-class InspectableDeviceFunction(DeviceFunction):
-    """What ``jit(device=True)`` returns: a ``DeviceFunction`` with numba's inspection
-    (kept here, above the compiler: stage 4 names only ``DeviceFunction``)."""
-
-    @api_boundary
-    def inspect_asm(self, signature) -> str:
-        """The PTX of this device function compiled alone for ``signature`` (argument
-        types, or a signature string), with its ``jit`` options (``opt``, ``debug``,
-        ``fastmath``): what ``cuda.compile_ptx(..., device=True)`` gives."""
-        from cujit.compile_api import compile as compile_function
-
-        if isinstance(signature, list):
-            signature = tuple(signature)
-        flags = self._flags
-        ptx, _ = compile_function(
-            self.py_func,
-            signature,
-            debug=flags.get("debug"),
-            fastmath=bool(flags.get("fastmath")),
-            opt=flags.get("opt"),
-            device=True,
-        )
-        return ptx
-
-    @api_boundary
-    def inspect_llvm(self, signature=None):
-        """The LLVM IR of this device function compiled alone in numba's ABI, with its
-        ``jit`` options: for ``signature``, or (numba's form) a dict from each declared
-        signature to its IR."""
-        if signature is None:
-            return {sig: self._llvm(sig) for sig in self.signatures}
-        return self._llvm(tuple(signature) if isinstance(signature, list) else signature)
-
-    def _llvm(self, signature) -> str:
-        from cujit.compile_api import _compile
-
-        flags = self._flags
-        # Compiled to PTX: the IR shown is the IR libNVVM accepted.
-        result, _ = _compile(
-            self.py_func,
-            signature,
-            flags.get("debug"),
-            bool(flags.get("lineinfo")),
-            True,  # device
-            bool(flags.get("fastmath")),
-            None,  # cc: the default architecture
-            flags.get("opt"),
-            "numba",
-            None,
-            "ptx",
-            False,
-            None,
-        )
-        return result.outputs["llvm"]
 
 
 def nvdisasm_path() -> str | None:

@@ -42,7 +42,7 @@ FACADE_MODULES = {
 
 # numba.cuda modules deeper than one level that cujit serves: numba's name -> cujit's;
 # their parents are empty packages (``_package``).
-NESTED_MODULES = {"core.errors": "cujit.cuda.errors"}
+NESTED_MODULES = {"core.errors": "cujit.cuda.errors", "core.config": "cujit.numba_config"}
 _PACKAGES: dict[str, pytypes.ModuleType] = {}
 
 

@@ -29,3 +29,6 @@ class Options:
     # The coarsened variant (docs/coarsening.md): 0 is the kernel as written; k > 1 has
     # each thread run k consecutive indices with 16-byte loads and stores.
     coarsen: int = 0
+    # numba's jit(launch_bounds=...): (max threads per block[, min blocks per
+    # multiprocessor[, max blocks per cluster]]), PTX .maxntid/.minnctapersm/.maxclusterrank.
+    launch_bounds: tuple[int, ...] = ()

@@ -47,6 +47,12 @@ def reduce_kernel(kernel, importable: bool, rebuild: Callable):
     )
 
 
+def by_value(func):
+    """``func`` to be pickled by value (its code travels) where cloudpickle is installed;
+    else ``func`` itself, pickled by name."""
+    return func if _cloudpickle() is None else _ByValue(func)
+
+
 def restored(func, filename: str):
     """``func`` with the file name its code had at home: cloudpickle sends code without
     it (it writes "<dynamic-code>"), and errors must name the kernel's file:line."""

@@ -264,6 +264,12 @@ def lower_kernel(fn, options: Options):
         bounds=checked,
         opt=options.opt,
     )
+    if options.launch_bounds:  # jit(launch_bounds=...): NVVM's annotations of the kernel
+        from cujit.codegen import kernel_symbol
+        from cujit.codegen.entry import annotate_launch_bounds
+
+        kernel = module.get_global(kernel_symbol(fn))
+        annotate_launch_bounds(module, kernel, options.launch_bounds)
     return module, params
 
 

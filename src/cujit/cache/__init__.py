@@ -1,11 +1,12 @@
 """The on-disk kernel cache: a new process loads a kernel's cubin instead of compiling it.
 
-    @cuda.jit(cache=True)            one kernel
-    CUJIT_CACHE=1                    every kernel
-    CUJIT_CACHE_DIR=/path            where (default: the per-user cache folder)
-    python -m cujit cache list|clear
+    @cuda.jit(cache=True)            one kernel (in __pycache__ beside its source, as numba)
+    CUJIT_CACHE=1                    every kernel (in the per-user cache folder)
+    CUJIT_CACHE_DIR=/path            every entry in this folder instead
+    python -m cujit cache list|clear the per-user (or CUJIT_CACHE_DIR) folder
 
-``key.py`` says what the key covers, ``toolchain.py`` how the toolchain's part
+``layout.py`` says where entries go and keeps each kernel's index file;
+``key.py`` what the key covers, ``toolchain.py`` how the toolchain's part
 is found cheaply, ``store.py`` the entry format and its atomic writes.  The
 compiler itself knows nothing of the cache: the dispatcher calls
 ``compile_cached`` in place of ``pipeline.compile_kernel``.
@@ -18,15 +19,43 @@ import warnings
 from pathlib import Path
 
 from cujit import config
-from cujit.cache import entry_check, lock, store
+from cujit.cache import entry_check, layout, lock, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
 
-__all__ = ["cache_dir", "clear", "compile_cached", "format_listing", "kernel_key"]
+__all__ = [
+    "cache_dir",
+    "check_cacheable",
+    "clear",
+    "compile_cached",
+    "format_listing",
+    "kernel_key",
+]
 
 # What an entry keeps of a CompileResult: enough to launch (cubin, symbol) and
 # to answer inspect_ptx/inspect_llvm without compiling again.
 SECTIONS = ("cubin", "ptx", "llvm")
+
+
+class Stats:
+    """numba's ``kernel.stats``: this process's disk-cache hits and misses per argument
+    types, and the folder the kernel's entries go to (None before its first compile
+    through the cache)."""
+
+    __slots__ = ("cache_hits", "cache_misses", "cache_path")
+
+    def __init__(self) -> None:
+        from collections import Counter
+
+        self.cache_hits: Counter = Counter()
+        self.cache_misses: Counter = Counter()
+        self.cache_path: str | None = None
+
+    def note(self, arg_types, result, pyfunc, strict: bool) -> None:
+        """Count one compile through the cache (a hit's result has a "cache" time)."""
+        hit = "cache" in result.times
+        (self.cache_hits if hit else self.cache_misses)[tuple(arg_types)] += 1
+        self.cache_path = str(layout.entry_folder(pyfunc, beside_source=strict))
 
 
 def cache_dir() -> Path:
@@ -50,8 +79,8 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
     key = _key_or_none(pyfunc, arg_types, options, strict)
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
-    path = store.entry_path(cache_dir(), name, key)
-    entry = store.load(path, key)
+    folder = layout.entry_folder(pyfunc, beside_source=strict)
+    path = store.entry_path(folder, name, key)
     entry = _usable(store.load(path, key), arg_types)
     if entry is None:  # the first process to miss compiles; the others wait, then load
         with lock.held(path):
@@ -108,6 +137,7 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
     }
     try:
         store.save(path, header, sections)
+        layout.record(path.parent, pyfunc, key, path)
     except OSError as exc:  # a read-only or full disk costs the cache, not the compile
         warnings.warn(
             f"cujit could not write the kernel cache entry {path}: {exc}",
@@ -153,6 +183,13 @@ def _key_or_none(pyfunc, arg_types, options: Options, strict: bool) -> str | Non
         ) from None
     except (CujitError, OSError):  # no toolchain found: the compile will say so
         return None
+
+
+def check_cacheable(pyfunc, arg_types, options: Options) -> None:
+    """Raise ``UncacheableKernel`` where ``cache=True`` on this kernel cannot be kept
+    (it uses global device arrays), as ``compile_cached(strict=True)`` would: for the
+    targets that keep nothing on disk, so that ``cache=True`` is refused alike."""
+    _key_or_none(pyfunc, arg_types, options, True)
 
 
 def clear() -> int:

@@ -40,6 +40,13 @@ def return_type(devfn, arg_types: tuple[Scalar, ...]) -> Scalar:
     return fn.return_type
 
 
+def _rebuild_ufunc(func, signatures, target, identity, options, filename: str):
+    """The receiving end of ``UFunc.__reduce__``."""
+    from cujit import pickling
+
+    return UFunc(pickling.restored(func, filename), signatures, target, identity, **options)
+
+
 class UFunc:
     """A GPU ufunc: ``ufunc(*inputs, out=None, stream=0)`` as NumPy's, on the device."""
 
@@ -52,6 +59,7 @@ class UFunc:
         self.nout = 1
         self.identity = identity
         self.device_function = device_function(pyfunc)
+        self._signatures, self._options = tuple(signatures), dict(options)
         self.loops = [resolve.parse_loop(s, self.nin) for s in signatures]
         self.dynamic = not self.loops
         self._kernels: dict[tuple, object] = {}
@@ -61,6 +69,14 @@ class UFunc:
 
     def __repr__(self) -> str:
         return f"<cujit ufunc {self.__name__}>"
+
+    def __reduce__(self):
+        # Its function and decorator arguments; the receiver compiles its own loops.
+        from cujit import pickling
+
+        func = pickling.by_value(self.py_func)  # a local or __main__ function's code
+        args = (func, self._signatures, self.target, self.identity, self._options)
+        return (_rebuild_ufunc, (*args, self.py_func.__code__.co_filename))
 
     @property
     def types(self) -> list[str]:

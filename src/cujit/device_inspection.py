@@ -1,0 +1,112 @@
+"""numba's inspection of device functions: what ``jit(device=True)`` returns.
+
+``InspectableDeviceFunction`` is a ``DeviceFunction`` (the class stage 4 knows) with
+numba's queries, answered by compiling the function alone, as ``cuda.compile(...,
+device=True)`` does (C ABI, its ``jit`` options: ``opt``, ``debug``, ``fastmath``):
+
+- ``compile_device(args)``: the compiled function (``DeviceCompileResult``: its
+  signature and ``fndesc.mangled_name``, the symbol its LLVM IR and PTX define);
+- ``inspect_llvm(args)``, ``inspect_asm(args)``: that compile's LLVM IR and PTX
+  (``inspect_llvm()`` alone: a dict over the declared signatures);
+- ``inspect_sass``: refused, as numba refuses it (a device function alone is not a
+  loadable kernel);
+- ``f[grid, block]``: refused with numba's words (it cannot be compiled as a kernel).
+
+Each signature compiles once; the result is kept on the object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cujit.device_function import DeviceFunction
+from cujit.diagnostics import api_boundary
+
+
+@dataclass(frozen=True)
+class FunctionDescriptor:
+    """numba's ``fndesc``, as far as a device function's inspection names it."""
+
+    mangled_name: str
+    qualname: str
+
+
+@dataclass(frozen=True)
+class DeviceCompileResult:
+    """One signature of a device function compiled alone (``compile_device``)."""
+
+    signature: object  # cujit.types.Signature: argument and return types
+    fndesc: FunctionDescriptor
+    llvm: str
+    ptx: str
+
+    @property
+    def return_type(self):
+        return self.signature.return_type
+
+
+def _signature_key(signature):
+    return tuple(signature) if isinstance(signature, list) else signature
+
+
+class InspectableDeviceFunction(DeviceFunction):
+    """What ``jit(device=True)`` returns: a ``DeviceFunction`` with numba's inspection
+    (kept above the compiler: stage 4 names only ``DeviceFunction``)."""
+
+    @api_boundary
+    def compile_device(self, args, return_type=None) -> DeviceCompileResult:
+        """numba's ``compile_device``: this function compiled alone for ``args``."""
+        from cujit.types import Signature
+
+        key = _signature_key(args)
+        if return_type is not None:
+            key = Signature(return_type, tuple(key))
+        return self._compiled(key)
+
+    @api_boundary
+    def inspect_llvm(self, signature=None):
+        """The LLVM IR of this function compiled alone for ``signature``; without one,
+        numba's form: a dict from each declared signature to its IR."""
+        if signature is None:
+            return {sig: self._compiled(sig).llvm for sig in self.signatures}
+        return self._compiled(_signature_key(signature)).llvm
+
+    @api_boundary
+    def inspect_asm(self, signature) -> str:
+        """The PTX of this function compiled alone for ``signature`` (argument types, or
+        a signature string): what ``cuda.compile_ptx(..., device=True)`` gives."""
+        return self._compiled(_signature_key(signature)).ptx
+
+    def inspect_sass(self, signature=None):
+        raise RuntimeError(
+            "Cannot inspect SASS of a device function: it is not a kernel on its own; "
+            "inspect the SASS of a kernel that calls it (kernel.inspect_sass())"
+        )
+
+    def _compiled(self, key) -> DeviceCompileResult:
+        cache = self.__dict__.setdefault("_alone", {})
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self._compile_alone(key)
+        return found
+
+    def _compile_alone(self, key) -> DeviceCompileResult:
+        from cujit.codegen.entry import entry_symbol
+        from cujit.compile_api import compile_device_alone
+        from cujit.types import Signature
+
+        flags = self._flags
+        result, args, rtype = compile_device_alone(
+            self.py_func,
+            key,
+            debug=flags.get("debug"),
+            fastmath=bool(flags.get("fastmath")),
+            opt=flags.get("opt"),
+        )
+        name = getattr(self.py_func, "__name__", "function")
+        qualname = getattr(self.py_func, "__qualname__", name)
+        fndesc = FunctionDescriptor(entry_symbol(name), qualname)
+        outputs = result.outputs
+        return DeviceCompileResult(
+            Signature(rtype, tuple(args)), fndesc, str(outputs["llvm"]), outputs["ptx"]
+        )
