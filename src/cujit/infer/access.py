@@ -27,6 +27,7 @@ from cujit.infer import array_methods, iteration, optional, records, reduction_c
 from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
+from cujit.infer.extension_attrs import extension_attribute
 from cujit.infer.numeric import describe
 from cujit.ir import (
     BuildTuple,
@@ -96,6 +97,8 @@ def _array_method(t: Typer, op: GetAttr, obj: Value) -> bool:
 
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
+    if extension_attribute(t, op, obj):  # a library's method or attribute (cujit.extending)
+        return
     if _array_method(t, op, obj):  # a.sum(): np.sum(a)
         return
     if isinstance(obj.type, PyObject):

@@ -275,6 +275,10 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
     if isinstance(fn, cx.BoundMethod):  # z.conjugate(): the object is the first argument
         site.args.insert(0, fn.obj)
         fn = fn.func
+        devfn = overload_device_function(fn, site)  # a library's method (overload_method)
+        if devfn is not None:
+            call_device_function(t, op, devfn, site)
+            return
     rule = _lookup(fn)
     if rule is None and cuda.is_literal_unroll(fn):  # cujit's or numba's: infer/unroll.py
         rule = bi.call_literal_unroll
