@@ -128,7 +128,9 @@ def _for_cuda(target) -> bool | None:
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kw):
     """Decorate ``typing_fn(*arg_types)`` as a device implementation of ``func``: where
     a kernel calls ``func``, it is called with the argument types and returns the
-    Python function to compile for them (None: not for these types).  ``target``
+    Python function to compile for them (None: not for these types); a constant int
+    argument is tried as ``types.IntegerLiteral`` too (first with ``prefer_literal``,
+    else after its plain type).  ``target``
     ("generic", the default, or "cuda") orders them: the CUDA target's are tried
     first; another target's are not used by kernels.  numba's other options are
     accepted; cujit compiles every implementation the same way."""
@@ -139,6 +141,8 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     def decorate(typing_fn: Callable) -> Callable:
         if cuda_only is not None:
             extension.file_overload(extension.OVERLOADS.setdefault(func, []), typing_fn, cuda_only)
+        if prefer_literal:
+            extension.PREFER_LITERAL.add(id(typing_fn))
         return typing_fn
 
     return decorate

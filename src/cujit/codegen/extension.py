@@ -79,4 +79,7 @@ def lower_extension_call(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return value
 
 
-EXTENSION_INTRINSICS = {"extension.call": lower_extension_call}
+EXTENSION_INTRINSICS = {
+    "extension.call": lower_extension_call,
+    "extension.intrinsic": lower_extension_call,
+}

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING
 
 from cujit.device_api import SpecialRegister
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
-from cujit.infer import array_methods, iteration, optional, records, reduction_calls, slicing
+from cujit.infer import (
+    array_methods,
+    iteration,
+    optional,
+    pointers,
+    records,
+    reduction_calls,
+    slicing,
+)
 from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
@@ -257,6 +265,9 @@ def _enum_member(t: Typer, op: GetItem, cls: enum.EnumMeta, name: object) -> Non
 
 def type_getitem(t: Typer, op: GetItem) -> None:
     obj, idx = t.value(op.obj), t.value(op.index)
+    if pointers.is_pointer(obj):  # p[i] of a types.CPointer
+        pointers.pointer_getitem(t, op, obj, idx)
+        return
     if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
         # A global or closure NumPy array: frozen into the kernel when it is compiled,
         # read from a constant table (numba's global arrays).
@@ -324,6 +335,9 @@ def _index_object(t: Typer, op: GetItem, obj: Value, idx: Value) -> None:
 
 def type_setitem(t: Typer, op: SetItem) -> None:
     obj, idx, val = t.value(op.obj), t.value(op.index), t.value(op.value)
+    if pointers.is_pointer(obj):  # p[i] = v of a types.CPointer
+        pointers.pointer_setitem(t, op, obj, idx, val)
+        return
     if isinstance(obj.type, Record):  # r['x'] = v
         records.set_field(t, obj, records.field_name(t, obj.type, idx), val, op.loc)
         return

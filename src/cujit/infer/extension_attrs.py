@@ -88,7 +88,7 @@ def _call_attribute(t, op: GetAttr, obj: Value, typing_fns: list) -> None:
     from cujit.infer.extension_calls import first_implementation
     from cujit.infer.function_calls import call_device_function
 
-    impl = first_implementation(typing_fns, (front_type(obj.type),), {})
+    impl = first_implementation(typing_fns, (front_type(obj.type),), {}, op.loc)
     if impl is None:
         raise TypingError(f"no overload of attribute '{op.name}' takes {obj.type}", op.loc)
     site = CallSite(op, op.name, [obj], {})

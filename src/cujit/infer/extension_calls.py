@@ -13,12 +13,19 @@ no implementation matching the argument types, is the user's error at the call.
 
 from __future__ import annotations
 
-from cujit.diagnostics import TypingError
+from cujit.diagnostics import CompileError, TypingError
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.types import Record, Signature, Type
+from cujit.types import IntegerLiteral, Record, Signature, Type
 from cujit.types.convert import to_type
-from cujit.types.extension import CALLABLES, INTRINSICS, OVERLOADS, call_typer, find_lowering
+from cujit.types.extension import (
+    CALLABLES,
+    INTRINSICS,
+    OVERLOADS,
+    PREFER_LITERAL,
+    call_typer,
+    find_lowering,
+)
 
 
 def front_type(t: Type) -> Type:
@@ -38,13 +45,12 @@ def _in(fn: object, table: dict) -> bool:
         return False
 
 
-def emit_extension_call(t, site, impl, sig: Signature, args) -> Value:
-    """``extension.call`` of ``impl(context, builder, sig, args)`` giving ``site``'s value."""
+def emit_extension_call(t, site, impl, sig: Signature, args, name="extension.call") -> Value:
+    """``extension.call`` (or ``name``: ``extension.intrinsic``) of
+    ``impl(context, builder, sig, args)`` giving ``site``'s value."""
     attrs = (("impl", impl), ("signature", sig))
     result = site.result(to_type(sig.return_type))
-    op = Intrinsic(
-        loc=site.loc, result=result, name="extension.call", args=tuple(args), attrs=attrs
-    )
+    op = Intrinsic(loc=site.loc, result=result, name=name, args=tuple(args), attrs=attrs)
     return t.emit(op)
 
 
@@ -53,6 +59,11 @@ def extension_rule(fn: object):
     is a library's intrinsic)."""
     if _in(fn, INTRINSICS):
         return _intrinsic_rule(fn)
+    from cujit.infer.pointers import pointer_rules  # cffi's ffi.from_buffer
+
+    rule = pointer_rules(fn)
+    if rule is not None:
+        return rule
     if not _in(fn, CALLABLES):
         return None
 
@@ -87,21 +98,74 @@ def _intrinsic_rule(fn: object):
             raise TypingError(f"intrinsic {site.name}() cannot take ({shown})", site.loc)
         sig, codegen = answer
         args = [t.cast(a, to_type(p), site.loc) for a, p in zip(site.args, sig.args, strict=True)]
-        return emit_extension_call(t, site, codegen, sig, args)
+        return emit_extension_call(t, site, codegen, sig, args, "extension.intrinsic")
 
     return rule
 
 
-def first_implementation(typing_fns, arg_types, kw_types):
+def library_error(exc: Exception, loc) -> TypingError:
+    """A library's typing function that raised: a TypingError at the user's call that
+    is also of the library's error class (so code catching that class still does)."""
+    message = f"{type(exc).__name__}: {exc}"
+    try:
+        cls = type("LibraryTypingError", (TypingError, type(exc)), {"__str__": TypingError.__str__})
+        err = cls.__new__(cls)
+        TypingError.__init__(err, message, loc)
+        return err
+    except TypeError:  # an error class that cannot be combined
+        return TypingError(message, loc)
+
+
+def first_implementation(typing_fns, arg_types, kw_types, loc=None):
     """The implementation the first typing function answering for the types gives."""
     for typing_fn in typing_fns:
-        impl = typing_fn(*arg_types, **kw_types)
+        try:
+            impl = typing_fn(*arg_types, **kw_types)
+        except CompileError:
+            raise
+        except Exception as exc:  # the library refuses these types with its own error
+            raise library_error(exc, loc) from exc
         if impl is not None:
             return impl
     return None
 
 
-def overload_device_function(fn: object, site):
+def _literal(t, v: Value) -> Type:
+    """``v``'s type, or numba's literal type where it is a known int constant."""
+    value = t.const_value(v) if t is not None else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return IntegerLiteral(value)
+    return front_type(v.type)
+
+
+def _resolve(t, site, typing_fns):
+    """Try the typing functions with the plain argument types, and with the constants'
+    literal types (numba's order: literal first for ``prefer_literal``)."""
+    plain = tuple(front_type(a.type) for a in site.args)
+    plain_kw = {k: front_type(v.type) for k, v in site.kwargs.items()}
+    literal = tuple(_literal(t, a) for a in site.args)
+    literal_kw = {k: _literal(t, v) for k, v in site.kwargs.items()}
+    refused = None  # a library's error for one try: raised only if no try answers
+    for typing_fn in typing_fns:
+        tries = [(plain, plain_kw), (literal, literal_kw)]
+        if id(typing_fn) in PREFER_LITERAL:
+            tries.reverse()
+        if literal == plain and literal_kw == plain_kw:
+            tries = tries[:1]
+        for args, kws in tries:
+            try:
+                impl = first_implementation([typing_fn], args, kws, site.loc)
+            except TypingError as exc:
+                refused = refused or exc
+                continue
+            if impl is not None:
+                return impl
+    if refused is not None:
+        raise refused
+    return None
+
+
+def overload_device_function(fn: object, site, t=None):
     """The device function a call of ``fn`` compiles where a library overloads ``fn``
     (``cujit.extending.overload``, or a method: ``overload_method``): the first typing
     function answering for the argument types gives the implementation; none answering
@@ -113,9 +177,7 @@ def overload_device_function(fn: object, site):
         return None
     from cujit.device_function import DeviceFunction
 
-    arg_types = tuple(front_type(a.type) for a in site.args)
-    kw_types = {k: front_type(v.type) for k, v in site.kwargs.items()}
-    impl = first_implementation(typing_fns, arg_types, kw_types)
+    impl = _resolve(t, site, typing_fns)
     if impl is not None:
         return DeviceFunction(impl)
     shown = ", ".join(describe(a.type) for a in site.args)

@@ -31,6 +31,7 @@ aligned structured dtype: ``record_of(type)`` is that Record, the type's bytes i
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Callable
 
 from cujit.types.core import Type
@@ -47,7 +48,9 @@ ATTRIBUTE_TEMPLATES: list[type] = []
 ATTRIBUTE_LOWERINGS: dict[tuple[type, str], Callable] = {}
 # A library's intrinsic object -> its ``defn(context, *arg_types)`` giving
 # ``(signature, codegen)``.
-INTRINSICS: dict[object, Callable] = {}
+INTRINSICS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Typing functions filed with ``prefer_literal``: constants' literal types tried first.
+PREFER_LITERAL: set[int] = set()
 # Typing functions filed for the CUDA target (they come before the generic ones).
 CUDA_FIRST: set[int] = set()
 

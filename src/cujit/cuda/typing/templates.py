@@ -4,7 +4,7 @@ library's attribute typing (filed with ``cudadecl.registry.register_attr``; its
 
 from __future__ import annotations
 
-from cujit.types import Signature as signature  # noqa: N813 -- numba's name
+from cujit.cuda.typing import signature
 
 
 class AttributeTemplate:
