@@ -142,7 +142,7 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
         if cuda_only is not None:
             extension.file_overload(extension.OVERLOADS.setdefault(func, []), typing_fn, cuda_only)
         if prefer_literal:
-            extension.PREFER_LITERAL.add(id(typing_fn))
+            extension.PREFER_LITERAL.add((func, id(typing_fn)))
         return typing_fn
 
     return decorate

@@ -138,7 +138,7 @@ def _literal(t, v: Value) -> Type:
     return front_type(v.type)
 
 
-def _resolve(t, site, typing_fns):
+def _resolve(t, site, typing_fns, fn):
     """Try the typing functions with the plain argument types, and with the constants'
     literal types (numba's order: literal first for ``prefer_literal``)."""
     plain = tuple(front_type(a.type) for a in site.args)
@@ -148,7 +148,7 @@ def _resolve(t, site, typing_fns):
     refused = None  # a library's error for one try: raised only if no try answers
     for typing_fn in typing_fns:
         tries = [(plain, plain_kw), (literal, literal_kw)]
-        if id(typing_fn) in PREFER_LITERAL:
+        if _in((fn, id(typing_fn)), PREFER_LITERAL):
             tries.reverse()
         if literal == plain and literal_kw == plain_kw:
             tries = tries[:1]
@@ -177,7 +177,7 @@ def overload_device_function(fn: object, site, t=None):
         return None
     from cujit.device_function import DeviceFunction
 
-    impl = _resolve(t, site, typing_fns)
+    impl = _resolve(t, site, typing_fns, fn)
     if impl is not None:
         return DeviceFunction(impl)
     shown = ", ".join(describe(a.type) for a in site.args)

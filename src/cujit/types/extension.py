@@ -49,8 +49,9 @@ ATTRIBUTE_LOWERINGS: dict[tuple[type, str], Callable] = {}
 # A library's intrinsic object -> its ``defn(context, *arg_types)`` giving
 # ``(signature, codegen)``.
 INTRINSICS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# Typing functions filed with ``prefer_literal``: constants' literal types tried first.
-PREFER_LITERAL: set[int] = set()
+# (function, id of its typing function) filed with ``prefer_literal``: constants'
+# literal types are tried first.
+PREFER_LITERAL: set[tuple[object, int]] = set()
 # Typing functions filed for the CUDA target (they come before the generic ones).
 CUDA_FIRST: set[int] = set()
 
