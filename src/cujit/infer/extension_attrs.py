@@ -11,7 +11,8 @@ For ``value.name`` where ``type(value)``'s class (or a base) has an entry:
   receives ``(context, builder, type, value)``.
 
 Values of kernels' own types (arrays, records...) keep their attributes where no
-library entry names them.
+library entry names them.  ``a + b`` (any binary operator) with a library's value as
+an operand calls the library's overload of ``operator.add`` (...).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from cujit.diagnostics import TypingError
 from cujit.infer.complex_calls import BoundMethod
 from cujit.infer.extension_calls import emit_extension_call, front_type
 from cujit.ir import Const, GetAttr, Value
-from cujit.types import PyObject, Signature
+from cujit.types import PyObject, Record, Signature
 from cujit.types.extension import (
     ATTRIBUTE_LOWERINGS,
     ATTRIBUTE_OVERLOADS,
@@ -93,3 +94,44 @@ def _call_attribute(t, op: GetAttr, obj: Value, typing_fns: list) -> None:
         raise TypingError(f"no overload of attribute '{op.name}' takes {obj.type}", op.loc)
     site = CallSite(op, op.name, [obj], {})
     call_device_function(t, op, DeviceFunction(impl), site)
+
+
+_BINARY_OPERATORS = {
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "/": "truediv",
+    "//": "floordiv",
+    "%": "mod",
+    "**": "pow",
+    "&": "and_",
+    "|": "or_",
+    "^": "xor",
+}
+
+
+def extension_operator(t, op, a: Value, b: Value) -> bool:
+    """``a + b`` (and the other binary operators) where an operand is a library's
+    value: the library's overload of ``operator.add`` (...), called as a device
+    function; False where neither operand is one."""
+    if not any(isinstance(v.type, Record) and v.type.origin is not None for v in (a, b)):
+        return False
+    import operator
+
+    from cujit.infer.calls import CallSite
+    from cujit.infer.extension_calls import overload_device_function
+    from cujit.infer.function_calls import call_device_function
+
+    name = _BINARY_OPERATORS.get(op.op)
+    func = getattr(operator, name) if name else None
+    site = CallSite(op, f"operator {op.op}", [a, b], {})
+    devfn = overload_device_function(func, site, t) if func is not None else None
+    if devfn is None:
+        raise TypingError(
+            f"unsupported operand types for {op.op}: {front_type(a.type)} and "
+            f"{front_type(b.type)}",
+            op.loc,
+            hint=f"a library defines it with overload(operator.{name or '...'})",
+        )
+    call_device_function(t, op, devfn, site)
+    return True

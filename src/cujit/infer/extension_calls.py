@@ -13,6 +13,8 @@ no implementation matching the argument types, is the user's error at the call.
 
 from __future__ import annotations
 
+import types as pytypes
+
 from cujit.diagnostics import CompileError, TypingError
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
@@ -169,7 +171,8 @@ def overload_device_function(fn: object, site, t=None):
     """The device function a call of ``fn`` compiles where a library overloads ``fn``
     (``cujit.extending.overload``, or a method: ``overload_method``): the first typing
     function answering for the argument types gives the implementation; none answering
-    is the user's error."""
+    is the user's error (a built-in function such as ``operator.add`` keeps cujit's
+    own meaning for the types no overload takes)."""
     typing_fns = getattr(fn, "typing_fns", None)  # a method (infer/extension_attrs.py)
     if typing_fns is None:
         typing_fns = OVERLOADS.get(fn) if _in(fn, OVERLOADS) else None
@@ -180,5 +183,7 @@ def overload_device_function(fn: object, site, t=None):
     impl = _resolve(t, site, typing_fns, fn)
     if impl is not None:
         return DeviceFunction(impl)
+    if isinstance(fn, pytypes.BuiltinFunctionType):  # operator.add...: cujit's own rule
+        return None
     shown = ", ".join(describe(a.type) for a in site.args)
     raise TypingError(f"no overload of {site.name}() takes ({shown})", site.loc)
