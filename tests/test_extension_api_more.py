@@ -18,6 +18,7 @@ from cujit.cuda.cudaimpl import lower_attr
 from cujit.cuda.extending import (
     _Intrinsic,
     intrinsic,
+    lower_builtin,
     make_attribute_wrapper,
     models,
     overload,
@@ -27,7 +28,6 @@ from cujit.cuda.extending import (
     register_model,
     type_callable,
 )
-from cujit.cuda.extending import lower_builtin
 from cujit.cuda.typing.templates import AttributeTemplate
 from cujit.diagnostics import LoweringError, TypingError
 

@@ -41,7 +41,11 @@ def _udf(x, y):
 
 def _python_ltoir(cc=(9, 0)) -> bytes:
     lto, rtype = cuda.compile(
-        _udf, float32(float32, float32), output="ltoir", abi="c", abi_info={"abi_name": "udf"},
+        _udf,
+        float32(float32, float32),
+        output="ltoir",
+        abi="c",
+        abi_info={"abi_name": "udf"},
         cc=cc,
     )
     assert rtype == float32

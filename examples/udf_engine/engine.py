@@ -52,21 +52,21 @@ class Column:
             raise ValueError("a column's data and mask are 1-d arrays of one length")
 
     def to_list(self) -> list:
-        return [v if m else None for v, m in zip(self.data.tolist(), self.mask.tolist())]
+        pairs = zip(self.data.tolist(), self.mask.tolist(), strict=True)
+        return [v if m else None for v, m in pairs]
 
 
-def _source(template: str, n: int) -> str:
+def _source(template: str, n: int, row: str) -> str:
+    """``template`` for ``n`` columns, each read as ``Masked(d<k>ROW, m<k>ROW)``."""
     params = ", ".join(f"d{k}, m{k}" for k in range(n))
-    masked = ", ".join(f"Masked(d{k}[i], m{k}[i])" for k in range(n))
-    if "probe" in template:
-        params = ", ".join(f"d{k}, m{k}" for k in range(n))
-        masked = ", ".join(f"Masked(d{k}, m{k})" for k in range(n))
+    masked = ", ".join(f"Masked(d{k}{row}, m{k}{row})" for k in range(n))
     return template.format(params=params, masked=masked)
 
 
 def _generated(template: str, n: int, udf_device, name: str):
     namespace = {"cuda": cuda, "Masked": Masked, "udf": udf_device}
-    code = compile(_source(template, n), f"<udf_engine {name} for {n} columns>", "exec")
+    row = "[i]" if name == "udf_kernel" else ""  # the kernel reads row i; the probe, scalars
+    code = compile(_source(template, n, row), f"<udf_engine {name} for {n} columns>", "exec")
     exec(code, namespace)  # noqa: S102 -- the engine's own template, filled with names only
     return namespace[name]
 

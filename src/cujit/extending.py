@@ -165,9 +165,7 @@ def _typeclass_entry(table: dict, typeclass, attr: str, what: str, target) -> Ca
 def overload_method(typeclass, attr: str, **kw) -> Callable:
     """Decorate ``typing_fn(self_type, *arg_types)`` as the method ``attr`` of values
     whose type is a ``typeclass``: it returns ``impl(self, *args)`` (or None)."""
-    return _typeclass_entry(
-        extension.METHODS, typeclass, attr, "overload_method", kw.get("target")
-    )
+    return _typeclass_entry(extension.METHODS, typeclass, attr, "overload_method", kw.get("target"))
 
 
 def overload_attribute(typeclass, attr: str, **kw) -> Callable:

@@ -128,8 +128,7 @@ def extension_operator(t, op, a: Value, b: Value) -> bool:
     devfn = overload_device_function(func, site, t) if func is not None else None
     if devfn is None:
         raise TypingError(
-            f"unsupported operand types for {op.op}: {front_type(a.type)} and "
-            f"{front_type(b.type)}",
+            f"unsupported operand types for {op.op}: {front_type(a.type)} and {front_type(b.type)}",
             op.loc,
             hint=f"a library defines it with overload(operator.{name or '...'})",
         )

@@ -58,10 +58,9 @@ def pointer_setitem(t, op, p: Value, idx: Value, val: Value) -> None:
 def is_from_buffer(fn: object) -> bool:
     """Whether ``fn`` is a cffi ``FFI`` object's ``from_buffer`` method."""
     owner = getattr(fn, "__self__", None)
-    return (
-        getattr(fn, "__name__", None) == "from_buffer"
-        and type(owner).__module__.split(".")[0] in ("cffi", "_cffi_backend")
-    )
+    return getattr(fn, "__name__", None) == "from_buffer" and type(owner).__module__.split(".")[
+        0
+    ] in ("cffi", "_cffi_backend")
 
 
 def call_from_buffer(t, site) -> Value:
