@@ -331,3 +331,32 @@ def test_library_typing_error_names_the_call_and_keeps_its_class():
     assert isinstance(info.value, LibraryError)
     assert "refuses takes no float64" in str(info.value)
     assert "test_extension_api_more.py" in str(info.value)
+
+
+def needs_sqrt(x):
+    raise NotImplementedError
+
+
+@type_callable(needs_sqrt)
+def _type_needs_sqrt(context):
+    return lambda x: x if isinstance(x, types.Float) else None
+
+
+@lower_builtin(needs_sqrt, types.Float)
+def _lower_needs_sqrt(context, builder, sig, args):
+    import math
+
+    def impl(x):
+        return math.sqrt(2 * x) + 1
+
+    return context.compile_internal(builder, impl, sig, args)
+
+
+def test_compile_internal_compiles_a_python_function_into_the_lowering():
+    @cpu
+    def k(out, x):
+        out[0] = needs_sqrt(x[0])
+
+    out = np.full(1, np.nan)
+    k[1, 1](out, np.array([18.0]))
+    assert out[0] == 7.0

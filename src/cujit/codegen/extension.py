@@ -22,8 +22,25 @@ from cujit.types import Record, Type
 class LoweringContext:
     """What a lowering function receives as ``context``."""
 
-    def __init__(self, target_name: str) -> None:
-        self.target_name = target_name
+    def __init__(self, ctx: FunctionLowering, op: ir.Intrinsic) -> None:
+        self.target_name = ctx.target.name
+        self._ctx, self._op = ctx, op
+
+    def compile_internal(self, builder: ll.IRBuilder, func, sig, args, locals=None):
+        """Compile Python function ``func`` for ``sig``'s argument types as a device
+        function of this module and call it with ``args``: its result (numba's)."""
+        ctx, op = self._ctx, self._op
+        typed = op.attr("compiler").typed(func, tuple(sig.args), op.loc)
+        if typed.return_type != sig.return_type and has_value(sig.return_type):
+            raise LoweringError(
+                f"compile_internal: {getattr(func, '__name__', func)} returns "
+                f"{typed.return_type}, not {sig.return_type}",
+                op.loc,
+            )
+        callee = ctx.functions.get(typed)
+        hidden = list(ctx.llfn.args[: len(ctx.target.callee_hidden_params)])
+        result = builder.call(callee, hidden + list(args))
+        return None if isinstance(callee.function_type.return_type, ll.VoidType) else result
 
     def get_value_type(self, t: Type) -> ll.Type:
         from cujit.codegen.struct_proxy import struct_type
@@ -55,7 +72,7 @@ def lower_extension_call(ctx: FunctionLowering, op: ir.Intrinsic, args):
     impl, sig = op.attr("impl"), op.attr("signature")
     b = ctx.builder
     lib_args = [_library_value(b, a.type, v) for a, v in zip(op.args, args, strict=True)]
-    value = impl(LoweringContext(ctx.target.name), b, sig, lib_args)
+    value = impl(LoweringContext(ctx, op), b, sig, lib_args)
     rt = op.result.type
     if not has_value(rt):
         return None

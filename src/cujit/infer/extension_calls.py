@@ -47,10 +47,29 @@ def _in(fn: object, table: dict) -> bool:
         return False
 
 
+class InternalCompiler:
+    """What a lowering function's ``context.compile_internal`` compiles through: the
+    device-function context of the compilation the call is typed in."""
+
+    def __init__(self, callees) -> None:
+        self._callees = callees
+
+    def typed(self, func, arg_types: tuple[Type, ...], loc):
+        """The typed IR of Python function ``func`` for ``arg_types``."""
+        from cujit.device_function import DeviceFunction
+
+        if self._callees is None:
+            raise TypingError(
+                "compile_internal needs a kernel or device function being compiled", loc
+            )
+        return self._callees.typed(DeviceFunction(func), tuple(arg_types), None, loc)
+
+
 def emit_extension_call(t, site, impl, sig: Signature, args, name="extension.call") -> Value:
     """``extension.call`` (or ``name``: ``extension.intrinsic``) of
-    ``impl(context, builder, sig, args)`` giving ``site``'s value."""
-    attrs = (("impl", impl), ("signature", sig))
+    ``impl(context, builder, sig, args)`` giving ``site``'s value; ``compiler`` lets
+    the implementation compile Python functions (``context.compile_internal``)."""
+    attrs = (("impl", impl), ("signature", sig), ("compiler", InternalCompiler(t.callees)))
     result = site.result(to_type(sig.return_type))
     op = Intrinsic(loc=site.loc, result=result, name=name, args=tuple(args), attrs=attrs)
     return t.emit(op)
