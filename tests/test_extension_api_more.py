@@ -360,3 +360,38 @@ def test_compile_internal_compiles_a_python_function_into_the_lowering():
     out = np.full(1, np.nan)
     k[1, 1](out, np.array([18.0]))
     assert out[0] == 7.0
+
+
+def keyed_overloaded(x):
+    pass
+
+
+@overload(keyed_overloaded)
+def _keyed_first(x):
+    return lambda x: x * 2
+
+
+def test_overloads_intrinsics_and_methods_are_part_of_the_cache_key():
+    from cujit.cache.key import kernel_key
+    from cujit.options import Options
+
+    def keyed(x, out):
+        out[0] = keyed_overloaded(x[0]) + _times_three(x[0])
+
+    args = (types.int64[::1], types.int64[::1])
+    before = kernel_key(keyed, args, Options())
+    assert before is not None and before == kernel_key(keyed, args, Options())
+
+    def other_typing(x):
+        return lambda x: x + 1
+
+    overload(keyed_overloaded)(other_typing)  # a new overload: a different key
+    after_overload = kernel_key(keyed, args, Options())
+    assert after_overload != before
+
+    @overload_method(types.Array, "never_called_here")
+    def _unused(a):
+        return lambda a: 0
+
+    # a method filed for a type class may reach any kernel through its arguments
+    assert kernel_key(keyed, args, Options()) != after_overload

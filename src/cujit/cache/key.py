@@ -38,7 +38,7 @@ from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 7  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 8  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -63,6 +63,11 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
     except Uncacheable as why:
         if strict and isinstance(why, CapturesDeviceArray):
             raise
+        _warn_uncacheable(pyfunc, str(why))
+        return None
+    try:
+        _type_class_extensions(h, options.debug)
+    except Uncacheable as why:
         _warn_uncacheable(pyfunc, str(why))
         return None
     for t in arg_types:
@@ -217,8 +222,12 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
     elif is_namedtuple_class(v):  # its fields and defaults shape the code that uses it
         h.update(f"namedtuple {v.__module__}.{v.__qualname__} {v._fields}\n".encode())
         _value(tuple(v._field_defaults.items()), h, debug, seen, names)
+    elif _is_intrinsic(v):  # a library's @intrinsic: its typing and code generator
+        h.update(f"intrinsic {v.__qualname__}\n".encode())
+        _function(v._defn, h, debug, seen)
     elif isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func"):
         _function(getattr(v, "py_func", v), h, debug, seen)
+        _overloads(v, h, debug, seen)
         # A device function's own jit options (inline, forceinline, fastmath, opt...)
         # shape the code of the kernels that call it.
         for name, flag in sorted(getattr(v, "_flags", {}).items()):
@@ -269,6 +278,51 @@ def _extension(obj, h, debug: bool, seen: set) -> None:
     for specs, impl in extension.LOWERINGS.get(obj, ()):
         h.update(f"lowering {specs}\n".encode())
         _function(impl, h, debug, seen)
+
+
+def _is_intrinsic(v) -> bool:
+    from cujit.types import extension
+
+    try:
+        return v in extension.INTRINSICS
+    except TypeError:  # unhashable: not one
+        return False
+
+
+def _overloads(fn, h, debug: bool, seen: set) -> None:
+    """A function a library overloads: its typing functions choose the code a call
+    compiles, so they are part of the key."""
+    from cujit.types import extension
+
+    try:
+        typing_fns = extension.OVERLOADS.get(fn, ())
+    except TypeError:
+        return
+    for typing_fn in typing_fns:
+        h.update(b"overload\n")
+        _function(typing_fn, h, debug, seen)
+
+
+def _type_class_extensions(h, debug: bool) -> None:
+    """The methods, attributes and attribute templates libraries file for type classes:
+    any argument's type may reach them, so every kernel's key holds them (nothing,
+    where no library filed any)."""
+    from cujit.types import extension
+
+    seen: set = set()
+    for table in (extension.METHODS, extension.ATTRIBUTE_OVERLOADS):
+        for (cls, name), fns in sorted(table.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+            h.update(f"type-class entry {cls.__module__}.{cls.__qualname__}.{name}\n".encode())
+            for fn in fns:
+                _function(fn, h, debug, seen)
+    for (cls, name), impl in extension.ATTRIBUTE_LOWERINGS.items():
+        h.update(f"attribute lowering {cls.__qualname__}.{name}\n".encode())
+        _function(impl, h, debug, seen)
+    for template in extension.ATTRIBUTE_TEMPLATES:
+        h.update(f"attribute template {template.__qualname__}\n".encode())
+        for attr, value in sorted(vars(template).items()):
+            if attr.startswith("resolve_") and isinstance(value, pytypes.FunctionType):
+                _function(value, h, debug, seen)
 
 
 def _module(mod, h, debug: bool, seen: set, names: set) -> None:
