@@ -105,9 +105,8 @@ def _array_method(t: Typer, op: GetAttr, obj: Value) -> bool:
 
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
-    if extension_attribute(t, op, obj):  # a library's method or attribute (cujit.extending)
-        return
-    if _array_method(t, op, obj):  # a.sum(): np.sum(a)
+    # A library's method or attribute (cujit.extending); a.sum(): np.sum(a).
+    if extension_attribute(t, op, obj) or _array_method(t, op, obj):
         return
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
