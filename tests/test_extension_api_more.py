@@ -376,7 +376,7 @@ def test_overloads_intrinsics_and_methods_are_part_of_the_cache_key():
     from cujit.options import Options
 
     def keyed(x, out):
-        out[0] = keyed_overloaded(x[0]) + _times_three(x[0])
+        out[0] = keyed_overloaded(x[0]) + _times_three(x[0]) + x.keyed_method()
 
     args = (types.int64[::1], types.int64[::1])
     before = kernel_key(keyed, args, Options())
@@ -389,9 +389,54 @@ def test_overloads_intrinsics_and_methods_are_part_of_the_cache_key():
     after_overload = kernel_key(keyed, args, Options())
     assert after_overload != before
 
-    @overload_method(types.Array, "never_called_here")
-    def _unused(a):
+    @overload_method(types.Array, "unrelated_method_name")
+    def _unrelated(a):
         return lambda a: 0
 
-    # a method filed for a type class may reach any kernel through its arguments
+    # a method the kernel's code never names leaves the key alone...
+    assert kernel_key(keyed, args, Options()) == after_overload
+
+    @overload_method(types.Array, "keyed_method")
+    def _keyed_method(a):
+        return lambda a: 1
+
+    # ... one it names is part of it
     assert kernel_key(keyed, args, Options()) != after_overload
+
+
+def _overloaded_with(impl, strict=True):
+    def target(a, b, kw=None):
+        pass
+
+    @overload(target, strict=strict)
+    def _typing(a, b, kw=None):
+        return impl
+
+    def k(x, out):
+        out[0] = target(x[0], x[1], kw=2.0)
+
+    return cpu(k)
+
+
+@pytest.mark.parametrize(
+    "impl, what",
+    [
+        (lambda a, b, kw=1.0: a, "keyword argument default values"),
+        (lambda a, c, kw=None: a, "argument names"),
+        (lambda a, kw=None: a, "argument names"),
+        (lambda a, b, kw=None, more=0: a, "keyword argument names"),
+        (lambda a, b, **kws: a, r"VAR_KEYWORD .*'\*\*kws'"),
+    ],
+)
+def test_implementation_must_take_the_typing_functions_arguments(impl, what):
+    k = _overloaded_with(impl)
+    with pytest.raises(TypingError, match=what) as info:
+        k[1, 1](np.ones(2), np.zeros(1))
+    assert "test_extension_api_more.py" in str(info.value)
+
+
+def test_not_strict_overload_skips_the_signature_check():
+    k = _overloaded_with(lambda a, b, kw=1.0: a + b + kw, strict=False)
+    out = np.zeros(1)
+    k[1, 1](np.array([1.5, 2.0]), out)
+    assert out[0] == 5.5  # kw=2.0 from the call

@@ -130,7 +130,8 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     a kernel calls ``func``, it is called with the argument types and returns the
     Python function to compile for them (None: not for these types); a constant int
     argument is tried as ``types.IntegerLiteral`` too (first with ``prefer_literal``,
-    else after its plain type).  ``target``
+    else after its plain type).  With ``strict`` (the default) the implementation must
+    take the typing function's arguments (``infer/overload_signatures.py``).  ``target``
     ("generic", the default, or "cuda") orders them: the CUDA target's are tried
     first; another target's are not used by kernels.  numba's other options are
     accepted; cujit compiles every implementation the same way."""
@@ -143,6 +144,8 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
             extension.file_overload(extension.OVERLOADS.setdefault(func, []), typing_fn, cuda_only)
         if prefer_literal:
             extension.PREFER_LITERAL.add((func, id(typing_fn)))
+        if not strict:
+            extension.NOT_STRICT.add((func, id(typing_fn)))
         return typing_fn
 
     return decorate
@@ -202,7 +205,7 @@ def register_jitable(*args, **kwargs):
     it too (it is its own device implementation)."""
 
     def wrap(fn: Callable) -> Callable:
-        overload(fn, **kwargs)(lambda *a, **k: fn)
+        overload(fn, strict=False, **kwargs)(lambda *a, **k: fn)
         return fn
 
     if len(args) == 1 and not kwargs and callable(args[0]):

@@ -58,15 +58,16 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
     h = hasher()
     h.update(f"cujit-kernel-key {FORMAT}\n".encode())
     h.update(environment_digest().encode())
+    seen = _Seen()
     try:
-        _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, set())
+        _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, seen)
     except Uncacheable as why:
         if strict and isinstance(why, CapturesDeviceArray):
             raise
         _warn_uncacheable(pyfunc, str(why))
         return None
     try:
-        _type_class_extensions(h, options.debug)
+        _type_class_extensions(h, options.debug, seen)
     except Uncacheable as why:
         _warn_uncacheable(pyfunc, str(why))
         return None
@@ -153,6 +154,7 @@ def _function(fn, h, debug: bool, seen: set) -> None:
     h.update(f"function {fn.__module__}.{fn.__qualname__}\n".encode())
     names: set[str] = set()
     _code(code, h, debug, names)
+    getattr(seen, "names", set()).update(names)  # a _Seen: the names the code uses
     # Globals and builtins the code names, in a fixed order; a name that is
     # neither (an attribute) is already covered by ``co_names``.
     fn_builtins = getattr(fn, "__builtins__", None) or {}
@@ -266,6 +268,14 @@ def _library(cls: type) -> bool:
     return (cls.__module__ or "").split(".")[0] in _LIBRARIES
 
 
+class _Seen(set):
+    """The ids of the values a key has taken in, and the names their code uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+
 def _extension(obj, h, debug: bool, seen: set) -> None:
     """A library's callable (``cujit.extending``): its typer and its lowering functions
     make the code of a call, so they are part of the key."""
@@ -303,26 +313,38 @@ def _overloads(fn, h, debug: bool, seen: set) -> None:
         _function(typing_fn, h, debug, seen)
 
 
-def _type_class_extensions(h, debug: bool) -> None:
-    """The methods, attributes and attribute templates libraries file for type classes:
-    any argument's type may reach them, so every kernel's key holds them (nothing,
-    where no library filed any)."""
+def _type_class_entries() -> list[tuple[str, str, list]]:
+    """Every (type class, name) entry libraries filed: methods, overloaded attributes,
+    lowered attributes and templates' ``resolve_<name>``, as (class, name, functions)."""
     from cujit.types import extension
 
-    seen: set = set()
+    out = []
     for table in (extension.METHODS, extension.ATTRIBUTE_OVERLOADS):
-        for (cls, name), fns in sorted(table.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-            h.update(f"type-class entry {cls.__module__}.{cls.__qualname__}.{name}\n".encode())
+        out += [(f"{c.__module__}.{c.__qualname__}", n, list(fns)) for (c, n), fns in table.items()]
+    for (c, n), impl in extension.ATTRIBUTE_LOWERINGS.items():
+        out.append((f"{c.__module__}.{c.__qualname__}", n, [impl]))
+    for template in extension.ATTRIBUTE_TEMPLATES:
+        for attr, value in vars(template).items():
+            if attr.startswith("resolve_") and isinstance(value, pytypes.FunctionType):
+                out.append((f"{template.__module__}.{template.__qualname__}", attr[8:], [value]))
+    return sorted(out, key=lambda e: (e[1], e[0]))
+
+
+def _type_class_extensions(h, debug: bool, seen: _Seen) -> None:
+    """The type-class entries (``_type_class_entries``) whose name the kernel's code (or
+    an entry taken in) uses as an attribute: what ``value.name`` can mean there."""
+    taken: set[int] = set()
+    grew = True
+    while grew:  # an entry's own code may use further names
+        grew = False
+        for k, (cls, name, fns) in enumerate(_type_class_entries()):
+            if k in taken or name not in seen.names:
+                continue
+            taken.add(k)
+            grew = True
+            h.update(f"type-class entry {cls}.{name}\n".encode())
             for fn in fns:
                 _function(fn, h, debug, seen)
-    for (cls, name), impl in extension.ATTRIBUTE_LOWERINGS.items():
-        h.update(f"attribute lowering {cls.__qualname__}.{name}\n".encode())
-        _function(impl, h, debug, seen)
-    for template in extension.ATTRIBUTE_TEMPLATES:
-        h.update(f"attribute template {template.__qualname__}\n".encode())
-        for attr, value in sorted(vars(template).items()):
-            if attr.startswith("resolve_") and isinstance(value, pytypes.FunctionType):
-                _function(value, h, debug, seen)
 
 
 def _module(mod, h, debug: bool, seen: set, names: set) -> None:

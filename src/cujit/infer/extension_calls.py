@@ -17,12 +17,14 @@ import types as pytypes
 
 from cujit.diagnostics import CompileError, TypingError
 from cujit.infer.numeric import describe
+from cujit.infer.overload_signatures import check_signatures
 from cujit.ir import Intrinsic, Value
 from cujit.types import IntegerLiteral, Record, Signature, Type
 from cujit.types.convert import to_type
 from cujit.types.extension import (
     CALLABLES,
     INTRINSICS,
+    NOT_STRICT,
     OVERLOADS,
     PREFER_LITERAL,
     call_typer,
@@ -180,6 +182,8 @@ def _resolve(t, site, typing_fns, fn):
                 refused = refused or exc
                 continue
             if impl is not None:
+                if not _in((fn, id(typing_fn)), NOT_STRICT):
+                    check_signatures(typing_fn, impl, site.loc)
                 return impl
     if refused is not None:
         raise refused

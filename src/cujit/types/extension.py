@@ -52,6 +52,8 @@ INTRINSICS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # (function, id of its typing function) filed with ``prefer_literal``: constants'
 # literal types are tried first.
 PREFER_LITERAL: set[tuple[object, int]] = set()
+# ... filed with ``strict=False``: the implementation's signature is not checked.
+NOT_STRICT: set[tuple[object, int]] = set()
 # Typing functions filed for the CUDA target (they come before the generic ones).
 CUDA_FIRST: set[int] = set()
 
