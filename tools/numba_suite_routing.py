@@ -11,7 +11,8 @@ with an ``__import__`` that resolves
   (``numba`` itself stays numba for everything but ``cuda``);
 - ``numba.cuda.X`` for numba.cuda's API modules (``types``, ``random``, ``cg``,
   ``libdevice``, ``fp16``, ``bf16``, ``fp8``, ``vector_types``, ``api``, ``_internal``,
-  ``compiler``, ``np.numpy_support``, ``extending``, ``cudaimpl``, ``cgutils``): cujit's, or an
+  ``compiler``, ``np.numpy_support``, ``extending``, ``cudaimpl``, ``cgutils``, ``typing``,
+  ``cudadecl``, ``errors``): cujit's, or an
   ImportError where cujit has none (``cujit.numba_drop_in.cuda_module``);
 - ``numba.cuda.cudadrv.error`` and ``numba.cuda.core.errors`` (``CUJIT_MODULES``): cujit's
   driver errors, and its compile errors and warnings, by numba's names;
@@ -58,6 +59,9 @@ API_MODULES = frozenset(
     | {"compiler", "np", "extending", "cudaimpl", "cgutils"}
     # the launch configuration a compile started by a launch sees (launchconfig).
     | {"launchconfig"}
+    # ... its typing names (typing.templates.AttributeTemplate, typing.typeof,
+    # cudadecl.registry) and errors (LoweringError), which libraries import with them.
+    | {"typing", "cudadecl", "errors"}
 )
 # numba.cuda's modules below the API modules that cujit serves whole: a test importing
 # numba-cuda's error class to catch cujit's error gets cujit's (``cujit.cuda.cudadrv``).

@@ -14,6 +14,7 @@ This is the one contract shared by code generation and the runtime's launch path
   them laid out as NumPy lays out the dtype; an array of records is an array whose
   element size is that itemsize.
 - A tuple (a namedtuple too) is its items' parameters, in order.
+- A pointer (``CPointer(dtype)``) is its address, one uint64.
 
 That is the parameter list of the kernel's LLVM function.  The compiled kernel then
 takes only those its code reads (``cujit.codegen.params``): the ``passed`` mask
@@ -32,6 +33,7 @@ from typing import NamedTuple
 
 from cujit.diagnostics import Loc
 from cujit.types.core import Array, Scalar, Tuple, Type
+from cujit.types.numba_names import CPointer
 from cujit.types.records import Record
 
 # Parameter kinds: a NumPy dtype character per scalar, 'ptr' for a device pointer.
@@ -50,6 +52,8 @@ def param_kinds(t: Type) -> list[str]:
         return [POINTER] + ["int64"] * (2 * t.ndim if passes_strides(t) else t.ndim)
     if isinstance(t, Record):  # a record travels by reference: the address of its bytes
         return [POINTER]
+    if isinstance(t, CPointer):  # a pointer argument travels as its address
+        return ["uint64"]
     if isinstance(t, Tuple):
         out: list[str] = []
         for item in t.items:

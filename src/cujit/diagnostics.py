@@ -96,6 +96,16 @@ class TypingError(CompileError):
     kind = "type error"
 
 
+class LoweringError(CompileError):
+    """A library's code generator that built a wrong value (numba's LoweringError)."""
+
+    kind = "lowering error"
+
+    @property
+    def msg(self) -> str:
+        return self.message
+
+
 class SignatureError(CompileError, TypeError):
     """A type signature that does not parse, reported at the user's line that gave it
     (a TypeError too, as numba raises for one)."""

@@ -11,7 +11,14 @@ is registered anywhere else):
 - ``lower_builtin(func, *arg_specs)(impl)``: ``impl(context, builder, sig, args)`` builds
   the call's value with an llvmlite builder (``cgutils.create_struct_proxy`` helps);
 - ``overload(func)(typing_fn)``: ``typing_fn(*arg_types)`` returns a pure-Python
-  implementation of ``func`` for those types, which kernels call as a device function.
+  implementation of ``func`` for those types, which kernels call as a device function;
+  ``overload_method`` and ``overload_attribute`` do the same for ``value.name(...)``
+  and ``value.name`` of a type class's values;
+- ``register_attr(template)`` and ``lower_attr(type_class, name)(impl)``: an attribute
+  typed by a template's ``resolve_<name>`` and built by ``impl`` with a builder;
+- ``register_jitable(fn)``: a Python function kernels may call as it is;
+- ``intrinsic`` (``cujit.extension_intrinsic``): a function whose typing returns a
+  signature and the code generator that builds its call with a builder.
 
 These are numba's names (``numba.cuda.extending`` maps here under the drop-in).
 """
@@ -107,27 +114,116 @@ def lower_builtin(func, *arg_specs) -> Callable:
 lower = lower_builtin
 
 
+_TARGETS_HERE = ("generic", "cuda", "gpu")
+
+
+def _for_cuda(target) -> bool | None:
+    """True: the CUDA target's; False: generic; None: another target's (not filed)."""
+    target = target or "generic"
+    if target not in _TARGETS_HERE:
+        return None
+    return target != "generic"
+
+
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kw):
     """Decorate ``typing_fn(*arg_types)`` as a device implementation of ``func``: where
     a kernel calls ``func``, it is called with the argument types and returns the
-    Python function to compile for them (None: not for these types).  numba's other
-    options are accepted; cujit compiles every implementation the same way."""
+    Python function to compile for them (None: not for these types); a constant int
+    argument is tried as ``types.IntegerLiteral`` too (first with ``prefer_literal``,
+    else after its plain type).  With ``strict`` (the default) the implementation must
+    take the typing function's arguments (``infer/overload_signatures.py``).  ``target``
+    ("generic", the default, or "cuda") orders them: the CUDA target's are tried
+    first; another target's are not used by kernels.  numba's other options are
+    accepted; cujit compiles every implementation the same way."""
     if not callable(func):
         raise TypeError(f"overload takes a callable, not {func!r}")
+    cuda_only = _for_cuda(kw.get("target"))
 
     def decorate(typing_fn: Callable) -> Callable:
-        extension.OVERLOADS.setdefault(func, []).insert(0, typing_fn)
+        if cuda_only is not None:
+            extension.file_overload(extension.OVERLOADS.setdefault(func, []), typing_fn, cuda_only)
+        if prefer_literal:
+            extension.PREFER_LITERAL.add((func, id(typing_fn)))
+        if not strict:
+            extension.NOT_STRICT.add((func, id(typing_fn)))
         return typing_fn
 
     return decorate
 
 
+def _typeclass_entry(table: dict, typeclass, attr: str, what: str, target) -> Callable:
+    if not isinstance(typeclass, type):
+        raise TypeError(f"{what} takes a type class (types.Array...), not {typeclass!r}")
+    cuda_only = _for_cuda(target)
+
+    def decorate(typing_fn: Callable) -> Callable:
+        if cuda_only is not None:
+            entries = table.setdefault((typeclass, str(attr)), [])
+            extension.file_overload(entries, typing_fn, cuda_only)
+        return typing_fn
+
+    return decorate
+
+
+def overload_method(typeclass, attr: str, **kw) -> Callable:
+    """Decorate ``typing_fn(self_type, *arg_types)`` as the method ``attr`` of values
+    whose type is a ``typeclass``: it returns ``impl(self, *args)`` (or None)."""
+    return _typeclass_entry(extension.METHODS, typeclass, attr, "overload_method", kw.get("target"))
+
+
+def overload_attribute(typeclass, attr: str, **kw) -> Callable:
+    """Decorate ``typing_fn(self_type)`` as the attribute ``attr`` of values whose
+    type is a ``typeclass``: it returns ``impl(self)`` computing it (or None)."""
+    return _typeclass_entry(
+        extension.ATTRIBUTE_OVERLOADS, typeclass, attr, "overload_attribute", kw.get("target")
+    )
+
+
+def lower_attr(typeclass, attr: str) -> Callable:
+    """Decorate ``impl(context, builder, type, value)`` as the code of ``value.attr``
+    for values of ``typeclass``, typed by an attribute template (``register_attr``)."""
+    _type_class(typeclass, "lower_attr")
+
+    def decorate(impl: Callable) -> Callable:
+        extension.ATTRIBUTE_LOWERINGS[(typeclass, str(attr))] = impl
+        return impl
+
+    return decorate
+
+
+def register_attr(template: type) -> type:
+    """File an attribute template: a class with ``key`` (a type, or a type class) and
+    ``resolve_<name>(self, type)`` methods giving the type of ``value.name``."""
+    if not isinstance(template, type) or not hasattr(template, "key"):
+        raise TypeError(f"register_attr takes a template class with a key, not {template!r}")
+    extension.ATTRIBUTE_TEMPLATES.append(template)
+    return template
+
+
+def register_jitable(*args, **kwargs):
+    """``@register_jitable``: the function stays a Python function and kernels may call
+    it too (it is its own device implementation)."""
+
+    def wrap(fn: Callable) -> Callable:
+        overload(fn, strict=False, **kwargs)(lambda *a, **k: fn)
+        return fn
+
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return wrap(args[0])
+    return wrap
+
+
 __all__ = [
     "lower",
+    "lower_attr",
     "lower_builtin",
     "make_attribute_wrapper",
     "models",
     "overload",
+    "overload_attribute",
+    "overload_method",
+    "register_attr",
+    "register_jitable",
     "register_model",
     "type_callable",
     "typeof_impl",

@@ -9,7 +9,7 @@ conversion rules between scalar types (``numba.core.typeconv.rules``):
   unsafe (values may change, ``float64 -> int32``); complex numbers convert to no
   real type;
 - an array converts to an array of the same element type and rank whose layout is
-  the same or 'A' (any);
+  the same or 'A' (any); an integer converts (unsafely) to a pointer, its address;
 - each signature that takes all the arguments is rated by its counts of unsafe, safe
   and promote conversions, compared in that order; the best rating wins, and two
   signatures sharing it make the launch ambiguous.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 
-from cujit.types import Array, Scalar, Type
+from cujit.types import Array, CPointer, Scalar, Type
 from cujit.types import core as t
 
 EXACT, PROMOTE, SAFE, UNSAFE = 0, 1, 2, 3
@@ -84,6 +84,8 @@ def conversion(given: Type, declared: Type) -> int:
     if isinstance(given, Array) and isinstance(declared, Array):
         same = given.dtype == declared.dtype and given.ndim == declared.ndim
         return SAFE if same and declared.layout in ("A", given.layout) else NONE
+    if isinstance(declared, CPointer) and isinstance(given, Scalar) and given.kind in "iu":
+        return UNSAFE  # an integer is taken as the address (numba's launch does so)
     return NONE
 
 

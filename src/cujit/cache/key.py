@@ -38,7 +38,7 @@ from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 8  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 9  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -58,11 +58,17 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
     h = hasher()
     h.update(f"cujit-kernel-key {FORMAT}\n".encode())
     h.update(environment_digest().encode())
+    seen = _Seen()
     try:
-        _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, set())
+        _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, seen)
     except Uncacheable as why:
         if strict and isinstance(why, CapturesDeviceArray):
             raise
+        _warn_uncacheable(pyfunc, str(why))
+        return None
+    try:
+        _type_class_extensions(h, options.debug, seen)
+    except Uncacheable as why:
         _warn_uncacheable(pyfunc, str(why))
         return None
     for t in arg_types:
@@ -148,6 +154,7 @@ def _function(fn, h, debug: bool, seen: set) -> None:
     h.update(f"function {fn.__module__}.{fn.__qualname__}\n".encode())
     names: set[str] = set()
     _code(code, h, debug, names)
+    getattr(seen, "names", set()).update(names)  # a _Seen: the names the code uses
     # Globals and builtins the code names, in a fixed order; a name that is
     # neither (an attribute) is already covered by ``co_names``.
     fn_builtins = getattr(fn, "__builtins__", None) or {}
@@ -217,8 +224,12 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
     elif is_namedtuple_class(v):  # its fields and defaults shape the code that uses it
         h.update(f"namedtuple {v.__module__}.{v.__qualname__} {v._fields}\n".encode())
         _value(tuple(v._field_defaults.items()), h, debug, seen, names)
+    elif _is_intrinsic(v):  # a library's @intrinsic: its typing and code generator
+        h.update(f"intrinsic {v.__qualname__}\n".encode())
+        _function(v._defn, h, debug, seen)
     elif isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func"):
         _function(getattr(v, "py_func", v), h, debug, seen)
+        _overloads(v, h, debug, seen)
         # A device function's own jit options (inline, forceinline, fastmath, opt...)
         # shape the code of the kernels that call it.
         for name, flag in sorted(getattr(v, "_flags", {}).items()):
@@ -257,6 +268,14 @@ def _library(cls: type) -> bool:
     return (cls.__module__ or "").split(".")[0] in _LIBRARIES
 
 
+class _Seen(set):
+    """The ids of the values a key has taken in, and the names their code uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+
 def _extension(obj, h, debug: bool, seen: set) -> None:
     """A library's callable (``cujit.extending``): its typer and its lowering functions
     make the code of a call, so they are part of the key."""
@@ -269,6 +288,63 @@ def _extension(obj, h, debug: bool, seen: set) -> None:
     for specs, impl in extension.LOWERINGS.get(obj, ()):
         h.update(f"lowering {specs}\n".encode())
         _function(impl, h, debug, seen)
+
+
+def _is_intrinsic(v) -> bool:
+    from cujit.types import extension
+
+    try:
+        return v in extension.INTRINSICS
+    except TypeError:  # unhashable: not one
+        return False
+
+
+def _overloads(fn, h, debug: bool, seen: set) -> None:
+    """A function a library overloads: its typing functions choose the code a call
+    compiles, so they are part of the key."""
+    from cujit.types import extension
+
+    try:
+        typing_fns = extension.OVERLOADS.get(fn, ())
+    except TypeError:
+        return
+    for typing_fn in typing_fns:
+        h.update(b"overload\n")
+        _function(typing_fn, h, debug, seen)
+
+
+def _type_class_entries() -> list[tuple[str, str, list]]:
+    """Every (type class, name) entry libraries filed: methods, overloaded attributes,
+    lowered attributes and templates' ``resolve_<name>``, as (class, name, functions)."""
+    from cujit.types import extension
+
+    out = []
+    for table in (extension.METHODS, extension.ATTRIBUTE_OVERLOADS):
+        out += [(f"{c.__module__}.{c.__qualname__}", n, list(fns)) for (c, n), fns in table.items()]
+    for (c, n), impl in extension.ATTRIBUTE_LOWERINGS.items():
+        out.append((f"{c.__module__}.{c.__qualname__}", n, [impl]))
+    for template in extension.ATTRIBUTE_TEMPLATES:
+        for attr, value in vars(template).items():
+            if attr.startswith("resolve_") and isinstance(value, pytypes.FunctionType):
+                out.append((f"{template.__module__}.{template.__qualname__}", attr[8:], [value]))
+    return sorted(out, key=lambda e: (e[1], e[0]))
+
+
+def _type_class_extensions(h, debug: bool, seen: _Seen) -> None:
+    """The type-class entries (``_type_class_entries``) whose name the kernel's code (or
+    an entry taken in) uses as an attribute: what ``value.name`` can mean there."""
+    taken: set[int] = set()
+    grew = True
+    while grew:  # an entry's own code may use further names
+        grew = False
+        for k, (cls, name, fns) in enumerate(_type_class_entries()):
+            if k in taken or name not in seen.names:
+                continue
+            taken.add(k)
+            grew = True
+            h.update(f"type-class entry {cls}.{name}\n".encode())
+            for fn in fns:
+                _function(fn, h, debug, seen)
 
 
 def _module(mod, h, debug: bool, seen: set, names: set) -> None:

@@ -28,6 +28,7 @@ from cujit.codegen.lltypes import (
     scalar_type,
     value_type,
 )
+from cujit.codegen.pointers import POINTER_INTRINSICS
 from cujit.codegen.records import RECORD_INTRINSICS
 from cujit.codegen.scalars import compare
 from cujit.codegen.slicing import lower_array_slice, lower_array_view
@@ -197,6 +198,7 @@ MATH_FUNCTIONS = intrinsics.MATH_UNARY + intrinsics.MATH_BINARY  # the table's n
 COMMON_INTRINSICS = {
     **RECORD_INTRINSICS,
     **EXTENSION_INTRINSICS,
+    **POINTER_INTRINSICS,
     **DATETIME_INTRINSICS,
     **{f"math.{f}": lower_math for f in MATH_FUNCTIONS},
     **BIT_INTRINSICS,

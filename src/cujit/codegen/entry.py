@@ -27,7 +27,7 @@ from cujit.codegen import checks, debuginfo
 from cujit.codegen.functions import DeviceFunctions
 from cujit.codegen.lltypes import I8, I32, VOID, memory_type, value_type
 from cujit.diagnostics import UnsupportedError
-from cujit.types import Array, Scalar, Type
+from cujit.types import Array, CPointer, Scalar, Type
 
 ABIS = ("numba", "c")
 
@@ -48,6 +48,8 @@ def abi_type(t: Type, where: str, loc) -> ll.Type | None:
         )
     if isinstance(t, Scalar) and t.kind == "b":
         return I8
+    if isinstance(t, CPointer):  # a pointer crosses as one: T*
+        return ll.PointerType(memory_type(t.dtype))
     return value_type(t)
 
 
@@ -78,10 +80,14 @@ def _argument(b: ll.IRBuilder, t: Type, given: list[ll.Value]) -> ll.Value:
 
 
 def to_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
+    if isinstance(t, CPointer):
+        return b.inttoptr(value, ll.PointerType(memory_type(t.dtype)))
     return b.zext(value, I8) if isinstance(t, Scalar) and t.kind == "b" else value
 
 
 def from_abi(b: ll.IRBuilder, value: ll.Value, t: Type) -> ll.Value:
+    if isinstance(t, CPointer):
+        return b.ptrtoint(value, ll.IntType(64))
     if isinstance(t, Scalar) and t.kind == "b":
         return b.icmp_unsigned("!=", value, ll.Constant(I8, 0))
     return value

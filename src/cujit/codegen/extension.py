@@ -1,10 +1,11 @@
 """Stage 6 for ``extension.call``: the library's lowering function builds the value.
 
 The function is called as numba calls one, ``impl(context, builder, signature, args)``,
-with the function's llvmlite builder and the arguments' LLVM values; it returns the
-result's LLVM value.  A struct-model result (an LLVM struct of its members, see
-``struct_proxy``) is stored into a stack slot whose address is the Record reference
-kernels hold.
+with the function's llvmlite builder and the arguments' LLVM values (a struct-model
+argument as the LLVM struct of its members, loaded from its Record's bytes); it
+returns the result's LLVM value (None for a void result).  A struct-model result (an
+LLVM struct of its members, see ``struct_proxy``) is stored into a stack slot whose
+address is the Record reference kernels hold.
 """
 
 from __future__ import annotations
@@ -13,16 +14,33 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import RECORD_POINTER, value_type
-from cujit.diagnostics import TypingError
+from cujit.codegen.lltypes import RECORD_POINTER, has_value, value_type
+from cujit.diagnostics import LoweringError, TypingError
 from cujit.types import Record, Type
 
 
 class LoweringContext:
     """What a lowering function receives as ``context``."""
 
-    def __init__(self, target_name: str) -> None:
-        self.target_name = target_name
+    def __init__(self, ctx: FunctionLowering, op: ir.Intrinsic) -> None:
+        self.target_name = ctx.target.name
+        self._ctx, self._op = ctx, op
+
+    def compile_internal(self, builder: ll.IRBuilder, func, sig, args, locals=None):
+        """Compile Python function ``func`` for ``sig``'s argument types as a device
+        function of this module and call it with ``args``: its result (numba's)."""
+        ctx, op = self._ctx, self._op
+        typed = op.attr("compiler").typed(func, tuple(sig.args), op.loc)
+        if typed.return_type != sig.return_type and has_value(sig.return_type):
+            raise LoweringError(
+                f"compile_internal: {getattr(func, '__name__', func)} returns "
+                f"{typed.return_type}, not {sig.return_type}",
+                op.loc,
+            )
+        callee = ctx.functions.get(typed)
+        hidden = list(ctx.llfn.args[: len(ctx.target.callee_hidden_params)])
+        result = builder.call(callee, hidden + list(args))
+        return None if isinstance(callee.function_type.return_type, ll.VoidType) else result
 
     def get_value_type(self, t: Type) -> ll.Type:
         from cujit.codegen.struct_proxy import struct_type
@@ -35,11 +53,35 @@ class LoweringContext:
     def get_constant(self, t: Type, value) -> ll.Constant:
         return ll.Constant(value_type(t), value)
 
+    def get_dummy_value(self) -> ll.Constant:
+        return ll.Constant(ll.IntType(8).as_pointer(), None)
+
+
+def _library_value(builder: ll.IRBuilder, t: Type, value):
+    """An argument as the library sees it: a struct-model Record as its member struct."""
+    from cujit.codegen.struct_proxy import struct_type
+    from cujit.types.extension import is_extension_type
+
+    if isinstance(t, Record) and t.origin is not None and is_extension_type(t.origin):
+        ty = struct_type(t.origin)[0]
+        return builder.load(builder.bitcast(value, ty.as_pointer()))
+    return value
+
 
 def lower_extension_call(ctx: FunctionLowering, op: ir.Intrinsic, args):
     impl, sig = op.attr("impl"), op.attr("signature")
-    value = impl(LoweringContext(ctx.target.name), ctx.builder, sig, list(args))
+    b = ctx.builder
+    lib_args = [_library_value(b, a.type, v) for a, v in zip(op.args, args, strict=True)]
+    value = impl(LoweringContext(ctx, op), b, sig, lib_args)
     rt = op.result.type
+    if not has_value(rt):
+        return None
+    if value is None:
+        raise LoweringError(
+            f"the implementation of this call returned None, but its signature returns "
+            f"{sig.return_type}: non-void function returns None",
+            op.loc,
+        )
     if isinstance(rt, Record):
         if not isinstance(getattr(value, "type", None), ll.LiteralStructType):
             raise TypingError(
@@ -47,11 +89,14 @@ def lower_extension_call(ctx: FunctionLowering, op: ir.Intrinsic, args):
                 f"{sig.return_type} (an LLVM struct of its members)",
                 op.loc,
             )
-        with ctx.builder.goto_entry_block():
-            slot = ctx.builder.alloca(value.type)
-        ctx.builder.store(value, slot)
-        return ctx.builder.bitcast(slot, RECORD_POINTER)
+        with b.goto_entry_block():
+            slot = b.alloca(value.type)
+        b.store(value, slot)
+        return b.bitcast(slot, RECORD_POINTER)
     return value
 
 
-EXTENSION_INTRINSICS = {"extension.call": lower_extension_call}
+EXTENSION_INTRINSICS = {
+    "extension.call": lower_extension_call,
+    "extension.intrinsic": lower_extension_call,
+}

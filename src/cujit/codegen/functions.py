@@ -28,8 +28,9 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import checks, debuginfo
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import VOID, value_type
+from cujit.codegen.lltypes import RECORD_POINTER, VOID, value_type
 from cujit.codegen.target import Target
+from cujit.types import Record
 
 
 def callee_symbol(fn: ir.Function) -> str:
@@ -63,7 +64,7 @@ class DeviceFunctions:
             if lt is None:
                 raise AssertionError(f"{fn.name}: argument %{p.id} has no machine form")
             params.append(lt)
-        ret = value_type(fn.return_type) or VOID
+        ret = _returned_struct(fn.return_type) or value_type(fn.return_type) or VOID
         name = self.module.get_unique_name(callee_symbol(fn))
         llfn = ll.Function(self.module, ll.FunctionType(ret, params), name)
         llfn.linkage = "internal"
@@ -84,11 +85,26 @@ class DeviceFunctions:
         return llfn
 
 
+def _returned_struct(t) -> ll.Type | None:
+    """A library's struct-model value is returned by value, as the struct of its
+    members: its Record reference in the callee may be the callee's own stack slot."""
+    if isinstance(t, Record) and t.origin is not None:
+        from cujit.codegen.struct_proxy import struct_type
+
+        return struct_type(t.origin)[0]
+    return None
+
+
 def lower_call_function(ctx: FunctionLowering, op: ir.CallFunction) -> None:
     """``callfunction``: call the callee, forwarding the target's hidden parameters."""
     callee = ctx.functions.get(ctx.fn.callee(op.callee))
     hidden = list(ctx.llfn.args[: len(ctx.target.callee_hidden_params)])
     result = ctx.builder.call(callee, hidden + [ctx.get(a) for a in op.args])
+    if _returned_struct(op.result.type) is not None:  # into the caller's own slot
+        with ctx.builder.goto_entry_block():
+            slot = ctx.builder.alloca(result.type)
+        ctx.builder.store(result, slot)
+        result = ctx.builder.bitcast(slot, RECORD_POINTER)
     ctx.set(
         op.result, None if isinstance(callee.function_type.return_type, ll.VoidType) else result
     )
@@ -103,6 +119,9 @@ def lower_device_return(ctx: FunctionLowering, term: ir.Terminator) -> None:
     if isinstance(ret, ll.VoidType):
         b.ret_void()
     elif isinstance(term, ir.Return) and term.value is not None:
-        b.ret(ctx.get(term.value))
+        value = ctx.get(term.value)
+        if isinstance(ret, ll.LiteralStructType) and value.type == RECORD_POINTER:
+            value = b.load(b.bitcast(value, ret.as_pointer()))  # an extension value
+        b.ret(value)
     else:
         b.ret(ll.Constant(ret, ll.Undefined))

@@ -25,6 +25,7 @@ from llvmlite import ir as ll
 from cujit.types import (
     Array,
     CharSeq,
+    CPointer,
     NoneType,
     PyObject,
     RangeIter,
@@ -95,6 +96,8 @@ def value_type(t: Type) -> ll.Type | None:
         return ll.LiteralStructType([ll.LiteralStructType([]) if i is None else i for i in items])
     if isinstance(t, (RangeType, RangeIter)):
         return RANGE_STRUCT
+    if isinstance(t, CPointer):  # its address (types.numba_names.CPointer)
+        return ll.IntType(64)
     if isinstance(t, (NoneType, PyObject)) or t is None:
         return None
     raise TypeError(f"no LLVM representation for {t}")

@@ -37,7 +37,7 @@ from cujit.codegen.params import ParamUse
 from cujit.codegen.target import Target
 from cujit.diagnostics import UnsupportedError
 from cujit.ir import intrinsics as intrinsic_table
-from cujit.types import Array, Record, Scalar, Tuple, Type
+from cujit.types import Array, CPointer, Record, Scalar, Tuple, Type
 
 
 def kernel_symbol(fn: ir.Function) -> str:
@@ -62,6 +62,8 @@ def _flat_param_types(t: Type) -> list[ll.Type]:
         return [ll.PointerType(memory_type(t.dtype))] + [ll.IntType(64)] * n
     if isinstance(t, Record):
         return [RECORD_POINTER]
+    if isinstance(t, CPointer):  # its address
+        return [ll.IntType(64)]
     if isinstance(t, Tuple):
         return [p for item in t.items for p in _flat_param_types(item)]
     raise TypeError(f"values of type {t} cannot be kernel parameters")
@@ -86,7 +88,7 @@ def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Value]) -> ll.
             else arrays.contiguous_strides(ctx, t, shape)
         )
         return arrays.make_array(ctx, t, data, shape, strides)
-    if isinstance(t, Record):
+    if isinstance(t, (Record, CPointer)):
         return params.pop(0)
     if isinstance(t, Tuple):
         items = [_unpack_param(ctx, it, params) for it in t.items]

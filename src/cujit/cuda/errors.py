@@ -5,6 +5,7 @@ from cujit.diagnostics import (  # noqa: F401
     CompileError,
     CujitError,
     LaunchError,
+    LoweringError,
     NumbaDebugInfoWarning,
     NumbaInvalidConfigWarning,
     NumbaPerformanceWarning,

@@ -27,6 +27,7 @@ from cujit.infer import (
     array_methods,
     iteration,
     optional,
+    pointers,
     records,
     reduction_calls,
     slice_store,
@@ -35,6 +36,7 @@ from cujit.infer import (
 from cujit.infer.complex_calls import BoundMethod, scalar_attr
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
+from cujit.infer.extension_attrs import extension_attribute
 from cujit.infer.numeric import describe
 from cujit.ir import (
     BuildTuple,
@@ -104,7 +106,8 @@ def _array_method(t: Typer, op: GetAttr, obj: Value) -> bool:
 
 def type_getattr(t: Typer, op: GetAttr) -> None:  # noqa: C901 -- one branch per attribute family (special register, array, scalar, named tuple)
     obj = t.value(op.obj)
-    if _array_method(t, op, obj):  # a.sum(): np.sum(a)
+    # A library's method or attribute (cujit.extending); a.sum(): np.sum(a).
+    if extension_attribute(t, op, obj) or _array_method(t, op, obj):
         return
     if isinstance(obj.type, PyObject):
         t.check_not_string(obj, op.loc)
@@ -278,6 +281,9 @@ def _enum_member(t: Typer, op: GetItem, cls: enum.EnumMeta, name: object) -> Non
 
 def type_getitem(t: Typer, op: GetItem) -> None:
     obj, idx = t.value(op.obj), t.value(op.index)
+    if pointers.is_pointer(obj):  # p[i] of a types.CPointer
+        pointers.pointer_getitem(t, op, obj, idx)
+        return
     if isinstance(obj.type, PyObject) and is_frozen_array(obj.type.value):
         # A global or closure NumPy array: frozen into the kernel when it is compiled,
         # read from a constant table (numba's global arrays).
@@ -345,6 +351,9 @@ def _index_object(t: Typer, op: GetItem, obj: Value, idx: Value) -> None:
 
 def type_setitem(t: Typer, op: SetItem) -> None:
     obj, idx, val = t.value(op.obj), t.value(op.index), t.value(op.value)
+    if pointers.is_pointer(obj):  # p[i] = v of a types.CPointer
+        pointers.pointer_setitem(t, op, obj, idx, val)
+        return
     if isinstance(obj.type, Record):  # r['x'] = v
         records.set_field(t, obj, records.field_name(t, obj.type, idx), val, op.loc)
         return

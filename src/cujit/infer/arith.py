@@ -16,6 +16,7 @@ from cujit.diagnostics import TypingError
 from cujit.infer import contains, datetime_ops, optional
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
+from cujit.infer.extension_attrs import extension_operator
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.ir import BinOp, Cast, Compare, Const, UnaryOp, Undef, Value
 from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
@@ -58,6 +59,8 @@ def type_binop(t: Typer, op: BinOp) -> None:
     a, b = optional.unwrap(t, a, op.loc), optional.unwrap(t, b, op.loc)
     if is_datetime_kind(a.type) or is_datetime_kind(b.type):
         datetime_ops.type_binop(t, op, a, b)
+        return
+    if extension_operator(t, op, a, b):  # a library's value (cujit.extending)
         return
     ta, tb = _operand_types(t, op, a, b)
     if op.op == "**" and (ta.is_complex or tb.is_complex):

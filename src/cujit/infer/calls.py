@@ -266,7 +266,7 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         ):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
-    devfn = as_device_function(fn) or overload_device_function(fn, site)
+    devfn = as_device_function(fn) or overload_device_function(fn, site, t)
     if devfn is not None:
         call_device_function(t, op, devfn, site)
         return
@@ -276,6 +276,10 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
     if isinstance(fn, cx.BoundMethod):  # z.conjugate(): the object is the first argument
         site.args.insert(0, fn.obj)
         fn = fn.func
+        devfn = overload_device_function(fn, site, t)  # a library's method (overload_method)
+        if devfn is not None:
+            call_device_function(t, op, devfn, site)
+            return
     rule = _lookup(fn)
     if rule is None and cuda.is_literal_unroll(fn):  # cujit's or numba's: infer/unroll.py
         rule = bi.call_literal_unroll

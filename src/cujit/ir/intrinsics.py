@@ -557,6 +557,31 @@ _EXTENSIONS = _rows(
     None,
     cuda="the library's lowering function, given the llvmlite builder",
     cpu="the library's lowering function, given the llvmlite builder",
+) + _rows(
+    # A library's @intrinsic: its code generator may read and write any memory, so the
+    # op stays and orders this thread's memory operations around it.
+    ("extension.intrinsic",),
+    _INFER + "extension_calls:extension_rule",
+    None,
+    fence=True,
+    cuda="the library's code generator, given the llvmlite builder",
+    cpu="the library's code generator, given the llvmlite builder",
+)
+# Pointers (types.CPointer): p[i] and p[i] = v on the element at address + i * itemsize.
+_POINTERS = _rows(
+    ("pointer.load",),
+    _INFER + "pointers:pointer_getitem",
+    2,
+    reads=True,
+    cuda="inttoptr, getelementptr, load",
+    cpu="inttoptr, getelementptr, load",
+) + _rows(
+    ("pointer.store",),
+    _INFER + "pointers:pointer_setitem",
+    3,
+    stores_into=0,
+    cuda="inttoptr, getelementptr, store",
+    cpu="inttoptr, getelementptr, store",
 )
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
@@ -649,6 +674,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _RECORDS
     + _DATETIMES
     + _EXTENSIONS
+    + _POINTERS
     + _LIBDEVICE
     + _BF16
     + _FP8

@@ -34,6 +34,7 @@ from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
 from cujit.types.bf16 import value_bits as bf16_bits
 from cujit.types.core import Array, NamedTuple, Scalar, Tuple
+from cujit.types.numba_names import CPointer
 from cujit.types.records import Record
 
 
@@ -112,6 +113,8 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             values.extend(dev.strides)
     elif tc is Record:
         values.append(_record_to_device(t, a, writebacks, stream, index).device_ptr)
+    elif tc is CPointer:  # an address (an int, as numba takes one)
+        values.append(_address(a, index))
     elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(
@@ -121,6 +124,12 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
             _flatten(item_t, item, values, writebacks, stream, index, checks)
     else:
         raise LaunchError(f"argument {index}: values of type {t} cannot be kernel parameters")
+
+
+def _address(a, index: int) -> int:
+    if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+        raise LaunchError(f"argument {index}: a pointer argument takes an address, not {a!r}")
+    return int(a) & (2**64 - 1)
 
 
 def _record_to_device(t, a, writebacks: list, stream, index: int) -> DeviceArray:

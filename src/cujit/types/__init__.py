@@ -64,6 +64,7 @@ from cujit.types.numba_names import (  # noqa: F401
     Float,
     Integer,
     IntegerLiteral,
+    Literal,
     Number,
     Omitted,
     UniTuple,

@@ -155,11 +155,14 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
     raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")
 
 
+from cujit.types import numba_names as _numba_names  # noqa: E402
+
 _SIG_NAMES: dict[str, object] = {
     name: getattr(_core, name)
     for name in dir(_core)
     if isinstance(getattr(_core, name), (Scalar, NoneType))
 }
+_SIG_NAMES["CPointer"] = _numba_names.CPointer  # "float32(CPointer(float32), int32)"
 
 
 def _eval_signature(text: str):

@@ -16,7 +16,13 @@ A library subclasses ``cujit.types.Type`` and fills these tables (through
   IR builder;
 - ``OVERLOADS``: a Python function -> its typing functions ``fn(*arg_types)``, each
   returning a pure-Python implementation for those types (compiled as a device
-  function) or None.
+  function) or None (those for the CUDA target first, then the generic ones);
+- ``METHODS`` and ``ATTRIBUTE_OVERLOADS``: (type class, name) -> typing functions as
+  ``OVERLOADS`` holds, for ``value.name(...)`` (the value the first argument) and for
+  ``value.name``;
+- ``ATTRIBUTE_TEMPLATES``: classes whose ``resolve_<name>(self, type)`` types
+  ``value.name`` for values of their ``key`` type, and ``ATTRIBUTE_LOWERINGS``:
+  (type class, name) -> ``impl(context, builder, type, value)`` building it.
 
 A struct model whose members are scalars (or records) is laid out as NumPy lays out an
 aligned structured dtype: ``record_of(type)`` is that Record, the type's bytes in memory.
@@ -25,6 +31,7 @@ aligned structured dtype: ``record_of(type)`` is that Record, the type's bytes i
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Callable
 
 from cujit.types.core import Type
@@ -35,6 +42,20 @@ ATTRIBUTES: dict[tuple[type, str], str] = {}
 CALLABLES: dict[object, Callable] = {}
 LOWERINGS: dict[object, list[tuple[tuple, Callable]]] = {}
 OVERLOADS: dict[object, list[Callable]] = {}
+METHODS: dict[tuple[type, str], list[Callable]] = {}
+ATTRIBUTE_OVERLOADS: dict[tuple[type, str], list[Callable]] = {}
+ATTRIBUTE_TEMPLATES: list[type] = []
+ATTRIBUTE_LOWERINGS: dict[tuple[type, str], Callable] = {}
+# A library's intrinsic object -> its ``defn(context, *arg_types)`` giving
+# ``(signature, codegen)``.
+INTRINSICS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# (function, id of its typing function) filed with ``prefer_literal``: constants'
+# literal types are tried first.
+PREFER_LITERAL: set[tuple[object, int]] = set()
+# ... filed with ``strict=False``: the implementation's signature is not checked.
+NOT_STRICT: set[tuple[object, int]] = set()
+# Typing functions filed for the CUDA target (they come before the generic ones).
+CUDA_FIRST: set[int] = set()
 
 _MODEL_CACHE: dict[Type, object] = {}
 
@@ -181,3 +202,37 @@ def _matches(spec, t: Type) -> bool:
     if isinstance(spec, type):  # a type class (types.Integer, a library's Type class)
         return isinstance(t, spec)
     return spec == t
+
+
+def file_overload(entries: list, typing_fn: Callable, cuda_only: bool) -> None:
+    """Add ``typing_fn`` to a list of typing functions: the newest first among those
+    of its kind, the CUDA target's ahead of the generic ones."""
+    if cuda_only:
+        CUDA_FIRST.add(id(typing_fn))
+        entries.insert(0, typing_fn)
+        return
+    at = sum(1 for fn in entries if id(fn) in CUDA_FIRST)
+    entries.insert(at, typing_fn)
+
+
+def by_type_class(table: dict, t: Type, name: str):
+    """The entry ``table`` holds for (a class along ``type(t)``'s MRO, ``name``)."""
+    for base in type(t).__mro__:
+        entry = table.get((base, name))
+        if entry is not None:
+            return entry
+    return None
+
+
+def attribute_template_type(t: Type, name: str) -> Type | None:
+    """The type an attribute template gives ``t.name`` (None: no template answers)."""
+    for template in reversed(ATTRIBUTE_TEMPLATES):
+        key = getattr(template, "key", None)
+        if key != t and not (isinstance(key, type) and isinstance(t, key)):
+            continue
+        resolve = getattr(template, "resolve_" + name, None)
+        if resolve is not None:
+            result = resolve(template(None), t)
+            if result is not None:
+                return result
+    return None

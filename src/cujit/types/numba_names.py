@@ -6,9 +6,10 @@
 - ``UniTuple(dtype, count)`` and ``Tuple(items)`` (a list works too);
 - the kinds ``Integer``, ``Float``, ``Complex``, ``Boolean``, ``Number``: classes that
   ``isinstance`` matches against scalars of that kind;
-- ``IntegerLiteral(value)`` and ``Omitted(value)``: numba's literal and omitted-argument
-  types, which stand for int64 and for an argument left out;
-- ``CPointer(dtype)``: the type object only (kernels taking pointers do not compile yet).
+- ``IntegerLiteral(value)`` (a ``Literal``) and ``Omitted(value)``: numba's literal and
+  omitted-argument types, which stand for int64 and for an argument left out;
+- ``CPointer(dtype)``: a pointer to ``dtype`` values (a kernel's or foreign function's
+  argument: ``p[i]`` reads and writes an element; it travels as its address).
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class UniTuple(metaclass=_UniTupleMeta):
 
 class _KindMeta(type):
     def __instancecheck__(cls, obj) -> bool:
+        if isinstance(obj, IntegerLiteral):  # numba's literal is an Integer too
+            return "i" in cls.kinds
         return isinstance(obj, Scalar) and obj.kind in cls.kinds
 
 
@@ -93,8 +96,8 @@ class Boolean(metaclass=_KindMeta):
 
 @dataclass(frozen=True, repr=False)
 class CPointer(Type):
-    """numba's pointer type ``CPointer(dtype)``.  cujit builds the type (signatures and
-    type checks name it) but does not compile kernels taking pointers yet."""
+    """numba's pointer type ``CPointer(dtype)``: kernels hold it as the address (a
+    64-bit integer, ``abi.param_kinds``); ``p[i]`` is the element ``i`` places on."""
 
     dtype: Type
     addrspace: int | None = None
@@ -110,8 +113,12 @@ class CPointer(Type):
         return f"pointer({self.dtype})"
 
 
+class Literal(Type):
+    """numba's base of the types of constants (``isinstance(t, types.Literal)``)."""
+
+
 @dataclass(frozen=True, repr=False)
-class IntegerLiteral(Type):
+class IntegerLiteral(Literal):
     """numba's type of an integer constant; stands for int64 (``literal_type``)."""
 
     literal_value: int
@@ -146,6 +153,7 @@ __all__ = [
     "Float",
     "Integer",
     "IntegerLiteral",
+    "Literal",
     "Number",
     "Omitted",
     "UniTuple",

@@ -23,7 +23,7 @@ from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
 from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
-from cujit.types import Array, Record, Scalar, Tuple, Type
+from cujit.types import Array, CPointer, Record, Scalar, Tuple, Type
 
 _CTYPES = {
     "uint8": ctypes.c_uint8,
@@ -393,6 +393,12 @@ def _scalar_param(kernel: str, t: Scalar, value, out: list) -> None:
         out.append(v - 2 * half if t.kind == "i" and v >= half else v)
 
 
+def _address(kernel: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise LaunchError(f"kernel {kernel!r}: a pointer argument takes an address, not {value!r}")
+    return int(value) & (2**64 - 1)
+
+
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
     if isinstance(t, Array):
@@ -421,5 +427,7 @@ def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
             _flatten(kernel, item_t, item, out, keep)
     elif isinstance(t, Scalar):
         _scalar_param(kernel, t, value, out)
+    elif isinstance(t, CPointer):  # an address (an int)
+        out.append(_address(kernel, value))
     else:
         raise LaunchError(f"kernel {kernel!r}: cannot pass a value of type {t}")
