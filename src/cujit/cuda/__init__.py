@@ -176,12 +176,22 @@ _CPU_NAMES = {
         "device_array",
         "device_array_like",
         "synchronize",
-        "is_cuda_array",
         "mapped_array",
         "mapped_array_like",
         "managed_array",
     )
 }
+_CPU_NAMES.update(
+    {
+        name: "cujit.targets.cpu.interop"
+        for name in (
+            "as_cuda_array",
+            "from_cuda_array_interface",
+            "is_cuda_array",
+            "open_ipc_array",
+        )
+    }
+)
 _CPU_NAMES.update(
     {
         name: "cujit.targets.cpu.streams"
@@ -190,6 +200,7 @@ _CPU_NAMES.update(
             "default_stream",
             "legacy_default_stream",
             "per_thread_default_stream",
+            "external_stream",
             "event",
             "event_elapsed_time",
             "pinned_array",

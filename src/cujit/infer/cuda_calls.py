@@ -304,8 +304,10 @@ class GlobalArray:
                 return self.array.ctypes.data
             cai = getattr(self.array, "__cuda_array_interface__", None)
             return None if cai is None else int(cai["data"][0])
-        if target == "cpu":
-            return None
+        if target == "cpu":  # another object's CAI over the CPU target's own memory
+            from cujit.targets.cpu.interop import host_address
+
+            return host_address(self.array)
         return int(self.array.__cuda_array_interface__["data"][0])
 
 
