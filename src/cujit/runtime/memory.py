@@ -242,8 +242,15 @@ class DeviceArray(DeviceArrayViews):
     def T(self) -> DeviceArray:
         return self.transpose()
 
-    def transpose(self) -> DeviceArray:
-        return self._derive(self.shape[::-1], self.strides[::-1], self.device_ptr)
+    def transpose(self, axes=None) -> DeviceArray:
+        """numba's: a new C-contiguous array holding the transpose, not a view (the
+        array itself for the identity permutation).  The copy goes through the host:
+        a device-side transpose would need a kernel, which the runtime does not build."""
+        axes = tuple(range(self.ndim))[::-1] if axes is None else tuple(map(int, axes))
+        if axes == tuple(range(self.ndim)):
+            return self
+        host = np.transpose(self.copy_to_host(stream=self.stream), axes)
+        return to_device(np.ascontiguousarray(host), stream=self.stream)
 
     def reshape(self, *newshape, order: str = "C") -> DeviceArray:
         """A contiguous array viewed with a new shape (one extent may be -1)."""

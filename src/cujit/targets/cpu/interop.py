@@ -135,8 +135,9 @@ def _host_view(cai: dict, obj) -> np.ndarray:
         return np.empty(shape, dtype).view(HostDeviceArray)
     found = allocation_at(int(ptr or 0) + lo, hi - lo)
     if found is None:
+        what = "this" if obj is None else f"{type(obj).__name__}'s"
         raise TypeError(
-            f"{type(obj).__name__}'s __cuda_array_interface__ points at memory the CPU "
+            f"{what} __cuda_array_interface__ points at memory the CPU "
             "target did not allocate (a GPU array?): kernels on the CPU target run on "
             "host memory; copy the data to the host, or run on the GPU target"
         )

@@ -71,10 +71,14 @@ class HostDeviceArray(np.ndarray):
         return self.transpose()
 
     def transpose(self, *axes) -> HostDeviceArray:
-        """A new C-contiguous array holding the transpose (numba's device arrays copy)."""
+        """A new C-contiguous array holding the transpose (numba's device arrays copy),
+        or the array itself for the identity permutation."""
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
             axes = axes[0]
-        host = np.transpose(self.view(np.ndarray), axes or None)
+        axes = tuple(range(self.ndim))[::-1] if not axes else tuple(map(int, axes))
+        if axes == tuple(range(self.ndim)):  # numba: the array itself
+            return self
+        host = np.transpose(self.view(np.ndarray), axes)
         out = device_array(host.shape, host.dtype, stream=self.stream)
         out.view(np.ndarray)[...] = host
         return out
