@@ -148,7 +148,8 @@ def pinned_array(shape, dtype=np.float64, strides=None, order: str = "C") -> np.
 
 
 def pinned_array_like(ary) -> np.ndarray:
-    return np.empty_like(ary)
+    """A plain host array laid out as NumPy's ``zeros_like`` lays out ``ary``'s copy."""
+    return np.empty_like(ary, subok=False)
 
 
 @contextlib.contextmanager
