@@ -240,13 +240,15 @@ NOT_SUPPORTED = {
 }
 
 
-# numba.cuda's submodules that cujit has: cuda.devicearray is numba's alias of
-# cuda.cudadrv.devicearray.
+# numba.cuda's submodules that cujit has: cuda.devicearray, cuda.devices and cuda.driver
+# are numba's aliases of cuda.cudadrv's modules.
 _SUBMODULES = {
     "random": "cujit.cuda.random",
     "libdevice": "cujit.cuda.libdevice",
     "cudadrv": "cujit.cuda.cudadrv",
     "devicearray": "cujit.cuda.cudadrv.devicearray",
+    "devices": "cujit.cuda.cudadrv.devices",
+    "driver": "cujit.cuda.cudadrv.driver",
     "bf16": "cujit.cuda.bf16",
     "fp8": "cujit.cuda.fp8",
 }
