@@ -109,8 +109,6 @@ def test_import_synchronizes_the_named_stream_unless_told_not_to(monkeypatch):
     assert calls == [s.handle] and got.stream.external and got.stream.handle == s.handle
     interop.as_cuda_array(Foreign(cpu_memory.device_array(4)))  # no stream: no sync
     interop.as_cuda_array(Foreign(cpu_memory.device_array(4, stream=s)), sync=False)
-    monkeypatch.setenv("CUJIT_CUDA_ARRAY_INTERFACE_SYNC", "0")
-    interop.as_cuda_array(Foreign(cpu_memory.device_array(4, stream=s)))
     assert calls == [s.handle]
     kept = cpu_memory.device_array(4)
     bad = dict(kept.__cuda_array_interface__, stream=0)
@@ -130,10 +128,16 @@ def test_the_cuda_namespace_and_cudadrv_serve_the_cpu_forms():
     assert not interop.is_cuda_array(np.zeros(2))
 
 
-def test_no_interface_outside_the_cpu_target(monkeypatch):
+def test_the_gpu_runtime_never_takes_them_for_device_memory():
+    from cujit.runtime import interop as gpu_interop
+    from cujit.runtime import memory as gpu_memory
+    from cujit.runtime.args import _reachable_view
+
     d = cpu_memory.device_array(3)
-    monkeypatch.setenv("CUJIT_TARGET", "cuda")
-    assert not hasattr(d, "__cuda_array_interface__")  # host memory is no GPU array
+    assert gpu_memory.is_host_memory(d) and not gpu_memory.is_cuda_array(d)
+    assert _reachable_view(d, 0) is None  # a GPU launch copies it as a host array
+    with pytest.raises(TypeError, match="host memory"):
+        gpu_interop.as_cuda_array(d)
 
 
 def test_foreign_arrays_as_kernel_arguments_sync_their_streams(monkeypatch):

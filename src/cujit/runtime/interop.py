@@ -46,6 +46,11 @@ def _cai_view(obj, cai: dict) -> DeviceArray:
     """A DeviceArray over a CAI dict's memory; ``obj`` (the producer) is kept alive."""
     if cai.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported (masked CUDA arrays)")
+    if getattr(obj, "__cujit_host_memory__", False):
+        raise TypeError(
+            "a CPU-target device array is host memory, which the GPU cannot address: "
+            "copy it with cuda.to_device"
+        )
     dtype = np.dtype(cai["typestr"])
     own = getattr(obj, "dtype", None)  # a typestr of |V<n> only: ml_dtypes' bfloat16, records
     if dtype.kind == "V" and isinstance(own, np.dtype) and own.itemsize == dtype.itemsize:

@@ -326,7 +326,7 @@ class DeviceArray(DeviceArrayViews):
         """
         if self.readonly:
             raise ValueError("cannot copy into a read-only device array")
-        if hasattr(ary, "__cuda_array_interface__"):
+        if is_cuda_array(ary):
             src = as_device_array(ary)
             contiguous = self.is_c_contiguous() or self.is_f_contiguous()
             if (src.shape, src.strides, src.dtype) == (
@@ -365,8 +365,15 @@ DeviceNDArray = DeviceArray  # numba's name
 
 
 def is_cuda_array(obj) -> bool:
-    """``cuda.is_cuda_array``: whether ``obj`` exposes the CUDA Array Interface."""
-    return hasattr(obj, "__cuda_array_interface__")
+    """``cuda.is_cuda_array``: whether ``obj`` exposes the CUDA Array Interface (the CPU
+    target's device arrays, whose interface points at host memory, do not count)."""
+    return hasattr(obj, "__cuda_array_interface__") and not is_host_memory(obj)
+
+
+def is_host_memory(obj) -> bool:
+    """Whether ``obj`` is one of the CPU target's device arrays: host memory whose CUDA
+    Array Interface gives host pointers, which a GPU must not be given."""
+    return getattr(obj, "__cujit_host_memory__", False) is True
 
 
 def as_device_array(obj, sync: bool = True) -> DeviceArray:

@@ -30,7 +30,7 @@ class Arrays:
                 not isinstance(value, np.ndarray) and host_address(value) is not None
             )
         if hasattr(value, "__cuda_array_interface__"):
-            return True
+            return not getattr(value, "__cujit_host_memory__", False)  # the CPU target's
         dl_device = getattr(value, "__dlpack_device__", None)
         return dl_device is not None and dl_device()[0] in _DLPACK_CUDA
 

@@ -31,8 +31,7 @@ def __getattr__(name: str):
             from cujit.targets.cpu.streams import Stream
         else:
             from cujit.runtime.stream import Stream
-        globals()["Stream"] = Stream  # the target is chosen once per process
-        return Stream
+        return Stream  # not cached: the current target's, each time
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -11,9 +11,10 @@ allocation the CPU target makes is recorded here (address range, weakly), and an
 imported interface must point into one of them; any other pointer is refused with a
 ``TypeError`` that says why.
 
-As in numba, importing an interface that names a stream synchronizes that stream
-(``CUJIT_CUDA_ARRAY_INTERFACE_SYNC``, on by default): on the CPU target its work is
-already done, but code that checks the call sees it made.
+As in numba, importing an interface that names a stream synchronizes that stream: on the
+CPU target its work is already done, but code that checks the call sees it made.  The
+GPU runtime never takes these host pointers for device memory: the arrays carry
+``__cujit_host_memory__``, and its launch copies them as host arrays.
 
 CUDA IPC shares GPU memory between processes; the CPU target's device arrays are the
 process's private host memory, so its IPC calls raise :func:`ipc_unavailable`'s error.
@@ -22,15 +23,19 @@ process's private host memory, so its IPC calls raise :func:`ipc_unavailable`'s 
 from __future__ import annotations
 
 import bisect
+import threading
 import weakref
 
 import numpy as np
 
 from cujit.runtime.layout import contiguous_strides, is_contiguous
 
-# The start addresses of live allocations (sorted), and for each its end and owner.
+# The start addresses of live allocations (sorted), and for each its end and owner.  The
+# lock is re-entrant: a collection during an update may run a finalizer (_forget) on the
+# same thread, between two statements.
 _starts: list[int] = []
 _allocations: dict[int, tuple[int, weakref.ref]] = {}
+_lock = threading.RLock()
 
 
 def register_allocation(buf: np.ndarray) -> None:
@@ -38,25 +43,28 @@ def register_allocation(buf: np.ndarray) -> None:
     if buf.nbytes == 0:
         return
     start = buf.ctypes.data
-    _allocations[start] = (start + buf.nbytes, weakref.ref(buf))
-    bisect.insort(_starts, start)
+    with _lock:
+        _allocations[start] = (start + buf.nbytes, weakref.ref(buf))
+        bisect.insort(_starts, start)
     weakref.finalize(buf, _forget, start)
 
 
 def _forget(start: int) -> None:
-    _allocations.pop(start, None)
-    i = bisect.bisect_left(_starts, start)
-    if i < len(_starts) and _starts[i] == start:
-        del _starts[i]
+    with _lock:
+        _allocations.pop(start, None)
+        i = bisect.bisect_left(_starts, start)
+        if i < len(_starts) and _starts[i] == start:
+            del _starts[i]
 
 
 def allocation_at(ptr: int, nbytes: int) -> tuple[np.ndarray, int] | None:
     """The live allocation holding bytes [ptr, ptr + nbytes), and ptr's offset in it."""
-    i = bisect.bisect_right(_starts, ptr) - 1
-    if i < 0:
-        return None
-    start = _starts[i]
-    end, ref = _allocations[start]
+    with _lock:
+        i = bisect.bisect_right(_starts, ptr) - 1
+        if i < 0:
+            return None
+        start = _starts[i]
+        end, ref = _allocations[start]
     owner = ref()
     if owner is None or ptr + nbytes > end:
         return None
@@ -86,16 +94,7 @@ def _stream_entry(stream) -> int | None:
 
 
 def array_interface(a: np.ndarray) -> dict:
-    """The CUDA Array Interface (version 3) of a CPU-target device array.  Only under the
-    CPU target: in a process running kernels on the GPU, host memory is no device array
-    (AttributeError, so that ``hasattr`` says no)."""
-    from cujit import config
-
-    if config.TARGET.get() != "cpu":
-        raise AttributeError(
-            "a CPU-target device array has a __cuda_array_interface__ only under "
-            "CUJIT_TARGET=cpu (its memory is the host's)"
-        )
+    """The CUDA Array Interface (version 3) of a CPU-target device array."""
     c_order = is_contiguous(a.shape, a.strides, a.dtype.itemsize, "C")
     return {
         "shape": tuple(a.shape),
@@ -151,8 +150,8 @@ def _host_view(cai: dict, obj) -> np.ndarray:
 
 
 def _sync_producer(cai: dict, view: np.ndarray, sync: bool) -> None:
-    """Give ``view`` the stream the interface names; synchronize it as numba does."""
-    from cujit import config
+    """Give ``view`` the stream the interface names; synchronize it as numba does (the
+    CPU target's streams have nothing to wait for; the call is made all the same)."""
     from cujit.targets.cpu.streams import external_stream
 
     handle = cai.get("stream") if cai.get("version", 0) >= 3 else None
@@ -164,7 +163,7 @@ def _sync_producer(cai: dict, view: np.ndarray, sync: bool) -> None:
             "(1 names the legacy default stream, 2 the per-thread one)"
         )
     view.stream = external_stream(int(handle))
-    if sync and config.CUDA_ARRAY_INTERFACE_SYNC.get():
+    if sync:
         view.stream.synchronize()
 
 

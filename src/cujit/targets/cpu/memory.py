@@ -27,6 +27,9 @@ class HostDeviceArray(np.ndarray):
     """numba's ``DeviceNDArray`` API over host memory (a NumPy array subclass)."""
 
     stream = 0
+    # Its CUDA Array Interface gives host pointers: the GPU runtime copies such an array
+    # as a host array, never takes it for device memory.
+    __cujit_host_memory__ = True
 
     def __array_finalize__(self, obj) -> None:
         # Views and results of NumPy operations keep their source's stream.
