@@ -21,8 +21,7 @@ def test_every_stream_event_and_pinned_name_has_a_cpu_form():
         n
         for n, m in _RUNTIME_NAMES.items()
         if m in ("cujit.runtime.stream", "cujit.runtime.event", "cujit.runtime.host")
-        and n != "external_stream"
-    ]  # a foreign stream handle means a GPU
+    ]  # external_stream too: a handle the CPU target's CUDA Array Interface names
     assert sorted(names) == sorted(
         n for n, m in _CPU_NAMES.items() if m == "cujit.targets.cpu.streams"
     )

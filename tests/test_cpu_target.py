@@ -348,7 +348,8 @@ def double_it(v):
 def test_device_array_api():
     host = np.random.default_rng().standard_normal(1000)
     d = memory.to_device(host)
-    assert not hasattr(d, "__cuda_array_interface__")
+    # numba's simulator's interface, over host memory (tests/test_cpu_array_interface.py)
+    assert d.__cuda_array_interface__["data"][0] == d.ctypes.data
     assert d.is_c_contiguous() and d.alloc_size == host.nbytes
     view = d[100:900:3]  # a strided view sharing d's memory, passed to a kernel
     run(double_it, 4, 256, [view])

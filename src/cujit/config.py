@@ -126,6 +126,14 @@ WARN_ON_IMPLICIT_COPY = Knob(
     "warn (NumbaPerformanceWarning) when a launch copies a host array to the GPU and "
     "back, as numba does by default",
 )
+CUDA_ARRAY_INTERFACE_SYNC = Knob(
+    "CUJIT_CUDA_ARRAY_INTERFACE_SYNC",
+    bool,
+    True,
+    "synchronize the stream a foreign array's __cuda_array_interface__ names when it is "
+    "imported (cuda.as_cuda_array) or passed to a kernel, as numba does; off, a launch "
+    "orders its stream after that stream without blocking the host",
+)
 
 # numba's own variables, by numba's names: the initial values of cujit's numba config
 # (cujit/numba_config.py, ``numba.cuda.core.config`` under the drop-in).
@@ -185,6 +193,7 @@ KNOBS = (
     NUMBA_LOW_OCCUPANCY_WARNINGS,
     NUMBA_WARN_ON_IMPLICIT_COPY,
     *NUMBA_DUMPS,
+    CUDA_ARRAY_INTERFACE_SYNC,
 )
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads

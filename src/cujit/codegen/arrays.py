@@ -135,11 +135,16 @@ def element_pointer(
 def lower_global_array(ctx: FunctionLowering, op: ir.Intrinsic, args) -> ll.Value:
     """``global.array``: a device array read from a global or closure variable, by
     reference: its address, extents and strides are constants of the kernel."""
+    return global_array_at(ctx, op, op.attr("array").address(ctx.target.name))
+
+
+def global_array_at(ctx: FunctionLowering, op: ir.Intrinsic, address: int | None) -> ll.Value:
+    """``global.array`` over its memory at ``address`` (None: memory this target cannot
+    address, which is refused)."""
     from cujit.diagnostics import UnsupportedError
 
     g = op.attr("array")
     t: Array = op.result.type
-    address = g.address(ctx.target.name)
     if address is None:
         where = "the CPU" if ctx.target.name == "cpu" else "the GPU"
         raise UnsupportedError(

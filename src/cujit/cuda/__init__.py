@@ -177,12 +177,22 @@ _CPU_NAMES = {
         "device_array",
         "device_array_like",
         "synchronize",
-        "is_cuda_array",
         "mapped_array",
         "mapped_array_like",
         "managed_array",
     )
 }
+_CPU_NAMES.update(
+    {
+        name: "cujit.targets.cpu.interop"
+        for name in (
+            "as_cuda_array",
+            "from_cuda_array_interface",
+            "is_cuda_array",
+            "open_ipc_array",
+        )
+    }
+)
 _CPU_NAMES.update(
     {
         name: "cujit.targets.cpu.streams"
@@ -191,6 +201,7 @@ _CPU_NAMES.update(
             "default_stream",
             "legacy_default_stream",
             "per_thread_default_stream",
+            "external_stream",
             "event",
             "event_elapsed_time",
             "pinned_array",
@@ -229,13 +240,15 @@ NOT_SUPPORTED = {
 }
 
 
-# numba.cuda's submodules that cujit has: cuda.devicearray is numba's alias of
-# cuda.cudadrv.devicearray.
+# numba.cuda's submodules that cujit has: cuda.devicearray, cuda.devices and cuda.driver
+# are numba's aliases of cuda.cudadrv's modules.
 _SUBMODULES = {
     "random": "cujit.cuda.random",
     "libdevice": "cujit.cuda.libdevice",
     "cudadrv": "cujit.cuda.cudadrv",
     "devicearray": "cujit.cuda.cudadrv.devicearray",
+    "devices": "cujit.cuda.cudadrv.devices",
+    "driver": "cujit.cuda.cudadrv.driver",
     "bf16": "cujit.cuda.bf16",
     "fp8": "cujit.cuda.fp8",
 }

@@ -338,8 +338,10 @@ class GlobalArray:
             if target == "cpu":
                 return self.array.ctypes.data
             cai = getattr(self.array, "__cuda_array_interface__", None)
-            return None if cai is None else int(cai["data"][0])
-        if target == "cpu":
+            if cai is None or getattr(self.array, "__cujit_host_memory__", False):
+                return None  # (the CPU target's device arrays: their CAI is the host's)
+            return int(cai["data"][0])
+        if target == "cpu":  # the CPU target's lowering finds its own memory's (interop.py)
             return None
         return int(self.array.__cuda_array_interface__["data"][0])
 

@@ -175,6 +175,8 @@ def _reachable_view(a: np.ndarray, stream) -> DeviceArray | None:
     view = getattr(a, "_cujit_device_view", None)
     if view is not None:
         return view()
+    if getattr(a, "__cujit_host_memory__", False):  # the CPU target's: host memory, copied
+        return None
     if getattr(a, "__cuda_array_interface__", None) is not None:
         return import_for_launch(a, stream)
     return None

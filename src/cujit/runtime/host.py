@@ -67,9 +67,14 @@ def pinned_array(shape, dtype=np.float64, strides=None, order: str = "C") -> np.
 
 
 def pinned_array_like(ary) -> np.ndarray:
-    """A pinned array with ``ary``'s shape, dtype and contiguous order."""
-    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
-    return pinned_array(ary.shape, ary.dtype, order=order)
+    """A pinned array with ``ary``'s shape and dtype, contiguous, its dimensions laid out in
+    the order of ``ary``'s strides (NumPy's ``zeros_like``, as ``device_array_like``)."""
+    from cujit.runtime.layout import strides_like
+
+    dtype = np.dtype(ary.dtype)
+    shape = tuple(map(int, ary.shape))
+    strides = strides_like(shape, tuple(ary.strides), dtype.itemsize)
+    return pinned_array(shape, dtype, strides=strides)
 
 
 @contextlib.contextmanager

@@ -6,10 +6,10 @@ Two protocols bring foreign memory in:
   with version 2): a dict with the pointer, shape, byte strides, typestr, a
   read-only flag in ``data[1]`` and, from version 3, the ``stream`` the
   producer last worked on.  Per the v3 specification the consumer must order
-  its work after that stream: ``as_cuda_array`` synchronizes it (numba's
-  rule, since it cannot know the consumer's stream), a launch makes its own
-  stream wait on it through an event (``event.order_after``), which does not
-  block the host.
+  its work after that stream: ``as_cuda_array`` and a launch synchronize it,
+  as numba does (``CUJIT_CUDA_ARRAY_INTERFACE_SYNC``, on by default); with that
+  off, ``as_cuda_array`` does not wait and a launch makes its own stream wait on
+  it through an event (``event.order_after``), which does not block the host.
 - DLPack (``__dlpack__`` / ``__dlpack_device__``; PyTorch, JAX, CuPy): the
   consumer passes its stream to ``__dlpack__`` and the *producer* orders
   its work before it.  The capsule is parsed by cuda.core's
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cujit import config
 from cujit.runtime.driver import call
 from cujit.runtime.layout import contiguous_strides
 from cujit.runtime.memory import DeviceArray
@@ -45,6 +46,11 @@ def _cai_view(obj, cai: dict) -> DeviceArray:
     """A DeviceArray over a CAI dict's memory; ``obj`` (the producer) is kept alive."""
     if cai.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported (masked CUDA arrays)")
+    if getattr(obj, "__cujit_host_memory__", False):
+        raise TypeError(
+            "a CPU-target device array is host memory, which the GPU cannot address: "
+            "copy it with cuda.to_device"
+        )
     dtype = np.dtype(cai["typestr"])
     own = getattr(obj, "dtype", None)  # a typestr of |V<n> only: ml_dtypes' bfloat16, records
     if dtype.kind == "V" and isinstance(own, np.dtype) and own.itemsize == dtype.itemsize:
@@ -172,7 +178,7 @@ def as_cuda_array(obj, sync: bool = True) -> DeviceArray:
         from cujit.runtime.stream import external_stream
 
         view.stream = external_stream(producer)
-        if sync:
+        if sync and config.CUDA_ARRAY_INTERFACE_SYNC.get():
             view.stream.synchronize()
     return view
 
@@ -217,13 +223,27 @@ def import_for_launch(obj, stream) -> DeviceArray | None:
     if cai is not None and (cai.get("version", 0) >= 3 or not _has_dlpack(obj)):
         producer = _cai_stream(cai)
         if producer is not None:
-            from cujit.runtime.event import order_after
-
-            order_after(producer, stream)
+            _order_launch(producer, stream)
         return _cai_view(obj, cai)
     if _has_dlpack(obj):
         return _dlpack_view(obj, stream_handle(stream))
     return None
+
+
+def _order_launch(producer: int, stream) -> None:
+    """Order a launch on ``stream`` after the producer's stream: as numba, by synchronizing
+    it (``CUJIT_CUDA_ARRAY_INTERFACE_SYNC``, the default); otherwise by making the launch
+    stream wait on it through an event, which does not block the host."""
+    from cujit import config
+
+    if config.CUDA_ARRAY_INTERFACE_SYNC.get():
+        from cujit.runtime.stream import external_stream
+
+        external_stream(producer).synchronize()
+    else:
+        from cujit.runtime.event import order_after
+
+        order_after(producer, stream)
 
 
 def is_foreign_array(obj) -> bool:

@@ -71,6 +71,11 @@ class IpcHandle:
         self._opened = int(call("cuIpcOpenMemHandle", self.handle.to_driver(), flags))
         return DevicePointer(self._opened + self.offset, self.size, self)
 
+    def open_staged(self, context=None) -> DevicePointer:
+        """numba's name for opening on another device: the driver maps the allocation
+        with peer access enabled lazily, so this is ``open``."""
+        return self.open(context)
+
     def open_array(self, context, shape, dtype, strides=None):
         """``open()`` viewed as a DeviceArray (C order unless ``strides`` are given)."""
         from cujit.runtime.memory import DeviceArray

@@ -242,8 +242,15 @@ class DeviceArray(DeviceArrayViews):
     def T(self) -> DeviceArray:
         return self.transpose()
 
-    def transpose(self) -> DeviceArray:
-        return self._derive(self.shape[::-1], self.strides[::-1], self.device_ptr)
+    def transpose(self, axes=None) -> DeviceArray:
+        """numba's: a new C-contiguous array holding the transpose, not a view (the
+        array itself for the identity permutation).  The copy goes through the host:
+        a device-side transpose would need a kernel, which the runtime does not build."""
+        axes = tuple(range(self.ndim))[::-1] if axes is None else tuple(map(int, axes))
+        if axes == tuple(range(self.ndim)):
+            return self
+        host = np.transpose(self.copy_to_host(stream=self.stream), axes)
+        return to_device(np.ascontiguousarray(host), stream=self.stream)
 
     def reshape(self, *newshape, order: str = "C") -> DeviceArray:
         """A contiguous array viewed with a new shape (one extent may be -1)."""
@@ -319,7 +326,7 @@ class DeviceArray(DeviceArrayViews):
         """
         if self.readonly:
             raise ValueError("cannot copy into a read-only device array")
-        if hasattr(ary, "__cuda_array_interface__"):
+        if is_cuda_array(ary):
             src = as_device_array(ary)
             contiguous = self.is_c_contiguous() or self.is_f_contiguous()
             if (src.shape, src.strides, src.dtype) == (
@@ -358,8 +365,15 @@ DeviceNDArray = DeviceArray  # numba's name
 
 
 def is_cuda_array(obj) -> bool:
-    """``cuda.is_cuda_array``: whether ``obj`` exposes the CUDA Array Interface."""
-    return hasattr(obj, "__cuda_array_interface__")
+    """``cuda.is_cuda_array``: whether ``obj`` exposes the CUDA Array Interface (the CPU
+    target's device arrays, whose interface points at host memory, do not count)."""
+    return hasattr(obj, "__cuda_array_interface__") and not is_host_memory(obj)
+
+
+def is_host_memory(obj) -> bool:
+    """Whether ``obj`` is one of the CPU target's device arrays: host memory whose CUDA
+    Array Interface gives host pointers, which a GPU must not be given."""
+    return getattr(obj, "__cujit_host_memory__", False) is True
 
 
 def as_device_array(obj, sync: bool = True) -> DeviceArray:

@@ -23,22 +23,37 @@ class Arrays:
         self._memory = memory
 
     def is_device(self, value) -> bool:
-        if self.target == "cpu":
-            return isinstance(value, self._memory.HostDeviceArray)
+        if self.target == "cpu":  # also another object's CAI over the CPU target's memory
+            from cujit.targets.cpu.interop import host_address
+
+            return isinstance(value, self._memory.HostDeviceArray) or (
+                not isinstance(value, np.ndarray) and host_address(value) is not None
+            )
         if hasattr(value, "__cuda_array_interface__"):
-            return True
+            return not getattr(value, "__cujit_host_memory__", False)  # the CPU target's
         dl_device = getattr(value, "__dlpack_device__", None)
         return dl_device is not None and dl_device()[0] in _DLPACK_CUDA
 
     def as_device(self, value, stream=0):
         """A device operand as this target's device array, without a copy."""
         if self.target == "cpu":
-            return value
+            from cujit.targets.cpu.interop import as_cuda_array
+
+            return as_cuda_array(value)
         if hasattr(value, "__cuda_array_interface__"):
             return self._memory.as_device_array(value)
         from cujit.runtime import interop
 
         return interop.from_dlpack(value, stream=stream)
+
+    def operand(self, value, stream=0):
+        """A call operand as the ufunc takes it: a device array (another library's viewed
+        as this target's, no copy), a scalar, or a host array."""
+        if self.is_device(value):
+            return value if hasattr(value, "shape") else self.as_device(value, stream)
+        if isinstance(value, (bool, int, float, complex, np.generic)):
+            return value
+        return np.asarray(value)
 
     def to_device(self, host: np.ndarray, stream=0):
         return self._memory.to_device(np.require(host, requirements="C"), stream=stream)

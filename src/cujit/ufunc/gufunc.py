@@ -99,7 +99,7 @@ class GUFunc:
                 f"gufunc '{self.__name__}' has {self.nout} output(s), {len(outs)} given"
             )
         mem = arrays_for(self.target)
-        operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
+        operands = [mem.operand(a, stream) for a in args]
         loop = self._select(operands)
         # loop holds the input types, then the output types: check the inputs.
         for k, (v, t) in enumerate(zip(operands, loop[: self.nin], strict=True)):
@@ -109,6 +109,7 @@ class GUFunc:
                     f"array of {np.dtype(v.dtype)}, the loop takes "
                     f"{_elem(t)}; a device array does not support .astype()"
                 )
+        outs = tuple(mem.operand(o, stream) for o in outs)
         sizes, loop_shape = self._bind(operands, outs)
         on_device = any(mem.is_device(v) for v in (*operands, *outs))
         shapes = [loop_shape + tuple(sizes[d] for d in core) for core in self.outs]

@@ -51,6 +51,9 @@ def operand_dtype(value) -> np.dtype:
     dt = getattr(value, "dtype", None)
     if dt is not None:
         return np.dtype(dt)
+    cai = getattr(value, "__cuda_array_interface__", None)  # another library's array
+    if cai is not None:
+        return np.dtype(cai["typestr"])
     if isinstance(value, bool):
         return np.dtype(np.bool_)
     if isinstance(value, int):

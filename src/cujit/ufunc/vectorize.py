@@ -135,13 +135,14 @@ class UFunc:
         if len(args) != self.nin:
             raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} input(s), got {len(args)}")
         mem = arrays_for(self.target)
-        operands = [a if mem.is_device(a) or _is_scalar(a) else np.asarray(a) for a in args]
+        operands = [mem.operand(a, stream) for a in args]
         loop = self._loop(operands)
         arrays = [k for k, v in enumerate(operands) if not _is_scalar(v)]
         shape = resolve.broadcast_shape(self.__name__, [tuple(operands[k].shape) for k in arrays])
         on_device = any(mem.is_device(v) for v in operands) or mem.is_device(out)
         host_out = None
         if out is not None:
+            out = mem.operand(out, stream)
             resolve.check_output(self.__name__, out, loop, shape)
             if not mem.is_device(out):
                 host_out, out = out, None
@@ -224,7 +225,7 @@ class UFunc:
 def _fast_key(args, out, stream):
     """What decides a call's loop and launch, for calls whose operands are all arrays
     or typed scalars (a Python int's value matters to the loop, so it has no key)."""
-    if out is None:
+    if out is None or not hasattr(out, "dtype"):  # none, or a bare CUDA Array Interface
         return None
     key = [id(stream), type(out), out.dtype, out.shape, out.strides]
     for a in args:

@@ -112,6 +112,12 @@ class CPUContext:
     def reset(self) -> None:
         """Nothing to reset: the CPU target's arrays are host memory."""
 
+    def get_ipc_handle(self, memory):
+        """CUDA IPC shares GPU memory; the CPU target's is this process's host memory."""
+        from cujit.targets.cpu.interop import ipc_unavailable
+
+        raise ipc_unavailable()
+
     def push(self) -> None:
         return None
 

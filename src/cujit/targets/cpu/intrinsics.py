@@ -244,6 +244,19 @@ def lower_syncthreads_unexpected(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
 
 # Target-independent entries are shared with the CUDA table.
+def lower_global_array(ctx, op, args):
+    """``global.array``: a NumPy array's memory, or another object's CUDA Array Interface
+    when it points into memory this target allocated (``interop.py``)."""
+    from cujit.codegen.arrays import global_array_at
+    from cujit.targets.cpu.interop import host_address
+
+    g = op.attr("array")
+    address = g.address("cpu")
+    if address is None:
+        address = host_address(g.array)
+    return global_array_at(ctx, op, address)
+
+
 INTRINSICS = {
     "print": printing.lower_printf,
     "cuda.sreg": lower_sreg,
@@ -259,6 +272,7 @@ INTRINSICS = {
     "atomic.cas": lower_atomic_cas,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     "local.array": lower_local_array,  # over-aligned ones: see there
+    "global.array": lower_global_array,  # also another object's CAI over this target's memory
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
     **BF16_INTRINSICS,  # cuda.bf16 (codegen/bf16.py)
     **FP8_INTRINSICS,  # the fp8 conversions (codegen/fp8.py)

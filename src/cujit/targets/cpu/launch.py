@@ -399,15 +399,26 @@ def _address(kernel: str, value) -> int:
     return int(value) & (2**64 - 1)
 
 
+def _foreign_array(kernel: str, value) -> np.ndarray:
+    """Another object's CUDA Array Interface as a host array (it must describe memory
+    the CPU target allocated: ``interop.py``); its stream is synchronized, as numba's
+    launch does."""
+    from cujit.targets.cpu.interop import as_cuda_array
+
+    try:
+        return as_cuda_array(value)
+    except TypeError as e:
+        raise LaunchError(
+            f"kernel {kernel!r} runs on the CPU target but was given a GPU device array "
+            f"({e}); pass a NumPy array or an array from cujit.targets.cpu.memory"
+        ) from None
+
+
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
     if isinstance(t, Array):
         if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):
-            raise LaunchError(
-                f"kernel {kernel!r} runs on the CPU target but was given a GPU "
-                "device array; pass a NumPy array or an array from "
-                "cujit.targets.cpu.memory"
-            )
+            value = _foreign_array(kernel, value)
         a = value if isinstance(value, np.ndarray) else np.asarray(value)
         if a.dtype != t.dtype.dtype or a.ndim != t.ndim:
             raise LaunchError(

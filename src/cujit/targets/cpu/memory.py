@@ -3,15 +3,22 @@
 On the CPU target the "device" is the host, so a device array is a NumPy array
 (a subclass, :class:`HostDeviceArray`) carrying numba's ``DeviceNDArray``
 methods: ``copy_to_host``, ``copy_to_device``, ``is_c_contiguous``... Slicing,
-``reshape``, ``T`` give views sharing memory, as device views do; NumPy sees the
-memory through ``__array_interface__``.  It deliberately has no
-``__cuda_array_interface__``: that would tell CuPy or PyTorch it is GPU memory.
+``reshape`` give views sharing memory, as device views do, and ``T`` / ``transpose()``
+of a 2-D array a new C-contiguous copy, as numba's device arrays do.  NumPy sees the
+memory through ``__array_interface__``; cujit and numba.cuda code see it through
+``__cuda_array_interface__`` (host pointers, as numba's simulator gives: see
+``interop.py``, which also checks that a CAI given to the CPU target points at memory it
+allocated, never at a GPU's).  ``bool(a)`` is numba's: whether the first extent is
+non-zero.
 
 Copies are synchronous and launches run to completion, so ``synchronize`` has
-nothing to wait for.  The ``stream`` arguments are accepted and ignored.
+nothing to wait for.  An array remembers the ``stream`` it was made on (views inherit
+it), which its CUDA Array Interface names.
 """
 
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 
@@ -20,13 +27,68 @@ class HostDeviceArray(np.ndarray):
     """numba's ``DeviceNDArray`` API over host memory (a NumPy array subclass)."""
 
     stream = 0
+    # Its CUDA Array Interface gives host pointers: the GPU runtime copies such an array
+    # as a host array, never takes it for device memory.
+    __cujit_host_memory__ = True
+
+    def __array_finalize__(self, obj) -> None:
+        # Views and results of NumPy operations keep their source's stream.
+        stream = getattr(obj, "stream", 0)
+        if stream != 0:
+            self.stream = stream
+
+    def __bool__(self) -> bool:
+        # numba's device arrays have a length and no truth of their own: `if not b:`
+        # asks whether the first extent is zero, never about the elements.
+        if self.ndim == 0:
+            return bool(self.view(np.ndarray))
+        return self.shape[0] != 0
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        from cujit.targets.cpu.interop import array_interface
+
+        return array_interface(self)
+
+    @property
+    def device_ctypes_pointer(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self.ctypes.data if self.size else None)
+
+    @property
+    def gpu_data(self):
+        """numba's ``gpu_data``: the bytes this array's elements span (address, size and
+        the allocation holding them)."""
+        from cujit.runtime.ipc import DevicePointer  # a dataclass: no driver
+        from cujit.runtime.layout import byte_span
+
+        lo, hi = byte_span(self.shape, self.strides, self.dtype.itemsize)
+        return DevicePointer(self.ctypes.data + lo, hi - lo, _root(self))
+
+    def get_ipc_handle(self):
+        from cujit.targets.cpu.interop import ipc_unavailable
+
+        raise ipc_unavailable()
+
+    @property
+    def T(self) -> HostDeviceArray:
+        return self.transpose()
+
+    def transpose(self, *axes) -> HostDeviceArray:
+        """A new C-contiguous array holding the transpose (numba's device arrays copy),
+        or the array itself for the identity permutation."""
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+            axes = axes[0]
+        axes = tuple(range(self.ndim))[::-1] if not axes else tuple(map(int, axes))
+        if axes == tuple(range(self.ndim)):  # numba: the array itself
+            return self
+        host = np.transpose(self.view(np.ndarray), axes)
+        out = device_array(host.shape, host.dtype, stream=self.stream)
+        out.view(np.ndarray)[...] = host
+        return out
 
     @property
     def alloc_size(self) -> int:
-        base = self
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        return base.nbytes
+        return _root(self).nbytes
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         """A new plain NumPy array with this array's contents (or copy into ``ary``)."""
@@ -64,13 +126,23 @@ class HostDeviceArray(np.ndarray):
         return [self[lo:hi] for lo, hi in split_bounds(self.size, section)]
 
     def bind(self, stream=0) -> HostDeviceArray:
-        return self.view()
+        """A view of this array with ``stream`` as its stream."""
+        v = self.view()
+        v.stream = stream
+        return v
 
     def __repr__(self) -> str:
         return f"<HostDeviceArray shape={self.shape} dtype={self.dtype}>"
 
 
 DeviceNDArray = HostDeviceArray  # numba's name
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory (the end of its chain of bases)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -81,15 +153,23 @@ def device_array(
     shape, dtype=np.float64, strides=None, order: str = "C", stream=0
 ) -> HostDeviceArray:
     """An uninitialised device array (host memory)."""
+    from cujit.targets.cpu.interop import register_allocation
+
     shape, dtype = _shape(shape), np.dtype(dtype)
     if strides is None:
-        return np.empty(shape, dtype, order=order).view(HostDeviceArray)
-    # Explicit strides: a buffer covering them, viewed with them.
-    if any(s < 0 for s in strides):
-        raise ValueError("a new device array cannot have negative strides")
-    span = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
-    buf = np.empty(span if all(shape) else 0, np.uint8)
-    return np.ndarray(shape, dtype, buffer=buf, strides=strides).view(HostDeviceArray)
+        buf = np.empty(shape, dtype, order=order)
+        out = buf.view(HostDeviceArray)
+    else:
+        # Explicit strides: a buffer covering them, viewed with them.
+        if any(s < 0 for s in strides):
+            raise ValueError("a new device array cannot have negative strides")
+        span = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True))
+        buf = np.empty(span + dtype.itemsize if all(shape) else 0, np.uint8)
+        out = np.ndarray(shape, dtype, buffer=buf, strides=strides).view(HostDeviceArray)
+    register_allocation(buf)
+    if stream is not None and stream != 0:
+        out.stream = stream
+    return out
 
 
 def device_array_like(ary, stream=0) -> HostDeviceArray:
@@ -100,7 +180,7 @@ def device_array_like(ary, stream=0) -> HostDeviceArray:
     dtype = np.dtype(ary.dtype)
     shape = _shape(ary.shape)
     strides = strides_like(shape, tuple(ary.strides), dtype.itemsize)
-    return device_array(shape, dtype, strides=strides)
+    return device_array(shape, dtype, strides=strides, stream=stream)
 
 
 def to_device(obj, stream=0, copy: bool = True, to: HostDeviceArray | None = None):
@@ -109,7 +189,7 @@ def to_device(obj, stream=0, copy: bool = True, to: HostDeviceArray | None = Non
         to.copy_to_device(obj)
         return to
     host = np.asarray(obj)
-    dev = device_array(host.shape, host.dtype, order=_order(host))
+    dev = device_array(host.shape, host.dtype, order=_order(host), stream=stream)
     if copy:
         dev[...] = host
     return dev
@@ -127,30 +207,26 @@ def mapped_array(
     """``cuda.mapped_array``: host memory is what CPU kernels address, so a device array.
 
     ``portable`` and ``wc`` (page-locking flags) mean nothing here and are accepted."""
-    return device_array(shape, dtype, strides, order)
+    return device_array(shape, dtype, strides, order, stream)
 
 
 def mapped_array_like(ary, stream=0, portable: bool = False, wc: bool = False):
     """``cuda.mapped_array_like``: ``ary``'s shape and dtype, contiguous in its strides' order."""
     strides, order = _strides_like(ary)
-    return device_array(ary.shape, ary.dtype, strides, order)
+    return device_array(ary.shape, ary.dtype, strides, order, stream)
 
 
 def managed_array(
     shape, dtype=np.float64, strides=None, order: str = "C", stream=0, attach_global: bool = True
 ) -> HostDeviceArray:
     """``cuda.managed_array``: as ``mapped_array``, host memory that CPU kernels address."""
-    return device_array(shape, dtype, strides, order)
+    return device_array(shape, dtype, strides, order, stream)
 
 
 def _strides_like(ary):
     from cujit.runtime.mapped import strides_like  # layout arithmetic only: no driver
 
     return strides_like(ary)
-
-
-def is_cuda_array(obj) -> bool:
-    return hasattr(obj, "__cuda_array_interface__")
 
 
 def synchronize() -> None:

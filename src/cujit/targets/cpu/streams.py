@@ -11,18 +11,28 @@ the GPU runtime (``with stream.auto_synchronize():``, ``kernel[g, b, stream]``,
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 
 import numpy as np
 
+_DEFAULT, _LEGACY, _PER_THREAD = 0, 1, 2  # the GPU runtime's handles of the default streams
+_handles = itertools.count(0x1000)  # user streams: distinct handles, never 0, 1 or 2
+
 
 class Stream:
-    """``cuda.stream()`` on the CPU target: work given to it is done on submission."""
+    """``cuda.stream()`` on the CPU target: work given to it is done on submission.
 
-    __slots__ = ("kind",)
+    Each stream has a distinct integer ``handle`` (the default streams have the GPU
+    runtime's 0, 1 and 2), which device arrays made on it name in their CUDA Array
+    Interface; ``external`` marks one made by ``external_stream`` from such a handle."""
 
-    def __init__(self, kind: str = "stream"):
+    __slots__ = ("external", "handle", "kind")
+
+    def __init__(self, kind: str = "stream", handle: int | None = None, external: bool = False):
         self.kind = kind
+        self.handle = next(_handles) if handle is None else int(handle)
+        self.external = external
 
     def synchronize(self) -> None:
         """Nothing to wait for: every copy and launch has already finished."""
@@ -34,8 +44,22 @@ class Stream:
     def auto_synchronize(self):
         yield self
 
+    def __int__(self) -> int:
+        return self.handle
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.handle)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Stream):
+            return other.handle == self.handle
+        return isinstance(other, int) and other == self.handle
+
+    def __hash__(self) -> int:
+        return hash(self.handle)
+
     def __repr__(self) -> str:
-        return f"<cujit CPU-target {self.kind}>"
+        return f"<cujit CPU-target {self.kind} {self.handle:#x}>"
 
 
 def stream(non_blocking: bool = False) -> Stream:
@@ -43,15 +67,36 @@ def stream(non_blocking: bool = False) -> Stream:
 
 
 def default_stream() -> Stream:
-    return Stream("default stream")
+    return Stream("default stream", _DEFAULT)
 
 
 def legacy_default_stream() -> Stream:
-    return Stream("legacy default stream")
+    return Stream("legacy default stream", _LEGACY)
 
 
 def per_thread_default_stream() -> Stream:
-    return Stream("per-thread default stream")
+    return Stream("per-thread default stream", _PER_THREAD)
+
+
+def external_stream(ptr) -> Stream:
+    """``cuda.external_stream(ptr)``: the stream of handle ``ptr`` (an int, or an object
+    with ``__cuda_stream__`` or ``handle``), as the CUDA Array Interface names it."""
+    return Stream("external stream", stream_value(ptr), external=True)
+
+
+def stream_value(s) -> int:
+    """The integer handle of a stream argument (0 and None: the default stream)."""
+    if s is None:
+        return _DEFAULT
+    if isinstance(s, int):
+        return s
+    proto = getattr(s, "__cuda_stream__", None)
+    if proto is not None:
+        return int((proto() if callable(proto) else proto)[1])
+    handle = getattr(s, "handle", None)
+    if handle is None:
+        raise TypeError(f"expected a stream (a Stream, an int handle or 0), got {s!r}")
+    return int(getattr(handle, "value", handle))
 
 
 class Event:
@@ -103,7 +148,8 @@ def pinned_array(shape, dtype=np.float64, strides=None, order: str = "C") -> np.
 
 
 def pinned_array_like(ary) -> np.ndarray:
-    return np.empty_like(ary)
+    """A plain host array laid out as NumPy's ``zeros_like`` lays out ``ary``'s copy."""
+    return np.empty_like(ary, subok=False)
 
 
 @contextlib.contextmanager
