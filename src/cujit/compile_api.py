@@ -200,6 +200,12 @@ def compile_all(
 
 
 def _current_cc() -> tuple[int, int]:
+    from cujit import config
+
+    if config.TARGET.get() == "cpu":  # the CPU device's, as its kernels' inspection shows
+        from cujit.cuda_view import default_arch
+
+        return default_arch()
     from cujit.runtime import get_current_device
 
     return tuple(get_current_device().compute_capability)
