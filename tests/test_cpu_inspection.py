@@ -140,3 +140,42 @@ def test_compile_ptx_for_current_device_on_the_cpu_target(monkeypatch):
     monkeypatch.setenv("CUJIT_ARCH", "8.9")
     ptx, _ = cuda.compile_ptx_for_current_device(clamp_below, SIG)
     assert ".target sm_89" in ptx
+
+
+TABLE = np.arange(48, dtype=np.int64)
+
+
+def reads_a_constant_table(x):
+    t = cuda.const.array_like(TABLE)
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = t[i % 48]
+
+
+def reverses_through_a_local_array(x):
+    a = cuda.local.array(1000, int32)
+    for i in range(1000):
+        a[i] = x[i]
+    for i in range(1000):
+        x[i] = a[999 - i] + a[(i * 7) % 1000]
+
+
+def test_resource_queries_are_those_of_the_cuda_code():
+    sig = (cuda.types.int64[::1],)
+    const = cuda.jit(sig, target="cpu")(reads_a_constant_table)
+    x = np.full(64, -1, dtype=np.int64)
+    const[1, 64](x)
+    np.testing.assert_array_equal(x, TABLE[np.arange(64) % 48])
+    assert const.get_const_mem_size() == TABLE.nbytes  # the table in the constant bank
+    assert 0 < const.get_regs_per_thread() <= 255
+    assert const.get_local_mem_per_thread() == 0
+
+    local = cuda.jit(target="cpu")(reverses_through_a_local_array)
+    y = np.arange(1000, dtype=np.int32)
+    local[1, 1](y)
+    i = np.arange(1000)
+    np.testing.assert_array_equal(y, (999 - i) + (i * 7) % 1000)
+    (lsig,) = local.signatures
+    assert local.get_local_mem_per_thread(lsig) >= 1000 * 4  # the array lives in local memory
+    assert local.get_const_mem_size(lsig) == 0
+    assert local.get_max_threads_per_block(lsig) == 1024  # the CPU launch's limit

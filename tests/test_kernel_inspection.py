@@ -56,7 +56,9 @@ def test_resource_queries_on_the_cpu_target():
     assert k.get_shared_mem_per_block() == {F32: 64 * 4}
     assert k.get_shared_mem_per_block(F32) == 256
     assert k.get_max_threads_per_block(F32) == 1024
-    assert k.get_regs_per_thread(F32) == 0 and k.get_local_mem_per_thread(F32) == 0
+    # Registers, local and constant memory: ptxas's for the kernel's CUDA code
+    # (tests/test_cpu_inspection.py).
+    assert 0 < k.get_regs_per_thread(F32) <= 255 and k.get_local_mem_per_thread(F32) == 0
     assert k.get_const_mem_size() == {F32: 0}
 
 

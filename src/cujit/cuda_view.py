@@ -6,16 +6,20 @@ runs host code, but cujit compiles PTX and cubins without a GPU (libNVVM and nvJ
 so its inspection answers as on a GPU: a ``CudaView`` compiles the same function for the
 same argument types and options with the CUDA target, for the compute capability the
 CPU device reports (``CUJIT_ARCH`` when set), once per compute capability and on first
-use only: launching a CPU-target kernel never pays for it.
+use only: launching a CPU-target kernel never pays for it.  The resource queries read
+what ptxas allocates for that code (registers, local and constant memory).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 
 from cujit import config
 from cujit.options import Options
+
+_USER_CONST = r"(\d+) bytes cmem\[3\]"
 
 
 def default_arch() -> tuple[int, int]:
@@ -36,6 +40,7 @@ class CudaView:
         # (None: the target's default) stay as the user gave them.
         self._options = dataclasses.replace(options, target="cuda", coarsen=0)
         self._results: dict[tuple, object] = {}
+        self._resources: dict[tuple, dict[str, int]] = {}
         self._lock = threading.Lock()
 
     def result(self, cc=None):
@@ -50,6 +55,28 @@ class CudaView:
                 options = dataclasses.replace(self._options, arch=arch)
                 found = compile_kernel(self._pyfunc, self._arg_types, options)
                 self._results[arch] = found
+        return found
+
+    def resources(self, cc=None) -> dict[str, int]:
+        """What ptxas allocates for the CUDA code (nvJitLink's ``-verbose`` report), under
+        the driver's names: ``num_regs``, ``local_bytes`` (per thread: the stack frame
+        and any local memory beyond it) and ``const_bytes`` (the module's user constant
+        bank, ``cmem[3]``: ``cuda.const`` arrays, string constants)."""
+        from cujit.report.resources import link_resources
+
+        result = self.result(cc)
+        arch = tuple(cc) if cc else default_arch()
+        with self._lock:
+            found = self._resources.get(arch)
+            if found is None:
+                used = link_resources(result.ptx, arch, result.symbol)
+                found = {
+                    "num_regs": used.registers or 0,
+                    "local_bytes": (used.stack_frame or 0) + (used.local or 0),
+                    # The module's line; ptxas and nvJitLink may both print it.
+                    "const_bytes": max(map(int, re.findall(_USER_CONST, used.log)), default=0),
+                }
+                self._resources[arch] = found
         return found
 
 

@@ -12,8 +12,8 @@ argument types, except on a kernel made by ``specialize``, which has exactly one
 - ``inspect_types(file=None)``: each specialisation's typed IR, printed;
 - ``get_regs_per_thread``, ``get_shared_mem_per_block``, ``get_local_mem_per_thread``,
   ``get_const_mem_size``, ``get_max_threads_per_block``: the driver's function
-  attributes of the loaded kernel (on the CPU target: no registers, its static shared
-  and constant bytes, its launch limit);
+  attributes of the loaded kernel (on the CPU target: the registers, local and constant
+  memory ptxas allocates for its CUDA code, its static shared bytes, its launch limit);
 - ``signatures``, ``definitions``; ``specialize(*args)``: a kernel fixed to the types
   of ``args`` (values or types).
 
@@ -211,6 +211,9 @@ def _typed(kernel, spec):
 
 
 def _cpu_resource(spec, what: str) -> int:
+    # Shared memory and the block limit are the CPU launch's own (the static shared
+    # bytes are the same in the CUDA code); registers, local and constant memory are
+    # what ptxas allocates for the kernel's CUDA code, as the GPU's driver reports them.
     native = spec.result.outputs["native"]
     if what == "static_shared_bytes":
         return native.static_shared
@@ -218,7 +221,7 @@ def _cpu_resource(spec, what: str) -> int:
         from cujit.targets.cpu.launch import MAX_THREADS_PER_BLOCK
 
         return MAX_THREADS_PER_BLOCK
-    return 0  # no register file, no local memory, no constant bank on the host
+    return spec.cuda_view.resources()[what]
 
 
 def _resource(kernel, spec, what: str) -> int:
