@@ -27,7 +27,6 @@ from cujit import (
     warmup,
 )
 from cujit.argtypes import fast_typeof
-from cujit.cuda_view import CudaView
 from cujit.device_function import DeviceFunction, is_importable  # noqa: F401  (re-exported)
 from cujit.diagnostics import (
     CujitError,
@@ -39,7 +38,12 @@ from cujit.diagnostics import (
     api_boundary,
     user_facing,
 )
-from cujit.inspection import InspectableDeviceFunction, KernelInspection, cuda_result
+from cujit.inspection import (
+    CudaView,
+    InspectableDeviceFunction,
+    KernelInspection,
+    cuda_result,
+)
 from cujit.options import Options
 from cujit.types import Array, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 
+from cujit.cuda_view import CudaView
 from cujit.device_function import DeviceFunction
 from cujit.diagnostics import api_boundary
 from cujit.types import Signature, Type
@@ -294,4 +295,10 @@ def _nvdisasm(spec, flags: list[str]) -> str:
     return out.stdout
 
 
-__all__ = ["InspectableDeviceFunction", "KernelInspection", "cuda_result", "nvdisasm_path"]
+__all__ = [
+    "CudaView",
+    "InspectableDeviceFunction",
+    "KernelInspection",
+    "cuda_result",
+    "nvdisasm_path",
+]
