@@ -179,3 +179,12 @@ def test_resource_queries_are_those_of_the_cuda_code():
     assert local.get_local_mem_per_thread(lsig) >= 1000 * 4  # the array lives in local memory
     assert local.get_const_mem_size(lsig) == 0
     assert local.get_max_threads_per_block(lsig) == 1024  # the CPU launch's limit
+
+
+def test_a_device_function_has_no_sass_of_its_own():
+    @cuda.jit(device=True)
+    def add(a, b):
+        return a + b
+
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        add.inspect_sass((int32, int32))

@@ -264,6 +264,13 @@ class InspectableDeviceFunction(DeviceFunction):
         )
         return ptx
 
+    def inspect_sass(self, signature=None) -> str:
+        """numba's refusal: a device function alone is no cubin entry to disassemble."""
+        raise RuntimeError(
+            "Cannot inspect SASS of a device function: inspect_sass() of a kernel "
+            "that calls it shows its code"
+        )
+
 
 def nvdisasm_path() -> str | None:
     """nvdisasm from the NVIDIA wheels or the CUDA toolkit (``cuda.pathfinder``), or PATH."""
