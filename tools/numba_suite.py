@@ -19,9 +19,10 @@ neither compiled nor launched anything: counted apart, not as passes), numba-com
 (setup, teardown or the file's import), skipped, timeout, crashed.  On the CPU target
 the harness runs as on a GPU (``--harness device``, the default): its device queries are
 answered by cujit's CPU device, so the tests it marks as needing a GPU run too, their
-kernels on cujit's CPU target (tests of PTX text see the host's assembly there, and
-fail).  ``--harness simulator`` runs it in numba's simulator mode
-(``NUMBA_ENABLE_CUDASIM=1``) instead, as the drop-in does: those tests are then skipped.
+kernels on cujit's CPU target (whose inspection shows the kernels' CUDA code, PTX and
+NVVM IR compiled without a GPU, as on a GPU).  ``--harness simulator`` runs it in numba's
+simulator mode (``NUMBA_ENABLE_CUDASIM=1``) instead, as the drop-in does: those tests are
+then skipped.
 
 Per-test outcomes go to ``--json`` (default conformance/results-TARGET.json); totals
 and the most common failure messages are printed.  With the expected list (the default

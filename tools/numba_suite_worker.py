@@ -28,6 +28,10 @@ Harness shims (for the test harness only, never for API a kernel uses):
 - ``np.row_stack``, removed in NumPy 2.5, is set to ``np.vstack`` where NumPy lacks it
   (in the worker and its children): numba-cuda's own ``np/arrayobj.py`` names it at
   import (``numba_suite_routing.numpy_row_stack_shim``);
+- on the CPU target in device mode, numba-cuda's harness asks cujit's CPU device for the
+  compute capability (``_device_queries_from_cujit``), and the NRT allocation counters
+  that ``MemoryLeakMixin`` compares are those of a heap nothing allocates from
+  (``_nrt_statistics_without_a_gpu``: no cujit kernel uses numba-cuda's NRT);
 - where the ``filecheck`` package is not installed (a machine without the ``conformance``
   extra's dependencies), stand-in modules let ``numba.cuda.testing`` import; the
   FileCheck assertions then fail, naming the missing package.
@@ -121,6 +125,45 @@ def _device_queries_from_cujit() -> None:
             return cuda.current_context()
 
     testing.devices = Devices
+
+
+class _UnusedNRTStatistics:
+    """numba-cuda's NRT statistics (``rtsys``) of a heap nothing allocates from: see
+    ``_nrt_statistics_without_a_gpu``."""
+
+    def __init__(self, stats_type) -> None:
+        self._stats_type, self._enabled = stats_type, False
+
+    def memsys_enable_stats(self, stream=None) -> None:
+        self._enabled = True
+
+    def memsys_disable_stats(self, stream=None) -> None:
+        self._enabled = False
+
+    def memsys_stats_enabled(self, stream=None) -> bool:
+        return self._enabled
+
+    def get_allocation_stats(self, stream=None):
+        if not self._enabled:
+            raise RuntimeError("NRT stats are disabled.")  # numba-cuda's own refusal
+        return self._stats_type(alloc=0, free=0, mi_alloc=0, mi_free=0)
+
+
+def _nrt_statistics_without_a_gpu() -> None:
+    """Harness shim for the CPU target's device mode: ``MemoryLeakMixin`` (test_array_
+    reductions) reads numba-cuda's NRT allocation counters (``numba.cuda.tests.support.
+    rtsys``) before and after each test.  Those count numba-cuda's device heap, which no
+    cujit kernel uses on any target (cujit has no NRT: its kernels allocate nothing on a
+    heap), so on a GPU the check sees none of cujit's work.  Without a GPU numba-cuda's
+    NRT cannot start (it launches its own memsys kernel through numba-cuda's driver), and
+    setUp failed before any kernel ran.  Here the harness module's name is replaced by
+    the counters of a heap nothing allocates from: the leak check stays as empty as on a
+    GPU, and the test's kernels run and are checked as there."""
+    if os.environ.get("CUJIT_TARGET") != "cpu" or os.environ.get("NUMBA_ENABLE_CUDASIM"):
+        return
+    support = importlib.import_module("numba.cuda.tests.support")
+    nrt = importlib.import_module("numba.cuda.memory_management.nrt")
+    support.rtsys = _UnusedNRTStatistics(nrt._nrt_mstats)
 
 
 def _count_numba_cuda() -> None:
@@ -332,6 +375,7 @@ def main(argv: list[str]) -> int:
     events.subscribe(Counts.cujit_event)
     _stand_in_for_filecheck()
     _device_queries_from_cujit()
+    _nrt_statistics_without_a_gpu()
     _count_numba_cuda()
     _route_numba_ufunc_builders()
     _numba_config_from_numba_cuda()

@@ -211,13 +211,15 @@ def compile_all(
 
 def _current_cc() -> tuple[int, int]:
     """The current device's compute capability; on the CPU target (``CUJIT_TARGET=cpu``),
-    the one its device object describes, as ``cuda.get_current_device()`` gives it."""
+    the one its kernels' inspection compiles for (its device object's, or CUJIT_ARCH)."""
     from cujit import config
 
     if config.TARGET.get() == "cpu":
-        from cujit.targets.cpu.device import get_current_device
-    else:
-        from cujit.runtime import get_current_device
+        from cujit.cuda_view import default_arch
+
+        return default_arch()
+    from cujit.runtime import get_current_device
+
     return tuple(get_current_device().compute_capability)
 
 

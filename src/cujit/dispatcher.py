@@ -40,7 +40,12 @@ from cujit.diagnostics import (
     api_boundary,
     user_facing,
 )
-from cujit.inspection import InspectableDeviceFunction, KernelInspection
+from cujit.inspection import (
+    CudaView,
+    InspectableDeviceFunction,
+    KernelInspection,
+    cuda_result,
+)
 from cujit.options import Options
 from cujit.types import Array, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
@@ -103,6 +108,8 @@ class Specialization:
     # depends on it (``Kernel.mark_launch_config_sensitive``).
     launch_config_sensitive: bool = False
     coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
+    # On the CPU target: its CUDA compilation, made when inspected (cujit.cuda_view).
+    cuda_view: object = None
 
     @property
     def cooperative(self) -> bool:
@@ -110,18 +117,20 @@ class Specialization:
         cooperative kernel (``cuLaunchCooperativeKernel``)."""
         return self.record.cooperative
 
-    def inspect_llvm(self) -> str:
-        """The LLVM IR of this specialisation (numba's ``_Kernel.inspect_llvm``)."""
+    def inspect_llvm(self, target: str | None = None) -> str:
+        """The NVVM IR of this specialisation (numba's ``_Kernel.inspect_llvm``);
+        ``target="cpu"``: the host module's LLVM IR, on the CPU target."""
         from cujit.inspection import specialization_llvm
 
-        return specialization_llvm(self)
+        return specialization_llvm(self, target)
 
-    def inspect_asm(self, cc=None) -> str:
-        """Its PTX (the host assembly on the CPU target); ``cc`` is accepted as numba's
-        is: a specialisation is compiled for one compute capability."""
+    def inspect_asm(self, cc=None, target: str | None = None) -> str:
+        """Its PTX (numba's ``_Kernel.inspect_asm``): on a GPU for the one compute
+        capability it was compiled for; on the CPU target for ``cc`` (default: the CPU
+        device's).  ``target="cpu"``: the host assembly, on the CPU target."""
         from cujit.inspection import specialization_asm
 
-        return specialization_asm(self)
+        return specialization_asm(self, cc, target)
 
     @property
     def _type_annotation(self):
@@ -267,6 +276,8 @@ class Kernel(KernelInspection):
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
+                spec.cuda_view = CudaView(self.py_func, key, self._options())
             self._dump(spec)
             from cujit.coarsen import plan_for
 
@@ -285,7 +296,7 @@ class Kernel(KernelInspection):
 
     @api_boundary
     def inspect_ptx(self, sig=None) -> str:
-        return self._pick(sig).result.ptx
+        return cuda_result(self._pick(sig)).ptx
 
     @api_boundary
     def report(self, sig, path: str | None = None) -> str:

@@ -4,18 +4,23 @@ Each query takes an optional signature (a tuple of argument types, or a
 ``Signature``); without one it answers for every specialisation, as a dict keyed by
 argument types, except on a kernel made by ``specialize``, which has exactly one:
 
-- ``inspect_llvm``: the LLVM IR; ``inspect_asm``: the PTX (on the CPU target, the
-  host's assembly); ``inspect_lto_ptx``: the linked PTX, which is ``inspect_asm``'s
-  (cujit links libdevice into the module before PTX);
+- ``inspect_llvm``: the NVVM IR (LLVM IR for libNVVM); ``inspect_asm``: the PTX;
+  ``inspect_lto_ptx``: the linked PTX, which is ``inspect_asm``'s (cujit links
+  libdevice into the module before PTX);
 - ``inspect_sass``/``inspect_sass_cfg``: the cubin through ``nvdisasm`` (found by
   ``cuda.pathfinder`` or on PATH; a clear error without it);
 - ``inspect_types(file=None)``: each specialisation's typed IR, printed;
 - ``get_regs_per_thread``, ``get_shared_mem_per_block``, ``get_local_mem_per_thread``,
   ``get_const_mem_size``, ``get_max_threads_per_block``: the driver's function
-  attributes of the loaded kernel (on the CPU target: no registers, its static shared
-  and constant bytes, its launch limit);
+  attributes of the loaded kernel (on the CPU target: the registers, local and constant
+  memory ptxas allocates for its CUDA code, its static shared bytes, its launch limit);
 - ``signatures``, ``definitions``; ``specialize(*args)``: a kernel fixed to the types
   of ``args`` (values or types).
+
+On the CPU target the code inspections show the kernel's CUDA compilation, as on a GPU
+(``cuda_view.CudaView``: compiled on first use for the CPU device's compute capability);
+``inspect_llvm(target="cpu")`` and ``inspect_asm(target="cpu")`` give the host module's
+LLVM IR and x86 assembly that the CPU target runs.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 
+from cujit.cuda_view import CudaView
 from cujit.device_inspection import InspectableDeviceFunction
 from cujit.types import Signature, Type
 
@@ -85,12 +91,16 @@ class KernelInspection:
             self.specializations[types] = fixed
         return fixed
 
-    # -- code --------------------------------------------------------------
-    def inspect_llvm(self, signature=None):
-        return self._each(signature, _llvm)
+    # -- code ----------------------------------------------------------------
+    def inspect_llvm(self, signature=None, *, target: str | None = None):
+        """The NVVM IR; ``target="cpu"``: the host module's LLVM IR (CPU target only)."""
+        host = _host_view(self, target)
+        return self._each(signature, _host_llvm if host else _llvm)
 
-    def inspect_asm(self, signature=None):
-        return self._each(signature, _asm)
+    def inspect_asm(self, signature=None, *, target: str | None = None):
+        """The PTX; ``target="cpu"``: the host assembly (CPU target only)."""
+        host = _host_view(self, target)
+        return self._each(signature, _host_asm if host else _asm)
 
     def inspect_lto_ptx(self, signature=None):
         return self.inspect_asm(signature)
@@ -128,29 +138,63 @@ class KernelInspection:
         return self._each(signature, lambda s: _resource(self, s, "max_threads_per_block"), True)
 
 
-def specialization_llvm(spec) -> str:
+def specialization_llvm(spec, target: str | None = None) -> str:
     """``Specialization.inspect_llvm``."""
-    return _llvm(spec)
+    return _host_llvm(spec) if _host_view_of(spec, target) else _llvm(spec)
 
 
-def specialization_asm(spec) -> str:
-    """``Specialization.inspect_asm``."""
-    return _asm(spec)
+def specialization_asm(spec, cc=None, target: str | None = None) -> str:
+    """``Specialization.inspect_asm``: the PTX (for ``cc`` on the CPU target, whose
+    CUDA view compiles for any compute capability; a GPU's specialisation has one)."""
+    return _host_asm(spec) if _host_view_of(spec, target) else cuda_result(spec, cc).ptx
+
+
+def cuda_result(spec, cc=None):
+    """The CUDA compilation of ``spec``: its own, or on the CPU target its CUDA view's."""
+    view = getattr(spec, "cuda_view", None)
+    return spec.result if view is None else view.result(cc)
+
+
+def _host_view(kernel, target: str | None) -> bool:
+    return _check_target(target, kernel.target == "cpu")
+
+
+def _host_view_of(spec, target: str | None) -> bool:
+    return _check_target(target, "native" in spec.result.outputs)
+
+
+def _check_target(target: str | None, on_cpu: bool) -> bool:
+    # Whether the host view is asked for; only a CPU-target kernel has one.
+    if target in (None, "cuda"):
+        return False
+    if target != "cpu":
+        raise ValueError(f"unknown target {target!r}: use 'cuda' (the default) or 'cpu'")
+    if not on_cpu:
+        raise ValueError(
+            "target='cpu' shows the host code of a kernel on the CPU target; this kernel "
+            "runs on the GPU (cuda.jit(target='cpu') compiles one for the host)"
+        )
+    return True
 
 
 def _llvm(spec) -> str:
-    native = spec.result.outputs.get("native")
-    return str(spec.result.outputs["llvm"]) if native is None else str(native.llvm_ir)
+    return str(cuda_result(spec).outputs["llvm"])
 
 
 def _asm(spec) -> str:
-    native = spec.result.outputs.get("native")
-    if native is None:
-        return spec.result.ptx
+    return cuda_result(spec).ptx
+
+
+def _host_llvm(spec) -> str:
+    return str(spec.result.outputs["native"].llvm_ir)
+
+
+def _host_asm(spec) -> str:
     from llvmlite import binding as llvm
 
     from cujit.targets.cpu.engine import host_machine
 
+    native = spec.result.outputs["native"]
     return host_machine().emit_assembly(llvm.parse_assembly(native.jit.llvm_ir))
 
 
@@ -167,6 +211,9 @@ def _typed(kernel, spec):
 
 
 def _cpu_resource(spec, what: str) -> int:
+    # Shared memory and the block limit are the CPU launch's own (the static shared
+    # bytes are the same in the CUDA code); registers, local and constant memory are
+    # what ptxas allocates for the kernel's CUDA code, as the GPU's driver reports them.
     native = spec.result.outputs["native"]
     if what == "static_shared_bytes":
         return native.static_shared
@@ -174,7 +221,7 @@ def _cpu_resource(spec, what: str) -> int:
         from cujit.targets.cpu.launch import MAX_THREADS_PER_BLOCK
 
         return MAX_THREADS_PER_BLOCK
-    return 0  # no register file, no local memory, no constant bank on the host
+    return spec.cuda_view.resources()[what]
 
 
 def _resource(kernel, spec, what: str) -> int:
@@ -204,18 +251,16 @@ def nvdisasm_path() -> str | None:
 
 
 def _nvdisasm(spec, flags: list[str]) -> str:
-    if "native" in spec.result.outputs:
-        raise RuntimeError("the CPU target has no SASS: inspect_asm() gives its host assembly")
     tool = nvdisasm_path()
     if tool is None:
         raise RuntimeError(
-            "inspect_sass needs nvdisasm, which was not found: install the "
-            "nvidia-cuda-nvdisasm wheel or a CUDA toolkit (or put it on PATH)"
+            "inspect_sass needs nvdisasm: nvdisasm was not found (install the "
+            "nvidia-cuda-nvdisasm wheel or a CUDA toolkit, or put it on PATH)"
         )
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "kernel.cubin")
         with open(path, "wb") as f:
-            f.write(spec.result.cubin)
+            f.write(cuda_result(spec).cubin)
         out = subprocess.run(
             [tool, *flags, path], capture_output=True, text=True, timeout=120, check=False
         )
@@ -224,4 +269,10 @@ def _nvdisasm(spec, flags: list[str]) -> str:
     return out.stdout
 
 
-__all__ = ["InspectableDeviceFunction", "KernelInspection", "nvdisasm_path"]
+__all__ = [
+    "CudaView",
+    "InspectableDeviceFunction",
+    "KernelInspection",
+    "cuda_result",
+    "nvdisasm_path",
+]
