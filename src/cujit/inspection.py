@@ -92,11 +92,13 @@ class KernelInspection:
         return fixed
 
     # -- code ----------------------------------------------------------------
+    @api_boundary
     def inspect_llvm(self, signature=None, *, target: str | None = None):
         """The NVVM IR; ``target="cpu"``: the host module's LLVM IR (CPU target only)."""
         host = _host_view(self, target)
         return self._each(signature, _host_llvm if host else _llvm)
 
+    @api_boundary
     def inspect_asm(self, signature=None, *, target: str | None = None):
         """The PTX; ``target="cpu"``: the host assembly (CPU target only)."""
         host = _host_view(self, target)
@@ -105,9 +107,11 @@ class KernelInspection:
     def inspect_lto_ptx(self, signature=None):
         return self.inspect_asm(signature)
 
+    @api_boundary
     def inspect_sass(self, signature=None):
         return self._each(signature, lambda s: _nvdisasm(s, ["-c"]))
 
+    @api_boundary
     def inspect_sass_cfg(self, signature=None):
         return self._each(signature, lambda s: _nvdisasm(s, ["-cfg"]))
 
