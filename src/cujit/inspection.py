@@ -33,6 +33,7 @@ import tempfile
 
 from cujit.cuda_view import CudaView
 from cujit.device_inspection import InspectableDeviceFunction
+from cujit.diagnostics import api_boundary
 from cujit.types import Signature, Type
 
 
