@@ -86,9 +86,7 @@ def c_cosh(z):
         elif math.isinf(y):
             imag = _NAN
         else:
-            return complex(
-                math.copysign(_INF, math.cos(y)), math.copysign(_INF, math.sin(y) * x)
-            )
+            return complex(math.copysign(_INF, math.cos(y)), math.copysign(_INF, math.sin(y) * x))
         return complex(_INF, imag if x > 0.0 else -imag)
     if y == 0.0 or x == 0.0:  # NaN + i0 (the zero's sign unspecified: +0)
         return complex(_NAN, 0.0)
