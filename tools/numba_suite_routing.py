@@ -111,6 +111,9 @@ def _resolve_cuda(name: str):
     from cujit import numba_drop_in
 
     if name == "numba.cuda":
+        # What the drop-in's finder does when it serves numba.cuda: cujit's errors also
+        # become numba's classes of the same meaning (numba_drop_in.adopt_numba_errors).
+        numba_drop_in.adopt_numba_errors()
         return _CudaNames()
     first = name.split(".")[2]
     if first in API_MODULES or name in CUJIT_MODULES:

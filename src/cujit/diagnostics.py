@@ -53,7 +53,10 @@ class CompileError(CujitError):
         self.loc = loc
         self.hint = hint
         self.call_chain: list[str] = []
-        super().__init__(self.render())
+        # Exception's, not the next class's: under the numba drop-in numba's error
+        # classes follow in the MRO (numba_drop_in.adopt_numba_errors), and their
+        # constructors would rewrite the message.
+        Exception.__init__(self, self.render())
 
     def render(self) -> str:
         where = f"{self.loc}: " if self.loc is not None and self.loc.line > 0 else ""
@@ -138,11 +141,12 @@ class InternalCompilerError(CujitError):
         self.loc = loc
         self.cause = cause
         where = f" (kernel defined at {loc})" if loc is not None else ""
-        super().__init__(
+        Exception.__init__(  # not numba's constructor (see CompileError)
+            self,
             f"internal compiler error in stage '{stage}' while compiling "
             f"'{kernel}'{where}: {type(cause).__name__}: {cause}\n"
             "This is a bug in cujit; please report it with the kernel's source "
-            "(set CUJIT_SHOW_INTERNALS=1 for the internal traceback)."
+            "(set CUJIT_SHOW_INTERNALS=1 for the internal traceback).",
         )
 
     def __reduce__(self):

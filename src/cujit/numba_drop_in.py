@@ -14,6 +14,9 @@
   and ``core.types`` (both ``cujit.types``).
 - ``NUMBA_ENABLE_CUDASIM=1`` (numba's simulator switch) selects cujit's CPU target,
   unless ``CUJIT_TARGET`` says otherwise.
+- Where numba is installed, cujit's errors and warnings also derive from numba's
+  classes of the same meaning (``adopt_numba_errors``), so code that catches
+  ``numba.core.errors.TypingError`` around a numba.cuda compile catches cujit's.
 
 Only imports change: nothing of numba's API is implemented here.
 """
@@ -55,9 +58,42 @@ def _package(name: str) -> pytypes.ModuleType:
     return _PACKAGES[name]
 
 
+# cujit's class -> numba's (numba.core.errors) of the same meaning.
+NUMBA_ERROR_BASES = (
+    ("CompileError", "NumbaError"),
+    ("TypingError", "TypingError"),
+    ("UnsupportedError", "UnsupportedError"),
+    ("LoweringError", "LoweringError"),
+    ("InternalCompilerError", "InternalError"),
+    ("NumbaWarning", "NumbaWarning"),
+    ("NumbaPerformanceWarning", "NumbaPerformanceWarning"),
+    ("NumbaInvalidConfigWarning", "NumbaInvalidConfigWarning"),
+)
+
+
+def adopt_numba_errors() -> None:
+    """Where the real numba is imported, make each class of ``NUMBA_ERROR_BASES`` also a
+    subclass of numba's (idempotent): numba.cuda's errors are numba's, and programs
+    catch them by numba's classes.  Nothing changes where numba is absent."""
+    numba = sys.modules.get("numba")
+    if numba is None or getattr(numba, "__path__", None) == []:
+        return  # numba not imported, or cujit's stand-in for it
+    try:
+        errors = importlib.import_module("numba.core.errors")
+    except ImportError:
+        return
+    from cujit import diagnostics
+
+    for ours, theirs in NUMBA_ERROR_BASES:
+        cls, base = getattr(diagnostics, ours), getattr(errors, theirs, None)
+        if base is not None and not issubclass(cls, base):
+            cls.__bases__ = (*cls.__bases__, base)
+
+
 def cuda_module(name: str):
     """cujit's object for ``numba.cuda`` or ``numba.cuda.X`` (None where cujit has none)."""
     if name == PREFIX:
+        adopt_numba_errors()
         return importlib.import_module("cujit.cuda")
     if not name.startswith(PREFIX + "."):
         return None
