@@ -12,7 +12,7 @@ TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_zero_d_arrays_and_zero_d_indices(target):
-    rec = np.dtype([("a", np.int32), ("b", np.float64)])
+    rec = np.dtype([("a", np.int32), ("b", np.float64)], align=True)  # a GPU needs b aligned
 
     @cuda.jit(target=target)
     def kernel(r, x, y, recs, i, out, j, chosen):
