@@ -26,7 +26,7 @@ def oob_write(out, n):
         out[i] = 2.0
 
 
-@cuda.jit(debug=True)
+@cuda.jit(debug=True, opt=False)
 def accumulate(x, out):
     acc = 0.0
     for k in range(x.size):
