@@ -261,6 +261,41 @@ def cause(message: str) -> str:
     return first[:110]
 
 
+# Test files with issues of their own: the library-facing API and the GPU ufuncs.  The
+# conformance measure is taken without them (core_share).
+OWN_ISSUE_FILES = (
+    "test_extending",
+    "test_overload",
+    "test_compiler",
+    "test_linker",
+    "test_cffi",
+    "test_ffi",
+    "test_cpointer",
+    "vectoriz",
+    "gufunc",
+    "ufunc",
+    "reduction",
+)
+
+
+def core_share(results: dict) -> str:
+    """The tests not in OWN_ISSUE_FILES: passed (cujit compiled or launched a kernel),
+    and passed counting the host-API tests (no-kernel: cujit served them, and nothing of
+    numba-cuda compiled), each of those not skipped."""
+    core = [
+        r for tid, r in results.items() if not any(f in tid.split("::")[0] for f in OWN_ISSUE_FILES)
+    ]
+    ran = [r for r in core if r["outcome"] != "skipped"]
+    passed = sum(r["outcome"] == PASS for r in ran)
+    host = sum(r["outcome"] == "no-kernel" for r in ran)
+    n = max(len(ran), 1)
+    return (
+        f"  without the library and ufunc files: passed {passed} of {len(ran)} not skipped "
+        f"({100 * passed / n:.1f}%); with the {host} host-API passes (no-kernel) "
+        f"{passed + host} ({100 * (passed + host) / n:.1f}%)"
+    )
+
+
 def summarize(results: dict, excluded_tests: int) -> str:
     counts = collections.Counter(r["outcome"] for r in results.values())
     total = len(results)
@@ -273,6 +308,7 @@ def summarize(results: dict, excluded_tests: int) -> str:
         f"{total} tests ({excluded_tests} more left out: conformance/excluded.txt)",
         "  " + "  ".join(f"{o} {counts[o]}" for o in OUTCOMES),
         share,
+        core_share(results),
         "largest causes (failed, error, timeout, crashed):",
     ]
     causes = collections.Counter(

@@ -149,6 +149,22 @@ def _shape(shape) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
 
 
+# As cudaMalloc lays memory out: each allocation starts 256-byte aligned and owns its
+# size rounded up to 512 bytes, so that a kernel's short overrun past an array's end
+# (through a raw pointer, which no bounds check sees) lands in the allocation's own
+# slack here as it does on a GPU, instead of in another object's heap memory.
+DEVICE_ALIGN, DEVICE_GRANULE = 256, 512
+
+
+def _device_bytes(nbytes: int) -> np.ndarray:
+    """``nbytes`` bytes of device memory: a uint8 array owning them (its base is not an
+    array, so ``alloc_size`` is ``nbytes``), inside an aligned, rounded-up block."""
+    padded = -(-nbytes // DEVICE_GRANULE) * DEVICE_GRANULE
+    block = np.empty(padded + DEVICE_ALIGN, np.uint8)
+    start = -block.ctypes.data % DEVICE_ALIGN
+    return np.frombuffer(memoryview(block)[start : start + nbytes], np.uint8)
+
+
 def device_array(
     shape, dtype=np.float64, strides=None, order: str = "C", stream=0
 ) -> HostDeviceArray:
@@ -157,14 +173,14 @@ def device_array(
 
     shape, dtype = _shape(shape), np.dtype(dtype)
     if strides is None:
-        buf = np.empty(shape, dtype, order=order)
-        out = buf.view(HostDeviceArray)
+        buf = _device_bytes(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+        out = np.ndarray(shape, dtype, buffer=buf, order=order).view(HostDeviceArray)
     else:
         # Explicit strides: a buffer covering them, viewed with them.
         if any(s < 0 for s in strides):
             raise ValueError("a new device array cannot have negative strides")
         span = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True))
-        buf = np.empty(span + dtype.itemsize if all(shape) else 0, np.uint8)
+        buf = _device_bytes(span + dtype.itemsize if all(shape) else 0)
         out = np.ndarray(shape, dtype, buffer=buf, strides=strides).view(HostDeviceArray)
     register_allocation(buf)
     if stream is not None and stream != 0:
