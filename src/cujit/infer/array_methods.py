@@ -19,8 +19,8 @@ from cujit.diagnostics import TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import constant_array, is_frozen_array
 from cujit.infer.numeric import describe
-from cujit.ir import BinOp, Intrinsic, TupleGet, Value
-from cujit.types import Array, PyObject, Scalar, Tuple, from_dtype, int64
+from cujit.ir import BinOp, Cast, Compare, Intrinsic, TupleGet, Value
+from cujit.types import Array, PyObject, Scalar, Tuple, boolean, from_dtype, int64
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -92,7 +92,35 @@ def call_reshape(t: Typer, site: CallSite) -> Value:
             if k != unknown[0]:
                 rest = _binop(t, "*", rest, v, site.loc)
         dims[unknown[0]] = _binop(t, "//", size, rest, site.loc)
+    elif any(t.const_value(v) is None for v in dims):
+        dims = _run_time_unknown(t, a, dims, site.loc)
     return contiguous_view(t, a, a.type.dtype, dims, site)
+
+
+def _run_time_unknown(t: Typer, a: Value, dims: list[Value], loc) -> list[Value]:
+    """Extents known only at run time, one of which may be -1 (numba resolves it then):
+    with m = (d == -1) as 0 or 1 for each extent d, the -1 becomes size // P, where P is
+    the product of the extents with each -1 counted as 1; the others stay as they are."""
+    size = t.emit(Intrinsic(loc=loc, result=t.fresh(int64), name="array.size", args=(a,)))
+    minus_one, two = t.const(-1, loc), t.const(2, loc)
+    marks = []
+    for d in dims:
+        is_unknown = t.emit(
+            Compare(loc=loc, result=t.fresh(boolean), op="==", lhs=d, rhs=minus_one)
+        )
+        marks.append(t.emit(Cast(loc=loc, result=t.fresh(int64), operand=is_unknown)))
+    product = t.const(1, loc)
+    for d, m in zip(dims, marks, strict=True):
+        product = _binop(t, "*", product, _binop(t, "+", d, _binop(t, "*", m, two, loc), loc), loc)
+    # max(P, 1): a zero extent beside the -1 leaves nothing to divide by (the view is empty)
+    product = t.emit(
+        Intrinsic(loc=loc, result=t.fresh(int64), name="max", args=(product, t.const(1, loc)))
+    )
+    fill = _binop(t, "+", _binop(t, "//", size, product, loc), t.const(1, loc), loc)
+    return [
+        _binop(t, "+", d, _binop(t, "*", m, fill, loc), loc)
+        for d, m in zip(dims, marks, strict=True)
+    ]
 
 
 def call_view(t: Typer, site: CallSite) -> Value:

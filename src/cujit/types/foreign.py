@@ -86,6 +86,12 @@ def _datetime(obj) -> Type:
     return datetime_type("M", str(obj.unit))
 
 
+def _pointer(obj) -> Type:
+    from cujit.types.numba_names import CPointer
+
+    return CPointer(from_numba_type(obj.dtype), getattr(obj, "addrspace", None))
+
+
 def _timedelta(obj) -> Type:
     from cujit.types.datetimes import datetime_type
 
@@ -108,6 +114,7 @@ _CONVERSIONS = {
     "Bfloat16": lambda obj: SCALAR_BY_NAME["bfloat16"],  # numba-cuda's, named __nv_bfloat16
     "NPDatetime": _datetime,
     "NPTimedelta": _timedelta,
+    "CPointer": _pointer,
 }
 
 
