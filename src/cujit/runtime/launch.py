@@ -244,8 +244,10 @@ def launch(function, grid, block, stream, shared_bytes: int, params, values) -> 
     try:
         try:
             packer.struct.pack_into(packer.view, 0, *values)
-        except struct.error as exc:
-            raise LaunchError(packer._explain(values, exc)) from None
+        except struct.error:
+            # An int given as its bit pattern (0xFFFFFFFF for an int32), as numba takes
+            # it, or a LaunchError saying which parameter cannot hold its value.
+            packer.pack(values)
         (err,) = function.cu_launch(
             function.handle, gx, gy, gz, bx, by, bz, shared_bytes, cu, packer.address, 0
         )
