@@ -111,9 +111,6 @@ def _resolve_cuda(name: str):
     from cujit import numba_drop_in
 
     if name == "numba.cuda":
-        # What the drop-in's finder does when it serves numba.cuda: cujit's errors also
-        # become numba's classes of the same meaning (numba_drop_in.adopt_numba_errors).
-        numba_drop_in.adopt_numba_errors()
         return _CudaNames()
     first = name.split(".")[2]
     if first in API_MODULES or name in CUJIT_MODULES:
@@ -135,6 +132,11 @@ def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
     if not to_cujit:  # numba's own modules (numba.core...) and numba-cuda's harness
         module = _real_import(name, globals, locals, fromlist, level)
         return module if fromlist else _NUMBA
+    # What the drop-in does when it serves numba.cuda: cujit's errors also become
+    # numba's classes of the same meaning (numba_drop_in.adopt_numba_errors).
+    from cujit import numba_drop_in
+
+    numba_drop_in.adopt_numba_errors()
     if not fromlist or name == "numba":
         if name != "numba":
             _resolve_cuda(name)  # a module cujit lacks is an ImportError here too

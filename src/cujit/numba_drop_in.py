@@ -71,13 +71,17 @@ NUMBA_ERROR_BASES = (
 )
 
 
+_ADOPTED = False
+
+
 def adopt_numba_errors() -> None:
     """Where the real numba is imported, make each class of ``NUMBA_ERROR_BASES`` also a
     subclass of numba's (idempotent): numba.cuda's errors are numba's, and programs
     catch them by numba's classes.  Nothing changes where numba is absent."""
+    global _ADOPTED
     numba = sys.modules.get("numba")
-    if numba is None or getattr(numba, "__path__", None) == []:
-        return  # numba not imported, or cujit's stand-in for it
+    if _ADOPTED or numba is None or getattr(numba, "__path__", None) == []:
+        return  # done, or numba not imported, or cujit's stand-in for it
     try:
         errors = importlib.import_module("numba.core.errors")
     except ImportError:
@@ -88,6 +92,7 @@ def adopt_numba_errors() -> None:
         cls, base = getattr(diagnostics, ours), getattr(errors, theirs, None)
         if base is not None and not issubclass(cls, base):
             cls.__bases__ = (*cls.__bases__, base)
+    _ADOPTED = True
 
 
 def cuda_module(name: str):
