@@ -60,11 +60,21 @@ class _Intrinsic:
         token = self._remember()
         try:
             import cloudpickle
+        except ImportError:
+            # By reference: the receiver imports the module whose name for it is this
+            # intrinsic (``@intrinsic`` replaced the function there, so the function
+            # itself cannot be pickled by name).
+            return (_by_name, (self._defn.__module__, self._defn.__qualname__))
+        return (_rebuild, (token, self._name, cloudpickle.dumps(self._defn)))
 
-            defn = cloudpickle.dumps(self._defn)
-        except ImportError:  # by reference: the receiver imports the function
-            defn = self._defn
-        return (_rebuild, (token, self._name, defn))
+
+def _by_name(module: str, qualname: str) -> _Intrinsic:
+    import importlib
+
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _rebuild(token: str, name: str, defn) -> _Intrinsic:
