@@ -30,6 +30,7 @@ makes its callers do.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable
 
@@ -97,15 +98,8 @@ def inline_calls(
         k += 1
     if not inlined:
         return fn
-    return ir.Function(
-        fn.name,
-        fn.arg_names,
-        tuple(blocks),
-        fn.loc,
-        fn.return_type,
-        tuple(callees.values()),
-        fn.var_names,
-    )
+    # replace(): the function's own fields (its inline flags among them) stay as they are
+    return dataclasses.replace(fn, blocks=tuple(blocks), callees=tuple(callees.values()))
 
 
 def _copy_body(

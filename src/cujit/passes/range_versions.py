@@ -22,6 +22,7 @@ program computes exactly what it did.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 from cujit import ir
@@ -167,17 +168,7 @@ def _version(fn: ir.Function, pre, header, loop, get, rng, pos) -> ir.Function:
         blocks.append(b)
     blocks += [entry, *copies]
     var_names = fn.var_names + tuple(names)
-    return ir.Function(
-        fn.name,
-        fn.arg_names,
-        tuple(blocks),
-        fn.loc,
-        fn.return_type,
-        fn.callees,
-        var_names,
-        fn.inline,
-        fn.forceinline,
-    )
+    return dataclasses.replace(fn, blocks=tuple(blocks), var_names=var_names)
 
 
 def _copy_loop(fn, loop: set[int], block_map: dict[int, int], ids):
@@ -247,14 +238,4 @@ def _exit_params(fn: ir.Function, loop: set[int], header: ir.Block, ids) -> ir.F
             ops = tuple(ir.map_operands(op, sub) for op in b.ops)
             b = ir.Block(b.id, params, ops, ir.map_operands(b.term, sub))
         blocks.append(b)
-    return ir.Function(
-        fn.name,
-        fn.arg_names,
-        tuple(blocks),
-        fn.loc,
-        fn.return_type,
-        fn.callees,
-        fn.var_names,
-        fn.inline,
-        fn.forceinline,
-    )
+    return dataclasses.replace(fn, blocks=tuple(blocks))
