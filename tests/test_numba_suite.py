@@ -88,7 +88,16 @@ def test_an_expected_pass_that_does_not_pass_fails_the_check(needs_numba_cuda, t
     ]
 
 
-def _finish(compiles: int, launches: int, numba: int, when="call", outcome="passed"):
+def _finish(
+    compiles: int,
+    launches: int,
+    numba: int,
+    when="call",
+    outcome="passed",
+    audit=None,
+):
+    """The outcome the worker records; ``audit``: (cujit calls, numba-cuda calls) of the
+    host-API audit, or None where it did not run (Python 3.11)."""
     records = []
     plugin = worker.Plugin(
         SimpleNamespace(write=lambda s: records.append(json.loads(s)), flush=lambda: None),
@@ -103,6 +112,8 @@ def _finish(compiles: int, launches: int, numba: int, when="call", outcome="pass
     ]
     worker.Counts.compiles, worker.Counts.launches = compiles, launches
     worker.Counts.numba_compiles = numba
+    worker.Counts.audited = audit is not None
+    worker.Counts.audit.cujit_calls, worker.Counts.audit.numba_calls = audit or (0, [])
     plugin.pytest_runtest_logfinish("numba/cuda/tests/cudapy/test_x.py::T::test_y", None)
     assert records[0]["id"] == "cudapy/test_x.py::T::test_y"
     return records[0]["outcome"]
@@ -115,6 +126,15 @@ def test_a_pass_counts_only_when_cujit_and_not_numba_cuda_ran_the_kernels():
     assert _finish(2, 2, 1) == "numba-compiled"
     assert _finish(0, 0, 0, outcome="failed") == "failed"
     assert _finish(0, 0, 0, when="setup", outcome="failed") == "error"
+
+
+def test_a_pass_without_a_kernel_is_a_host_api_pass_only_when_the_audit_says_so():
+    assert _finish(0, 0, 0, audit=(2, [])) == "host"  # the test's code called cujit only
+    assert _finish(0, 0, 0, audit=(2, ["DeviceNDArray.__init__"])) == "numba-served"
+    assert _finish(0, 0, 0, audit=(0, [])) == "no-kernel"  # it called neither
+    assert _finish(1, 0, 0, audit=(0, ["f"])) == "passed"  # a cujit kernel ran
+    assert _finish(0, 0, 1, audit=(3, [])) == "numba-compiled"
+    assert _finish(0, 0, 0, outcome="failed", audit=(3, [])) == "failed"
 
 
 def test_a_test_past_its_timeout_is_recorded_and_the_rest_still_run(needs_numba_cuda, tmp_path):

@@ -13,9 +13,14 @@ in tools/numba_suite_worker.py.  Test files run in parallel worker processes
 and a new one carries on with the tests left, so a hang costs one test.  Files and tests
 left out, each with its reason, are listed in conformance/excluded.txt.
 
-Outcomes: passed (cujit compiled or launched a kernel), no-kernel (passed, but cujit
-neither compiled nor launched anything: counted apart, not as passes), numba-compiled
-(passed, but numba-cuda compiled or simulated a kernel: no pass), failed, error
+Outcomes: passed (cujit compiled or launched a kernel); host (passed with no kernel, and
+the host-API audit of tools/numba_suite_audit.py saw the test's code call cujit and
+nothing of numba-cuda's implementation: a pass of cujit's host API, counted beside the
+kernel passes and apart from them); numba-served (passed with no kernel, but the test's
+code called numba-cuda's implementation: no pass); no-kernel (passed, but cujit neither
+compiled nor launched anything and the audit did not run, before Python 3.12, or saw no
+cujit call: no pass); numba-compiled (passed, but numba-cuda compiled or simulated a
+kernel: no pass), failed, error
 (setup, teardown or the file's import), skipped, timeout, crashed.  On the CPU target
 the harness runs as on a GPU (``--harness device``, the default): its device queries are
 answered by cujit's CPU device, so the tests it marks as needing a GPU run too, their
@@ -51,8 +56,11 @@ WORKER = os.path.join(ROOT, "tools", "numba_suite_worker.py")
 FOLDERS = ("cudapy", "doc_examples")
 PASS = "passed"
 LEFT_OUT = "left-out"  # an excluded.txt test or class: not run, not in the totals
+HOST = "host"
 OUTCOMES = (
     "passed",
+    "host",
+    "numba-served",
     "no-kernel",
     "numba-compiled",
     "failed",
@@ -278,36 +286,34 @@ OWN_ISSUE_FILES = (
 )
 
 
+def share(rows: list[dict], label: str) -> str:
+    """Of ``rows`` not skipped: the kernel passes, the audited host-API passes, and both."""
+    ran = [r for r in rows if r["outcome"] != "skipped"]
+    passed = sum(r["outcome"] == PASS for r in ran)
+    host = sum(r["outcome"] == HOST for r in ran)
+    n = max(len(ran), 1)
+    return (
+        f"  {label}: of {len(ran)} not skipped, passed {passed} with a kernel "
+        f"({100 * passed / n:.1f}%) and {host} more of the host API (audited), "
+        f"together {passed + host} ({100 * (passed + host) / n:.1f}%)"
+    )
+
+
 def core_share(results: dict) -> str:
-    """The tests not in OWN_ISSUE_FILES: passed (cujit compiled or launched a kernel),
-    and passed counting the host-API tests (no-kernel: cujit served them, and nothing of
-    numba-cuda compiled), each of those not skipped."""
+    """The tests not in OWN_ISSUE_FILES (see ``share``)."""
     core = [
         r for tid, r in results.items() if not any(f in tid.split("::")[0] for f in OWN_ISSUE_FILES)
     ]
-    ran = [r for r in core if r["outcome"] != "skipped"]
-    passed = sum(r["outcome"] == PASS for r in ran)
-    host = sum(r["outcome"] == "no-kernel" for r in ran)
-    n = max(len(ran), 1)
-    return (
-        f"  without the library and ufunc files: passed {passed} of {len(ran)} not skipped "
-        f"({100 * passed / n:.1f}%); with the {host} host-API passes (no-kernel) "
-        f"{passed + host} ({100 * (passed + host) / n:.1f}%)"
-    )
+    return share(core, "without the library and ufunc files")
 
 
 def summarize(results: dict, excluded_tests: int) -> str:
     counts = collections.Counter(r["outcome"] for r in results.values())
     total = len(results)
-    ran = total - counts["skipped"]
-    share = (
-        f"  passed {counts[PASS]} of {total} ({100 * counts[PASS] / max(total, 1):.1f}%), "
-        f"of the {ran} not skipped {100 * counts[PASS] / max(ran, 1):.1f}%"
-    )
     lines = [
         f"{total} tests ({excluded_tests} more left out: conformance/excluded.txt)",
         "  " + "  ".join(f"{o} {counts[o]}" for o in OUTCOMES),
-        share,
+        share(list(results.values()), "all files"),
         core_share(results),
         "largest causes (failed, error, timeout, crashed):",
     ]
@@ -336,12 +342,12 @@ def write_failures(path: str, results: dict, target: str) -> None:
     lines = []
     for tid in sorted(results):
         r = results[tid]
-        if r["outcome"] in (PASS, "skipped"):
+        if r["outcome"] in (PASS, HOST, "skipped"):
             continue
         first = r.get("message", "").strip().splitlines()
         reason = re.sub(r"/\S+?\.py:(\d+):\d+:", r"FILE:\1:", first[0] if first else "")
         if r["outcome"] == "no-kernel":
-            reason = "passed, but cujit compiled and launched nothing (host API only)"
+            reason = "passed, but cujit compiled and launched nothing (no audit saw cujit serve it)"
         lines.append(f"{tid}: {r['outcome']}: {reason[:200] or '(no message)'}\n")
     with open(path, "w") as f:
         f.write(

@@ -232,14 +232,23 @@ def install_in_child() -> None:
     from cujit import events
 
     events.subscribe(_append_event)
+    import numba_suite_audit
+
+    numba_suite_audit.Audit(main_is_test=True, sink=_append_audit).install()
 
 
-def read_child_events(path: str) -> tuple[int, int]:
-    """(compiles, launches) the children wrote to ``path``; the file is removed."""
+def _append_audit(kind: str, name: str) -> None:
+    _append_event(kind, name, "")
+
+
+def read_child_events(path: str) -> list[tuple[str, str]]:
+    """The (kind, name) events the children wrote to ``path``: cujit's ``compile`` and
+    ``launch``, and the host-API audit's ``cujit-call`` and ``numba-call``
+    (tools/numba_suite_audit.py); the file is removed."""
     try:
         with open(path) as f:
-            kinds = [line.split("\t", 1)[0] for line in f]
+            lines = [line.rstrip("\n").split("\t", 1) for line in f]
         os.unlink(path)
     except FileNotFoundError:
-        return 0, 0
-    return kinds.count("compile"), len(kinds) - kinds.count("compile")
+        return []
+    return [(parts[0], parts[1] if len(parts) > 1 else "") for parts in lines]

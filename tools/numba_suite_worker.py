@@ -56,6 +56,7 @@ import tempfile
 import time
 import types as pytypes
 
+import numba_suite_audit
 import numba_suite_routing as routing
 import pytest
 
@@ -68,10 +69,38 @@ class Counts:
     """What cujit and numba-cuda did during the current test."""
 
     compiles = launches = numba_compiles = 0
+    audited = False
+    audit = numba_suite_audit.Audit()
 
     @classmethod
     def reset(cls) -> None:
         cls.compiles = cls.launches = cls.numba_compiles = 0
+        cls.audit.reset()
+
+    @classmethod
+    def add_child_events(cls, events: list[tuple[str, str]]) -> None:
+        for kind, name in events:
+            if kind == "compile":
+                cls.compiles += 1
+            elif kind == "launch":
+                cls.launches += 1
+            elif kind == "cujit-call":
+                cls.audit.cujit_calls += 1
+            elif kind == "numba-call":
+                cls.audit.numba_calls.append(name)
+
+    @classmethod
+    def outcome(cls, outcome: str, message: str) -> tuple[str, str]:
+        """A passed test's outcome from what cujit and numba-cuda did during it."""
+        if outcome != "passed":
+            return outcome, message
+        if cls.numba_compiles:
+            return "numba-compiled", message
+        if cls.compiles or cls.launches:
+            return outcome, message
+        if not cls.audited:
+            return "no-kernel", message
+        return numba_suite_audit.outcome(cls.audit.cujit_calls, cls.audit.numba_calls)
 
     @classmethod
     def cujit_event(cls, kind: str, name: str, target: str) -> None:
@@ -277,15 +306,8 @@ class Plugin:
         self.reports.append(report)
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
-        compiles, launches = routing.read_child_events(self.child_events)
-        Counts.compiles += compiles
-        Counts.launches += launches
-        outcome, message = classify(self.reports)
-        if outcome == "passed":
-            if Counts.numba_compiles:
-                outcome = "numba-compiled"
-            elif not (Counts.compiles or Counts.launches):
-                outcome = "no-kernel"
+        Counts.add_child_events(routing.read_child_events(self.child_events))
+        outcome, message = Counts.outcome(*classify(self.reports))
         self.write(
             {
                 "id": test_id(nodeid),
@@ -294,6 +316,7 @@ class Plugin:
                 "compiles": Counts.compiles,
                 "launches": Counts.launches,
                 "numba_compiles": Counts.numba_compiles,
+                "cujit_calls": Counts.audit.cujit_calls,
                 "seconds": round(time.perf_counter() - self.started, 3),
             }
         )
@@ -373,6 +396,7 @@ def main(argv: list[str]) -> int:
     from cujit import events
 
     events.subscribe(Counts.cujit_event)
+    Counts.audited = Counts.audit.install()
     _stand_in_for_filecheck()
     _device_queries_from_cujit()
     _nrt_statistics_without_a_gpu()
