@@ -237,10 +237,13 @@ class Kernel(KernelInspection):
             return self._base_options
         from cujit.runtime import context
 
-        arch = context.compute_capability_or(config.ARCH.get() or self._base_options.arch)
-        if arch == self._base_options.arch:
-            return self._base_options
-        return dataclasses.replace(self._base_options, arch=arch)
+        base = self._base_options
+        arch = context.compute_capability_or(config.ARCH.get() or base.arch)
+        # numba's config is read at each compile, as numba reads it.
+        include = numba_config.nvrtc_search_paths()
+        if arch == base.arch and include == base.include_paths:
+            return base
+        return dataclasses.replace(base, arch=arch, include_paths=include)
 
     @api_boundary
     def compile(self, sig) -> Specialization:

@@ -223,16 +223,17 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
         files,
         calls,
         f"{run.record.symbol}.ptx",
+        options.include_paths,
     )
 
 
-def _link(ptx: str, arch, flags, files, calls: dict, name: str):
+def _link(ptx: str, arch, flags, files, calls: dict, name: str, include=()):
     """Stage 7's link: the kernel's PTX with its foreign code (``cujit.linking``); a
     declared function the files do not define, or define otherwise, is the user's error."""
     from cujit import linking
     from cujit.ptx import LinkError, link_cubin
 
-    inputs = linking.link_inputs(files, arch)
+    inputs = linking.link_inputs(files, arch, include)
     linking.check_prototypes(ptx, inputs, calls)
     try:
         return link_cubin(ptx, arch, flags, name=name, inputs=inputs)
