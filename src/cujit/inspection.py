@@ -5,8 +5,8 @@ Each query takes an optional signature (a tuple of argument types, or a
 argument types, except on a kernel made by ``specialize``, which has exactly one:
 
 - ``inspect_llvm``: the NVVM IR (LLVM IR for libNVVM); ``inspect_asm``: the PTX;
-  ``inspect_lto_ptx``: the linked PTX, which is ``inspect_asm``'s (cujit links
-  libdevice into the module before PTX);
+  ``inspect_lto_ptx``: the PTX nvJitLink's link-time optimisation makes of the kernel
+  and its foreign code (``link=``, ``declare_device`` files) together;
 - ``inspect_sass``/``inspect_sass_cfg``: the cubin through ``nvdisasm`` (found by
   ``cuda.pathfinder`` or on PATH; a clear error without it);
 - ``inspect_types(file=None)``: each specialisation's typed IR, printed;
@@ -105,8 +105,11 @@ class KernelInspection:
         host = _host_view(self, target)
         return self._each(signature, _host_asm if host else _asm)
 
+    @api_boundary
     def inspect_lto_ptx(self, signature=None):
-        return self.inspect_asm(signature)
+        """The PTX of the kernel linked with its foreign code under link-time
+        optimisation (``pipeline.lto_ptx``): the linked functions inlined into it."""
+        return self._each(signature, lambda s: _lto_ptx(self, s))
 
     @api_boundary
     def inspect_sass(self, signature=None):
@@ -158,6 +161,14 @@ def cuda_result(spec, cc=None):
     """The CUDA compilation of ``spec``: its own, or on the CPU target its CUDA view's."""
     view = getattr(spec, "cuda_view", None)
     return spec.result if view is None else view.result(cc)
+
+
+def _lto_ptx(kernel, spec) -> str:
+    from cujit.pipeline import lto_ptx
+
+    view = getattr(spec, "cuda_view", None)
+    options = kernel._options() if view is None else view.options()
+    return lto_ptx(cuda_result(spec), options)
 
 
 def _host_view(kernel, target: str | None) -> bool:

@@ -449,3 +449,27 @@ def function_loc(pyfunc) -> Loc | None:
     if code is None:
         return None
     return Loc(code.co_filename, code.co_firstlineno, 0)
+
+
+def lto_ptx(result: CompileResult, options: Options) -> str:
+    """The kernel of ``result`` (a CUDA compile with ``options``) as nvJitLink's
+    link-time optimisation makes it: its NVVM IR compiled to LTO-IR (libNVVM
+    ``-gen-lto``), linked with its foreign code (CUDA sources compiled to LTO-IR) with
+    ``-lto -ptx``, so that the linked functions are optimised, and inlined, into it."""
+    from cujit import linking
+    from cujit.codegen import kernel_symbol
+    from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
+    from cujit.codegen.entry import keep_function
+    from cujit.ptx import link_lto_ptx
+    from cujit.ptx.nvvm import compile_ltoir
+
+    fn = result.outputs["passes"]
+    module, _ = lower_kernel(fn, options)  # again, its kernel kept through the link
+    keep_function(module, module.get_global(kernel_symbol(fn)))
+    flags = {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug}
+    ltoir = compile_ltoir(str(module), options.arch, extra=nvvm_debug_flags(options), **flags)
+    calls = linking.foreign_calls(fn)
+    files = options.link + tuple(f for f in linking.foreign_files(calls) if f not in options.link)
+    inputs = linking.link_inputs(files, options.arch, options.include_paths, lto=True)
+    name = f"{result.record.symbol}.ltoir" if result.record else "kernel.ltoir"
+    return link_lto_ptx((("ltoir", ltoir, name), *inputs), options.arch, link_debug_flags(options))
