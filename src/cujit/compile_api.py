@@ -116,12 +116,12 @@ def _compile(
     return compile_entry(pyfunc, args, declared, options, abi, symbol, output, forceinline)
 
 
-def compile_device_alone(pyfunc, sig, debug=None, fastmath: bool = False, opt=None):
-    """``compile(pyfunc, sig, device=True)``'s whole outcome, for inspection: (the
-    pipeline's CompileResult, with "llvm" and "ptx" among its outputs, the argument
+def compile_device_alone(pyfunc, sig, debug=None, fastmath: bool = False, opt=None, abi: str = "c"):
+    """``compile(pyfunc, sig, device=True, abi=abi)``'s whole outcome, for inspection:
+    (the pipeline's CompileResult, with "llvm" and "ptx" among its outputs, the argument
     types, the return type)."""
     result, rtype = _compile(
-        pyfunc, sig, debug, False, True, fastmath, None, opt, "c", None, "ptx", False, None
+        pyfunc, sig, debug, False, True, fastmath, None, opt, abi, None, "ptx", False, None
     )
     return result, _split(sig)[0], rtype
 
@@ -205,9 +205,7 @@ def compile_all(
     codes = [result.outputs[output]]
     for f in linking.foreign_files(linking.foreign_calls(result.outputs["passes"])):
         if f.kind == "cu":
-            out = compile_cuda(
-                f.data, f.name, arch, ltoir=output == "ltoir", include=include
-            )
+            out = compile_cuda(f.data, f.name, arch, ltoir=output == "ltoir", include=include)
             codes.append(out if output == "ltoir" else out.decode())
         else:
             codes.append(linking.KINDS[f.kind](f.data, name=f.name))

@@ -273,15 +273,15 @@ def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:
 
 def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
     """The declared signature a call uses, if ``devfn`` was given any."""
-    if not devfn.signatures:
+    if not devfn.declared_signatures:
         return None
-    for sig in devfn.signatures:
+    for sig in devfn.declared_signatures:
         if tuple(sig.args) == types:
             return sig
     # numba's choice by its conversion rules (cujit.overloads); a tie between the best
     # goes to the first declared, as numba's typing of a call allows it.
     by_args: dict = {}
-    for sig in devfn.signatures:
+    for sig in devfn.declared_signatures:
         by_args.setdefault(tuple(sig.args), sig)
     try:
         best = overloads.select(by_args, types)
@@ -289,7 +289,7 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
         best = tie.best[0]
     if best is not None:
         return by_args[best]
-    declared = ", ".join(str(s) for s in devfn.signatures)
+    declared = ", ".join(str(s) for s in devfn.declared_signatures)
     raise TypingError(
         f"device function '{devfn.__name__}' is declared as {declared} and "
         "cannot take arguments of types (" + ", ".join(map(str, types)) + ") "
@@ -303,7 +303,7 @@ def _return_inferred(devfn: DeviceFunction, sig) -> bool:
     """Whether ``sig`` was declared without a return type (typing infers it)."""
     flags = getattr(devfn, "inferred_returns", ())
     # flags is empty where no signature left its return type out
-    return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=False))
+    return any(s is sig and f for s, f in zip(devfn.declared_signatures, flags, strict=False))
 
 
 def call_device_function(
