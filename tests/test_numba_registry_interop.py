@@ -177,3 +177,30 @@ def test_typing_context_lists_numbas_cuda_overloads():
     ctx = CUDATypingContext()
     found = [t for r in ctx._registries for t in r.functions if t.key is numba_listed]
     assert [t._overload_func for t in found] == [ol_numba_listed]
+
+
+def test_numba_function_with_compilation_disabled_is_refused_on_the_device():
+    from cujit.diagnostics import TypingError
+
+    @numba.jit("(i4, i4)", nopython=True)
+    def add_fixed(a, b):
+        return a + b
+
+    @numba.njit
+    def add_lazy(a, b):
+        return a + b
+
+    @cuda.jit(target="cpu")
+    def uses_lazy(out):
+        out[0] = add_lazy(out[0], 5)
+
+    out = np.full(1, 37, dtype=np.int64)
+    uses_lazy[1, 1](out)
+    assert out[0] == 42
+
+    @cuda.jit(target="cpu")
+    def uses_fixed(out):
+        out[0] = add_fixed(out[0], 5)
+
+    with pytest.raises(TypingError, match="Untyped global name 'add_fixed': using cpu function"):
+        uses_fixed[1, 1](out)

@@ -176,6 +176,17 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     return devfn
 
 
+def compilation_disabled(fn: object) -> bool:
+    """Whether ``fn`` is a numba CPU function whose compilation is disabled (``jit`` given
+    its signatures): numba-cuda refuses to compile it for the device."""
+    module = type(fn).__module__ or ""
+    return (
+        module.startswith("numba.")
+        and isinstance(getattr(fn, "py_func", None), pytypes.FunctionType)
+        and getattr(fn, "_can_compile", True) is False
+    )
+
+
 def symbol_for(fn_name: str, arg_types: tuple[Type, ...]) -> str:
     """The callee's symbol in its caller's IR: ``add(float32, float32)``."""
     return f"{fn_name}(" + ", ".join(map(str, arg_types)) + ")"
