@@ -137,3 +137,42 @@ def test_inspect_lto_ptx_of_a_cpu_target_kernel_shows_bf16_instructions():
     np.testing.assert_array_equal(out, [3.25 - 1.5, 3.25 * -1.5])
     ptx = next(iter(k.inspect_lto_ptx().values()))  # compiled for the CPU device's sm_90
     assert "add.bf16" in ptx and "mul.bf16" in ptx
+
+
+MIX_SRC = """
+extern "C" __device__ int mix_values(int *r, int a, int b)
+{ *r = (a << 3) ^ (b * 0x2f1); return 0; }
+"""
+
+
+def _mix_kernel(**flags):
+    mix = cuda.declare_device("mix_values", "int32(int32, int32)", link=cuda.CUSource(MIX_SRC))
+
+    def body(out, x):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = mix(x[i], i)
+
+    return cuda.jit(target="cuda", **flags)(body)
+
+
+def test_jit_lto_links_the_foreign_function_into_the_kernel():
+    plain = _mix_kernel().compile(ARGS).result.cubin
+    lto = _mix_kernel(lto=True).compile(ARGS).result.cubin
+    assert plain[:4] == lto[:4] == b"\x7fELF"
+    # Without LTO the cubin keeps the linked function's own symbol; with it, the
+    # function is optimised into the kernel and its symbol is gone.
+    assert b"mix_values" in plain
+    assert b"mix_values" not in lto
+    assert _mix_kernel(lto=True)._options().lto and not _mix_kernel()._options().lto
+
+
+@pytest.mark.gpu
+def test_jit_lto_kernel_runs():
+    k = _mix_kernel(lto=True)
+    x = np.arange(-64, 64, dtype=np.int32) * 13
+    out = np.full_like(x, -1)
+    k[1, 128](out, x)
+    i = np.arange(x.size, dtype=np.int64)
+    want = ((x.astype(np.int64) << 3) ^ (i * 0x2F1)).astype(np.int32)
+    np.testing.assert_array_equal(out, want)
