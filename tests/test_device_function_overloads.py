@@ -45,3 +45,25 @@ def test_declared_signatures_come_first_with_their_return_type():
     assert halve.signatures == [(float64,)]
     assert halve.overloads[(float64,)].signature.return_type == float64
     assert set(halve.overloads) == {(float64,)}
+
+
+def test_a_kernel_called_from_a_kernel_lists_its_device_compiles():
+    @cuda.jit
+    def inner(x):
+        return x - 3
+
+    @cuda.jit(target="cpu")
+    def outer(r, x):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = inner(x[i])
+
+    x = np.arange(8, dtype=np.int32) * 5
+    r = np.full_like(x, -999)
+    outer[1, 8](r, x)
+    np.testing.assert_array_equal(r, x - 3)
+    assert inner.signatures == [(int32,)]
+    assert "ret i32 0" in inner.overloads[(int32,)].library.get_llvm_str()
+    assert inner.overloads.get((int32,)) is None  # no kernel of its own to launch
+    assert list(inner.overloads) == [] and inner.definitions == {}
+    assert inner.device_view() is inner.device_view()

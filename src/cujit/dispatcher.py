@@ -44,6 +44,7 @@ from cujit.inspection import (
     CudaView,
     InspectableDeviceFunction,
     KernelInspection,
+    KernelOverloads,
     cuda_result,
 )
 from cujit.options import Options
@@ -194,7 +195,7 @@ class Kernel(KernelInspection):
         # numba's inlining options, for calls of this kernel from other kernels.
         self.inline = flags.get("inline", "never")
         self.forceinline = bool(flags.get("forceinline", False))
-        self.overloads: dict[tuple[Type, ...], Specialization] = {}
+        self.overloads: dict[tuple[Type, ...], Specialization] = KernelOverloads(self)
         self._configs: dict[tuple, LaunchConfig] = {}
         self._fast: dict[tuple[int, ...], Specialization] = {}  # see _specialize
         code = pyfunc.__code__

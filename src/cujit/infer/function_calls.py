@@ -164,6 +164,9 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     module = type(fn).__module__ or ""
     if not (module.startswith("numba.") or module == "cujit.dispatcher"):
         return None
+    view = getattr(fn, "device_view", None)
+    if module == "cujit.dispatcher" and callable(view):  # a cujit kernel keeps its own
+        return view()
     try:
         devfn = _AS_DEVICE.get(fn)
     except TypeError:  # not weakly referable
