@@ -15,6 +15,7 @@ type; with one, the result converts to it.
 
 from __future__ import annotations
 
+from cujit import numba_config
 from cujit.diagnostics import api_boundary
 from cujit.options import Options
 from cujit.types import Signature, parse_signature, void
@@ -68,6 +69,7 @@ def _options(cc, debug, lineinfo, fastmath, opt) -> Options:
         fastmath=fastmath,
         debug=debug,
         lineinfo=bool(lineinfo) and not debug,
+        include_paths=numba_config.nvrtc_search_paths(),
     )
 
 
@@ -114,12 +116,12 @@ def _compile(
     return compile_entry(pyfunc, args, declared, options, abi, symbol, output, forceinline)
 
 
-def compile_device_alone(pyfunc, sig, debug=None, fastmath: bool = False, opt=None):
-    """``compile(pyfunc, sig, device=True)``'s whole outcome, for inspection: (the
-    pipeline's CompileResult, with "llvm" and "ptx" among its outputs, the argument
+def compile_device_alone(pyfunc, sig, debug=None, fastmath: bool = False, opt=None, abi: str = "c"):
+    """``compile(pyfunc, sig, device=True, abi=abi)``'s whole outcome, for inspection:
+    (the pipeline's CompileResult, with "llvm" and "ptx" among its outputs, the argument
     types, the return type)."""
     result, rtype = _compile(
-        pyfunc, sig, debug, False, True, fastmath, None, opt, "c", None, "ptx", False, None
+        pyfunc, sig, debug, False, True, fastmath, None, opt, abi, None, "ptx", False, None
     )
     return result, _split(sig)[0], rtype
 
@@ -199,10 +201,11 @@ def compile_all(
         launch_bounds,
     )
     arch = _arch(cc) if cc else Options().arch
+    include = numba_config.nvrtc_search_paths()
     codes = [result.outputs[output]]
     for f in linking.foreign_files(linking.foreign_calls(result.outputs["passes"])):
         if f.kind == "cu":
-            out = compile_cuda(f.data, f.name, arch, ltoir=output == "ltoir")
+            out = compile_cuda(f.data, f.name, arch, ltoir=output == "ltoir", include=include)
             codes.append(out if output == "ltoir" else out.decode())
         else:
             codes.append(linking.KINDS[f.kind](f.data, name=f.name))

@@ -151,6 +151,13 @@ NUMBA_WARN_ON_IMPLICIT_COPY = Knob(
     None,
     "numba's name for CUJIT_WARN_ON_IMPLICIT_COPY (either one turns the warning on)",
 )
+NUMBA_NVRTC_EXTRA_SEARCH_PATHS = Knob(
+    "NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS",
+    str,
+    "",
+    "extra include directories (separated by ':') for the CUDA C/C++ sources kernels "
+    "link (cuda.CUSource, .cu files), searched after the CUDA toolkit's headers",
+)
 NUMBA_DUMP_BYTECODE = Knob(
     "NUMBA_DUMP_BYTECODE", bool, False, "print each kernel's decoded bytecode (stage 1)"
 )
@@ -192,6 +199,7 @@ KNOBS = (
     NUMBA_DEBUGINFO,
     NUMBA_LOW_OCCUPANCY_WARNINGS,
     NUMBA_WARN_ON_IMPLICIT_COPY,
+    NUMBA_NVRTC_EXTRA_SEARCH_PATHS,
     *NUMBA_DUMPS,
     CUDA_ARRAY_INTERFACE_SYNC,
 )

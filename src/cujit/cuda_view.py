@@ -57,6 +57,11 @@ class CudaView:
                 self._results[arch] = found
         return found
 
+    def options(self, cc=None) -> Options:
+        """The CUDA target's options the view compiles with for ``cc``."""
+        arch = tuple(cc) if cc else default_arch()
+        return dataclasses.replace(self._options, arch=arch)
+
     def resources(self, cc=None) -> dict[str, int]:
         """What ptxas allocates for the CUDA code (nvJitLink's ``-verbose`` report), under
         the driver's names: ``num_regs``, ``local_bytes`` (per thread: the stack frame

@@ -22,8 +22,10 @@ from cujit.types import Signature, Type, parse_signature
 def _codegen_flags(kwargs: dict) -> dict:
     """numba's code-generation options among ``jit``'s keywords: ``opt`` (False is
     libNVVM's -opt=0), ``inline``/``forceinline`` for calls of the function from
-    kernels (``device_function.wants_inline``)."""
-    return {name: kwargs[name] for name in ("opt", "inline", "forceinline") if name in kwargs}
+    kernels (``device_function.wants_inline``), ``lto`` (link-time optimisation with
+    the kernel's foreign code)."""
+    names = ("opt", "inline", "forceinline", "lto")
+    return {name: kwargs[name] for name in names if name in kwargs}
 
 
 @api_boundary

@@ -45,7 +45,9 @@ class DeviceFunction:
         self.__module__ = getattr(pyfunc, "__module__", None)
         self.__doc__ = getattr(pyfunc, "__doc__", None)
         self.__wrapped__ = pyfunc
-        self.signatures: tuple[Signature, ...] = tuple(parse_signature(s) for s in signatures)
+        self.declared_signatures: tuple[Signature, ...] = tuple(
+            parse_signature(s) for s in signatures
+        )
         # "(int64, int64)", with no return type: numba infers it for a device function.
         self.inferred_returns: tuple[bool, ...] = tuple(
             isinstance(s, str) and s.lstrip().startswith("(") for s in signatures
@@ -56,6 +58,12 @@ class DeviceFunction:
         self.inline = flags.get("inline", "never")
         self.forceinline = bool(flags.get("forceinline", False))
 
+    @property
+    def signatures(self) -> tuple[Signature, ...]:
+        """The declared signatures (``jit(device=True)`` shows numba's view instead:
+        ``device_inspection``)."""
+        return self.declared_signatures
+
     def __repr__(self) -> str:
         return f"<cujit device function {self.__name__}>"
 
@@ -64,7 +72,7 @@ class DeviceFunction:
     def __reduce__(self):  # as Kernel.__reduce__
         if is_importable(self):
             return self.__qualname__
-        return (type(self), (self.py_func, self.signatures), {"_flags": self._flags})
+        return (type(self), (self.py_func, self.declared_signatures), {"_flags": self._flags})
 
     @api_boundary
     def __call__(self, *args, **kwargs):

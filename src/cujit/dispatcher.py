@@ -44,6 +44,7 @@ from cujit.inspection import (
     CudaView,
     InspectableDeviceFunction,
     KernelInspection,
+    KernelOverloads,
     cuda_result,
 )
 from cujit.options import Options
@@ -186,6 +187,7 @@ class Kernel(KernelInspection):
             boundscheck=guards.boundscheck_flag(flags, config.BOUNDSCHECK.get()),
             link=link,
             launch_bounds=tuple(flags.get("launch_bounds") or ()),
+            lto=bool(flags.get("lto")),
         )
         self.target = self._base_options.target
         # A launch of more threads per block than launch_bounds allows is refused.
@@ -193,7 +195,7 @@ class Kernel(KernelInspection):
         # numba's inlining options, for calls of this kernel from other kernels.
         self.inline = flags.get("inline", "never")
         self.forceinline = bool(flags.get("forceinline", False))
-        self.overloads: dict[tuple[Type, ...], Specialization] = {}
+        self.overloads: dict[tuple[Type, ...], Specialization] = KernelOverloads(self)
         self._configs: dict[tuple, LaunchConfig] = {}
         self._fast: dict[tuple[int, ...], Specialization] = {}  # see _specialize
         code = pyfunc.__code__
@@ -237,10 +239,13 @@ class Kernel(KernelInspection):
             return self._base_options
         from cujit.runtime import context
 
-        arch = context.compute_capability_or(config.ARCH.get() or self._base_options.arch)
-        if arch == self._base_options.arch:
-            return self._base_options
-        return dataclasses.replace(self._base_options, arch=arch)
+        base = self._base_options
+        arch = context.compute_capability_or(config.ARCH.get() or base.arch)
+        # numba's config is read at each compile, as numba reads it.
+        include = numba_config.nvrtc_search_paths()
+        if arch == base.arch and include == base.include_paths:
+            return base
+        return dataclasses.replace(base, arch=arch, include_paths=include)
 
     @api_boundary
     def compile(self, sig) -> Specialization:

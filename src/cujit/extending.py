@@ -28,7 +28,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Callable
 
-from cujit.types import extension
+from cujit.types import extension, numba_registry
 from cujit.types.core import Type
 
 
@@ -133,15 +133,29 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     else after its plain type).  With ``strict`` (the default) the implementation must
     take the typing function's arguments (``infer/overload_signatures.py``).  ``target``
     ("generic", the default, or "cuda") orders them: the CUDA target's are tried
-    first; another target's are not used by kernels.  numba's other options are
-    accepted; cujit compiles every implementation the same way."""
+    first; another target's are not used by kernels.  Given explicitly as "generic"
+    or "cpu", the overload is also filed with numba's own ``overload`` where numba is
+    installed, so that numba's ``njit`` functions use it as well, as with numba-cuda.
+    numba's other options are accepted; cujit compiles every implementation the same
+    way."""
     if not callable(func):
         raise TypeError(f"overload takes a callable, not {func!r}")
-    cuda_only = _for_cuda(kw.get("target"))
+    target = kw.get("target")
+    cuda_only = _for_cuda(target)
 
     def decorate(typing_fn: Callable) -> Callable:
         if cuda_only is not None:
             extension.file_overload(extension.OVERLOADS.setdefault(func, []), typing_fn, cuda_only)
+        if target in ("generic", "cpu"):  # numba's own functions use it too, where present
+            numba_registry.file_with_numba(
+                func,
+                typing_fn,
+                target,
+                jit_options=dict(jit_options or {}),
+                strict=strict,
+                inline=inline,
+                prefer_literal=prefer_literal,
+            )
         if prefer_literal:
             extension.PREFER_LITERAL.add((func, id(typing_fn)))
         if not strict:

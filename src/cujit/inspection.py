@@ -5,8 +5,8 @@ Each query takes an optional signature (a tuple of argument types, or a
 argument types, except on a kernel made by ``specialize``, which has exactly one:
 
 - ``inspect_llvm``: the NVVM IR (LLVM IR for libNVVM); ``inspect_asm``: the PTX;
-  ``inspect_lto_ptx``: the linked PTX, which is ``inspect_asm``'s (cujit links
-  libdevice into the module before PTX);
+  ``inspect_lto_ptx``: the PTX nvJitLink's link-time optimisation makes of the kernel
+  and its foreign code (``link=``, ``declare_device`` files) together;
 - ``inspect_sass``/``inspect_sass_cfg``: the cubin through ``nvdisasm`` (found by
   ``cuda.pathfinder`` or on PATH; a clear error without it);
 - ``inspect_types(file=None)``: each specialisation's typed IR, printed;
@@ -37,10 +37,40 @@ from cujit.diagnostics import api_boundary
 from cujit.types import Signature, Type
 
 
+class KernelOverloads(dict):
+    """A kernel's ``overloads``: its specialisations by argument types.  As numba's
+    dispatcher also holds the device-function compiles of a kernel called from other
+    kernels, a key only those compiled reads as the function compiled alone in
+    numba's ABI (``device_view``); iteration and ``get`` see the kernel's own."""
+
+    def __init__(self, kernel) -> None:
+        super().__init__()
+        self._kernel = kernel
+
+    def __missing__(self, key):
+        view = self._kernel._device_view
+        if view is not None and tuple(key) in view.signatures:
+            return view.overloads[tuple(key)]
+        raise KeyError(key)
+
+
+# The jit flags a kernel's device view compiles with (those numba's device compile reads).
+_DEVICE_FLAGS = ("debug", "fastmath", "opt", "inline", "forceinline")
+
+
 class KernelInspection:
     """Mixed into ``dispatcher.Kernel``; uses its ``overloads``, ``compile``, ``target``."""
 
     _specialized = False
+    _device_view = None
+
+    def device_view(self) -> InspectableDeviceFunction:
+        """This kernel's function as the device function that other kernels' calls of
+        it compile (numba compiles a kernel called from a kernel as one), made once."""
+        if self._device_view is None:
+            flags = {k: v for k, v in self._flags.items() if k in _DEVICE_FLAGS}
+            self._device_view = InspectableDeviceFunction(self.py_func, **flags)
+        return self._device_view
 
     # -- selection ---------------------------------------------------------
     def _each(self, signature, answer, one_when_specialized: bool = False):
@@ -61,8 +91,12 @@ class KernelInspection:
 
     @property
     def signatures(self) -> list[tuple[Type, ...]]:
-        """The argument types of every specialisation compiled so far."""
-        return list(self.overloads)
+        """The argument types of every specialisation compiled so far, then of those
+        compiled for other kernels' calls of this one (``device_view``)."""
+        found = list(self.overloads)
+        if self._device_view is not None:
+            found += [s for s in self._device_view.signatures if s not in found]
+        return found
 
     @property
     def definitions(self) -> dict:
@@ -105,8 +139,11 @@ class KernelInspection:
         host = _host_view(self, target)
         return self._each(signature, _host_asm if host else _asm)
 
+    @api_boundary
     def inspect_lto_ptx(self, signature=None):
-        return self.inspect_asm(signature)
+        """The PTX of the kernel linked with its foreign code under link-time
+        optimisation (``pipeline.lto_ptx``): the linked functions inlined into it."""
+        return self._each(signature, lambda s: _lto_ptx(self, s))
 
     @api_boundary
     def inspect_sass(self, signature=None):
@@ -158,6 +195,14 @@ def cuda_result(spec, cc=None):
     """The CUDA compilation of ``spec``: its own, or on the CPU target its CUDA view's."""
     view = getattr(spec, "cuda_view", None)
     return spec.result if view is None else view.result(cc)
+
+
+def _lto_ptx(kernel, spec) -> str:
+    from cujit.pipeline import lto_ptx
+
+    view = getattr(spec, "cuda_view", None)
+    options = kernel._options() if view is None else view.options()
+    return lto_ptx(cuda_result(spec), options)
 
 
 def _host_view(kernel, target: str | None) -> bool:

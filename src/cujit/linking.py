@@ -149,24 +149,29 @@ def link_files(items) -> tuple[LinkFile, ...]:
     return tuple(dict.fromkeys(link_file(i) for i in items))
 
 
-_COMPILED: dict[tuple, bytes] = {}  # (digest, arch, lto) -> NVRTC's output
+_COMPILED: dict[tuple, bytes] = {}  # (digest, arch, lto, include) -> NVRTC's output
 
 
-def link_inputs(files, arch: tuple[int, int]) -> tuple[tuple[str, bytes, str], ...]:
+def link_inputs(
+    files, arch: tuple[int, int], include: tuple[str, ...] = (), lto: bool = False
+) -> tuple[tuple[str, bytes, str], ...]:
     """nvJitLink's inputs for ``files``: CUDA sources compiled with NVRTC (to LTO-IR when
-    another input is LTO-IR, so that the link optimises across them, else to PTX)."""
+    ``lto`` or another input is LTO-IR, so that the link optimises across them, else to
+    PTX), ``include`` their extra include directories."""
     from cujit.ptx.nvrtc import compile_cuda
 
-    lto = any(f.kind == "ltoir" for f in files)
+    lto = lto or any(f.kind == "ltoir" for f in files)
     out = []
     for f in files:
         if f.kind != "cu":
             out.append((f.kind, f.data, f.name))
             continue
-        key = (f.digest, tuple(arch), lto)
+        key = (f.digest, tuple(arch), lto, tuple(include))
         code = _COMPILED.get(key)
         if code is None:
-            code = _COMPILED[key] = compile_cuda(f.data, f.name, arch, ltoir=lto)
+            code = _COMPILED[key] = compile_cuda(
+                f.data, f.name, arch, ltoir=lto, include=tuple(include)
+            )
         out.append(("ltoir" if lto else "ptx", code, f.name))
     return tuple(out)
 

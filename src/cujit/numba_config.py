@@ -10,6 +10,8 @@ from numba's ``NUMBA_*`` variables (declared in ``cujit.config``):
 - ``CUDA_DEBUGINFO_DEFAULT``: ``jit(debug=None)``'s value;
 - ``CUDA_LOW_OCCUPANCY_WARNINGS`` / ``CUDA_WARN_ON_IMPLICIT_COPY``: numba's performance
   warnings (off unless numba's or cujit's variable turns them on);
+- ``CUDA_NVRTC_EXTRA_SEARCH_PATHS``: include directories (``:``-separated) for the CUDA
+  C/C++ sources kernels link, after the toolkit's headers (``nvrtc_search_paths``);
 - ``DUMP_BYTECODE``, ``DUMP_CFG``, ``DUMP_IR``, ``DUMP_LLVM``, ``DUMP_ASSEMBLY``: print
   cujit's own stage outputs under numba's headings (``cujit.dumps``).
 
@@ -25,6 +27,8 @@ from cujit import config
 _FOLLOWED: list = []  # the module follow() named, if any
 
 OPT = config.NUMBA_OPT.get()
+# numba's simulator switch, which selects cujit's CPU target under the drop-in.
+ENABLE_CUDASIM = int(bool(config.NUMBA_CUDASIM.get()))
 CUDA_DEBUGINFO_DEFAULT = int(config.NUMBA_DEBUGINFO.get())
 CUDA_LOW_OCCUPANCY_WARNINGS = int(bool(config.NUMBA_LOW_OCCUPANCY_WARNINGS.get()))
 CUDA_WARN_ON_IMPLICIT_COPY = int(bool(config.NUMBA_WARN_ON_IMPLICIT_COPY.get()))
@@ -33,6 +37,7 @@ _CUJIT_WARNINGS = {
     "CUDA_LOW_OCCUPANCY_WARNINGS": config.LOW_OCCUPANCY_WARNINGS,
     "CUDA_WARN_ON_IMPLICIT_COPY": config.WARN_ON_IMPLICIT_COPY,
 }
+CUDA_NVRTC_EXTRA_SEARCH_PATHS = config.NUMBA_NVRTC_EXTRA_SEARCH_PATHS.get()
 DUMP_BYTECODE, DUMP_CFG, DUMP_IR, DUMP_LLVM, DUMP_ASSEMBLY = (
     int(knob.get()) for knob in config.NUMBA_DUMPS
 )
@@ -77,3 +82,11 @@ def opt_enabled() -> bool:
 def dumps() -> frozenset[str]:
     """The stages whose outputs numba's ``DUMP_*`` settings ask to print."""
     return frozenset(stage for name, stage in DUMP_STAGES.items() if get(name))
+
+
+def nvrtc_search_paths() -> tuple[str, ...]:
+    """``CUDA_NVRTC_EXTRA_SEARCH_PATHS`` as a tuple of directories (empty entries dropped)."""
+    value = get("CUDA_NVRTC_EXTRA_SEARCH_PATHS") or ""
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value if v)
+    return tuple(p for p in str(value).split(":") if p)

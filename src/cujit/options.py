@@ -26,6 +26,12 @@ class Options:
     # Foreign code linked into the kernel (``jit(link=...)``): ``linking.LinkFile``s, whose
     # reprs (kind, name, content digest) put them in the cache key.
     link: tuple = ()
+    # Include directories for the CUDA C/C++ sources linked (numba's
+    # CUDA_NVRTC_EXTRA_SEARCH_PATHS), searched after the toolkit's own headers.
+    include_paths: tuple[str, ...] = ()
+    # numba's jit(lto=True): the kernel links with its foreign code as LTO-IR, under
+    # nvJitLink's link-time optimisation (the foreign functions inlined into it).
+    lto: bool = False
     # The coarsened variant (docs/coarsening.md): 0 is the kernel as written; k > 1 has
     # each thread run k consecutive indices with 16-byte loads and stores.
     coarsen: int = 0

@@ -223,17 +223,36 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
         files,
         calls,
         f"{run.record.symbol}.ptx",
+        options.include_paths,
+        kernel_ltoir(module, fn, options) if options.lto and files else None,
     )
 
 
-def _link(ptx: str, arch, flags, files, calls: dict, name: str):
+def kernel_ltoir(module, fn, options: Options) -> bytes:
+    """Kernel ``fn``'s LLVM ``module`` as LTO-IR (libNVVM ``-gen-lto``), the kernel kept
+    through nvJitLink's link-time optimisation (``@llvm.used``)."""
+    from cujit.codegen import kernel_symbol
+    from cujit.codegen.debuginfo import nvvm_debug_flags
+    from cujit.codegen.entry import keep_function
+    from cujit.ptx.nvvm import compile_ltoir
+
+    keep_function(module, module.get_global(kernel_symbol(fn)))
+    flags = {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug}
+    return compile_ltoir(str(module), options.arch, extra=nvvm_debug_flags(options), **flags)
+
+
+def _link(ptx: str, arch, flags, files, calls: dict, name: str, include=(), ltoir=None):
     """Stage 7's link: the kernel's PTX with its foreign code (``cujit.linking``); a
-    declared function the files do not define, or define otherwise, is the user's error."""
+    declared function the files do not define, or define otherwise, is the user's error.
+    With the kernel's LTO-IR (``jit(lto=True)``), that and the CUDA sources compiled to
+    LTO-IR link with link-time optimisation instead."""
     from cujit import linking
     from cujit.ptx import LinkError, link_cubin
 
-    inputs = linking.link_inputs(files, arch)
+    inputs = linking.link_inputs(files, arch, include, lto=ltoir is not None)
     linking.check_prototypes(ptx, inputs, calls)
+    if ltoir is not None:
+        inputs, ptx = (("ltoir", ltoir, name.replace(".ptx", ".ltoir")), *inputs), None
     try:
         return link_cubin(ptx, arch, flags, name=name, inputs=inputs)
     except LinkError as exc:
@@ -448,3 +467,22 @@ def function_loc(pyfunc) -> Loc | None:
     if code is None:
         return None
     return Loc(code.co_filename, code.co_firstlineno, 0)
+
+
+def lto_ptx(result: CompileResult, options: Options) -> str:
+    """The kernel of ``result`` (a CUDA compile with ``options``) as nvJitLink's
+    link-time optimisation makes it: its NVVM IR compiled to LTO-IR (libNVVM
+    ``-gen-lto``), linked with its foreign code (CUDA sources compiled to LTO-IR) with
+    ``-lto -ptx``, so that the linked functions are optimised, and inlined, into it."""
+    from cujit import linking
+    from cujit.codegen.debuginfo import link_debug_flags
+    from cujit.ptx import link_lto_ptx
+
+    fn = result.outputs["passes"]
+    module, _ = lower_kernel(fn, options)  # again: kernel_ltoir marks it
+    ltoir = kernel_ltoir(module, fn, options)
+    calls = linking.foreign_calls(fn)
+    files = options.link + tuple(f for f in linking.foreign_files(calls) if f not in options.link)
+    inputs = linking.link_inputs(files, options.arch, options.include_paths, lto=True)
+    name = f"{result.record.symbol}.ltoir" if result.record else "kernel.ltoir"
+    return link_lto_ptx((("ltoir", ltoir, name), *inputs), options.arch, link_debug_flags(options))

@@ -251,6 +251,9 @@ _SUBMODULES = {
     "driver": "cujit.cuda.cudadrv.driver",
     "bf16": "cujit.cuda.bf16",
     "fp8": "cujit.cuda.fp8",
+    # numba's config (numba.cuda.config is numba.cuda.core.config) and typing context.
+    "config": "cujit.numba_config",
+    "target": "cujit.cuda.target",
 }
 
 

@@ -19,7 +19,7 @@ from cujit.diagnostics import CompileError, TypingError
 from cujit.infer.numeric import describe
 from cujit.infer.overload_signatures import check_signatures
 from cujit.ir import Intrinsic, Value
-from cujit.types import IntegerLiteral, Record, Signature, Type
+from cujit.types import IntegerLiteral, Record, Signature, Type, numba_registry
 from cujit.types.convert import to_type
 from cujit.types.extension import (
     CALLABLES,
@@ -198,6 +198,7 @@ def overload_device_function(fn: object, site, t=None):
     own meaning for the types no overload takes)."""
     typing_fns = getattr(fn, "typing_fns", None)  # a method (infer/extension_attrs.py)
     if typing_fns is None:
+        numba_registry.adopt(fn)  # overloads filed with numba's own decorator
         typing_fns = OVERLOADS.get(fn) if _in(fn, OVERLOADS) else None
     if not typing_fns:
         return None

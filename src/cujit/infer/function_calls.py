@@ -164,6 +164,9 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     module = type(fn).__module__ or ""
     if not (module.startswith("numba.") or module == "cujit.dispatcher"):
         return None
+    view = getattr(fn, "device_view", None)
+    if module == "cujit.dispatcher" and callable(view):  # a cujit kernel keeps its own
+        return view()
     try:
         devfn = _AS_DEVICE.get(fn)
     except TypeError:  # not weakly referable
@@ -174,6 +177,17 @@ def as_device_function(fn: object) -> DeviceFunction | None:
         flags = {k: getattr(fn, k) for k in ("inline", "forceinline") if hasattr(fn, k)}
         devfn = _AS_DEVICE[fn] = DeviceFunction(pyfunc, **flags)
     return devfn
+
+
+def compilation_disabled(fn: object) -> bool:
+    """Whether ``fn`` is a numba CPU function whose compilation is disabled (``jit`` given
+    its signatures): numba-cuda refuses to compile it for the device."""
+    module = type(fn).__module__ or ""
+    return (
+        module.startswith("numba.")
+        and isinstance(getattr(fn, "py_func", None), pytypes.FunctionType)
+        and getattr(fn, "_can_compile", True) is False
+    )
 
 
 def symbol_for(fn_name: str, arg_types: tuple[Type, ...]) -> str:
@@ -273,15 +287,15 @@ def _bind(t: Typer, devfn: DeviceFunction, site: CallSite) -> list[Value]:
 
 def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
     """The declared signature a call uses, if ``devfn`` was given any."""
-    if not devfn.signatures:
+    if not devfn.declared_signatures:
         return None
-    for sig in devfn.signatures:
+    for sig in devfn.declared_signatures:
         if tuple(sig.args) == types:
             return sig
     # numba's choice by its conversion rules (cujit.overloads); a tie between the best
     # goes to the first declared, as numba's typing of a call allows it.
     by_args: dict = {}
-    for sig in devfn.signatures:
+    for sig in devfn.declared_signatures:
         by_args.setdefault(tuple(sig.args), sig)
     try:
         best = overloads.select(by_args, types)
@@ -289,7 +303,7 @@ def _declared(devfn: DeviceFunction, types: tuple[Type, ...], loc: Loc):
         best = tie.best[0]
     if best is not None:
         return by_args[best]
-    declared = ", ".join(str(s) for s in devfn.signatures)
+    declared = ", ".join(str(s) for s in devfn.declared_signatures)
     raise TypingError(
         f"device function '{devfn.__name__}' is declared as {declared} and "
         "cannot take arguments of types (" + ", ".join(map(str, types)) + ") "
@@ -303,7 +317,7 @@ def _return_inferred(devfn: DeviceFunction, sig) -> bool:
     """Whether ``sig`` was declared without a return type (typing infers it)."""
     flags = getattr(devfn, "inferred_returns", ())
     # flags is empty where no signature left its return type out
-    return any(s is sig and f for s, f in zip(devfn.signatures, flags, strict=False))
+    return any(s is sig and f for s, f in zip(devfn.declared_signatures, flags, strict=False))
 
 
 def call_device_function(

@@ -9,7 +9,7 @@ The toolchain libraries load on first use, not at import.
 from __future__ import annotations
 
 from cujit.ptx.libs import ToolchainNotFoundError, libdevice_path
-from cujit.ptx.link import LinkError, link_cubin
+from cujit.ptx.link import LinkError, link_cubin, link_lto_ptx
 from cujit.ptx.nvvm import DEFAULT_OPTIONS, NVVMError, NVVMOptions, compile_ptx
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "compile_ptx",
     "libdevice_path",
     "link_cubin",
+    "link_lto_ptx",
     "toolchain_versions",
 ]
 

@@ -114,6 +114,42 @@ def nvjitlink_module():
     return nvjitlink
 
 
+# cuda.pathfinder's names of the header sets a linked CUDA source may include: the
+# runtime's (cuda_runtime.h, cuda_fp16.h, cuda_bf16.h...), cuRAND's device API and CCCL.
+_HEADER_SETS = ("cudart", "curand", "cccl")
+_include_dirs: tuple[str, ...] | None = None
+
+
+def cuda_include_dirs() -> tuple[str, ...]:
+    """The CUDA header directories found (once per process), in ``_HEADER_SETS`` order:
+    cuda.pathfinder's answers (the NVIDIA wheels, then a toolkit install), else
+    ``include`` under the toolkit roots of ``cuda_roots``."""
+    global _include_dirs
+    if _include_dirs is None:
+        found = dict.fromkeys(_pathfinder_headers())
+        for root in cuda_roots():
+            if (root / "include" / "cuda_runtime.h").exists():
+                found.setdefault(str(root / "include"))
+        _include_dirs = tuple(found)
+    return _include_dirs
+
+
+def _pathfinder_headers() -> list[str]:
+    try:
+        from cuda.pathfinder import locate_nvidia_header_directory
+    except ImportError:  # an older cuda.pathfinder: the toolkit roots alone
+        return []
+    dirs = []
+    for name in _HEADER_SETS:
+        try:
+            located = locate_nvidia_header_directory(name)
+        except Exception:  # noqa: BLE001 - a set pathfinder cannot look for here
+            continue
+        if located is not None:
+            dirs.append(located.abs_path)
+    return dirs
+
+
 def nvrtc_module():
     """``cuda.bindings.nvrtc`` with NVRTC loaded (CUDA C++ sources linked into kernels)."""
     load_library("nvrtc")

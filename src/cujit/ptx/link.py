@@ -42,34 +42,54 @@ def link_cubin(
     """Assemble ``ptx`` with nvJitLink into a cubin (an ELF image) for ``sm_XY``,
     linked with ``inputs``: (kind, data, name) triples, kind a key of ``INPUT_TYPES``.
     When any input is LTO-IR, nvJitLink links with ``-lto``."""
+    every = list(inputs) if ptx is None else [("ptx", ptx, name), *inputs]
+    lto = any(kind == "ltoir" for kind, _, _ in every)
+    return _link(every, arch, (*options, *(("-lto",) if lto else ())), "cubin")
+
+
+def link_lto_ptx(
+    inputs: tuple[tuple[str, bytes, str], ...],
+    arch: tuple[int, int],
+    options: tuple[str, ...] = (),
+) -> str:
+    """Link LTO-IR ``inputs`` (kind, data, name) with link-time optimisation and return
+    the optimised PTX nvJitLink makes of the whole program (``-lto -ptx``): what
+    numba's ``inspect_lto_ptx`` shows."""
+    ptx = _link(list(inputs), arch, (*options, "-lto", "-ptx"), "ptx")
+    return ptx.rstrip(b"\0").decode(errors="replace")
+
+
+def _link(every: list, arch, options: tuple[str, ...], output: str) -> bytes:
+    """nvJitLink over ``every`` (kind, data, name) for ``arch``: the linked cubin, or
+    with ``output`` "ptx" the linked PTX (as bytes)."""
     jl = libs.nvjitlink_module()
     major, minor, *variant = arch  # (9, 0, "a"): sm_90a
-    opts = [f"-arch=sm_{major}{minor}{''.join(variant)}", *options]
-    if any(kind == "ltoir" for kind, _, _ in inputs) and "-lto" not in opts:
-        opts.append("-lto")
-    every = list(inputs) if ptx is None else [("ptx", ptx, name), *inputs]
+    opts = list(dict.fromkeys([f"-arch=sm_{major}{minor}{''.join(variant)}", *options]))
     handle = jl.create(len(opts), opts)
     try:
-        current = name
+        current = every[0][2] if every else "<nothing>"
         try:
             for kind, data, current in every:
                 data = data.encode() if isinstance(data, str) else bytes(data)
                 jl.add_data(
                     handle, getattr(jl.InputType, INPUT_TYPES[kind]), data, len(data), current
                 )
-            current = name if ptx is not None else every[0][2]
+            current = every[0][2]
             jl.complete(handle)
         except jl.nvJitLinkError as exc:
             raise LinkError(
                 f"nvJitLink could not link '{current}' for sm_{major}{minor} ({exc})",
                 _log(jl, handle),
             ) from None
-        size = jl.get_linked_cubin_size(handle)
-        cubin = bytearray(size)
-        jl.get_linked_cubin(handle, cubin)
+        if output == "ptx":
+            out = bytearray(jl.get_linked_ptx_size(handle))
+            jl.get_linked_ptx(handle, out)
+        else:
+            out = bytearray(jl.get_linked_cubin_size(handle))
+            jl.get_linked_cubin(handle, out)
     finally:
         jl.destroy(handle)
-    return bytes(cubin)
+    return bytes(out)
 
 
 def _log(jl, handle: int) -> str:

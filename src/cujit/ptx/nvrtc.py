@@ -4,6 +4,9 @@
 Functions a kernel calls through ``cuda.declare_device`` are ``extern "C"`` device
 functions (or named by their mangled C++ name).  The source is compiled as
 relocatable device code (``-rdc=true``) so its functions stay visible to the linker.
+It sees the CUDA toolkit's headers (``cuda_fp16.h``, ``curand_kernel.h``, CCCL's
+``cuda/std/...``) where ``cuda.pathfinder`` finds them (the NVIDIA wheels or a toolkit
+install: ``libs.cuda_include_dirs``), then the caller's ``include`` directories.
 """
 
 from __future__ import annotations
@@ -32,13 +35,18 @@ def compile_cuda(
     arch: tuple[int, int],
     ltoir: bool = False,
     options: tuple[str, ...] = (),
+    include: tuple[str, ...] = (),
 ) -> bytes:
     """Compile one CUDA C/C++ translation unit ``name`` for ``sm_XY``: PTX text (as bytes)
-    or, with ``ltoir``, LTO-IR for nvJitLink's link-time optimisation."""
+    or, with ``ltoir``, LTO-IR for nvJitLink's link-time optimisation.  ``include``:
+    directories searched for ``#include`` after the toolkit's headers."""
     nvrtc = libs.nvrtc_module()
     src = source.encode() if isinstance(source, str) else bytes(source)
-    major, minor = arch
-    opts = [f"-arch=compute_{major}{minor}", "-rdc=true", "-default-device", *options]
+    major, minor = arch[:2]
+    dirs = (*libs.cuda_include_dirs(), *include)
+    opts = [f"-arch=compute_{major}{minor}", "-rdc=true", "-default-device"]
+    opts += [f"-I{d}" for d in dirs]
+    opts += options
     if ltoir:
         opts.append("-dlto")
     err, prog = nvrtc.nvrtcCreateProgram(src, name.encode(), 0, [], [])
