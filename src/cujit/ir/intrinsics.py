@@ -582,6 +582,13 @@ _POINTERS = _rows(
     stores_into=0,
     cuda="inttoptr, getelementptr, store",
     cpu="inttoptr, getelementptr, store",
+) + _rows(
+    # carray/farray: an array over the pointer's memory; its accesses are the array's.
+    ("pointer.array",),
+    _INFER + "pointers:cfarray_rule",
+    None,
+    cuda="inttoptr; the extents and contiguous strides",
+    cpu="inttoptr; the extents and contiguous strides",
 )
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
