@@ -376,8 +376,6 @@ def global_array(t: Typer, value, loc, result) -> Value:
     what = f"the global {type(value).__name__}"
     if not isinstance(scalar, Scalar):
         raise TypingError(f"{what} has dtype {dtype}, which kernels do not support", loc)
-    if len(shape) == 0:
-        raise TypingError(f"{what} has no dimensions; kernels take arrays of one or more", loc)
     probe = (
         np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
         if all(shape)
