@@ -244,4 +244,5 @@ COMMON_INTRINSICS = {
     "math.isinf": lower_float_class,
     "math.isfinite": lower_float_class,
     **WIDE_INTRINSICS,
+    "enum.convert": lambda ctx, op, args: args[0],  # a run-time enum member is its value
 }

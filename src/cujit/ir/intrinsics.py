@@ -590,6 +590,14 @@ _POINTERS = _rows(
     cuda="inttoptr; the extents and contiguous strides",
     cpu="inttoptr; the extents and contiguous strides",
 )
+# Enum members held at run time (types.EnumMember) are their values: no code.
+_ENUMS = _rows(
+    ("enum.convert",),
+    _INFER + "enums:to_value",
+    1,
+    cuda="the same value (a member is its value)",
+    cpu="the same value (a member is its value)",
+)
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(
@@ -682,6 +690,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _DATETIMES
     + _EXTENSIONS
     + _POINTERS
+    + _ENUMS
     + _LIBDEVICE
     + _BF16
     + _FP8
