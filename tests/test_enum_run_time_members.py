@@ -175,3 +175,21 @@ def test_numbas_enum_member_types_convert():
         Level.low
     )
     assert from_numba_type(numba_types.EnumMember(Fruit, numba_types.int64)) == typeof(Fruit.plum)
+
+
+@cuda.jit(device=True)
+def _scaled(lv, fruit):
+    return lv * 2 if fruit == Fruit.apple else lv  # an IntEnum member meets an int
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_int_enum_member_merged_with_a_number_is_an_integer(target):
+    @cuda.jit(target=target)
+    def k(lv, fruit, out):
+        out[0] = _scaled(lv, fruit)
+
+    for lv in Level:
+        for fruit in (Fruit.apple, Fruit.pear):
+            out = np.full(1, -1, np.int64)
+            k[1, 1](lv, fruit, out)
+            assert out[0] == (int(lv) * 2 if fruit == Fruit.apple else int(lv))

@@ -39,13 +39,20 @@ def _const_type(member: enum.Enum) -> Type:
     return member_type(member, typeof)
 
 
-def unify_members(a: Type, b: Type) -> EnumMember | None:
-    """The run-time member type two paths' types meet in: members (constant or not) of
-    one class whose values have one type; None for anything else."""
+def unify_members(a: Type, b: Type) -> Type | None:
+    """The type two paths' types meet in where an enum member takes part: members
+    (constant or not) of one class whose values have one type give a run-time member,
+    an IntEnum member and a number their integers' type; None for anything else."""
     ta = _const_type(a.value) if _is_member_object(a) else a
     tb = _const_type(b.value) if _is_member_object(b) else b
     if isinstance(ta, EnumMember) and isinstance(tb, EnumMember) and ta == tb:
         return ta
+    # An IntEnum member meeting a number (or another class's member) is its integer.
+    ta, tb = (x.dtype if isinstance(x, EnumMember) and x.is_int else x for x in (ta, tb))
+    if isinstance(ta, Scalar) and isinstance(tb, Scalar) and (ta, tb) != (a, b):
+        from cujit.infer.numeric import unify
+
+        return unify(ta, tb)
     return None
 
 
