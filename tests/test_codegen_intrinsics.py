@@ -82,7 +82,7 @@ def test_static_shared_arrays():
     text = nvvm_text(fn)
     # One global per op, in the shared address space, 16-byte aligned.
     globals_ = re.findall(
-        r'@"__cujit_shared_\d+" = internal addrspace\(3\) global '
+        r'@"_cudapy_smem_\d+" = internal addrspace\(3\) global '
         r"\[128 x float\] undef, align 16",
         text,
     )
@@ -136,7 +136,8 @@ def local_kernel() -> ir.Function:
 def test_local_array():
     text = nvvm_text(local_kernel())
     entry = text.split("entry:")[1].split("block0:")[0]
-    assert re.search(r'%"local\d+" = alloca \[8 x double\], align 16', entry)  # in entry block
+    # In the entry block, named as numba names it; without alignment= its type's own.
+    assert re.search(r'%"_cudapy_lmem" = alloca \[8 x double\]\n', entry)
     to_ptx(local_kernel())
     x = np.arange(1.0, 9.0)
     out = np.full(1, np.nan)

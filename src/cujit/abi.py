@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from cujit.diagnostics import Loc
 from cujit.types.core import Array, Scalar, Tuple, Type
+from cujit.types.enums import EnumMember
 from cujit.types.numba_names import CPointer
 from cujit.types.records import Record
 
@@ -42,6 +43,8 @@ POINTER = "ptr"
 
 def param_kinds(t: Type) -> list[str]:
     """The flat list of parameter kinds one argument of type ``t`` occupies."""
+    if isinstance(t, EnumMember):  # an enum member travels as its value
+        return param_kinds(t.dtype)
     if isinstance(t, Scalar):
         if t.kind == "c":
             return [t.part_type.name] * 2
@@ -65,6 +68,8 @@ def param_kinds(t: Type) -> list[str]:
 def param_names(name: str, t: Type) -> list[str]:
     """Readable names of the flat parameters of argument ``name`` (``x.data``,
     ``x.shape0``, ``x.stride0``, ``z.real``, ``p.1``), one per entry of ``param_kinds``."""
+    if isinstance(t, EnumMember):
+        return param_names(name, t.dtype)
     if isinstance(t, Scalar) and t.kind == "c":
         return [f"{name}.real", f"{name}.imag"]
     if isinstance(t, Array):

@@ -99,6 +99,20 @@ class TypingError(CompileError):
     kind = "type error"
 
 
+class RequireLiteralValue(TypingError):
+    """An argument that must be a compile-time constant and is not; the message names
+    numba's class of the same meaning, which numba's messages carry."""
+
+    kind = "type error: RequireLiteralValue"
+
+
+class ConstantValueError(TypingError, ValueError):
+    """A compile-time constant of the right type whose value the operation refuses (a
+    ValueError too, as numba raises for one, such as an alignment that is no power of 2)."""
+
+    kind = "value error"
+
+
 class LoweringError(CompileError):
     """A library's code generator that built a wrong value (numba's LoweringError)."""
 

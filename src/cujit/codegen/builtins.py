@@ -34,7 +34,7 @@ from cujit.codegen.scalars import compare
 from cujit.codegen.slicing import lower_array_slice, lower_array_view
 from cujit.codegen.wide import WIDE_INTRINSICS
 from cujit.ir import intrinsics
-from cujit.types import Array, Scalar
+from cujit.types import Array, Record, Scalar
 
 
 def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -112,18 +112,44 @@ def lower_local_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
 
     NVVM places allocas in the ``.local`` state space (NVVM IR spec, "Address
     Spaces": allocas are in the generic space, backed by local memory); after
-    optimisation small ones live in registers.
+    optimisation small ones live in registers.  The alloca is named as numba names it
+    (``_cudapy_lmem``) and states an alignment only where ``alignment=`` asks for one
+    (never less than its elements need): otherwise its type carries what its elements'
+    accesses assume (``local_slot_type``).
     """
     t: Array = op.result.type
     shape = tuple(op.attr("shape"))
     count = 1
     for n in shape:
         count *= n
-    elem = memory_type(t.dtype)
-    align = op.attr("alignment") or 16  # every scalar, and what records assume
-    slot = ctx.alloca(ll.ArrayType(elem, count), align=align, name=f"local{op.result.id}")
-    data = ctx.builder.bitcast(slot, ll.PointerType(elem))
+    align = op.attr("alignment")
+    if align is not None:
+        align = max(align, access_alignment(t.dtype))
+    slot = ctx.alloca(local_slot_type(t.dtype, count), align=align, name="_cudapy_lmem")
+    data = ctx.builder.bitcast(slot, ll.PointerType(memory_type(t.dtype)))
     return make_array(ctx, t, data, [i64(n) for n in shape], c_strides(t, shape))
+
+
+def access_alignment(dtype) -> int:
+    """The alignment loads and stores of an array element promise: a scalar's size (a
+    complex number's whole size), a record's ``alignment``, a string's size's low bit;
+    at most 16."""
+    if isinstance(dtype, Record):
+        return dtype.alignment
+    size = dtype.itemsize
+    return max(1, min(size & -size, 16))
+
+
+def local_slot_type(dtype, count: int) -> ll.Type:
+    """The type of a slot for ``count`` elements whose ABI alignment is their
+    ``access_alignment``: a scalar's own type, except a complex number (a struct only
+    as aligned as its parts) and a record or a string (bytes): those are held as
+    integers as wide as that alignment."""
+    if isinstance(dtype, Scalar) and dtype.kind != "c":
+        return ll.ArrayType(memory_type(dtype), count)
+    size = dtype.itemsize if isinstance(dtype, Scalar) else dtype.size
+    align = access_alignment(dtype)
+    return ll.ArrayType(ll.IntType(8 * align), count * size // align)
 
 
 def lower_math(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -218,4 +244,5 @@ COMMON_INTRINSICS = {
     "math.isinf": lower_float_class,
     "math.isfinite": lower_float_class,
     **WIDE_INTRINSICS,
+    "enum.convert": lambda ctx, op, args: args[0],  # a run-time enum member is its value
 }

@@ -4,7 +4,8 @@
 or store is the plain one.  ``lower_ptx`` (the CUDA target) emits PTX's
 ``ld.global.<op>.b<bits>``/``st.global.<op>.b<bits>`` as inline assembly on the
 element's global address, the value moved as an integer of its width (PTX has no
-8-bit registers: bytes travel in 32-bit ones, as CUDA's headers move them).
+8-bit registers: bytes travel in 32-bit ones, as CUDA's headers move them).  On a
+pointer (an address) the element is the one its index places on, as ``p[i]``.
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen.arrays import element_pointer, index_values, load_scalar, store_scalar
 from cujit.codegen.context import FunctionLowering
-from cujit.codegen.lltypes import scalar_type
+from cujit.codegen.lltypes import memory_type, scalar_type
+from cujit.types import CPointer
 
 NAMES = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
 
 
 def _pointer(ctx: FunctionLowering, op: ir.Intrinsic) -> ll.Value:
-    return element_pointer(ctx, op.args[0].type, ctx.get(op.args[0]), index_values(ctx, op.args[1]))
+    t = op.args[0].type
+    if isinstance(t, CPointer):
+        base = ctx.builder.inttoptr(ctx.get(op.args[0]), ll.PointerType(memory_type(t.dtype)))
+        return ctx.builder.gep(base, [ctx.get(op.args[1])])
+    return element_pointer(ctx, t, ctx.get(op.args[0]), index_values(ctx, op.args[1]))
 
 
 def lower_plain(ctx: FunctionLowering, op: ir.Intrinsic, args):

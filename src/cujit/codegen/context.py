@@ -141,8 +141,9 @@ class FunctionLowering:
 
     # -- memory -------------------------------------------------------------
 
-    def alloca(self, ty: ll.Type, align: int, name: str = "") -> ll.Value:
-        """An alloca placed in the entry block, before its final branch."""
+    def alloca(self, ty: ll.Type, align: int | None, name: str = "") -> ll.Value:
+        """An alloca placed in the entry block, before its final branch (``align``
+        None: its type's ABI alignment)."""
         saved = self.builder.block
         term = self.entry.terminator
         if term is not None:
@@ -150,6 +151,7 @@ class FunctionLowering:
         else:
             self.builder.position_at_end(self.entry)
         slot = self.builder.alloca(ty, name=name)
-        slot.align = align
+        if align is not None:
+            slot.align = align
         self.builder.position_at_end(saved)
         return slot

@@ -35,6 +35,7 @@ from cujit.types import (
     Tuple,
     Type,
 )
+from cujit.types.enums import EnumMember
 
 I1 = ll.IntType(1)
 I8 = ll.IntType(8)
@@ -98,6 +99,8 @@ def value_type(t: Type) -> ll.Type | None:
         return RANGE_STRUCT
     if isinstance(t, CPointer):  # its address (types.numba_names.CPointer)
         return ll.IntType(64)
+    if isinstance(t, EnumMember):  # its value (types.enums)
+        return value_type(t.dtype)
     if isinstance(t, (NoneType, PyObject)) or t is None:
         return None
     raise TypeError(f"no LLVM representation for {t}")

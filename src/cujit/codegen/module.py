@@ -38,6 +38,7 @@ from cujit.codegen.target import Target
 from cujit.diagnostics import UnsupportedError
 from cujit.ir import intrinsics as intrinsic_table
 from cujit.types import Array, CPointer, Record, Scalar, Tuple, Type
+from cujit.types.enums import EnumMember
 
 
 def kernel_symbol(fn: ir.Function) -> str:
@@ -53,6 +54,8 @@ def kernel_symbol(fn: ir.Function) -> str:
 
 def _flat_param_types(t: Type) -> list[ll.Type]:
     """LLVM parameter types for one argument, matching ``param_kinds`` one to one."""
+    if isinstance(t, EnumMember):  # its value
+        return _flat_param_types(t.dtype)
     if isinstance(t, Scalar):
         if t.kind == "c":  # a complex number travels as its two parts
             return [scalar_type(t.part_type)] * 2
@@ -71,6 +74,8 @@ def _flat_param_types(t: Type) -> list[ll.Type]:
 
 def _unpack_param(ctx: FunctionLowering, t: Type, params: list[ll.Value]) -> ll.Value:
     """Rebuild one argument's value from its flat parameters (consumed from the front)."""
+    if isinstance(t, EnumMember):  # its value
+        return _unpack_param(ctx, t.dtype, params)
     if isinstance(t, Scalar) and t.kind == "c":
         from cujit.codegen.complex import build
 

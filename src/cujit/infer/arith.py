@@ -13,7 +13,7 @@ in (see ``numeric``), and emits the typed op into the original result id:
 from __future__ import annotations
 
 from cujit.diagnostics import TypingError
-from cujit.infer import contains, datetime_ops, optional
+from cujit.infer import contains, datetime_ops, enums, optional
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
 from cujit.infer.extension_attrs import extension_operator
@@ -57,6 +57,7 @@ def _operand_types(t: Typer, op, a: Value, b: Value) -> tuple[Scalar, Scalar]:
 def type_binop(t: Typer, op: BinOp) -> None:
     a, b = t.value(op.lhs), t.value(op.rhs)
     a, b = optional.unwrap(t, a, op.loc), optional.unwrap(t, b, op.loc)
+    a, b = enums.int_value(t, a, op.loc), enums.int_value(t, b, op.loc)  # IntEnum: its int
     if is_datetime_kind(a.type) or is_datetime_kind(b.type):
         datetime_ops.type_binop(t, op, a, b)
         return
@@ -169,6 +170,8 @@ def type_compare(t: Typer, op: Compare) -> None:
         op = Compare(
             loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=", lhs=op.lhs, rhs=op.rhs
         )
+    if enums.type_compare(t, op, a, b):  # a run-time enum member
+        return
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
         same = _fold_identity(t, op, a, b)
         t.const(same if op.op in ("is", "==") else not same, op.loc, result=op.result)

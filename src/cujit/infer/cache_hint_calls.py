@@ -3,7 +3,8 @@
 
 The array's elements must be integers or floats (8 to 64 bits: what a PTX ``ld``/``st``
 moves in one register); the index is as for ``array[i]``; a store converts the
-value to the element type.  They become the intrinsics ``cache.<name>``:
+value to the element type.  A pointer (``types.CPointer``) takes one integer index,
+the element it places on, as ``p[i]``.  They become the intrinsics ``cache.<name>``:
 
     %5 = call %4(%1, %2)        # cuda.ldcg(x, i)
   becomes
@@ -20,7 +21,7 @@ from cujit.infer.access import array_index
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.types import Array, Scalar, Tuple, none
+from cujit.types import Array, CPointer, Scalar, Tuple, int64, none
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -28,11 +29,13 @@ if TYPE_CHECKING:
 
 def _array(t: Typer, site: CallSite, name: str) -> Value:
     ary = site.arg(0, "array")
-    if not isinstance(ary.type, Array):
+    if not isinstance(ary.type, (Array, CPointer)):
         t.check_defined(ary, site.loc)
-        raise TypingError(f"cuda.{name} operates on arrays, not {describe(ary.type)}", site.loc)
+        raise TypingError(
+            f"cuda.{name} operates on arrays or pointers, not {describe(ary.type)}", site.loc
+        )
     dt = ary.type.dtype
-    if dt.kind not in "iuf" or dt.bits not in (8, 16, 32, 64):
+    if not isinstance(dt, Scalar) or dt.kind not in "iuf" or dt.bits not in (8, 16, 32, 64):
         raise TypingError(
             f"{name} requires array of integer or float type (8 to 64 bits), got {dt}", site.loc
         )
@@ -40,11 +43,19 @@ def _array(t: Typer, site: CallSite, name: str) -> Value:
 
 
 def _index(t: Typer, site: CallSite, name: str, ary: Value) -> Value:
-    """The index, checked with numba's messages, as ``array[i]`` takes it."""
-    idx, ndim = site.arg(1, "i"), ary.type.ndim
+    """The index, checked with numba's messages, as ``array[i]`` (``p[i]``) takes it."""
+    idx = site.arg(1, "i")
     items = idx.type.items if isinstance(idx.type, Tuple) else (idx.type,)
     if not all(isinstance(it, Scalar) and it.kind in "iu" for it in items):
         raise TypingError(f"{describe(idx.type)} is not a valid index for {name}", site.loc)
+    if isinstance(ary.type, CPointer):
+        if isinstance(idx.type, Tuple):
+            raise TypingError(
+                f"{name}: Pointers only support scalar indexing, got tuple of {len(items)}",
+                site.loc,
+            )
+        return t.cast(idx, int64, site.loc)
+    ndim = ary.type.ndim
     if isinstance(idx.type, Scalar) and ndim != 1:
         raise TypingError(f"{name}: Expected {ndim} indices, got a scalar", site.loc)
     if isinstance(idx.type, Tuple) and len(items) != ndim:
@@ -73,7 +84,8 @@ def cache_store(name: str):
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(3, 3, keywords=("array", "i", "value"))
         ary = _array(t, site, name)
-        t.check_writable(ary, site.loc, f"cuda.{name} cannot store into")
+        if isinstance(ary.type, Array):
+            t.check_writable(ary, site.loc, f"cuda.{name} cannot store into")
         index = _index(t, site, name, ary)
         value = site.arg(2, "value")
         t.scalar(value, site.loc, f"cuda.{name}'s value")

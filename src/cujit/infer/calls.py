@@ -231,15 +231,19 @@ def _lookup(fn: object) -> Rule | None:
         return None
 
 
-# Callees whose dtype argument (position 1, or ``dtype=``) may be a NumPy dtype's name.
+# Callees whose dtype argument (position 1, or ``dtype=``) may be a NumPy dtype's name,
+# and whose alignment (position 2, or ``alignment=``) their rule checks, strings included.
 _DTYPE_NAME_CALLEES = (cuda.shared.array, cuda.local.array)
 
 
 def _is_dtype_name(fn: object, site: CallSite, v: Value) -> bool:
-    """Whether ``v`` is the dtype argument of a callee that takes ``dtype="int32"``."""
+    """Whether ``v`` is the dtype argument of a callee that takes ``dtype="int32"`` (or
+    the alignment argument that callee's rule refuses in its own words)."""
     if not any(fn is c for c in _DTYPE_NAME_CALLEES):
         return False
-    return v is site.kwargs.get("dtype") or (len(site.args) > 1 and v is site.args[1])
+    if v is site.kwargs.get("dtype") or (len(site.args) > 1 and v is site.args[1]):
+        return True
+    return v is site.kwargs.get("alignment") or (len(site.args) > 2 and v is site.args[2])
 
 
 def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)

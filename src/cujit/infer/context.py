@@ -36,6 +36,7 @@ from cujit.types import (
     none,
     uint64,
 )
+from cujit.types.enums import EnumMember
 from cujit.types.foreign import from_numba_type, is_numba_type
 
 STRING_ERROR = "strings are not supported in kernels"
@@ -179,8 +180,11 @@ class Typer:
         'A', item-wise for tuples."""
         if v.type == t:
             return v
-        if "OptionalType" in (type(v.type).__name__, type(t).__name__):
-            return self._optional_cast(v, t, loc)
+        if "OptionalType" in (type(v.type).__name__, type(t).__name__) or EnumMember in (
+            type(v.type),
+            type(t),
+        ):
+            return self._wrapped_cast(v, t, loc)
         if accepts_array(t, v.type):
             return self.emit(Cast(loc=loc, result=self.fresh(t), operand=v))
         if isinstance(v.type, Scalar) and isinstance(t, Scalar):
@@ -206,6 +210,21 @@ class Typer:
                 item = self.emit(TupleGet(loc=loc, result=self.fresh(src), tuple=v, index=i))
                 items.append(self.cast(item, dst, loc))
             return self.emit(BuildTuple(loc=loc, result=self.fresh(t), items=tuple(items)))
+        raise TypingError(f"cannot convert {describe(v.type)} to {describe(t)}", loc)
+
+    def _wrapped_cast(self, v: Value, t: Type, loc: Loc) -> Value:
+        """Casts into or out of an optional or a run-time enum member: an IntEnum member
+        as a number, a member constant as a run-time member of its class
+        (``infer/enums.py``)."""
+        from cujit.infer import enums
+
+        if "OptionalType" in (type(v.type).__name__, type(t).__name__):
+            return self._optional_cast(v, t, loc)
+        if isinstance(v.type, EnumMember) and v.type.is_int and isinstance(t, Scalar):
+            return self.cast(enums.to_value(self, v, loc), t, loc)
+        member = enums.member_constant(self, v)
+        if isinstance(t, EnumMember) and member is not None:
+            return enums.from_constant(self, member, t, loc)
         raise TypingError(f"cannot convert {describe(v.type)} to {describe(t)}", loc)
 
     def _optional_cast(self, v: Value, t: Type, loc: Loc) -> Value:
@@ -250,6 +269,8 @@ class Typer:
         """The Scalar type of ``v``, or an error saying ``what`` needed a number."""
         if isinstance(v.type, Scalar):
             return v.type
+        if isinstance(v.type, EnumMember) and v.type.is_int:  # converts where cast
+            return v.type.dtype
         self.check_not_string(v, loc)
         self.check_defined(v, loc)
         raise TypingError(f"{what} needs a number, not {describe(v.type)}", loc)

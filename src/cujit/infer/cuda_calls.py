@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cujit.diagnostics import TypingError
+from cujit.diagnostics import ConstantValueError, RequireLiteralValue, TypingError
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
@@ -217,7 +217,8 @@ def _check_static_shared(site: CallSite, shape: tuple[int, ...], dtype) -> None:
 
 
 def _alignment(t: Typer, site: CallSite, name: str) -> int | None:
-    """numba's rule: a constant positive power of two, a multiple of a pointer's 8 bytes."""
+    """numba's rule: a constant positive power of two, a multiple of a pointer's 8 bytes
+    (None, or no argument, asks for no particular alignment)."""
     arg = site.arg(2, "alignment", None)
     if arg is None:
         return None
@@ -225,11 +226,14 @@ def _alignment(t: Typer, site: CallSite, name: str) -> int | None:
     if value is None:
         return None
     if value is arg or isinstance(value, bool) or not isinstance(value, int):
-        raise TypingError(f"cuda.{name}'s alignment must be a constant integer", site.loc)
+        raise RequireLiteralValue(
+            f"cuda.{name}'s alignment must be a constant integer, not {describe(arg.type)}",
+            site.loc,
+        )
     if value <= 0 or value & (value - 1) or value % 8:
-        raise TypingError(
-            f"cuda.{name}'s alignment must be a positive power of 2 and a "
-            f"multiple of 8, not {value}",
+        raise ConstantValueError(
+            f"cuda.{name}: Alignment must be a positive power of 2 and a multiple of "
+            f"8 (bytes), not {value}",
             site.loc,
         )
     return value
@@ -372,8 +376,6 @@ def global_array(t: Typer, value, loc, result) -> Value:
     what = f"the global {type(value).__name__}"
     if not isinstance(scalar, Scalar):
         raise TypingError(f"{what} has dtype {dtype}, which kernels do not support", loc)
-    if len(shape) == 0:
-        raise TypingError(f"{what} has no dimensions; kernels take arrays of one or more", loc)
     probe = (
         np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
         if all(shape)

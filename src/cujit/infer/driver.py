@@ -28,7 +28,7 @@ from cujit.diagnostics import (
     UnsupportedError,
 )
 from cujit.hints import hint
-from cujit.infer import access, arith, calls, optional
+from cujit.infer import access, arith, calls, enums, optional
 from cujit.infer.context import Typer
 from cujit.infer.function_calls import (
     Callees,
@@ -69,6 +69,7 @@ from cujit.ir import (
     replace,
 )
 from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
+from cujit.types.enums import EnumMember
 
 RULES = {
     Const: arith.type_const,
@@ -340,6 +341,7 @@ def _type_return(t: Typer, term: Return, v: Value | None, state: _State) -> Retu
             )
     else:
         t.check_defined(v, term.loc)
+        v = enums.as_run_time(t, v, term.loc)  # an enum member returns as a run-time one
         if isinstance(state.declared_return, NoneType):
             raise TypingError(
                 "this function is declared to return nothing (void) but returns a value", term.loc
@@ -440,6 +442,8 @@ def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
             if a.type != pt:
                 if a.id in t.undef_names:
                     a = t.emit(Undef(loc=term.loc, result=t.fresh(pt), name=t.undef_names[a.id]))
+                elif isinstance(pt, EnumMember):  # an enum member's constant among others
+                    a = t.cast(a, pt, term.loc)
                 elif isinstance(a.type, PyObject) or isinstance(pt, PyObject):
                     raise TypingError(_conflict(pt, a.type), _def_loc(t, a, term.loc))
                 else:

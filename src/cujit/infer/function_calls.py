@@ -35,6 +35,7 @@ from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import SELF_CALL, Block, BuildTuple, Call, CallFunction, Const, Function, Value
 from cujit.types import Array, CPointer, NoneType, PyObject, Record, Scalar, Tuple, Type, none
+from cujit.types.enums import EnumMember
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -199,7 +200,7 @@ def is_argument_type(t: Type) -> bool:
     """Whether a value of type ``t`` exists at run time and can be passed (or returned)."""
     if isinstance(t, Tuple):
         return all(is_argument_type(i) for i in t.items)
-    return isinstance(t, (Scalar, Array, Record, CPointer))
+    return isinstance(t, (Scalar, Array, Record, CPointer, EnumMember))
 
 
 @dataclasses.dataclass(frozen=True)

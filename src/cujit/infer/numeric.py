@@ -110,7 +110,9 @@ def unify(a: Type, b: Type) -> Type | None:
         if any(t is None for t in items):
             return None
         return dataclasses.replace(a, items=tuple(items))
-    return None
+    from cujit.infer.enums import unify_members
+
+    return unify_members(a, b)  # members of one enum class: a run-time member
 
 
 def int_result(*types: Scalar) -> Scalar:

@@ -582,6 +582,21 @@ _POINTERS = _rows(
     stores_into=0,
     cuda="inttoptr, getelementptr, store",
     cpu="inttoptr, getelementptr, store",
+) + _rows(
+    # carray/farray: an array over the pointer's memory; its accesses are the array's.
+    ("pointer.array",),
+    _INFER + "pointers:cfarray_rule",
+    None,
+    cuda="inttoptr; the extents and contiguous strides",
+    cpu="inttoptr; the extents and contiguous strides",
+)
+# Enum members held at run time (types.EnumMember) are their values: no code.
+_ENUMS = _rows(
+    ("enum.convert",),
+    _INFER + "enums:to_value",
+    1,
+    cuda="the same value (a member is its value)",
+    cpu="the same value (a member is its value)",
 )
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
@@ -675,6 +690,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _DATETIMES
     + _EXTENSIONS
     + _POINTERS
+    + _ENUMS
     + _LIBDEVICE
     + _BF16
     + _FP8

@@ -34,6 +34,7 @@ from cujit.runtime.memory import DeviceArray, to_device
 from cujit.runtime.stream import _default, as_cu_stream
 from cujit.types.bf16 import value_bits as bf16_bits
 from cujit.types.core import Array, NamedTuple, Scalar, Tuple
+from cujit.types.enums import EnumMember
 from cujit.types.numba_names import CPointer
 from cujit.types.records import Record
 
@@ -115,6 +116,10 @@ def _flatten(t, a, values: list, writebacks: list, stream, index: int, checks) -
         values.append(_record_to_device(t, a, writebacks, stream, index).device_ptr)
     elif tc is CPointer:  # an address (an int, as numba takes one)
         values.append(_address(a, index))
+    elif tc is EnumMember:  # its value (cujit.abi)
+        if not isinstance(a, t.cls):
+            raise LaunchError(f"argument {index}: expected a {t.cls.__name__} member, got {a!r}")
+        _flatten(t.dtype, a.value, values, writebacks, stream, index, checks)
     elif tc is Tuple or tc is NamedTuple:
         if not isinstance(a, tuple) or len(a) != len(t.items):
             raise LaunchError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 from cujit.types import core as _core
 from cujit.types.core import (
     SCALAR_BY_NAME,
@@ -19,6 +21,7 @@ from cujit.types.core import (
     is_namedtuple_class,
 )
 from cujit.types.datetimes import datetime_type
+from cujit.types.enums import member_type
 from cujit.types.extension import storage, typeof_value
 from cujit.types.foreign import (
     from_numba_signature,
@@ -112,6 +115,8 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
     np = _numpy()
     if isinstance(value, (bool, np.bool_)):
         return boolean
+    if isinstance(value, enum.Enum):  # IntEnum's members too: typed by their class
+        return member_type(value, typeof)
     if isinstance(value, int):
         return int64
     if isinstance(value, float):

@@ -92,6 +92,12 @@ def _pointer(obj) -> Type:
     return CPointer(from_numba_type(obj.dtype), getattr(obj, "addrspace", None))
 
 
+def _enum_member(obj) -> Type:
+    from cujit.types.enums import EnumMember
+
+    return EnumMember(obj.instance_class, from_numba_type(obj.dtype))
+
+
 def _timedelta(obj) -> Type:
     from cujit.types.datetimes import datetime_type
 
@@ -115,6 +121,7 @@ _CONVERSIONS = {
     "NPDatetime": _datetime,
     "NPTimedelta": _timedelta,
     "CPointer": _pointer,
+    "EnumMember": _enum_member,  # IntEnumMember's base too
 }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cujit.types import Array, Scalar, Signature, from_dtype, parse_signature
+from cujit.types import Array, Scalar, Signature, from_dtype, parse_signature, to_type
 
 
 class UFuncTypeError(TypeError):
@@ -44,6 +44,23 @@ def parse_loop(sig, nin: int | None = None) -> Loop:
     if nin is not None and len(s.args) != nin:
         raise TypeError(f"signature {sig!r} has {len(s.args)} arguments; the function takes {nin}")
     return Loop(tuple(s.args), s.return_type)
+
+
+def parse_inputs(sig, nin: int | None = None) -> tuple[Scalar, ...] | None:
+    """The input types of a signature given as a tuple (or list) of argument types
+    alone, as numba takes one; None for a signature of another form."""
+    if not isinstance(sig, (tuple, list)):
+        return None
+    inputs = tuple(to_type(t) for t in sig)
+    for t in inputs:
+        if not isinstance(t, Scalar):
+            raise TypeError(
+                f"a vectorize signature takes scalars, not {t} (in {sig!r}); "
+                "use guvectorize for array arguments"
+            )
+    if nin is not None and len(inputs) != nin:
+        raise TypeError(f"signature {sig!r} has {len(inputs)} arguments; the function takes {nin}")
+    return inputs
 
 
 def operand_dtype(value) -> np.dtype:

@@ -60,12 +60,20 @@ class UFunc:
         self.identity = identity
         self.device_function = device_function(pyfunc)
         self._signatures, self._options = tuple(signatures), dict(options)
-        self.loops = [resolve.parse_loop(s, self.nin) for s in signatures]
+        self.loops = [self._declared_loop(s) for s in signatures]
         self.dynamic = not self.loops
         self._kernels: dict[tuple, object] = {}
         # Calls on device operands seen before: their launch, keyed by the operands'
         # classes, dtypes, shapes and strides (see _fast_key).
         self._fast: dict[tuple, tuple] = {}
+
+    def _declared_loop(self, sig) -> resolve.Loop:
+        """A declared signature's loop; numba's tuple of argument types alone takes the
+        return type the function gives them."""
+        inputs = resolve.parse_inputs(sig, self.nin)
+        if inputs is None:
+            return resolve.parse_loop(sig, self.nin)
+        return resolve.Loop(inputs, return_type(self.device_function, inputs))
 
     def __repr__(self) -> str:
         return f"<cujit ufunc {self.__name__}>"

@@ -24,6 +24,7 @@ from cujit.diagnostics import LaunchError
 from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
 from cujit.types import Array, CPointer, Record, Scalar, Tuple, Type
+from cujit.types.enums import EnumMember
 
 _CTYPES = {
     "uint8": ctypes.c_uint8,
@@ -416,6 +417,12 @@ def _foreign_array(kernel: str, value) -> np.ndarray:
 
 def _flatten(kernel: str, t: Type, value, out: list, keep: list) -> None:
     """Append argument ``value``'s flat parameters (``cujit.abi``) to ``out``."""
+    if isinstance(t, EnumMember):  # an enum member: its value (cujit.abi)
+        t, value = t.dtype, value.value
+    _flatten_value(kernel, t, value, out, keep)
+
+
+def _flatten_value(kernel: str, t: Type, value, out: list, keep: list) -> None:
     if isinstance(t, Array):
         if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):
             value = _foreign_array(kernel, value)

@@ -176,12 +176,12 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
         gv = ll.GlobalVariable(
             ctx.module,
             ll.ArrayType(elem, count),
-            ctx.unique_name("__cujit_shared_"),
+            ctx.unique_name("_cudapy_smem_"),  # numba's name for it
             addrspace=space,
         )
         gv.linkage = "internal"
         gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
-        gv.align = op.attr("alignment") or SHARED_ALIGN
+        gv.align = max(op.attr("alignment") or SHARED_ALIGN, builtins.access_alignment(t.dtype))
         extents = [i64(n) for n in shape]
     local = b.bitcast(gv, ll.PointerType(elem, space))
     data = b.addrspacecast(local, ll.PointerType(elem, ctx.target.generic_addrspace))
