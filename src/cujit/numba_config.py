@@ -10,6 +10,8 @@ from numba's ``NUMBA_*`` variables (declared in ``cujit.config``):
 - ``CUDA_DEBUGINFO_DEFAULT``: ``jit(debug=None)``'s value;
 - ``CUDA_LOW_OCCUPANCY_WARNINGS`` / ``CUDA_WARN_ON_IMPLICIT_COPY``: numba's performance
   warnings (off unless numba's or cujit's variable turns them on);
+- ``CUDA_ARRAY_INTERFACE_SYNC``: whether importing or launching with a foreign array
+  synchronizes the stream its interface names (cujit's runtime reads it at each use);
 - ``DUMP_BYTECODE``, ``DUMP_CFG``, ``DUMP_IR``, ``DUMP_LLVM``, ``DUMP_ASSEMBLY``: print
   cujit's own stage outputs under numba's headings (``cujit.dumps``).
 
@@ -28,6 +30,7 @@ OPT = config.NUMBA_OPT.get()
 CUDA_DEBUGINFO_DEFAULT = int(config.NUMBA_DEBUGINFO.get())
 CUDA_LOW_OCCUPANCY_WARNINGS = int(bool(config.NUMBA_LOW_OCCUPANCY_WARNINGS.get()))
 CUDA_WARN_ON_IMPLICIT_COPY = int(bool(config.NUMBA_WARN_ON_IMPLICIT_COPY.get()))
+CUDA_ARRAY_INTERFACE_SYNC = int(config.NUMBA_CUDA_ARRAY_INTERFACE_SYNC.get())
 # cujit's own variables for the performance warnings, either of which also turns one on.
 _CUJIT_WARNINGS = {
     "CUDA_LOW_OCCUPANCY_WARNINGS": config.LOW_OCCUPANCY_WARNINGS,
@@ -77,3 +80,9 @@ def opt_enabled() -> bool:
 def dumps() -> frozenset[str]:
     """The stages whose outputs numba's ``DUMP_*`` settings ask to print."""
     return frozenset(stage for name, stage in DUMP_STAGES.items() if get(name))
+
+
+def array_interface_sync() -> bool:
+    """Whether a foreign array's stream is synchronized when it is imported or launched
+    with: numba's ``CUDA_ARRAY_INTERFACE_SYNC`` and cujit's variable, both on."""
+    return bool(get("CUDA_ARRAY_INTERFACE_SYNC")) and config.CUDA_ARRAY_INTERFACE_SYNC.get()

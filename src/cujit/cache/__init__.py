@@ -76,6 +76,8 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
 
     start = time.perf_counter()
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+    if options.link and strict and not config.CACHE_LINKED.get():
+        raise _linked_refusal(name, options.link)  # numba's refusal (the key would do)
     key = _key_or_none(pyfunc, arg_types, options, strict)
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
@@ -100,6 +102,17 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
         outputs,
         {"cache": time.perf_counter() - start},
         LaunchRecord.from_json(entry.header["record"]),
+    )
+
+
+def _linked_refusal(name: str, link) -> Exception:
+    from cujit.diagnostics import UncacheableLinkedKernel
+
+    files = ", ".join(repr(getattr(f, "name", str(f))) for f in link)
+    return UncacheableLinkedKernel(
+        f"cannot cache kernel {name!r}: it links {files}, which cache=True refuses, as "
+        "numba does (\"Cannot pickle CUDACodeLibrary with linking files\"); drop "
+        "cache=True or link=, or set CUJIT_CACHE_LINKED=1 (the key covers the files' bytes)"
     )
 
 
