@@ -243,8 +243,23 @@ class Kernel(KernelInspection):
         return dataclasses.replace(self._base_options, arch=arch)
 
     @api_boundary
+    def recompile(self) -> None:
+        """numba's ``recompile()``: compile every specialisation afresh, with the globals'
+        values of now, replacing the disk cache's entries (later imports load these)."""
+        sigs = list(self.overloads)
+        self.overloads.clear()
+        self._fast.clear()
+        for cfg in self._configs.values():
+            cfg.launchers.clear()
+        for sig in sigs:
+            self._compile(sig, refresh=True)
+
+    @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
+        return self._compile(sig)
+
+    def _compile(self, sig, refresh: bool = False) -> Specialization:
         sig = parse_signature(sig)  # a string, a Signature, a tuple or list of types
         if not isinstance(sig.return_type, NoneType):
             raise TypingError(
@@ -266,7 +281,9 @@ class Kernel(KernelInspection):
             ):
                 from cujit.cache import compile_cached
 
-                result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
+                result = compile_cached(
+                    self.py_func, key, self._options(), strict=self.cache, refresh=refresh
+                )
                 self.stats.note(key, result, self.py_func, self.cache)
             else:
                 if self.cache and self.target == "cpu":  # nothing kept, but refused alike

@@ -62,7 +62,9 @@ def cache_dir() -> Path:
     return Path(config.cache_dir())
 
 
-def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
+def compile_cached(
+    pyfunc, arg_types, options: Options, strict: bool = False, refresh: bool = False
+):
     """``pipeline.compile_kernel(pyfunc, arg_types, options)``, through the cache.
 
     A hit's ``CompileResult`` has the cubin, PTX and LLVM IR as outputs, one
@@ -70,6 +72,7 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
     compiles every stage and writes the entry.  ``strict`` (``cache=True`` on the
     kernel, not ``CUJIT_CACHE=1``): a kernel using a global or captured device array
     raises ``UncacheableKernel`` (a PicklingError) instead of compiling uncached.
+    ``refresh`` (``kernel.recompile()``): compile afresh and overwrite the entry.
     """
     from cujit.abi import LaunchRecord
     from cujit.pipeline import CompileResult, compile_kernel
@@ -83,10 +86,10 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
         return compile_kernel(pyfunc, arg_types, options)
     folder = layout.entry_folder(pyfunc, beside_source=strict)
     path = store.entry_path(folder, name, key)
-    entry = _usable(store.load(path, key), arg_types)
+    entry = None if refresh else _usable(store.load(path, key), arg_types)
     if entry is None:  # the first process to miss compiles; the others wait, then load
         with lock.held(path):
-            entry = _usable(store.load(path, key), arg_types)
+            entry = None if refresh else _usable(store.load(path, key), arg_types)
             if entry is None:
                 return _compile_and_save(pyfunc, arg_types, options, name, key, path)
     outputs = {
