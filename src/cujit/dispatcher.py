@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from cujit import (
     abi,
@@ -110,6 +111,13 @@ class Specialization:
     coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
     # On the CPU target: its CUDA compilation, made when inspected (cujit.cuda_view).
     cuda_view: object = None
+    linked: tuple = ()  # the names of the files linked into it (link=, declare_device)
+
+    @property
+    def _codelibrary(self):
+        """numba's code library, as far as programs read it: ``_linking_files``, the files
+        linked (never CUDA's device runtime: cujit's grid barrier is inline code)."""
+        return SimpleNamespace(_linking_files=list(self.linked))
 
     @property
     def cooperative(self) -> bool:
@@ -293,6 +301,7 @@ class Kernel(KernelInspection):
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            spec.linked = _linked_files(base.link, result)
             if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
                 spec.cuda_view = CudaView(self.py_func, key, self._options())
             self._dump(spec)
@@ -640,6 +649,17 @@ class Kernel(KernelInspection):
         return tuple(
             interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a for a in args
         )
+
+
+def _linked_files(link, result) -> tuple[str, ...]:
+    """The names of the files a compile result links: ``link=``'s, then its foreign
+    functions' (known from the typed IR; a disk-cache hit has ``link=``'s alone)."""
+    files = list(link)
+    typed = result.outputs.get("passes")
+    if typed is not None:
+        calls = linking.foreign_calls(typed)
+        files += [f for f in linking.foreign_files(calls) if f not in files]
+    return tuple(f.name for f in files)
 
 
 def _retyped(args, types) -> bool:
