@@ -217,6 +217,11 @@ class Kernel(KernelInspection):
         # numba's launch extensions (cujit.arghints): applied to every launch's arguments.
         self.extensions: list = list(flags.get("extensions") or ())
         self.specializations: dict = {}  # argument types -> Kernel, made by specialize()
+        # Launch-config sensitive (a compile marked it): the configuration its own
+        # specialisations were compiled for, and one kernel per other configuration.
+        self._lc_default = None  # a launchconfig.config_key, once sensitive
+        self._lc_fixed = False  # one of those kernels: it never hands launches on
+        self._launch_config_specializations: dict = {}
         for sig in signatures:
             self.compile(parse_signature(sig))
         if target == "cuda" and not signatures and not (self.cache or config.CACHE.get()):
@@ -290,7 +295,12 @@ class Kernel(KernelInspection):
                 from cujit.cache import compile_cached
 
                 result = compile_cached(
-                    self.py_func, key, self._options(), strict=self.cache, refresh=refresh
+                    self.py_func,
+                    key,
+                    self._options(),
+                    strict=self.cache,
+                    refresh=refresh,
+                    launch_config=self._lc_default,
                 )
                 self.stats.note(key, result, self.py_func, self.cache)
             else:
@@ -470,6 +480,11 @@ class Kernel(KernelInspection):
         ``cfg`` is the ``LaunchConfig`` launching, where there is one."""
         if len(args) != self._nargs:
             self._wrong_count(args)
+        if self._lc_default is not None and cfg is not None and not self._lc_fixed:
+            key = launchconfig.config_key(cfg)  # sensitive: its code is per configuration
+            if key != self._lc_default:
+                sub = self._launch_config_kernel(key)
+                return sub._launch(args, grid, block, stream, shmem, cfg)
         try:
             spec = self._fast.get(tuple(map(id, map(fast_typeof, args))))
         except TypeError:  # an argument typeof cannot type: the slow path says which
@@ -569,7 +584,19 @@ class Kernel(KernelInspection):
             spec = self._compile_for_args(*args)
         if marks["sensitive"]:
             spec.launch_config_sensitive = True
+            if self._lc_default is None:  # its code is this configuration's from now on
+                self._lc_default = launchconfig.config_key(cfg)
         return spec
+
+    def _launch_config_kernel(self, key) -> Kernel:
+        """The kernel that compiles for launch configuration ``key`` (numba's
+        launch-config specialisation of a sensitive kernel)."""
+        sub = self._launch_config_specializations.get(key)
+        if sub is None:
+            sub = Kernel(self.py_func, (), self._base_options, **self._flags)
+            sub._lc_default, sub._lc_fixed = key, True
+            self._launch_config_specializations[key] = sub
+        return sub
 
     def _compile_for_args(self, *args, **kwargs) -> Specialization:
         """numba's hook: compile for the types of ``args`` (code may wrap it)."""

@@ -18,7 +18,7 @@ import time
 import warnings
 from pathlib import Path
 
-from cujit import config
+from cujit import config, launchconfig
 from cujit.cache import entry_check, layout, lock, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
@@ -63,7 +63,12 @@ def cache_dir() -> Path:
 
 
 def compile_cached(
-    pyfunc, arg_types, options: Options, strict: bool = False, refresh: bool = False
+    pyfunc,
+    arg_types,
+    options: Options,
+    strict: bool = False,
+    refresh: bool = False,
+    launch_config=None,
 ):
     """``pipeline.compile_kernel(pyfunc, arg_types, options)``, through the cache.
 
@@ -73,9 +78,13 @@ def compile_cached(
     kernel, not ``CUJIT_CACHE=1``): a kernel using a global or captured device array
     raises ``UncacheableKernel`` (a PicklingError) instead of compiling uncached.
     ``refresh`` (``kernel.recompile()``): compile afresh and overwrite the entry.
+    ``launch_config`` (``launchconfig.config_key``): the configuration a kernel known to
+    be launch-config sensitive compiles for, part of the key; unknown in this process,
+    the kernel's marker on disk makes the current launch's configuration part of it, and
+    a compile that marks itself sensitive saves its entry under that key and leaves the
+    marker.
     """
-    from cujit.abi import LaunchRecord
-    from cujit.pipeline import CompileResult, compile_kernel
+    from cujit.pipeline import compile_kernel
 
     start = time.perf_counter()
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
@@ -85,13 +94,32 @@ def compile_cached(
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
     folder = layout.entry_folder(pyfunc, beside_source=strict)
+    if launch_config is None and layout.launch_config_marked(folder, pyfunc):
+        launch_config = launchconfig.current_key()
+    base = key if launch_config is None else None  # the key a sensitive compile extends
+    if launch_config is not None:
+        key = _with_launch_config(key, launch_config)
     path = store.entry_path(folder, name, key)
     entry = None if refresh else _usable(store.load(path, key), arg_types)
     if entry is None:  # the first process to miss compiles; the others wait, then load
         with lock.held(path):
             entry = None if refresh else _usable(store.load(path, key), arg_types)
             if entry is None:
-                return _compile_and_save(pyfunc, arg_types, options, name, key, path)
+                return _compile_and_save(pyfunc, arg_types, options, name, (key, base), path)
+    if entry.header.get("launch_config_sensitive"):
+        launchconfig.note_sensitive()  # so the kernel keeps a specialisation per config
+    return _hit(name, entry, start)
+
+
+def _with_launch_config(key: str, launch_config) -> str:
+    return store.hasher(f"{key} launch config {launch_config!r}".encode()).hexdigest()
+
+
+def _hit(name: str, entry, start: float):
+    """The ``CompileResult`` of a hit (see ``compile_cached``)."""
+    from cujit.abi import LaunchRecord
+    from cujit.pipeline import CompileResult
+
     outputs = {
         "llvm": entry.sections["llvm"].decode(),
         "ptx": entry.sections["ptx"].decode(),
@@ -128,10 +156,19 @@ def _usable(entry, arg_types):
     return entry
 
 
-def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, path: Path):
+def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path: Path):
+    """Compile and write the entry under ``keys[0]``; or, where the compile marked itself
+    launch-config sensitive and ``keys[1]`` (the key without a configuration) is given,
+    under that key extended with the current launch's configuration, with the marker."""
     from cujit.pipeline import compile_kernel
 
+    key, base = keys
     result = compile_kernel(pyfunc, arg_types, options)
+    sensitive = launchconfig.marked_sensitive()
+    if sensitive and base is not None:  # found out now: the entry is per configuration
+        layout.mark_launch_config(path.parent, pyfunc)
+        key = _with_launch_config(base, launchconfig.current_key())
+        path = store.entry_path(path.parent, name, key)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
     header = {
@@ -143,6 +180,7 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
         "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
         "created": dt.datetime.now().isoformat(timespec="seconds"),
         "compile_ms": {k: round(v * 1e3, 3) for k, v in result.times.items()},
+        "launch_config_sensitive": sensitive,
     }
     if not options.coarsen:  # a variant's launches read the plain kernel's verdict
         header["coarsen"] = _verdict_json(result)

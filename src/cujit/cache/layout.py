@@ -15,6 +15,9 @@ its own, ``("cujit", source file, code fingerprint, key)`` -> entry file name, p
 tuples and strings that numba's reader loads and ignores, and it keeps numba's entries
 while the stamp is the source file's (a SHA-256 of its bytes, as numba's CPU cache
 stamps it): the two targets' entries live side by side, as they do under numba-cuda.
+A kernel whose compile marked itself launch-config sensitive
+(``kernel.mark_launch_config_sensitive()``) also has numba's marker ``<index>.lcs``:
+from then on its entries' keys include the launch configuration they were compiled for.
 cujit finds its entries by their file names (its hits never read the index); the index
 lets it remove what is stale: when a kernel's code changes, the entries made from the
 old code can never be hit again (their keys cover the code), so saving an entry for
@@ -34,6 +37,7 @@ from cujit import config
 from cujit.cache import store
 
 INDEX_SUFFIX = ".nbi"
+LAUNCH_CONFIG_SUFFIX = ".lcs"
 PYCACHE = "__pycache__"
 
 
@@ -70,6 +74,24 @@ def index_path(folder: Path, pyfunc) -> Path:
     qualname = re.sub(r"[^A-Za-z0-9_.]", "_", getattr(pyfunc, "__qualname__", "kernel"))
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
     return folder / f"{stem}.{qualname[:64]}-{code.co_firstlineno}.{tag}{INDEX_SUFFIX}"
+
+
+def marker_path(folder: Path, pyfunc) -> Path:
+    """numba's launch-config marker beside the index (``<index name>.lcs``): present once
+    a compile of the kernel said its code depends on the launch configuration."""
+    return index_path(folder, pyfunc).with_suffix(LAUNCH_CONFIG_SUFFIX)
+
+
+def launch_config_marked(folder: Path, pyfunc) -> bool:
+    return marker_path(folder, pyfunc).exists()
+
+
+def mark_launch_config(folder: Path, pyfunc) -> None:
+    """Leave the marker (a failure costs later processes one compile each, no more)."""
+    try:
+        marker_path(folder, pyfunc).touch()
+    except OSError:
+        pass
 
 
 def code_fingerprint(pyfunc) -> str:
