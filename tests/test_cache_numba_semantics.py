@@ -181,3 +181,27 @@ def test_cache_true_with_link_is_refused_as_numba_does(tmp_path, monkeypatch):
         @cuda.jit("void()", cache=True, link=[str(ptx)], target="cuda")
         def f():
             pass
+
+
+def test_an_index_numba_wrote_keeps_its_version_stamp_and_entries(project):
+    from cujit.cache import layout
+
+    write, load, pycache = project
+    write(z=2.0)
+    mod = load()
+    pycache.mkdir(exist_ok=True)
+    index = layout.index_path(pycache, mod.shared)
+    other_stamp = (1234567.0, 321)  # another numba's stamp: (mtime, size)
+    numba_key = ("(float64,)", ("x86_64", "skylake", ""), ("h1", "h2"))
+    index.write_bytes(
+        pickle.dumps("0.61.0", protocol=-1)
+        + pickle.dumps((other_stamp, {numba_key: "numba.1.nbc"}), protocol=-1)
+    )
+    mod.kern.compile(F64)
+    with open(index, "rb") as f:
+        version = pickle.load(f)
+        stamp, table = pickle.loads(f.read())
+    assert version == "0.61.0" and stamp == other_stamp
+    assert table[numba_key] == "numba.1.nbc"
+    (ours,) = [k for k in table if k[0] == "cujit"]
+    assert (pycache / table[ours]).is_file() and table[ours].endswith(".cujit")

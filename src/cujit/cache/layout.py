@@ -12,9 +12,10 @@ numba's format, since numba's CPU cache (``numba.njit(cache=True)`` of the same
 function) keeps its index under the same name: a pickled version string, then the
 pickled pair (source stamp, table).  cujit adds its entries to the table under keys of
 its own, ``("cujit", source file, code fingerprint, key)`` -> entry file name, plain
-tuples and strings that numba's reader loads and ignores, and it keeps numba's entries
-while the stamp is the source file's (a SHA-256 of its bytes, as numba's CPU cache
-stamps it): the two targets' entries live side by side, as they do under numba-cuda.
+tuples and strings that numba's reader loads and ignores, and it leaves numba's entries,
+version and stamp as they are (a fresh index gets numba's version and the stamp numba's
+CPU cache gives a source file, the SHA-256 of its bytes): the two targets' entries live
+side by side, as they do under numba-cuda.
 A kernel whose compile marked itself launch-config sensitive
 (``kernel.mark_launch_config_sensitive()``) also has numba's marker ``<index>.lcs``:
 from then on its entries' keys include the launch configuration they were compiled for.
@@ -147,11 +148,14 @@ def record(folder: Path, pyfunc, key: str, entry: Path) -> None:
     lists for code the function no longer has.  Failures cost only the tidying."""
     path = index_path(folder, pyfunc)
     source = os.path.abspath(pyfunc.__code__.co_filename)
-    code, stamp = code_fingerprint(pyfunc), source_stamp(source)
+    code = code_fingerprint(pyfunc)
     found = _read(path)
-    version, old_stamp, table = found if found is not None else (_numba_version(), stamp, {})
-    if old_stamp != stamp:  # numba's entries there were made from another source
-        table = {k: v for k, v in table.items() if isinstance(k, tuple) and k[:1] == ("cujit",)}
+    # An index numba wrote keeps its version and stamp: numba judges its own entries by
+    # them (a stale stamp makes it see none), whatever its version's stamp is.
+    if found is None:
+        version, stamp, table = _numba_version(), source_stamp(source), {}
+    else:
+        version, stamp, table = found
     for k in [k for k in table if _ours(k, source) and k[2] != code]:
         stale = folder / table.pop(k)
         if stale != entry and stale.suffix == store.SUFFIX:
