@@ -99,6 +99,7 @@ def test_a_collected_device_array_is_queued_then_freed():
 
     ctx = cuda.current_context()
     pending = ctx.memory_manager.deallocations
+    gc.collect()  # earlier tests' garbage queued now, not during the checks below
     pending.clear()
     free_before = ctx.get_memory_info()[0]
     d = cuda.to_device(np.arange(1 << 24, dtype=np.float64))  # 128 MiB
