@@ -66,8 +66,14 @@ def test_key_is_stable_and_covers_what_changes_the_code(cache_dir, monkeypatch):
         kernel_key(saxpy, SAXPY_TYPES, Options(debug=True)),
     }
     assert k not in others and len(others) == 7
-    monkeypatch.setitem(globals(), "OFFSET", 2.5)  # a global's value is frozen into the code
-    assert kernel_key(saxpy, SAXPY_TYPES, Options()) != k
+    # A global's value is frozen into the code: as numba, a value changed at run time
+    # keeps the key (the source file keys it); CUJIT_CACHE_KEY_GLOBALS=1 keys the value.
+    monkeypatch.setitem(globals(), "OFFSET", 2.5)
+    assert kernel_key(saxpy, SAXPY_TYPES, Options()) == k
+    monkeypatch.setenv("CUJIT_CACHE_KEY_GLOBALS", "1")
+    by_value = kernel_key(saxpy, SAXPY_TYPES, Options())
+    monkeypatch.setitem(globals(), "OFFSET", 1.5)
+    assert kernel_key(saxpy, SAXPY_TYPES, Options()) not in (k, by_value)
 
 
 def test_key_follows_closure_values():

@@ -72,6 +72,22 @@ CACHE_DIR = Knob(
     "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
     "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)",
 )
+CACHE_LINKED = Knob(
+    "CUJIT_CACHE_LINKED",
+    bool,
+    False,
+    "let jit(cache=True) keep kernels that link files (link=), keyed by the files' "
+    "bytes; off, such a kernel is refused with a RuntimeError, as numba refuses it",
+)
+CACHE_KEY_GLOBALS = Knob(
+    "CUJIT_CACHE_KEY_GLOBALS",
+    bool,
+    False,
+    "make the disk cache's key cover the values of the globals a kernel's functions read "
+    "(a global changed at run time, or bound from another module, then misses); off, as "
+    "numba, they count as constants of the compile, and an entry is valid while the "
+    "functions' source files are unchanged",
+)
 BOUNDSCHECK = Knob(
     "CUJIT_BOUNDSCHECK",
     bool,
@@ -126,6 +142,13 @@ WARN_ON_IMPLICIT_COPY = Knob(
     "warn (NumbaPerformanceWarning) when a launch copies a host array to the GPU and "
     "back, as numba does by default",
 )
+NEGATIVE_STRIDE_COPIES = Knob(
+    "CUJIT_NEGATIVE_STRIDE_COPIES",
+    bool,
+    False,
+    "let copy_to_host copy device-array views with negative strides (d[::-1]); off, it "
+    "raises NotImplementedError, as numba does",
+)
 CUDA_ARRAY_INTERFACE_SYNC = Knob(
     "CUJIT_CUDA_ARRAY_INTERFACE_SYNC",
     bool,
@@ -172,6 +195,13 @@ NUMBA_DUMP_ASSEMBLY = Knob(
     False,
     "print each kernel's PTX (the host assembly on the CPU target)",
 )
+NUMBA_CUDA_ARRAY_INTERFACE_SYNC = Knob(
+    "NUMBA_CUDA_ARRAY_INTERFACE_SYNC",
+    bool,
+    True,
+    "numba's switch for synchronizing a foreign array's stream (as "
+    "CUJIT_CUDA_ARRAY_INTERFACE_SYNC; either off turns it off)",
+)
 NUMBA_DUMPS = (
     NUMBA_DUMP_BYTECODE,
     NUMBA_DUMP_CFG,
@@ -188,6 +218,8 @@ KNOBS = (
     TARGET,
     CACHE,
     CACHE_DIR,
+    CACHE_LINKED,
+    CACHE_KEY_GLOBALS,
     BOUNDSCHECK,
     WARMUP,
     COARSEN,
@@ -201,7 +233,9 @@ KNOBS = (
     NUMBA_WARN_ON_IMPLICIT_COPY,
     NUMBA_NVRTC_EXTRA_SEARCH_PATHS,
     *NUMBA_DUMPS,
+    NUMBA_CUDA_ARRAY_INTERFACE_SYNC,
     CUDA_ARRAY_INTERFACE_SYNC,
+    NEGATIVE_STRIDE_COPIES,
 )
 
 # Variables that steer which CUDA toolchain (libNVVM, nvJitLink) a process loads

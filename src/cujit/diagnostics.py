@@ -197,6 +197,11 @@ class UncacheableKernel(CujitError, pickle.PicklingError):
     holds a device array's address): a PicklingError, as numba's."""
 
 
+class UncacheableLinkedKernel(CujitError, RuntimeError):
+    """``cache=True`` on a kernel that links files (``link=``): refused with a
+    RuntimeError, as numba refuses it, since an entry cannot tell when they change."""
+
+
 class NumbaWarning(UserWarning):
     """The base of the warnings cujit gives under numba's names (``cujit.cuda.errors``)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from cujit import (
     abi,
@@ -111,6 +112,13 @@ class Specialization:
     coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
     # On the CPU target: its CUDA compilation, made when inspected (cujit.cuda_view).
     cuda_view: object = None
+    linked: tuple = ()  # the names of the files linked into it (link=, declare_device)
+
+    @property
+    def _codelibrary(self):
+        """numba's code library, as far as programs read it: ``_linking_files``, the files
+        linked (never CUDA's device runtime: cujit's grid barrier is inline code)."""
+        return SimpleNamespace(_linking_files=list(self.linked))
 
     @property
     def cooperative(self) -> bool:
@@ -211,6 +219,11 @@ class Kernel(KernelInspection):
         # numba's launch extensions (cujit.arghints): applied to every launch's arguments.
         self.extensions: list = list(flags.get("extensions") or ())
         self.specializations: dict = {}  # argument types -> Kernel, made by specialize()
+        # Launch-config sensitive (a compile marked it): the configuration its own
+        # specialisations were compiled for, and one kernel per other configuration.
+        self._lc_default = None  # a launchconfig.config_key, once sensitive
+        self._lc_fixed = False  # one of those kernels: it never hands launches on
+        self._launch_config_specializations: dict = {}
         for sig in signatures:
             self.compile(parse_signature(sig))
         if target == "cuda" and not signatures and not (self.cache or config.CACHE.get()):
@@ -248,8 +261,23 @@ class Kernel(KernelInspection):
         return dataclasses.replace(base, arch=arch, include_paths=include)
 
     @api_boundary
+    def recompile(self) -> None:
+        """numba's ``recompile()``: compile every specialisation afresh, with the globals'
+        values of now, replacing the disk cache's entries (later imports load these)."""
+        sigs = list(self.overloads)
+        self.overloads.clear()
+        self._fast.clear()
+        for cfg in self._configs.values():
+            cfg.launchers.clear()
+        for sig in sigs:
+            self._compile(sig, refresh=True)
+
+    @api_boundary
     def compile(self, sig) -> Specialization:
         """Compile (once) for a signature or a tuple of argument types."""
+        return self._compile(sig)
+
+    def _compile(self, sig, refresh: bool = False) -> Specialization:
         sig = parse_signature(sig)  # a string, a Signature, a tuple or list of types
         if not isinstance(sig.return_type, NoneType):
             raise TypingError(
@@ -271,7 +299,14 @@ class Kernel(KernelInspection):
             ):
                 from cujit.cache import compile_cached
 
-                result = compile_cached(self.py_func, key, self._options(), strict=self.cache)
+                result = compile_cached(
+                    self.py_func,
+                    key,
+                    self._options(),
+                    strict=self.cache,
+                    refresh=refresh,
+                    launch_config=self._lc_default,
+                )
                 self.stats.note(key, result, self.py_func, self.cache)
             else:
                 if self.cache and self.target == "cpu":  # nothing kept, but refused alike
@@ -281,6 +316,7 @@ class Kernel(KernelInspection):
                 result = compile_kernel(self.py_func, key, self._options())
             record = result.record
             spec = Specialization(key, result, record, record.param_kinds(key), {})
+            spec.linked = _linked_files(base.link, result)
             if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
                 spec.cuda_view = CudaView(self.py_func, key, self._options())
             self._dump(spec)
@@ -449,6 +485,11 @@ class Kernel(KernelInspection):
         ``cfg`` is the ``LaunchConfig`` launching, where there is one."""
         if len(args) != self._nargs:
             self._wrong_count(args)
+        if self._lc_default is not None and cfg is not None and not self._lc_fixed:
+            key = launchconfig.config_key(cfg)  # sensitive: its code is per configuration
+            if key != self._lc_default:
+                sub = self._launch_config_kernel(key)
+                return sub._launch(args, grid, block, stream, shmem, cfg)
         try:
             spec = self._fast.get(tuple(map(id, map(fast_typeof, args))))
         except TypeError:  # an argument typeof cannot type: the slow path says which
@@ -548,7 +589,19 @@ class Kernel(KernelInspection):
             spec = self._compile_for_args(*args)
         if marks["sensitive"]:
             spec.launch_config_sensitive = True
+            if self._lc_default is None:  # its code is this configuration's from now on
+                self._lc_default = launchconfig.config_key(cfg)
         return spec
+
+    def _launch_config_kernel(self, key) -> Kernel:
+        """The kernel that compiles for launch configuration ``key`` (numba's
+        launch-config specialisation of a sensitive kernel)."""
+        sub = self._launch_config_specializations.get(key)
+        if sub is None:
+            sub = Kernel(self.py_func, (), self._base_options, **self._flags)
+            sub._lc_default, sub._lc_fixed = key, True
+            self._launch_config_specializations[key] = sub
+        return sub
 
     def _compile_for_args(self, *args, **kwargs) -> Specialization:
         """numba's hook: compile for the types of ``args`` (code may wrap it)."""
@@ -628,6 +681,17 @@ class Kernel(KernelInspection):
         return tuple(
             interop.import_for_launch(a, stream) if interop.is_foreign_array(a) else a for a in args
         )
+
+
+def _linked_files(link, result) -> tuple[str, ...]:
+    """The names of the files a compile result links: ``link=``'s, then its foreign
+    functions' (known from the typed IR; a disk-cache hit has ``link=``'s alone)."""
+    files = list(link)
+    typed = result.outputs.get("passes")
+    if typed is not None:
+        calls = linking.foreign_calls(typed)
+        files += [f for f in linking.foreign_files(calls) if f not in files]
+    return tuple(f.name for f in files)
 
 
 def _retyped(args, types) -> bool:

@@ -54,6 +54,37 @@ def compiling(config, args):
         stack.pop()
 
 
+NO_LAUNCH_CONFIG = "no launch config"  # the key of a compile no launch started
+
+
+def config_key(config) -> tuple | str:
+    """What makes one launch configuration's code differ from another's, for a kernel
+    marked sensitive: its grid, block and dynamic shared memory (``NO_LAUNCH_CONFIG``
+    for ``None``)."""
+    if config is None:
+        return NO_LAUNCH_CONFIG
+    return (tuple(config.grid), tuple(config.block), int(config.shmem))
+
+
+def current_key() -> tuple | str:
+    """``config_key`` of the launch compiling on this thread."""
+    return config_key(current_launch_config())
+
+
+def marked_sensitive() -> bool:
+    """Whether the compilation under way on this thread was marked sensitive."""
+    stack = getattr(_state, "stack", None)
+    return bool(stack) and stack[-1][2]["sensitive"]
+
+
+def note_sensitive() -> None:
+    """Mark the compilation under way on this thread (if a launch started one) as
+    sensitive: what the disk cache does when the entry it loads was."""
+    stack = getattr(_state, "stack", None)
+    if stack:
+        stack[-1][2]["sensitive"] = True
+
+
 def mark_sensitive(kernel) -> None:
     """Record that the compilation running on this thread for ``kernel`` depends on its
     launch configuration."""

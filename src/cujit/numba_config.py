@@ -12,6 +12,8 @@ from numba's ``NUMBA_*`` variables (declared in ``cujit.config``):
   warnings (off unless numba's or cujit's variable turns them on);
 - ``CUDA_NVRTC_EXTRA_SEARCH_PATHS``: include directories (``:``-separated) for the CUDA
   C/C++ sources kernels link, after the toolkit's headers (``nvrtc_search_paths``);
+- ``CUDA_ARRAY_INTERFACE_SYNC``: whether importing or launching with a foreign array
+  synchronizes the stream its interface names (cujit's runtime reads it at each use);
 - ``DUMP_BYTECODE``, ``DUMP_CFG``, ``DUMP_IR``, ``DUMP_LLVM``, ``DUMP_ASSEMBLY``: print
   cujit's own stage outputs under numba's headings (``cujit.dumps``).
 
@@ -32,6 +34,7 @@ ENABLE_CUDASIM = int(bool(config.NUMBA_CUDASIM.get()))
 CUDA_DEBUGINFO_DEFAULT = int(config.NUMBA_DEBUGINFO.get())
 CUDA_LOW_OCCUPANCY_WARNINGS = int(bool(config.NUMBA_LOW_OCCUPANCY_WARNINGS.get()))
 CUDA_WARN_ON_IMPLICIT_COPY = int(bool(config.NUMBA_WARN_ON_IMPLICIT_COPY.get()))
+CUDA_ARRAY_INTERFACE_SYNC = int(config.NUMBA_CUDA_ARRAY_INTERFACE_SYNC.get())
 # cujit's own variables for the performance warnings, either of which also turns one on.
 _CUJIT_WARNINGS = {
     "CUDA_LOW_OCCUPANCY_WARNINGS": config.LOW_OCCUPANCY_WARNINGS,
@@ -90,3 +93,9 @@ def nvrtc_search_paths() -> tuple[str, ...]:
     if isinstance(value, (list, tuple)):
         return tuple(str(v) for v in value if v)
     return tuple(p for p in str(value).split(":") if p)
+
+
+def array_interface_sync() -> bool:
+    """Whether a foreign array's stream is synchronized when it is imported or launched
+    with: numba's ``CUDA_ARRAY_INTERFACE_SYNC`` and cujit's variable, both on."""
+    return bool(get("CUDA_ARRAY_INTERFACE_SYNC")) and config.CUDA_ARRAY_INTERFACE_SYNC.get()

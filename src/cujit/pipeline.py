@@ -189,7 +189,7 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     from cujit.codegen import kernel_symbol
     from cujit.codegen.checks import error_sites
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
-    from cujit.ir.analysis import uses_grid_sync, written_arguments
+    from cujit.ir.analysis import needs_cooperative_launch, written_arguments
     from cujit.linking import foreign_calls, foreign_files
     from cujit.ptx import compile_ptx
 
@@ -199,7 +199,7 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
         kernel_symbol(fn),
         params.passed,
         written_arguments(fn),
-        uses_grid_sync(fn),
+        needs_cooperative_launch(fn),
         error_sites(module),
     )
     ptx = run.stage(
@@ -296,7 +296,7 @@ def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     """Stage 6 and the last stage on the CPU target: typed IR -> LLVM IR for the host ->
     JIT-compiled code that runs the grid in-process."""
     from cujit.abi import flat_param_kinds
-    from cujit.ir.analysis import uses_grid_sync, written_arguments
+    from cujit.ir.analysis import needs_cooperative_launch, written_arguments
     from cujit.targets.cpu import build_cpu_kernel, lower_cpu_kernel
 
     lowered = run.stage("llvm", lower_cpu_kernel, fn, options, shown=str)
@@ -306,7 +306,7 @@ def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:
         lowered.symbol,
         every,
         written_arguments(fn),
-        uses_grid_sync(fn),
+        needs_cooperative_launch(fn),
         getattr(kernel, "debug_sites", None) or {},
     )
 

@@ -18,7 +18,7 @@ import time
 import warnings
 from pathlib import Path
 
-from cujit import config
+from cujit import config, launchconfig
 from cujit.cache import entry_check, layout, lock, store
 from cujit.cache.key import kernel_key
 from cujit.options import Options
@@ -62,7 +62,14 @@ def cache_dir() -> Path:
     return Path(config.cache_dir())
 
 
-def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
+def compile_cached(
+    pyfunc,
+    arg_types,
+    options: Options,
+    strict: bool = False,
+    refresh: bool = False,
+    launch_config=None,
+):
     """``pipeline.compile_kernel(pyfunc, arg_types, options)``, through the cache.
 
     A hit's ``CompileResult`` has the cubin, PTX and LLVM IR as outputs, one
@@ -70,23 +77,49 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
     compiles every stage and writes the entry.  ``strict`` (``cache=True`` on the
     kernel, not ``CUJIT_CACHE=1``): a kernel using a global or captured device array
     raises ``UncacheableKernel`` (a PicklingError) instead of compiling uncached.
+    ``refresh`` (``kernel.recompile()``): compile afresh and overwrite the entry.
+    ``launch_config`` (``launchconfig.config_key``): the configuration a kernel known to
+    be launch-config sensitive compiles for, part of the key; unknown in this process,
+    the kernel's marker on disk makes the current launch's configuration part of it, and
+    a compile that marks itself sensitive saves its entry under that key and leaves the
+    marker.
     """
-    from cujit.abi import LaunchRecord
-    from cujit.pipeline import CompileResult, compile_kernel
+    from cujit.pipeline import compile_kernel
 
     start = time.perf_counter()
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+    if options.link and strict and not config.CACHE_LINKED.get():
+        raise _linked_refusal(name, options.link)  # numba's refusal (the key would do)
     key = _key_or_none(pyfunc, arg_types, options, strict)
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
     folder = layout.entry_folder(pyfunc, beside_source=strict)
+    if launch_config is None and layout.launch_config_marked(folder, pyfunc):
+        launch_config = launchconfig.current_key()
+    base = key if launch_config is None else None  # the key a sensitive compile extends
+    if launch_config is not None:
+        key = _with_launch_config(key, launch_config)
     path = store.entry_path(folder, name, key)
-    entry = _usable(store.load(path, key), arg_types)
+    entry = None if refresh else _usable(store.load(path, key), arg_types)
     if entry is None:  # the first process to miss compiles; the others wait, then load
         with lock.held(path):
-            entry = _usable(store.load(path, key), arg_types)
+            entry = None if refresh else _usable(store.load(path, key), arg_types)
             if entry is None:
-                return _compile_and_save(pyfunc, arg_types, options, name, key, path)
+                return _compile_and_save(pyfunc, arg_types, options, name, (key, base), path)
+    if entry.header.get("launch_config_sensitive"):
+        launchconfig.note_sensitive()  # so the kernel keeps a specialisation per config
+    return _hit(name, entry, start)
+
+
+def _with_launch_config(key: str, launch_config) -> str:
+    return store.hasher(f"{key} launch config {launch_config!r}".encode()).hexdigest()
+
+
+def _hit(name: str, entry, start: float):
+    """The ``CompileResult`` of a hit (see ``compile_cached``)."""
+    from cujit.abi import LaunchRecord
+    from cujit.pipeline import CompileResult
+
     outputs = {
         "llvm": entry.sections["llvm"].decode(),
         "ptx": entry.sections["ptx"].decode(),
@@ -103,6 +136,17 @@ def compile_cached(pyfunc, arg_types, options: Options, strict: bool = False):
     )
 
 
+def _linked_refusal(name: str, link) -> Exception:
+    from cujit.diagnostics import UncacheableLinkedKernel
+
+    files = ", ".join(repr(getattr(f, "name", str(f))) for f in link)
+    return UncacheableLinkedKernel(
+        f"cannot cache kernel {name!r}: it links {files}, which cache=True refuses, as "
+        "numba does (\"Cannot pickle CUDACodeLibrary with linking files\"); drop "
+        "cache=True or link=, or set CUJIT_CACHE_LINKED=1 (the key covers the files' bytes)"
+    )
+
+
 def _usable(entry, arg_types):
     """``entry``, or None where it is missing or whole but not what a launch needs (then
     it is removed, and the kernel compiled again)."""
@@ -112,10 +156,19 @@ def _usable(entry, arg_types):
     return entry
 
 
-def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, path: Path):
+def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path: Path):
+    """Compile and write the entry under ``keys[0]``; or, where the compile marked itself
+    launch-config sensitive and ``keys[1]`` (the key without a configuration) is given,
+    under that key extended with the current launch's configuration, with the marker."""
     from cujit.pipeline import compile_kernel
 
+    key, base = keys
     result = compile_kernel(pyfunc, arg_types, options)
+    sensitive = launchconfig.marked_sensitive()
+    if sensitive and base is not None:  # found out now: the entry is per configuration
+        layout.mark_launch_config(path.parent, pyfunc)
+        key = _with_launch_config(base, launchconfig.current_key())
+        path = store.entry_path(path.parent, name, key)
     import datetime as dt  # here, not at the top: a cache hit does not need it
 
     header = {
@@ -127,6 +180,7 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, key: str, 
         "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
         "created": dt.datetime.now().isoformat(timespec="seconds"),
         "compile_ms": {k: round(v * 1e3, 3) for k, v in result.times.items()},
+        "launch_config_sensitive": sensitive,
     }
     if not options.coarsen:  # a variant's launches read the plain kernel's verdict
         header["coarsen"] = _verdict_json(result)

@@ -4,7 +4,13 @@ changes the code.
 - the kernel's code objects, nested ones included: ``co_code``, the exception
   table, the constants, the names, the argument counts and flags (line numbers
   only under ``debug``, where they reach the output);
-- the values of the globals and closure variables the code names, as irgen
+- each function's source file, by a digest of its bytes: as numba's cache, the globals
+  a function reads that hold plain data (numbers, strings, NumPy arrays and scalars,
+  tuples of these) count as constants of the compile, frozen when it was made, and an
+  entry stays valid while the file that binds them is unchanged (a value changed at run
+  time, ``mod.Z = 10``, is not seen; ``CUJIT_CACHE_KEY_GLOBALS=1`` keys their values
+  instead, and functions without a source file always key them);
+- the values of the other globals and of the closure variables the code names, as irgen
   freezes them into constants: numbers, strings and tuples by type and ``repr``,
   arrays by dtype, shape and bytes, types and functions by qualified name
   (namedtuple classes and values with their fields),
@@ -32,13 +38,14 @@ import os
 import sys
 import types as pytypes
 
+from cujit import config
 from cujit.cache import toolchain
 from cujit.cache.store import hasher
 from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 9  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 10  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -58,7 +65,7 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
     h = hasher()
     h.update(f"cujit-kernel-key {FORMAT}\n".encode())
     h.update(environment_digest().encode())
-    seen = _Seen()
+    seen = _Seen(by_source=not config.CACHE_KEY_GLOBALS.get())
     try:
         _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, seen)
     except Uncacheable as why:
@@ -155,18 +162,8 @@ def _function(fn, h, debug: bool, seen: set) -> None:
     names: set[str] = set()
     _code(code, h, debug, names)
     getattr(seen, "names", set()).update(names)  # a _Seen: the names the code uses
-    # Globals and builtins the code names, in a fixed order; a name that is
-    # neither (an attribute) is already covered by ``co_names``.
-    fn_builtins = getattr(fn, "__builtins__", None) or {}
-    if isinstance(fn_builtins, pytypes.ModuleType):
-        fn_builtins = vars(fn_builtins)
-    for name in sorted(names):
-        if name in fn.__globals__:
-            h.update(f"global {name}=".encode())
-            _value(fn.__globals__[name], h, debug, seen, names)
-        elif name in fn_builtins:
-            h.update(f"builtin {name}=".encode())
-            _value(fn_builtins[name], h, debug, seen, names)
+    frozen = getattr(seen, "by_source", False) and _source_key(code, h, seen)
+    _globals(fn, names, frozen, h, debug, seen)
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         h.update(f"closure {name}=".encode())
         try:
@@ -178,6 +175,71 @@ def _function(fn, h, debug: bool, seen: set) -> None:
     for default in fn.__defaults__ or ():
         h.update(b"default ")
         _value(default, h, debug, seen, names)
+
+
+def _globals(fn, names: set, frozen: bool, h, debug: bool, seen: set) -> None:
+    """The globals and builtins the code names, in a fixed order (a name that is
+    neither, an attribute, is already covered by ``co_names``); with ``frozen``, a
+    plain-data global by its name alone: its function's source file keys it."""
+    fn_builtins = getattr(fn, "__builtins__", None) or {}
+    if isinstance(fn_builtins, pytypes.ModuleType):
+        fn_builtins = vars(fn_builtins)
+    for name in sorted(names):
+        if name in fn.__globals__:
+            value = fn.__globals__[name]
+            if frozen and _is_data(value):
+                h.update(f"global {name}: data\n".encode())
+                continue
+            h.update(f"global {name}=".encode())
+            _value(value, h, debug, seen, names)
+        elif name in fn_builtins:
+            h.update(f"builtin {name}=".encode())
+            _value(fn_builtins[name], h, debug, seen, names)
+
+
+def _is_data(v) -> bool:
+    """Plain data that numba's cache takes as a constant of the compile."""
+    if isinstance(v, (*_PLAIN, frozenset)):
+        return True
+    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+        return all(map(_is_data, v))
+    return type(v).__module__ == "numpy" and hasattr(v, "tobytes")
+
+
+_digests: dict[str, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, digest)
+
+
+def source_digest(path: str) -> str | None:
+    """A digest of the source file's bytes (None where it cannot be read), read once per
+    process while its size and modification time stay the same."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    known = _digests.get(path)
+    if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
+        return known[2]
+    try:
+        with open(path, "rb") as f:
+            digest = hasher(f.read()).hexdigest()
+    except OSError:
+        return None
+    _digests[path] = (st.st_mtime_ns, st.st_size, digest)
+    return digest
+
+
+def _source_key(code, h, seen) -> bool:
+    """Key the function's source file (once per file); False where it has none."""
+    path = code.co_filename
+    if not path or path.startswith("<"):
+        return False
+    digest = source_digest(path)
+    if digest is None:
+        return False
+    if path not in seen.files:
+        seen.files.add(path)
+        h.update(f"source {os.path.basename(path)} {digest}\n".encode())
+    return True
 
 
 def _code(code, h, debug: bool, names: set) -> None:
@@ -269,11 +331,14 @@ def _library(cls: type) -> bool:
 
 
 class _Seen(set):
-    """The ids of the values a key has taken in, and the names their code uses."""
+    """The ids of the values a key has taken in, the names their code uses, the source
+    files keyed, and whether plain-data globals are keyed by their file (``by_source``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, by_source: bool = False) -> None:
         super().__init__()
         self.names: set[str] = set()
+        self.files: set[str] = set()
+        self.by_source = by_source
 
 
 def _extension(obj, h, debug: bool, seen: set) -> None:

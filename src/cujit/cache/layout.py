@@ -7,18 +7,29 @@ kernels that only ``CUJIT_CACHE=1`` caches go.  ``CUJIT_CACHE_DIR`` puts every e
 the folder it names instead.
 
 Beside its entries (one file per specialisation, ``store.entry_path``) each kernel has
-one index file, ``<module>.<qualname>-<line>.py<XY>.nbi``, numba's name for it: a JSON
-table of the kernel's entries and the fingerprint of the code they were compiled
-from.  When a kernel's code changes, the entries made from the old code can never be
-hit again (their keys cover the code), so saving an entry for the new code removes
-them: the folder holds no dead entries of a kernel that was edited.
+one index file, ``<module>.<qualname>-<line>.py<XY>.nbi``, numba's name for it, in
+numba's format, since numba's CPU cache (``numba.njit(cache=True)`` of the same
+function) keeps its index under the same name: a pickled version string, then the
+pickled pair (source stamp, table).  cujit adds its entries to the table under keys of
+its own, ``("cujit", source file, code fingerprint, key)`` -> entry file name, plain
+tuples and strings that numba's reader loads and ignores, and it leaves numba's entries,
+version and stamp as they are (a fresh index gets numba's version and the stamp numba's
+CPU cache gives a source file, the SHA-256 of its bytes): the two targets' entries live
+side by side, as they do under numba-cuda.
+A kernel whose compile marked itself launch-config sensitive
+(``kernel.mark_launch_config_sensitive()``) also has numba's marker ``<index>.lcs``:
+from then on its entries' keys include the launch configuration they were compiled for.
+cujit finds its entries by their file names (its hits never read the index); the index
+lets it remove what is stale: when a kernel's code changes, the entries made from the
+old code can never be hit again (their keys cover the code), so saving an entry for
+the new code removes them.
 """
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -27,6 +38,7 @@ from cujit import config
 from cujit.cache import store
 
 INDEX_SUFFIX = ".nbi"
+LAUNCH_CONFIG_SUFFIX = ".lcs"
 PYCACHE = "__pycache__"
 
 
@@ -65,36 +77,92 @@ def index_path(folder: Path, pyfunc) -> Path:
     return folder / f"{stem}.{qualname[:64]}-{code.co_firstlineno}.{tag}{INDEX_SUFFIX}"
 
 
-def code_fingerprint(pyfunc) -> str:
-    """A digest of the function's own code (bytecode, constants, names)."""
-    return store.hasher(marshal.dumps(pyfunc.__code__)).hexdigest()[:32]
+def marker_path(folder: Path, pyfunc) -> Path:
+    """numba's launch-config marker beside the index (``<index name>.lcs``): present once
+    a compile of the kernel said its code depends on the launch configuration."""
+    return index_path(folder, pyfunc).with_suffix(LAUNCH_CONFIG_SUFFIX)
 
 
-def _read(path: Path) -> dict:
+def launch_config_marked(folder: Path, pyfunc) -> bool:
+    return marker_path(folder, pyfunc).exists()
+
+
+def mark_launch_config(folder: Path, pyfunc) -> None:
+    """Leave the marker (a failure costs later processes one compile each, no more)."""
     try:
-        table = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return table if isinstance(table, dict) else {}
+        marker_path(folder, pyfunc).touch()
+    except OSError:
+        pass
+
+
+def code_fingerprint(pyfunc) -> str:
+    """A digest of the function's own code (bytecode, constants, names) and, unless the
+    key covers global values (``CUJIT_CACHE_KEY_GLOBALS``), of its source file, which the
+    key then covers (``key.source_digest``)."""
+    h = store.hasher(marshal.dumps(pyfunc.__code__))
+    if not config.CACHE_KEY_GLOBALS.get():
+        from cujit.cache.key import source_digest
+
+        h.update(str(source_digest(pyfunc.__code__.co_filename)).encode())
+    return h.hexdigest()[:32]
+
+
+def source_stamp(path: str) -> bytes | None:
+    """numba's CPU cache's stamp of a source file: the SHA-256 digest of its bytes."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).digest()
+    except OSError:
+        return None
+
+
+def _numba_version() -> str:
+    """numba's version, which heads a fresh index so that numba's CPU cache reads it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("numba")
+    except metadata.PackageNotFoundError:
+        return "cujit"
+
+
+def _read(path: Path) -> tuple[object, object, dict] | None:
+    """(version, stamp, table) of an index file, or None (absent, or not numba's format)."""
+    try:
+        with open(path, "rb") as f:
+            version = pickle.load(f)
+            stamp, table = pickle.loads(f.read())
+    except Exception:  # noqa: BLE001 - an unreadable index is rewritten, never fatal
+        return None
+    return (version, stamp, table) if isinstance(table, dict) else None
+
+
+def _ours(key, source: str) -> bool:
+    return isinstance(key, tuple) and len(key) == 4 and key[:2] == ("cujit", source)
 
 
 def record(folder: Path, pyfunc, key: str, entry: Path) -> None:
     """Add ``entry`` (of ``key``) to ``pyfunc``'s index; remove the entries its index
     lists for code the function no longer has.  Failures cost only the tidying."""
     path = index_path(folder, pyfunc)
-    table = _read(path)
-    code, source = code_fingerprint(pyfunc), os.path.abspath(pyfunc.__code__.co_filename)
-    if table.get("file") not in (None, source):  # another file's kernel of the same name
-        table = {}
-    entries = table.get("entries", {}) if table.get("code") == code else {}
-    if table.get("code") not in (None, code):
-        for name in table.get("entries", {}).values():
-            stale = folder / name
-            if stale != entry and stale.suffix == store.SUFFIX:
-                store._remove(stale)
-    entries[key] = entry.name
-    table = {"function": pyfunc.__qualname__, "file": source, "code": code, "entries": entries}
+    source = os.path.abspath(pyfunc.__code__.co_filename)
+    code = code_fingerprint(pyfunc)
+    found = _read(path)
+    # An index numba wrote keeps its version and stamp: numba judges its own entries by
+    # them (a stale stamp makes it see none), whatever its version's stamp is.
+    if found is None:
+        version, stamp, table = _numba_version(), source_stamp(source), {}
+    else:
+        version, stamp, table = found
+    for k in [k for k in table if _ours(k, source) and k[2] != code]:
+        stale = folder / table.pop(k)
+        if stale != entry and stale.suffix == store.SUFFIX:
+            store._remove(stale)
+    table[("cujit", source, code, key)] = entry.name
+    data = pickle.dumps(version, protocol=-1) + pickle.dumps((stamp, table), protocol=-1)
     try:
-        store.atomic_write(path, json.dumps(table, sort_keys=True).encode())
+        store.atomic_write(path, data)
     except OSError:
         pass

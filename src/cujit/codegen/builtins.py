@@ -221,7 +221,12 @@ def grid_lowerings(read):
 # target without an entry for one says so at the call's line (``call_math``).
 MATH_FUNCTIONS = intrinsics.MATH_UNARY + intrinsics.MATH_BINARY  # the table's names
 
+def lower_this_grid(ctx, op, args) -> None:
+    """``cuda.this_grid``: nothing to emit; the kernel is marked cooperative from it."""
+
+
 COMMON_INTRINSICS = {
+    "cuda.this_grid": lower_this_grid,
     **RECORD_INTRINSICS,
     **EXTENSION_INTRINSICS,
     **POINTER_INTRINSICS,

@@ -151,6 +151,7 @@ _RUNTIME_NAMES = {
     "get_current_device": "cujit.runtime.devices",
     "select_device": "cujit.runtime.context",
     "current_context": "cujit.runtime.context",
+    "defer_cleanup": "cujit.runtime.context",
     "close": "cujit.runtime.context",
     "detect": "cujit.runtime.devices",
     "is_bfloat16_supported": "cujit.cuda.api",
@@ -218,6 +219,7 @@ _CPU_NAMES.update(
             "list_devices",
             "get_current_device",
             "current_context",
+            "defer_cleanup",
             "select_device",
             "detect",
             "close",
@@ -233,7 +235,6 @@ class NotSupportedError(AttributeError):
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
 NOT_SUPPORTED = {
-    "defer_cleanup": "cuda.defer_cleanup",
     "profile_start": "profiler control",
     "profile_stop": "profiler control",
     "profiling": "profiler control",

@@ -115,11 +115,12 @@ def _is_object(v: Value) -> bool:
 
 def _fold_identity(t: Typer, op: Compare, a: Value, b: Value) -> bool:
     """``a is b`` (or ``==`` on compile-time objects) decided at compile time."""
+    both = _is_object(a) and _is_object(b)  # two constants: strings compare too, as numba's
     for v in (a, b):
         t.check_defined(v, op.loc)
-        if op.op in ("==", "!="):
+        if op.op in ("==", "!=") and not both:
             t.check_not_string(v, op.loc)
-    if _is_object(a) and _is_object(b):
+    if both:
         va, vb = t.const_value(a), t.const_value(b)
         return va is vb if op.op in ("is", "is not") else va == vb
     if isinstance(a.type, NoneType) or isinstance(b.type, NoneType):

@@ -396,10 +396,13 @@ def global_array(t: Typer, value, loc, result) -> Value:
 
 def call_this_grid(t: Typer, site: CallSite) -> Value:
     """``cuda.cg.this_grid()``: the grid group, a compile-time object (its one method,
-    ``sync``, needs nothing from it at run time)."""
+    ``sync``, needs nothing from it at run time), and the intrinsic ``cuda.this_grid``
+    that marks the kernel cooperative."""
     from cujit.device_api import grid_group
 
     site.expect(0, 0)
+    # As numba, a kernel that takes the grid group is launched cooperatively.
+    t.emit(Intrinsic(loc=site.loc, result=t.fresh(none), name="cuda.this_grid", args=()))
     return t.const(grid_group, site.loc, result=site.op.result)
 
 

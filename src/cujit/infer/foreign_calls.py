@@ -50,6 +50,7 @@ def call_foreign(t: Typer, fn: DeclaredFunction, site: CallSite) -> None:
         ("return", ret),
         ("files", fn.files),
         ("declared", fn.loc),
+        ("cooperative", bool(fn.use_cooperative)),  # declare_device(use_cooperative=True)
     )
     t.emit(
         Intrinsic(

@@ -332,8 +332,7 @@ def call_device_function(
             site.loc,
         )
     args = [*captured, *_bind(t, devfn, site)]
-    for v in args:
-        t.check_not_string(v, site.loc)
+    for v in args:  # a string constant is a compile-time argument, as numba's literal
         t.check_defined(v, site.loc)
         if not (is_argument_type(v.type) or is_constant_argument(v.type)):
             raise TypingError(

@@ -10,7 +10,10 @@ operands alias (tuples carry their items' sets, so ``t = (x, y); t[0][i] = v`` m
 both).  The answer errs on the side of "written": it never misses a store.
 
 ``uses_grid_sync``: whether the kernel (or a device function it calls) has a grid-wide
-barrier; the runtime then launches it cooperatively (``cuLaunchCooperativeKernel``).
+barrier (the CPU target then runs its grid scheduler); ``needs_cooperative_launch``:
+whether numba would mark the kernel cooperative (a grid group taken, a grid sync, a
+cooperative foreign function), so that the runtime launches it with
+``cuLaunchCooperativeKernel``.
 
 ``non_overflowing_adds``: the integer additions that cannot overflow, found from value
 ranges; lowering marks them ``nsw``, which lets LLVM count the trips of a grid-stride
@@ -98,6 +101,21 @@ def grid_sync_op(fn: Function) -> Intrinsic | None:
 
 def uses_grid_sync(fn: Function) -> bool:
     return grid_sync_op(fn) is not None
+
+
+def needs_cooperative_launch(fn: Function) -> bool:
+    """Whether ``fn`` or a device function it calls makes its kernel cooperative, as
+    numba marks one: it takes the grid group (``cuda.cg.this_grid()``), syncs the grid,
+    or calls a foreign function declared with ``use_cooperative=True``."""
+    for op in fn.all_ops():
+        if not isinstance(op, Intrinsic):
+            continue
+        row = intrinsic_row(op.name)  # None for a name the verifier will refuse
+        if (row is not None and row.cooperative) or (
+            op.name == "foreign.call" and op.attr("cooperative", False)
+        ):
+            return True
+    return any(needs_cooperative_launch(callee) for callee in fn.callees)
 
 
 # -- value ranges for integer additions ------------------------------------------------

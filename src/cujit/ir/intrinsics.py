@@ -7,7 +7,8 @@ and what it means on each target.  The consumers read these facts from here and
 nowhere else:
 
 - ``passes.dce`` keeps an op whose row has a side effect (``Intrinsic.side_effect``);
-- ``ir.analysis.written_arguments`` marks the argument a row stores into;
+- ``ir.analysis.written_arguments`` marks the argument a row stores into, and
+  ``ir.analysis.needs_cooperative_launch`` finds a ``cooperative`` row;
 - ``targets.cpu.coro`` and ``targets.cpu.warp`` pick the CPU scheduler from
   ``cpu_wait``: a block or grid barrier suspends a coroutine under the block or grid
   scheduler, a rendezvous suspends it under the warp scheduler;
@@ -44,6 +45,7 @@ class IntrinsicRow:
     barrier: str = ""  # "block", "grid" or "warp": waits for the other threads
     warp: bool = False  # a collective over the lanes of a warp
     cpu_wait: str = ""  # "", COROUTINE or RENDEZVOUS (the CPU target suspends there)
+    cooperative: bool = False  # its kernel is launched cooperatively (as numba marks it)
     cuda: str = ""  # what it is on the CUDA target
     cpu: str = ""  # what it is on the CPU target
     refused: tuple[tuple[str, str], ...] = ()  # (target, message shown to the user)
@@ -55,7 +57,7 @@ class IntrinsicRow:
     @property
     def side_effect(self) -> bool:
         """Whether the op must stay even when nothing reads its result."""
-        return self.writes or self.fence or self.io or bool(self.barrier)
+        return self.writes or self.fence or self.io or bool(self.barrier) or self.cooperative
 
     @property
     def suspends(self) -> bool:
@@ -154,8 +156,18 @@ _BARRIERS = (
         0,
         barrier="grid",
         cpu_wait=COROUTINE,
+        cooperative=True,
         cuda="a barrier on the cooperative launch's grid workspace",
         cpu="a suspend point of the whole-grid scheduler",
+    )
+    + _rows(
+        ("cuda.this_grid",),
+        _INFER + "cuda_calls:call_this_grid",
+        0,
+        cooperative=True,
+        cuda="nothing: the grid group is a compile-time object; its use makes the kernel "
+        "cooperative, as numba's this_grid() does",
+        cpu="nothing (the grid group is a compile-time object)",
     )
     + _rows(
         BLOCK_VOTES,
@@ -733,6 +745,8 @@ def _effects(r: IntrinsicRow) -> str:
         facts.append(f"{r.barrier} barrier")
     if r.cpu_wait:
         facts.append(f"CPU: suspends ({r.cpu_wait})")
+    if r.cooperative:
+        facts.append("cooperative launch")
     return ", ".join(facts) or "none"
 
 

@@ -97,6 +97,7 @@ class Context:
     def __init__(self, device: Device):
         self.device = device
         self.handle = call("cuDevicePrimaryCtxRetain", device.handle)
+        self._memory_manager = None  # made with the first allocation (memory_manager)
 
     def make_current(self) -> None:
         call("cuCtxSetCurrent", self.handle)
@@ -113,13 +114,33 @@ class Context:
         return int(free), int(total)
 
     def reset(self) -> None:
-        """Wait for the context's work.  cujit frees each allocation when its array goes
-        (no deferred frees), and keeps the primary context for the process's life."""
+        """Wait for the context's work and make the frees still queued (numba's
+        ``reset``); cujit keeps the primary context for the process's life."""
         self.synchronize()
+        if self._memory_manager is not None:
+            self._memory_manager.reset()
 
     @property
-    def deallocations(self) -> Deallocations:
-        return Deallocations()
+    def memory_manager(self):
+        """numba's memory manager: the context's deferred frees
+        (``cujit.runtime.deallocs``)."""
+        if self._memory_manager is None:
+            from cujit.runtime.deallocs import MemoryManager
+
+            with _lock:
+                if self._memory_manager is None:
+                    total = call("cuDeviceTotalMem", self.device.handle)
+                    self._memory_manager = MemoryManager(self, int(total))
+        return self._memory_manager
+
+    @property
+    def deallocations(self):
+        """numba's pending-deallocation list (``memory_manager.deallocations``)."""
+        return self.memory_manager.deallocations
+
+    def defer_cleanup(self):
+        """numba's ``defer_cleanup()``: no queued free happens inside the block."""
+        return self.memory_manager.defer_cleanup()
 
     def get_ipc_handle(self, memory):
         """An IPC handle another process can open (``memory``: a ``gpu_data``); see
@@ -140,7 +161,8 @@ class Context:
 
 
 class Deallocations:
-    """numba's pending-deallocation list: empty, since cujit frees at once (both targets)."""
+    """The CPU target's pending-deallocation list: empty, since NumPy frees its memory at
+    once (the GPU's list is ``cujit.runtime.deallocs``)."""
 
     def clear(self) -> None:
         return None
@@ -220,6 +242,12 @@ def current_context(devnum: int | None = None) -> Context:
     """``cuda.current_context()``: the calling thread's context (or device ``devnum``'s,
     made current)."""
     return get_context() if devnum is None else _bind(devnum)
+
+
+def defer_cleanup():
+    """``cuda.defer_cleanup()``: a context manager inside which the current context's
+    queued frees wait (``cujit.runtime.deallocs``)."""
+    return get_context().defer_cleanup()
 
 
 def close() -> None:

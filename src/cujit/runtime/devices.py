@@ -56,7 +56,8 @@ class GPU:
 
 
 class GPUList:
-    """``cuda.gpus``: ``len(cuda.gpus)``, ``cuda.gpus[i]``, iteration, ``cuda.gpus.current``."""
+    """``cuda.gpus``: ``len(cuda.gpus)``, ``cuda.gpus[i]`` (a slice gives a list),
+    iteration, ``cuda.gpus.current``."""
 
     def __len__(self) -> int:
         # No driver or no device: an empty list, so `len(cuda.gpus) >= 2` tests stay simple.
@@ -65,8 +66,10 @@ class GPUList:
         except NoGPUError:
             return 0
 
-    def __getitem__(self, i: int) -> GPU:
+    def __getitem__(self, i: int | slice) -> GPU | list[GPU]:
         n = len(self)
+        if isinstance(i, slice):  # numba's gpus is a list: a slice is a list of GPUs
+            return [GPU(k) for k in range(n)[i]]
         if not isinstance(i, int):
             raise TypeError(f"GPU indices are ints, not {type(i).__name__}")
         if not -n <= i < n:

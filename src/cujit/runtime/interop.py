@@ -7,7 +7,8 @@ Two protocols bring foreign memory in:
   read-only flag in ``data[1]`` and, from version 3, the ``stream`` the
   producer last worked on.  Per the v3 specification the consumer must order
   its work after that stream: ``as_cuda_array`` and a launch synchronize it,
-  as numba does (``CUJIT_CUDA_ARRAY_INTERFACE_SYNC``, on by default); with that
+  as numba does (numba's ``CUDA_ARRAY_INTERFACE_SYNC`` config and
+  ``CUJIT_CUDA_ARRAY_INTERFACE_SYNC``, both on by default); with either
   off, ``as_cuda_array`` does not wait and a launch makes its own stream wait on
   it through an event (``event.order_after``), which does not block the host.
 - DLPack (``__dlpack__`` / ``__dlpack_device__``; PyTorch, JAX, CuPy): the
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cujit import config
+from cujit import numba_config
 from cujit.runtime.driver import call
 from cujit.runtime.layout import contiguous_strides
 from cujit.runtime.memory import DeviceArray
@@ -178,7 +179,7 @@ def as_cuda_array(obj, sync: bool = True) -> DeviceArray:
         from cujit.runtime.stream import external_stream
 
         view.stream = external_stream(producer)
-        if sync and config.CUDA_ARRAY_INTERFACE_SYNC.get():
+        if sync and numba_config.array_interface_sync():
             view.stream.synchronize()
     return view
 
@@ -232,11 +233,9 @@ def import_for_launch(obj, stream) -> DeviceArray | None:
 
 def _order_launch(producer: int, stream) -> None:
     """Order a launch on ``stream`` after the producer's stream: as numba, by synchronizing
-    it (``CUJIT_CUDA_ARRAY_INTERFACE_SYNC``, the default); otherwise by making the launch
+    it (``numba_config.array_interface_sync()``, the default); otherwise by making the launch
     stream wait on it through an event, which does not block the host."""
-    from cujit import config
-
-    if config.CUDA_ARRAY_INTERFACE_SYNC.get():
+    if numba_config.array_interface_sync():
         from cujit.runtime.stream import external_stream
 
         external_stream(producer).synchronize()

@@ -1,12 +1,15 @@
 """Array layout arithmetic shared by device arrays and argument packing.
 
 Pure functions on (shape, strides in bytes, itemsize): no driver, no GPU, so
-the whole of it is unit-tested on any machine.
+the whole of it is unit-tested on any machine.  ``check_host_copy_strides`` is the
+rule both targets' ``copy_to_host`` apply to a view's strides.
 """
 
 from __future__ import annotations
 
 import operator
+
+from cujit import config
 
 
 def contiguous_strides(shape: tuple[int, ...], itemsize: int, order: str = "C") -> tuple[int, ...]:
@@ -114,3 +117,14 @@ def index_view(shape, strides, key) -> tuple[int, tuple[int, ...], tuple[int, ..
             raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
         offset += (i + n if i < 0 else i) * s
     return offset, tuple(new_shape), tuple(new_strides), not new_shape and len(shape) > 0
+
+
+def check_host_copy_strides(strides: tuple[int, ...]) -> None:
+    """numba refuses to copy a view with a negative stride to the host; so does cujit
+    unless ``CUJIT_NEGATIVE_STRIDE_COPIES`` lets it."""
+    if any(s < 0 for s in strides) and not config.NEGATIVE_STRIDE_COPIES.get():
+        raise NotImplementedError(
+            f"D->H copy not implemented for negative strides: {tuple(strides)} (copy a "
+            "view with positive strides and reverse it on the host, or set "
+            "CUJIT_NEGATIVE_STRIDE_COPIES=1)"
+        )

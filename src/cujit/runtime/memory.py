@@ -1,7 +1,8 @@
 """Device memory: allocations and :class:`DeviceArray`, numba's ``DeviceNDArray``.
 
-An allocation (:class:`DeviceBuffer`) frees itself with ``cuMemFree`` when
-the last array viewing it is garbage collected; views made by slicing hold a
+An allocation (:class:`DeviceBuffer`) queues its ``cuMemFree`` on its context's
+pending frees (``deallocs``, numba's deferred deallocation) when the last array
+viewing it is garbage collected; views made by slicing hold a
 reference to it, so a strided view keeps its base's memory alive.  Strides are
 in bytes, as in NumPy and the kernel parameter layout (``cujit.abi``).
 
@@ -19,11 +20,13 @@ import weakref
 
 import numpy as np
 
+from cujit.runtime import deallocs
 from cujit.runtime.array_views import DeviceArrayViews
 from cujit.runtime.context import get_context
-from cujit.runtime.driver import CudaDriverError, call, get_driver
+from cujit.runtime.driver import CudaDriverError, call
 from cujit.runtime.layout import (
     byte_span,
+    check_host_copy_strides,
     contiguous_strides,
     index_view,
     is_contiguous,
@@ -31,7 +34,6 @@ from cujit.runtime.layout import (
 )
 from cujit.runtime.stream import _default, as_cu_stream, stream_handle
 
-_CUDA_ERROR_INVALID_CONTEXT = 201
 _CUDA_ERROR_OUT_OF_MEMORY = 2
 
 
@@ -44,12 +46,15 @@ class DeviceBuffer:
         ctx = get_context()
         self.device_id = _device_id(ctx)
         self.nbytes = nbytes
+        if nbytes and hasattr(ctx, "memory_manager"):
+            ctx.memory_manager  # noqa: B018 - made now, on the allocating thread
         self.ptr = _alloc(nbytes) if nbytes else 0
         if self.ptr:
-            # Freed at interpreter exit too (a finalizer's default), so that every
-            # allocation is returned before the context goes (compute-sanitizer's
-            # leak check); a driver already torn down makes _free a no-op.
-            weakref.finalize(self, _free, self.ptr, ctx)
+            # Queued on the context's pending frees when collected, as numba does
+            # (cujit.runtime.deallocs); released at interpreter exit too (a finalizer's
+            # default), so that every allocation is returned before the context goes
+            # (compute-sanitizer's leak check).
+            weakref.finalize(self, deallocs.release, self.ptr, nbytes, ctx)
 
 
 def _device_id(ctx) -> int | None:
@@ -64,18 +69,8 @@ def _alloc(nbytes: int) -> int:
         if exc.code != _CUDA_ERROR_OUT_OF_MEMORY:
             raise
     gc.collect()  # unreachable arrays may still hold memory: free them, try once more
+    deallocs.clear_all()  # with the frees still queued
     return int(call("cuMemAlloc", nbytes))
-
-
-def _free(ptr: int, ctx) -> None:
-    try:
-        drv = get_driver()
-        (err,) = drv.cuMemFree(ptr)
-        if err == _CUDA_ERROR_INVALID_CONTEXT:  # collected on a thread with no context
-            ctx.make_current()
-            drv.cuMemFree(ptr)
-    except Exception:  # noqa: BLE001, S110 - a finalizer must never raise
-        pass
 
 
 def _htod(dst: int, src: int, n: int, stream) -> None:
@@ -222,7 +217,7 @@ class DeviceArray(DeviceArrayViews):
     def __reduce__(self):
         # Device pointers mean nothing in another process: pickle the values,
         # and allocate on the unpickling process's current device.
-        return (_unpickle, (self.copy_to_host(), self.readonly))
+        return (_unpickle, (self._to_host(), self.readonly))
 
     def is_c_contiguous(self) -> bool:
         return is_contiguous(self.shape, self.strides, self.dtype.itemsize, "C")
@@ -249,7 +244,7 @@ class DeviceArray(DeviceArrayViews):
         axes = tuple(range(self.ndim))[::-1] if axes is None else tuple(map(int, axes))
         if axes == tuple(range(self.ndim)):
             return self
-        host = np.transpose(self.copy_to_host(stream=self.stream), axes)
+        host = np.transpose(self._to_host(stream=self.stream), axes)
         return to_device(np.ascontiguousarray(host), stream=self.stream)
 
     def reshape(self, *newshape, order: str = "C") -> DeviceArray:
@@ -283,14 +278,21 @@ class DeviceArray(DeviceArrayViews):
     def __getitem__(self, key):
         """Views for slices; a single element comes back to the host, as in numba."""
         view, scalar = self._index(key)
-        return view.copy_to_host()[()] if scalar else view
+        return view._to_host()[()] if scalar else view
 
     def __setitem__(self, key, value) -> None:
         self._index(key)[0].copy_to_device(value)
 
     # -- copies --------------------------------------------------------------
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
-        """Copy to a new host array (same strides when not contiguous) or into ``ary``."""
+        """Copy to a new host array (same strides when not contiguous) or into ``ary``;
+        a view with a negative stride is refused, as numba refuses it
+        (``layout.check_host_copy_strides``)."""
+        check_host_copy_strides(self.strides)
+        return self._to_host(ary, stream)
+
+    def _to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
+        """``copy_to_host`` for any strides: what cujit's own reads of a view use."""
         if ary is not None and (ary.shape != self.shape or ary.dtype != self.dtype):
             raise ValueError(
                 f"cannot copy a device array of shape {self.shape}, dtype "
@@ -342,7 +344,7 @@ class DeviceArray(DeviceArrayViews):
                     else:
                         call("cuMemcpyDtoDAsync", self.device_ptr, src.device_ptr, self.nbytes, cu)
                 return
-            ary = src.copy_to_host(stream=stream)  # layouts differ: go through the host
+            ary = src._to_host(stream=stream)  # layouts differ: go through the host
         host = np.broadcast_to(np.asarray(ary, dtype=self.dtype), self.shape)
         if self.size == 0:
             return

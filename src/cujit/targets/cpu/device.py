@@ -93,13 +93,38 @@ class CPUDevice:
         )
 
 
+class CPUMemoryManager:
+    """``ctx.memory_manager`` on the CPU target: numba's queries, over host memory."""
+
+    interface_version = 1
+
+    def __init__(self, ctx) -> None:
+        self.context = ctx
+        self.deallocations = Deallocations()
+
+    def defer_cleanup(self):
+        return self.deallocations.disable()
+
+    def get_memory_info(self) -> tuple[int, int]:
+        return self.context.get_memory_info()
+
+    def reset(self) -> None:
+        """Nothing is queued to free."""
+
+
 class CPUContext:
     """The CPU target's context: ``ctx.device``, ``get_memory_info()``, ``reset()``..."""
 
     def __init__(self):
         self.device = _DEVICE
-        self.deallocations = Deallocations()
+        self.memory_manager = CPUMemoryManager(self)
+        self.deallocations = self.memory_manager.deallocations
         self.handle = None
+
+    def defer_cleanup(self):
+        """numba's ``defer_cleanup()``: nothing is queued on the CPU target (NumPy frees
+        its memory when the last array goes), so the block holds nothing back."""
+        return self.memory_manager.defer_cleanup()
 
     def get_memory_info(self) -> tuple[int, int]:
         """(free, total) bytes of host memory."""
@@ -138,7 +163,9 @@ class CPUDeviceList:
     def __len__(self) -> int:
         return 1
 
-    def __getitem__(self, i: int) -> CPUDevice:
+    def __getitem__(self, i: int | slice) -> CPUDevice | list[CPUDevice]:
+        if isinstance(i, slice):  # as numba's list of devices: a slice is a list
+            return [_DEVICE][i]
         if not isinstance(i, int):
             raise TypeError(f"device indices are ints, not {type(i).__name__}")
         if i not in (0, -1):
@@ -165,6 +192,11 @@ def get_current_device() -> CPUDevice:
 
 def list_devices() -> list[CPUDevice]:
     return [_DEVICE]
+
+
+def defer_cleanup():
+    """``cuda.defer_cleanup()`` on the CPU target (see ``CPUContext.defer_cleanup``)."""
+    return _CONTEXT.defer_cleanup()
 
 
 def current_context(devnum: int | None = None) -> CPUContext:

@@ -11,7 +11,8 @@ allocation the CPU target makes is recorded here (address range, weakly), and an
 imported interface must point into one of them; any other pointer is refused with a
 ``TypeError`` that says why.
 
-As in numba, importing an interface that names a stream synchronizes that stream: on the
+As in numba, importing an interface that names a stream synchronizes that stream (unless
+numba's ``CUDA_ARRAY_INTERFACE_SYNC`` or cujit's variable is off): on the
 CPU target its work is already done, but code that checks the call sees it made.  The
 GPU runtime never takes these host pointers for device memory: the arrays carry
 ``__cujit_host_memory__``, and its launch copies them as host arrays.
@@ -28,6 +29,7 @@ import weakref
 
 import numpy as np
 
+from cujit import numba_config
 from cujit.runtime.layout import contiguous_strides, is_contiguous
 
 # The start addresses of live allocations (sorted), and for each its end and owner.  The
@@ -163,7 +165,7 @@ def _sync_producer(cai: dict, view: np.ndarray, sync: bool) -> None:
             "(1 names the legacy default stream, 2 the per-thread one)"
         )
     view.stream = external_stream(int(handle))
-    if sync:
+    if sync and numba_config.array_interface_sync():
         view.stream.synchronize()
 
 

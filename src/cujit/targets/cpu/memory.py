@@ -22,6 +22,8 @@ import ctypes
 
 import numpy as np
 
+from cujit.runtime.layout import check_host_copy_strides
+
 
 class HostDeviceArray(np.ndarray):
     """numba's ``DeviceNDArray`` API over host memory (a NumPy array subclass)."""
@@ -91,7 +93,9 @@ class HostDeviceArray(np.ndarray):
         return _root(self).nbytes
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
-        """A new plain NumPy array with this array's contents (or copy into ``ary``)."""
+        """A new plain NumPy array with this array's contents (or copy into ``ary``); a
+        view with a negative stride is refused, as on a GPU."""
+        check_host_copy_strides(self.strides)
         if ary is None:
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
             return np.array(self.view(np.ndarray), order=order, copy=True)
