@@ -96,6 +96,8 @@ def ptx_all(name: str) -> dict:
     k = cj.jit(sig, coarsen=False)(kb.python_kernel(kernel, cj))
     spec = next(iter(k.overloads.values()))
     out["cujit_plain"] = spec.result.ptx
+    if spec.result.outputs.get("index32"):  # the variant a launch with small arrays takes
+        out["cujit_i32"] = compile_kernel(k.py_func, spec.arg_types, Options(index32=True)).ptx
     # The variant a launch whose facts hold would take (compiled here without a launch).
     verdict = verdict_of(spec.result, k.py_func, spec.arg_types, Options())
     if verdict.ok:

@@ -39,6 +39,13 @@ from cujit.types.records import Record
 # Parameter kinds: a NumPy dtype character per scalar, 'ptr' for a device pointer.
 POINTER = "ptr"
 
+# The 32-bit index variant (``Options(index32=True)``, docs/index32.md) runs only where
+# the launch checked that every array argument holds 1..INDEX32_LIMIT elements and the
+# grid spans at most INDEX32_LIMIT threads along each axis (``cujit.index_width``);
+# its code (``cujit.codegen.narrow``) relies on exactly that.  2**30 leaves room for the
+# small offsets index arithmetic adds (``i + k - r``) within int32.
+INDEX32_LIMIT = 2**30
+
 
 def param_kinds(t: Type) -> list[str]:
     """The flat list of parameter kinds one argument of type ``t`` occupies."""

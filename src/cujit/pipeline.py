@@ -263,6 +263,7 @@ def lower_kernel(fn, options: Options):
         debug_info=level_of(options.lineinfo, options.debug),
         bounds=checked,
         opt=options.opt,
+        index32=options.index32,
     )
     if options.launch_bounds:  # jit(launch_bounds=...): NVVM's annotations of the kernel
         from cujit.codegen import kernel_symbol
@@ -321,12 +322,20 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
 
         kernel_passes = (*kernel_passes, functools.partial(coarsen_kernel, width=options.coarsen))
     fn = front_end(run, pyfunc, arg_types, callees, kernel_passes)
+    if not (options.coarsen or options.index32 or options.debug):
+        # Whether a launch with small arrays has a 32-bit index variant to take.
+        from cujit.abi import INDEX32_LIMIT
+        from cujit.codegen.narrow import worth_narrowing
+
+        run.outputs["index32"] = worth_narrowing(fn, INDEX32_LIMIT)
     back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
     back_end(run, fn, arg_types, options)
 
 
 def _event_name(name: str, options: Options) -> str:
-    """What a compile event calls the kernel: a coarsened variant is its own compile."""
+    """What a compile event calls the kernel: a variant is its own compile."""
+    if options.index32:
+        return f"{name} (32-bit indices)"
     return f"{name} (coarsened x{options.coarsen})" if options.coarsen else name
 
 

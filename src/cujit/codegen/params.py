@@ -49,6 +49,12 @@ class ParamUse:
     unwrapped: frozenset[tuple[int, int]] = frozenset()
 
 
+def value_ranges(fn: ir.Function, limit: int = 0) -> _Ranges:
+    """The integer value ranges of ``fn`` (``range(v)``: ``(lo, hi)``, None unbounded);
+    ``limit``: under the 32-bit index variant's launch facts (``abi.INDEX32_LIMIT``)."""
+    return _Ranges(fn, limit)
+
+
 def read_params(fn: ir.Function, debug: bool = False) -> ParamUse:
     """The parameters kernel ``fn`` reads, and the wraps it can leave out."""
     total = sum(len(param_kinds(p.type)) for p in fn.args)
@@ -169,8 +175,12 @@ def _nonnegative_axes(index: ir.Value, ndim: int, ranges: _Ranges) -> list[bool]
 class _Ranges:
     """Integer value ranges ``(lo, hi)`` (None: unbounded) over one function's values."""
 
-    def __init__(self, fn: ir.Function):
+    def __init__(self, fn: ir.Function, limit: int = 0):
         self.defs = {op.result.id: op for op in fn.all_ops() if op.result is not None}
+        # The 32-bit index variant's launch facts (``abi.INDEX32_LIMIT``; 0: none): every
+        # array argument has 1..limit elements, the grid at most limit threads per axis.
+        self.limit = limit
+        self.arrays = frozenset(p.id for p in fn.args) if limit else frozenset()
         self.incoming: dict[int, list] = {}  # block parameter id -> the values passed to it
         for b in fn.blocks:
             for target, args in b.term.successors():
@@ -196,7 +206,21 @@ class _Ranges:
         if isinstance(op, ir.BuildTuple):
             return [self.range(i) if _is_int(i.type) else _UNBOUNDED for i in op.items]
         if isinstance(op, ir.Intrinsic) and op.name == "cuda.grid":
+            if self.limit:
+                return [(0, self.limit - 1)] * op.attr("ndim")
             return [_grid_axis(k) for k in range(op.attr("ndim"))]
+        return None
+
+    def _limited(self, op: ir.Intrinsic) -> tuple | None:
+        """The range the 32-bit index variant's launch facts give ``op``, if any."""
+        if not self.limit:
+            return None
+        if op.name == "array.size" and op.args[0].id in self.arrays:
+            return 1, self.limit
+        if op.name == "cuda.grid" and op.attr("ndim") == 1:
+            return 0, self.limit - 1
+        if op.name == "cuda.gridsize" and op.attr("ndim") == 1:
+            return 1, self.limit
         return None
 
     def _op_range(self, op) -> tuple:
@@ -208,18 +232,17 @@ class _Ranges:
             a, b = (self.range(v) for v in op.args)
             return _UNBOUNDED if None in (*a, *b) else (max(a[0], b[0]), max(a[1], b[1]))
         if isinstance(op, ir.Intrinsic):
-            return _intrinsic_range(op)
+            return self._limited(op) or _intrinsic_range(op)
         if isinstance(op, ir.TupleGet):
             items = self.tuple_items(op.tuple)
             if items is not None and op.index < len(items):
                 return items[op.index]
             src = self.defs.get(op.tuple.id)
-            if (
-                isinstance(src, ir.Intrinsic)
-                and src.name == "array.shape"
-                and _contiguous(src.args[0])
-            ):
-                return 0, MAX_CONTIGUOUS_EXTENT
+            if isinstance(src, ir.Intrinsic) and src.name == "array.shape":
+                if src.args[0].id in self.arrays:
+                    return 1, self.limit
+                if _contiguous(src.args[0]):
+                    return 0, MAX_CONTIGUOUS_EXTENT
             return _UNBOUNDED
         if isinstance(op, ir.Cast) and _is_int(op.operand.type):
             # Whatever it is, the operand lies within its own type.
