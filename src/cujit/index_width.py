@@ -49,9 +49,9 @@ def grid_fits(grid, block) -> bool:
 def element_count(a) -> int | None:
     """How many elements array argument ``a`` holds, None where it cannot be told (an
     object of another library: its interface's shape, where it exports one)."""
-    from cujit.runtime.memory import DeviceArray
-
     import numpy as np
+
+    from cujit.runtime.memory import DeviceArray
 
     if isinstance(a, (DeviceArray, np.ndarray)):
         return a.size

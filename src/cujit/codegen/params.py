@@ -211,6 +211,18 @@ class _Ranges:
             return [_grid_axis(k) for k in range(op.attr("ndim"))]
         return None
 
+    def _item_range(self, op: ir.TupleGet) -> tuple:
+        items = self.tuple_items(op.tuple)
+        if items is not None and op.index < len(items):
+            return items[op.index]
+        src = self.defs.get(op.tuple.id)
+        if isinstance(src, ir.Intrinsic) and src.name == "array.shape":
+            if src.args[0].id in self.arrays:  # an argument's extent, under the facts
+                return 1, self.limit
+            if _contiguous(src.args[0]):
+                return 0, MAX_CONTIGUOUS_EXTENT
+        return _UNBOUNDED
+
     def _limited(self, op: ir.Intrinsic) -> tuple | None:
         """The range the 32-bit index variant's launch facts give ``op``, if any."""
         if not self.limit:
@@ -234,16 +246,7 @@ class _Ranges:
         if isinstance(op, ir.Intrinsic):
             return self._limited(op) or _intrinsic_range(op)
         if isinstance(op, ir.TupleGet):
-            items = self.tuple_items(op.tuple)
-            if items is not None and op.index < len(items):
-                return items[op.index]
-            src = self.defs.get(op.tuple.id)
-            if isinstance(src, ir.Intrinsic) and src.name == "array.shape":
-                if src.args[0].id in self.arrays:
-                    return 1, self.limit
-                if _contiguous(src.args[0]):
-                    return 0, MAX_CONTIGUOUS_EXTENT
-            return _UNBOUNDED
+            return self._item_range(op)
         if isinstance(op, ir.Cast) and _is_int(op.operand.type):
             # Whatever it is, the operand lies within its own type.
             r = self.range(op.operand)

@@ -13,8 +13,8 @@ from llvmlite import ir as ll
 
 from cujit import ir
 from cujit.codegen import bf16, fp8, half, pyarith
-from cujit.codegen import narrow as narrowing
 from cujit.codegen import complex as cx
+from cujit.codegen import narrow as narrowing
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
 from cujit.types import Array, Scalar, Tuple, float32, int32
