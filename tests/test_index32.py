@@ -298,3 +298,44 @@ def test_conv_and_stencil_on_the_gpu_match_numpy_with_and_without_the_variant():
         dst = cuda.to_device(poisoned(u.shape))
         s[(9, 75), (32, 4)](cuda.to_device(u), dst)
         assert rel(dst.copy_to_host(), stencil_ref(u)) < 1e-6
+
+
+def explicit(u, out):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    n, m = u.shape
+    if i < n and j < m:
+        if i == 0 or j == 0 or i == n - 1 or j == m - 1:
+            out[i, j] = u[i, j]
+        else:
+            out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]
+
+
+def mismatched(u, out):  # blockIdx.x times blockDim.y: no bound from the facts
+    j = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.x
+    if j < u.size and j < out.size and j != 3:
+        out[j] = u[j]
+
+
+def test_block_offsets_of_one_axis_are_bounded_by_the_grid_fact():
+    u, out = np.ones((8, 8), np.float32), poisoned((8, 8))
+    fn = typed(explicit, u, out).outputs["passes"]
+    under = value_ranges(fn, INDEX32_LIMIT)
+    products = [op for op in fn.all_ops() if getattr(op, "op", None) == "*"]
+    assert len(products) == 2
+    assert all(under.range(op.result) == (0, INDEX32_LIMIT - 1) for op in products)
+    # along x, 2**31 - 1 blocks of 1024 threads reach past int32 without the facts
+    assert value_ranges(fn).range(products[0].result)[1] > 2**31
+    x, y = np.ones(8, np.float32), poisoned(8)
+    fn = typed(mismatched, x, y).outputs["passes"]
+    (product,) = [op for op in fn.all_ops() if getattr(op, "op", None) == "*"]
+    assert value_ranges(fn, INDEX32_LIMIT).range(product.result)[1] > 2**31
+
+
+def test_explicit_thread_indices_match_numpy_in_the_variant():
+    u = RNG.standard_normal((33, 70)).astype(np.float32) + 0.5
+    out = poisoned(u.shape)
+    k = cuda.jit(explicit, target="cpu")
+    spec = launched(k, u, out, grid=(3, 9), block=(32, 4))
+    assert spec.coarse.wide is not None
+    assert rel(out, stencil_ref(u)) < 1e-6

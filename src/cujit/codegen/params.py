@@ -223,6 +223,19 @@ class _Ranges:
                 return 0, MAX_CONTIGUOUS_EXTENT
         return _UNBOUNDED
 
+    def _block_offset(self, op: ir.BinOp) -> bool:
+        """Whether ``op`` multiplies ``blockIdx.k`` by ``blockDim.k`` (one axis ``k``)."""
+        regs = []
+        for v in (op.lhs, op.rhs):
+            src = self.defs.get(v.id)
+            while isinstance(src, ir.Cast) and _is_int(src.operand.type):
+                src = self.defs.get(src.operand.id)
+            is_reg = isinstance(src, ir.Intrinsic) and src.name == "cuda.sreg"
+            regs.append(src.attr("reg") if is_reg else "")
+        return any(regs == [f"blockIdx.{k}", f"blockDim.{k}"] for k in "xyz") or any(
+            regs == [f"blockDim.{k}", f"blockIdx.{k}"] for k in "xyz"
+        )
+
     def _limited(self, op: ir.Intrinsic) -> tuple | None:
         """The range the 32-bit index variant's launch facts give ``op``, if any."""
         if not self.limit:
@@ -252,6 +265,9 @@ class _Ranges:
             r = self.range(op.operand)
             return _limits(op.operand.type) if r == _UNBOUNDED else r
         if isinstance(op, ir.BinOp) and op.op in ("+", "-", "*"):
+            if self.limit and op.op == "*" and self._block_offset(op):
+                # blockIdx.k * blockDim.k <= (gridDim.k - 1) * blockDim.k < the facts' limit
+                return 0, self.limit - 1
             return _arith(op.op, self.range(op.lhs), self.range(op.rhs))
         if isinstance(op, ir.IterValue):
             return self._loop_value(op.iter)
