@@ -223,6 +223,23 @@ def test_the_variant_divides_in_32_bits():
     assert re.search(r"\b(div|rem)\.s32\b", wide)
 
 
+def test_a_cache_hit_keeps_whether_the_kernel_has_a_variant(tmp_path, monkeypatch):
+    from cujit.cache import compile_cached
+
+    monkeypatch.setenv("CUJIT_CACHE_DIR", str(tmp_path))
+    x, w, out = np.ones(64, np.float32), np.ones(TAPS, np.float32), poisoned(64)
+    cases = ((conv, (x, w, out), True), (copy, (x, out), False))
+    for fn, args, has in cases:
+        types = tuple(typeof(a) for a in args)
+        miss = compile_cached(fn, types, Options())
+        hit = compile_cached(fn, types, Options())
+        assert "cache" in hit.times and "cache" not in miss.times
+        assert miss.outputs["index32"] is has
+        assert hit.outputs.get("index32", False) is has
+        variant = compile_cached(fn, types, Options(index32=True))  # an entry of its own
+        assert "cache" not in variant.times and variant.cubin != miss.cubin
+
+
 def test_the_cache_key_covers_the_variant():
     types = (typeof(np.ones(4, np.float32)),) * 3
     assert kernel_key(conv, types, Options()) != kernel_key(conv, types, Options(index32=True))
