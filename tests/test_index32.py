@@ -356,3 +356,47 @@ def test_explicit_thread_indices_match_numpy_in_the_variant():
     spec = launched(k, u, out, grid=(3, 9), block=(32, 4))
     assert spec.coarse.wide is not None
     assert rel(out, stencil_ref(u)) < 1e-6
+
+
+EXPLAINED = '''
+from cujit import cuda
+from cujit.types import float32
+
+
+def conv(x, w, out):
+    i = cuda.grid(1)
+    n = x.size
+    if i < n:
+        acc = float32(0.0)
+        for k in range(5):
+            j = i + k - 2
+            if j >= 0 and j < n:
+                acc += w[k] * x[j]
+        out[i] = acc
+
+
+def column(x, out):  # 2-D indexing: not coarsened; one bound check: no variant either
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i, 0] = x[i, 0]
+'''
+
+
+@pytest.mark.parametrize(
+    ("kernel", "sig", "said"),
+    [
+        ("conv", "void(float32[::1], float32[::1], float32[::1])", "32-bit index variant: "),
+        ("column", "void(float32[:, ::1], float32[:, ::1])", "no 32-bit index variant: "),
+    ],
+)
+def test_explain_says_whether_there_is_a_32_bit_variant(tmp_path, kernel, sig, said):
+    import subprocess
+    import sys
+
+    path = tmp_path / "kernels.py"
+    path.write_text(EXPLAINED)
+    cmd = [sys.executable, "-m", "cujit", "explain", f"{path}:{kernel}", "--sig", sig]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True)
+    tail = done.stdout.split("== coarsening ==\n", 1)[1].splitlines()
+    assert tail[0].strip().startswith("not coarsened")
+    assert tail[1].strip().startswith(said)
