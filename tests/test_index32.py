@@ -400,3 +400,39 @@ def test_explain_says_whether_there_is_a_32_bit_variant(tmp_path, kernel, sig, s
     tail = done.stdout.split("== coarsening ==\n", 1)[1].splitlines()
     assert tail[0].strip().startswith("not coarsened")
     assert tail[1].strip().startswith(said)
+
+
+# -- shape groups: arrays of one rank share their extents in the variant ------------------
+
+
+def test_shape_groups_are_the_contiguous_arrays_of_one_rank_and_layout():
+    from cujit.abi import shape_groups
+    from cujit.types import float64
+
+    c2, f2, a2 = float32[:, ::1], float32[::1, :], float32[:, :]
+    assert shape_groups((c2, float32[::1], c2, float64[:, ::1])) == ((0, 2, 3),)
+    assert shape_groups((c2, f2, a2, float32[:, :, ::1])) == ()
+    assert shape_groups((float32[::1], float32[::1])) == ()  # 1-D: no extent in an address
+
+
+def _multiplies(text: str) -> int:
+    return len(re.findall(r"\bmul\.(lo\.s64|wide\.[su]32)\b", text))
+
+
+def test_the_variant_addresses_a_shape_group_with_one_set_of_extents():
+    u, out = np.ones((8, 8), np.float32), poisoned((8, 8))
+    plain, wide = ptx(stencil, (u, out), False), ptx(stencil, (u, out), True)
+    # out[y, x] and u[y, x] share y * nx: one product fewer
+    assert _multiplies(wide) < _multiplies(plain)
+
+
+def test_unequal_shapes_in_a_group_run_the_kernel_as_written():
+    u = RNG.standard_normal((37, 45)).astype(np.float32) + 0.5
+    out = poisoned((40, 50))
+    k = cuda.jit(stencil, target="cpu")
+    spec = launched(k, u, out, grid=(3, 10), block=(16, 4))
+    assert spec.coarse.wide is None and not spec.coarse.facts((u, out), (3, 10), (16, 4))
+    assert rel(out[:37, :45], stencil_ref(u)) < 1e-6
+    assert np.isnan(out[37:]).all() and np.isnan(out[:, 45:]).all()
+    assert spec.coarse.facts((u, poisoned(u.shape)), (3, 10), (16, 4))
+    assert not spec.coarse.facts((u, _Foreign((37, 46))), (3, 10), (16, 4))

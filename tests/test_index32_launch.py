@@ -97,3 +97,26 @@ def test_index32_false_launches_the_kernel_as_written(gpu):
     k[4, 256](x, out)
     (spec,) = k.overloads.values()
     assert spec.coarse is None and gpu.launches[-1][-1] == spec.result.cubin
+
+
+def rows(u, out):
+    x, y = cuda.grid(2)
+    ny, nx = u.shape
+    if x < nx and y < ny and x > 0 and y > 0:
+        out[y, x] = u[y, x - 1] + u[y - 1, x]
+
+
+def test_a_shape_group_of_unequal_shapes_takes_the_plain_launcher(gpu):
+    k = cuda.jit(rows)
+    cfg = k[(2, 8), (32, 4)]
+    u, out = fake_device_array((30, 60)), fake_device_array((30, 60), offset=1 << 20)
+    cfg(u, out)
+    cfg(u, out)
+    plain, wide = cubins(k)
+    assert wide is not None and [launch[-1] for launch in gpu.launches] == [wide, wide]
+    assert len(gpu.general) == 1
+    bigger = fake_device_array((31, 60), offset=1 << 20)
+    cfg(u, bigger)
+    cfg(u, bigger)
+    assert [launch[-1] for launch in gpu.launches[2:]] == [plain, plain]
+    assert len(gpu.general) == 2  # the second through the selector's plain slot

@@ -85,6 +85,19 @@ def param_names(name: str, t: Type) -> list[str]:
     return [name]
 
 
+def shape_groups(arg_types) -> tuple[tuple[int, ...], ...]:
+    """The 32-bit index variant's groups of array arguments that must have equal shapes
+    (positions; each group at least two): the C- or F-contiguous arrays of one number
+    of dimensions (two or more) and one layout.  The launch takes the variant only
+    where each group's shapes are equal, so that its element addresses of all of them
+    share one set of extents (``codegen.narrow``), as a CUDA C ``out[i] = u[i]`` does."""
+    groups: dict[tuple, list[int]] = {}
+    for p, t in enumerate(arg_types):
+        if isinstance(t, Array) and t.ndim >= 2 and t.layout in ("C", "F"):
+            groups.setdefault((t.ndim, t.layout), []).append(p)
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+
+
 def flat_param_kinds(arg_types) -> list[str]:
     """The parameter kinds of a whole argument list, in order."""
     return [k for t in arg_types for k in param_kinds(t)]

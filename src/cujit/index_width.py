@@ -10,7 +10,10 @@ apart), when these facts hold, and the kernel as written otherwise:
 - the grid spans at most ``abi.INDEX32_LIMIT`` threads along each axis
   (``grid[k] * block[k]``), read once per launch configuration;
 - every array argument holds 1..``INDEX32_LIMIT`` elements (so each extent lies there
-  too), read at every launch: one class test and one comparison per array.
+  too), read at every launch: one class test and one comparison per array;
+- the arrays of each shape group (``abi.shape_groups``: the contiguous arrays of one
+  number of dimensions, two or more, and one layout) have equal shapes: one tuple
+  comparison per member after the first.
 
 Each launch configuration of a planned specialisation keeps one generated
 ``select(args)`` in front of its launchers, as a coarsened one does
@@ -24,7 +27,7 @@ import dataclasses
 import math
 
 from cujit import config
-from cujit.abi import INDEX32_LIMIT
+from cujit.abi import INDEX32_LIMIT, shape_groups
 from cujit.types import Array
 
 
@@ -46,19 +49,19 @@ def grid_fits(grid, block) -> bool:
     return all(g * b <= INDEX32_LIMIT for g, b in dims)
 
 
-def element_count(a) -> int | None:
-    """How many elements array argument ``a`` holds, None where it cannot be told (an
-    object of another library: its interface's shape, where it exports one)."""
+def shape_of(a) -> tuple | None:
+    """Array argument ``a``'s shape, None where it cannot be told (an object of another
+    library: its interface's shape, where it exports one)."""
     import numpy as np
 
     from cujit.runtime.memory import DeviceArray
 
     if isinstance(a, (DeviceArray, np.ndarray)):
-        return a.size
+        return tuple(a.shape)
     for name in ("__cuda_array_interface__", "__array_interface__"):
         face = getattr(a, name, None)
         if isinstance(face, dict) and isinstance(face.get("shape"), tuple):
-            return math.prod(face["shape"])
+            return face["shape"]
     return None
 
 
@@ -69,16 +72,22 @@ class Plan:
         self.kernel, self.plain = kernel, spec
         self.wide = None  # the variant's Specialization, compiled on first use
         self.arrays = tuple(p for p, t in enumerate(spec.arg_types) if isinstance(t, Array))
+        self.groups = shape_groups(spec.arg_types)
 
     def facts(self, args, grid, block) -> bool:
         """Whether this launch may take the variant (the module docstring's facts)."""
         try:
             if not grid_fits(grid, block):
                 return False
-            sizes = [element_count(args[p]) for p in self.arrays]
+            shapes = {p: shape_of(args[p]) for p in self.arrays}
         except Exception:  # noqa: BLE001 -- an argument the launch will refuse itself
             return False
-        return all(isinstance(n, int) and 0 < n <= INDEX32_LIMIT for n in sizes)
+        if any(shape is None for shape in shapes.values()):
+            return False
+        sizes = [math.prod(shape) for shape in shapes.values()]
+        if not all(isinstance(n, int) and 0 < n <= INDEX32_LIMIT for n in sizes):
+            return False
+        return all(shapes[p] == shapes[group[0]] for group in self.groups for p in group)
 
     def select(self, spec, args, grid, block):
         """(specialisation, grid) for this launch: the variant's where the facts hold."""
@@ -131,7 +140,9 @@ def _generate(plan: Plan, slots: list):
 
     nargs = len(plan.plain.arg_types)
     names = ", ".join(f"a{i}" for i in range(nargs)) + ("," if nargs else "")
-    tests = " and ".join(f"a{p}.__class__ is DA and 0 < a{p}.size <= L" for p in plan.arrays)
+    facts = [f"a{p}.__class__ is DA and 0 < a{p}.size <= L" for p in plan.arrays]
+    facts += [f"a{p}.shape == a{g[0]}.shape" for g in plan.groups for p in g[1:]]
+    tests = " and ".join(facts)
     src = (
         "def select(args):\n"
         "    try:\n"

@@ -254,7 +254,7 @@ def lower_kernel(fn, options: Options):
 
     checked = options.boundscheck is True  # jit(boundscheck=True) / CUJIT_BOUNDSCHECK=1
     # Debug info describes every parameter, and bounds checks read every extent.
-    params = read_params(fn, debug=options.debug or checked)
+    params = read_params(fn, debug=options.debug or checked, index32=options.index32)
     module = lower_to_llvm(
         fn,
         cuda_target(options.arch, options.fastmath),

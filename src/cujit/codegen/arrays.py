@@ -107,8 +107,14 @@ def element_pointer(
         or (id(op), k) not in ctx.unwrapped
         for k in range(t.ndim)
     ]
+    extents = arr
+    if ctx.narrow is not None:  # the 32-bit index variant: the shape group's extents
+        from cujit.codegen.narrow import extents_source
+
+        extents = extents_source(ctx, op) or arr
     shape = [
-        b.extract_value(arr, [ARRAY_SHAPE, k]) if need else None for k, need in enumerate(needed)
+        b.extract_value(extents, [ARRAY_SHAPE, k]) if need else None
+        for k, need in enumerate(needed)
     ]
     # Python's negative indices: wrap once, per dimension.
     idx = [

@@ -24,6 +24,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.abi import shape_groups
 from cujit.codegen.lltypes import I32, I64
 from cujit.codegen.params import value_ranges
 from cujit.types import Scalar, int64
@@ -38,6 +39,12 @@ class Narrowing:
     def __init__(self, fn: ir.Function, limit: int):
         self.ranges = value_ranges(fn, limit)
         self.forms: dict[int, ll.Value] = {}  # value id -> its int32 form, where made
+        # array argument id -> the first argument of its shape group (abi.shape_groups),
+        # whose extents its element addresses read: the launch checked them equal.
+        self.extents_of: dict[int, ir.Value] = {}
+        for group in shape_groups([p.type for p in fn.args]):
+            for pos in group[1:]:
+                self.extents_of[fn.args[pos].id] = fn.args[group[0]]
 
     def fits(self, v: ir.Value) -> bool:
         """Whether int64 value ``v`` lies within int32 under the variant's facts."""
@@ -114,6 +121,15 @@ def float_operand(ctx, src: Scalar, dst: Scalar, v: ir.Value) -> ll.Value | None
     if n is None or dst.kind != "f" or src != int64 or not n.fits(v):
         return None
     return n.form(ctx, v)
+
+
+def extents_source(ctx, access: ir.Op | None) -> ll.Value | None:
+    """The array whose extents element access ``access`` may read instead of its own
+    (the first of its shape group), or None."""
+    n: Narrowing | None = ctx.narrow
+    obj = getattr(access, "obj", None)
+    first = n.extents_of.get(obj.id) if n is not None and obj is not None else None
+    return ctx.get(first) if first is not None else None
 
 
 def _all_fit(n: Narrowing, *values: ir.Value) -> bool:

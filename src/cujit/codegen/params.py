@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cujit import ir
-from cujit.abi import param_kinds, passes_strides
+from cujit.abi import param_kinds, passes_strides, shape_groups
 from cujit.ir.analysis import MAX_CONTIGUOUS_EXTENT, SPECIAL_REGISTER_RANGES
 from cujit.types import Array, Scalar, Tuple
 
@@ -55,8 +55,10 @@ def value_ranges(fn: ir.Function, limit: int = 0) -> _Ranges:
     return _Ranges(fn, limit)
 
 
-def read_params(fn: ir.Function, debug: bool = False) -> ParamUse:
-    """The parameters kernel ``fn`` reads, and the wraps it can leave out."""
+def read_params(fn: ir.Function, debug: bool = False, index32: bool = False) -> ParamUse:
+    """The parameters kernel ``fn`` reads, and the wraps it can leave out; ``index32``:
+    the 32-bit index variant, whose element addresses of a shape group's arrays read
+    the first member's extents (``abi.shape_groups``): it takes every member's."""
     total = sum(len(param_kinds(p.type)) for p in fn.args)
     if debug:
         return ParamUse((True,) * total)
@@ -64,8 +66,15 @@ def read_params(fn: ir.Function, debug: bool = False) -> ParamUse:
     ranges = _Ranges(fn)
     unwrapped: set[tuple[int, int]] = set()
     passed: list[bool] = []
+    starts: list[int] = []
     for p in fn.args:
+        starts.append(len(passed))
         passed += _leaf_reads(p, p.type, uses, ranges, unwrapped)
+    if index32:
+        for group in shape_groups([p.type for p in fn.args]):
+            for pos in group:
+                first = starts[pos] + 1  # the data pointer, then the extents
+                passed[first : first + fn.args[pos].type.ndim] = [True] * fn.args[pos].type.ndim
     return ParamUse(tuple(passed), frozenset(unwrapped))
 
 
