@@ -322,14 +322,15 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
 
         kernel_passes = (*kernel_passes, functools.partial(coarsen_kernel, width=options.coarsen))
     fn = front_end(run, pyfunc, arg_types, callees, kernel_passes)
+    back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
+    back_end(run, fn, arg_types, options)
     if not (options.coarsen or options.index32 or options.debug):
-        # Whether a launch with small arrays has a 32-bit index variant to take.
+        # Whether a launch with small arrays has a 32-bit index variant to take (after
+        # the stages' own outputs, which keep their order).
         from cujit.abi import INDEX32_LIMIT
         from cujit.codegen.narrow import worth_narrowing
 
         run.outputs["index32"] = worth_narrowing(fn, INDEX32_LIMIT)
-    back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
-    back_end(run, fn, arg_types, options)
 
 
 def _event_name(name: str, options: Options) -> str:
