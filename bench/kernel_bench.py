@@ -19,9 +19,10 @@ stencil, a shared-memory histogram, a warp-shuffle row softmax, a 1-D convolutio
 
 Inputs are rotated past the L2: where one set of a kernel's arrays is smaller than twice
 the L2 (the device's attribute), the timed launches cycle through enough copies of them
-(at most 256) to exceed it.  Besides cujit (coarsening on, as shipped), ``cujit_plain``
-is the same kernel with ``jit(coarsen=False)``; the ratio table gives each kernel's
-variant (coarsened by k, or the rule that failed) and the gain plain/coarsened.
+(at most 256) to exceed it.  Besides cujit (coarsening and the 32-bit index variant on,
+as shipped), ``cujit_plain`` is the kernel as written, ``jit(coarsen=False,
+index32=False)``; the ratio table gives each kernel's variant (coarsened by k, 32-bit
+indices, or the rule that failed) and the gain plain/variant.
 
 Per kernel and implementation: inputs from ``np.random.default_rng(SEED)`` (never zeros)
 copied to the device once (cujit's and numba's ``to_device``, ``cupy.asarray``); outputs
@@ -589,10 +590,11 @@ class CujitImpl(_NumbaApiImpl):
         from cujit.coarsen import describe
 
         spec = next(iter(kern.overloads.values()))
+        k = getattr(spec.coarse, "k", None)  # None: the 32-bit index variant's plan
         if spec.coarse is not None and spec.coarse.wide is not None:
-            return f"coarsened x{spec.coarse.k}"
+            return f"coarsened x{k}" if k else "32-bit indices (docs/index32.md)"
         if spec.coarse is not None:
-            return "coarsenable, but the launch's facts failed"
+            return ("coarsenable" if k else "32-bit index variant") + ", but the facts failed"
         return describe(spec.result.outputs["passes"])
 
 
@@ -600,7 +602,7 @@ class CujitPlainImpl(CujitImpl):
     label = "cujit_plain"
 
     def build(self, kernel):
-        return self.cuda.jit(python_kernel(kernel, self.cuda), coarsen=False)
+        return self.cuda.jit(python_kernel(kernel, self.cuda), coarsen=False, index32=False)
 
 
 class NumbaImpl(_NumbaApiImpl):

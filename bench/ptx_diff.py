@@ -3,14 +3,16 @@ side, without a GPU:
 
     PYTHONPATH=src python bench/ptx_diff.py spmv [--out DIR] [--nvdisasm PATH]
 
-Writes DIR/NAME.{cujit,cujit_plain,numba,c}.ptx (``cujit``: the coarsened variant, where
-the kernel has one) (DIR defaults to /tmp/ptx_diff) and
+Writes DIR/NAME.{cujit,cujit_plain,cujit_i32,numba,c}.ptx (``cujit``: the coarsened
+variant, ``cujit_i32``: the 32-bit index variant, where the kernel has one) (DIR defaults
+to /tmp/ptx_diff) and
 prints, per implementation, the counts of the instructions that decide a memory-bound
 kernel's speed: global loads (plain and ``.nc``), their widths, 64-bit integer multiplies
 and adds, divisions and branches.  The argument types come from the kernel's own input
 maker, run at small sizes.  With ``--nvdisasm`` (the CUDA toolkit's, or the
 ``nvidia-cuda-nvdisasm`` wheel's), each PTX is also assembled for sm_90 and its SASS
-instructions counted.
+instructions counted.  ``--print [LABEL ...]`` prints each kernel's instruction lines
+(``--print cujit_i32 c``: the 32-bit variant's beside the C twin's).
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ def ptx_all(name: str) -> dict:
     k = cj.jit(sig, coarsen=False)(kb.python_kernel(kernel, cj))
     spec = next(iter(k.overloads.values()))
     out["cujit_plain"] = spec.result.ptx
+    if spec.result.outputs.get("index32"):  # the variant a launch with small arrays takes
+        out["cujit_i32"] = compile_kernel(k.py_func, spec.arg_types, Options(index32=True)).ptx
     # The variant a launch whose facts hold would take (compiled here without a launch).
     verdict = verdict_of(spec.result, k.py_func, spec.arg_types, Options())
     if verdict.ok:
@@ -139,6 +143,13 @@ def main(argv=None) -> None:
     parser.add_argument("name", choices=sorted(kb.KERNELS))
     parser.add_argument("--out", default="/tmp/ptx_diff")
     parser.add_argument("--nvdisasm", help="path of nvdisasm: also count SASS instructions")
+    parser.add_argument(
+        "--print",
+        dest="show",
+        nargs="*",
+        metavar="LABEL",
+        help="print the kernel body's instructions of these (default with no labels: all)",
+    )
     ns = parser.parse_args(argv)
     os.makedirs(ns.out, exist_ok=True)
     ptxs = ptx_all(ns.name)
@@ -154,6 +165,10 @@ def main(argv=None) -> None:
         for label, p in ptxs.items():
             cubin = os.path.join(ns.out, f"{ns.name}.{label}.cubin")
             print(f"  {label:12} {sass_counts(p, ns.nvdisasm, cubin)}")
+    if ns.show is not None:
+        for label in ns.show or list(ptxs):
+            print(f"==== {ns.name} {label}: instructions ====")
+            print(body(ptxs[label]))
     print(f"PTX in {ns.out}/{ns.name}.*.ptx")
 
 

@@ -1,14 +1,41 @@
 """Where a fresh process's time goes, from start to the first finished launch.
 
-    PYTHONPATH=src python3 tools/first_launch_profile.py
+    PYTHONPATH=src python3 tools/first_launch_profile.py [-n RUNS]
 
 Prints the time of each phase: importing numpy and cujit, the CUDA driver's start
 (cuInit, primary context) at the first device allocation, the first compile (split
-by stage), loading the cubin and the launch.  Run it in a new process each time.
+by stage), loading the cubin and the launch.  Each run is a new child process (three
+by default) with PYTHONDONTWRITEBYTECODE cleared, as an installed package has its
+bytecode and as ``bench/launch_bench.py`` runs its children; a first child writes the
+bytecode still missing and is not shown.
 """
 
 import os
+import subprocess
+import sys
 import time
+
+if "--child" not in sys.argv:  # the parent: run the profile in fresh children
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=3, help="profiled runs (default 3)")
+    runs = parser.parse_args().n
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for k in range(runs + 1):
+        child = subprocess.run(
+            [sys.executable, __file__, "--child"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if child.returncode:
+            sys.exit(child.stderr)
+        if k:  # the first child only wrote bytecode
+            print(f"-- run {k} --\n{child.stdout}", end="")
+    sys.exit(0)
 
 t0 = time.perf_counter()
 marks = []

@@ -40,6 +40,13 @@ from cujit.types.records import Record
 # Parameter kinds: a NumPy dtype character per scalar, 'ptr' for a device pointer.
 POINTER = "ptr"
 
+# The 32-bit index variant (``Options(index32=True)``, docs/index32.md) runs only where
+# the launch checked that every array argument holds 1..INDEX32_LIMIT elements and the
+# grid spans at most INDEX32_LIMIT threads along each axis (``cujit.index_width``);
+# its code (``cujit.codegen.narrow``) relies on exactly that.  2**30 leaves room for the
+# small offsets index arithmetic adds (``i + k - r``) within int32.
+INDEX32_LIMIT = 2**30
+
 
 def param_kinds(t: Type) -> list[str]:
     """The flat list of parameter kinds one argument of type ``t`` occupies."""
@@ -81,6 +88,19 @@ def param_names(name: str, t: Type) -> list[str]:
     if isinstance(t, Tuple):
         return [n for k, it in enumerate(t.items) for n in param_names(f"{name}.{k}", it)]
     return [name]
+
+
+def shape_groups(arg_types) -> tuple[tuple[int, ...], ...]:
+    """The 32-bit index variant's groups of array arguments that must have equal shapes
+    (positions; each group at least two): the C- or F-contiguous arrays of one number
+    of dimensions (two or more) and one layout.  The launch takes the variant only
+    where each group's shapes are equal, so that its element addresses of all of them
+    share one set of extents (``codegen.narrow``), as a CUDA C ``out[i] = u[i]`` does."""
+    groups: dict[tuple, list[int]] = {}
+    for p, t in enumerate(arg_types):
+        if isinstance(t, Array) and t.ndim >= 2 and t.layout in ("C", "F"):
+            groups.setdefault((t.ndim, t.layout), []).append(p)
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
 
 
 def flat_param_kinds(arg_types) -> list[str]:

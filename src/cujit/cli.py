@@ -107,8 +107,20 @@ def cmd_explain(args) -> int:
     if not args.emit and "passes" in result.outputs:
         from cujit.ir.independence import analyse
 
-        print(f"== coarsening ==\n  {analyse(result.outputs['passes']).describe()}")
+        verdict = analyse(result.outputs["passes"])
+        print(f"== coarsening ==\n  {verdict.describe()}")
+        if not verdict.ok and "index32" in result.outputs:  # docs/index32.md
+            print(f"  {_index32_line(result.outputs['index32'])}")
     return 0
+
+
+def _index32_line(has: bool) -> str:
+    if has:
+        return (
+            "32-bit index variant: where every array holds 1..2**30 elements and the grid "
+            "at most 2**30 threads per axis, int64 index comparisons and divisions in int32"
+        )
+    return "no 32-bit index variant: small arrays would change too few comparisons"
 
 
 EXPLAIN_HELP = """Print every stage of a kernel's compilation.  The file is not run as a

@@ -111,6 +111,15 @@ COARSEN = Knob(
     "with 16-byte loads and stores where the launch allows (docs/coarsening.md); "
     "0 turns it off for every kernel (jit(coarsen=False): for one)",
 )
+INDEX32 = Knob(
+    "CUJIT_INDEX32",
+    bool,
+    True,
+    "let a launch whose arrays each hold at most 2**30 elements (and whose grid spans at "
+    "most 2**30 threads per axis) run the kernel's 32-bit index variant, which compares "
+    "and divides such indices in int32 (docs/index32.md); 0 turns it off for every kernel "
+    "(jit(index32=False): for one)",
+)
 
 NUMBA = Knob(
     "CUJIT_NUMBA",
@@ -223,6 +232,7 @@ KNOBS = (
     BOUNDSCHECK,
     WARMUP,
     COARSEN,
+    INDEX32,
     NUMBA,
     NUMBA_CUDASIM,
     LOW_OCCUPANCY_WARNINGS,

@@ -60,6 +60,8 @@ def jit_flags(device: bool, base: dict, kwargs: dict) -> dict:
     flags.update(_codegen_flags(kwargs))
     if "coarsen" in kwargs:  # jit(coarsen=False): the kernel as written, always
         flags["coarsen"] = bool(kwargs["coarsen"])
+    if "index32" in kwargs:  # jit(index32=False): never the 32-bit index variant
+        flags["index32"] = bool(kwargs["index32"])
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
     _numba_flags(flags, base["debug"], kwargs)

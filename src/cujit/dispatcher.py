@@ -109,7 +109,8 @@ class Specialization:
     # Set when its compilation read the launch configuration and said that its code
     # depends on it (``Kernel.mark_launch_config_sensitive``).
     launch_config_sensitive: bool = False
-    coarse: object = None  # cujit.coarsen.Plan: the coarsened variant, chosen per launch
+    # cujit.coarsen.Plan or cujit.index_width.Plan: the variant, chosen per launch
+    coarse: object = None
     # On the CPU target: its CUDA compilation, made when inspected (cujit.cuda_view).
     cuda_view: object = None
     linked: tuple = ()  # the names of the files linked into it (link=, declare_device)
@@ -320,9 +321,11 @@ class Kernel(KernelInspection):
             if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
                 spec.cuda_view = CudaView(self.py_func, key, self._options())
             self._dump(spec)
+            from cujit import index_width
             from cujit.coarsen import plan_for
 
-            spec.coarse = plan_for(self, spec)
+            # The coarsened variant where the kernel has one, else the 32-bit index one.
+            spec.coarse = plan_for(self, spec) or index_width.plan_for(self, spec)
             self.overloads[key] = spec
         return spec
 

@@ -26,10 +26,7 @@ LLVM IR and x86 assembly that the CPU target runs.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 from cujit.cuda_view import CudaView
 from cujit.device_inspection import InspectableDeviceFunction
@@ -291,6 +288,8 @@ def _resource(kernel, spec, what: str) -> int:
 
 def nvdisasm_path() -> str | None:
     """nvdisasm from the NVIDIA wheels or the CUDA toolkit (``cuda.pathfinder``), or PATH."""
+    import shutil  # here: only SASS inspection needs it, not the import of cujit
+
     try:
         from cuda.pathfinder import find_nvidia_binary_utility
 
@@ -301,6 +300,9 @@ def nvdisasm_path() -> str | None:
 
 
 def _nvdisasm(spec, flags: list[str]) -> str:
+    import subprocess  # here: only SASS inspection runs a tool, not the import of cujit
+    import tempfile
+
     tool = nvdisasm_path()
     if tool is None:
         raise RuntimeError(

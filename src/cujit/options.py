@@ -35,6 +35,9 @@ class Options:
     # The coarsened variant (docs/coarsening.md): 0 is the kernel as written; k > 1 has
     # each thread run k consecutive indices with 16-byte loads and stores.
     coarsen: int = 0
+    # The 32-bit index variant (docs/index32.md): int64 index arithmetic whose values the
+    # launch's facts keep within int32 also computed, compared and divided in int32.
+    index32: bool = False
     # numba's jit(launch_bounds=...): (max threads per block[, min blocks per
     # multiprocessor[, max blocks per cluster]]), PTX .maxntid/.minnctapersm/.maxclusterrank.
     launch_bounds: tuple[int, ...] = ()

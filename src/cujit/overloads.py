@@ -21,6 +21,7 @@ that would need that is picked, and the launch refused, as numba does.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from cujit.types import Array, CPointer, Scalar, Type
@@ -72,7 +73,10 @@ def _closure() -> dict[tuple[Scalar, Scalar], int]:
     return table
 
 
-_TABLE = _closure()
+@functools.cache
+def _table() -> dict[tuple[Scalar, Scalar], int]:
+    """``_closure()``, built on first use: only kernels with declared signatures ask."""
+    return _closure()
 
 
 def conversion(given: Type, declared: Type) -> int:
@@ -80,7 +84,7 @@ def conversion(given: Type, declared: Type) -> int:
     if given == declared:
         return EXACT
     if isinstance(given, Scalar) and isinstance(declared, Scalar):
-        return _TABLE.get((given, declared), NONE)
+        return _table().get((given, declared), NONE)
     if isinstance(given, Array) and isinstance(declared, Array):
         same = given.dtype == declared.dtype and given.ndim == declared.ndim
         return SAFE if same and declared.layout in ("A", given.layout) else NONE

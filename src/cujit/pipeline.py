@@ -273,7 +273,7 @@ def lower_kernel(fn, options: Options):
 
     checked = options.boundscheck is True  # jit(boundscheck=True) / CUJIT_BOUNDSCHECK=1
     # Debug info describes every parameter, and bounds checks read every extent.
-    params = read_params(fn, debug=options.debug or checked)
+    params = read_params(fn, debug=options.debug or checked, index32=options.index32)
     module = lower_to_llvm(
         fn,
         cuda_target(options.arch, options.fastmath),
@@ -282,6 +282,7 @@ def lower_kernel(fn, options: Options):
         debug_info=level_of(options.lineinfo, options.debug),
         bounds=checked,
         opt=options.opt,
+        index32=options.index32,
     )
     if options.launch_bounds:  # jit(launch_bounds=...): NVVM's annotations of the kernel
         from cujit.codegen import kernel_symbol
@@ -342,10 +343,19 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
     fn = front_end(run, pyfunc, arg_types, callees, kernel_passes)
     back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
     back_end(run, fn, arg_types, options)
+    if not (options.coarsen or options.index32 or options.debug):
+        # Whether a launch with small arrays has a 32-bit index variant to take (after
+        # the stages' own outputs, which keep their order).
+        from cujit.abi import INDEX32_LIMIT
+        from cujit.codegen.narrow import worth_narrowing
+
+        run.outputs["index32"] = worth_narrowing(fn, INDEX32_LIMIT)
 
 
 def _event_name(name: str, options: Options) -> str:
-    """What a compile event calls the kernel: a coarsened variant is its own compile."""
+    """What a compile event calls the kernel: a variant is its own compile."""
+    if options.index32:
+        return f"{name} (32-bit indices)"
     return f"{name} (coarsened x{options.coarsen})" if options.coarsen else name
 
 

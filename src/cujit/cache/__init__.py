@@ -128,6 +128,8 @@ def _hit(name: str, entry, start: float):
     verdict = _stored_verdict(entry.header)
     if verdict is not None:  # coarsen.verdict_of reads it: the hit runs no stage
         outputs["independence"] = verdict
+    if entry.header.get("index32"):  # cujit.index_width reads it
+        outputs["index32"] = True
     return CompileResult(
         name,
         outputs,
@@ -184,6 +186,8 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path
     }
     if not options.coarsen:  # a variant's launches read the plain kernel's verdict
         header["coarsen"] = _verdict_json(result)
+    if "index32" in result.outputs:  # whether small arrays have a 32-bit index variant
+        header["index32"] = bool(result.outputs["index32"])
     sections = {
         "cubin": bytes(result.cubin),
         "ptx": result.ptx.encode(),

@@ -107,15 +107,20 @@ def element_pointer(
         or (id(op), k) not in ctx.unwrapped
         for k in range(t.ndim)
     ]
+    extents = arr
+    if ctx.narrow is not None:  # the 32-bit index variant: the shape group's extents
+        from cujit.codegen.narrow import extents_source
+
+        extents = extents_source(ctx, op) or arr
     shape = [
-        b.extract_value(arr, [ARRAY_SHAPE, k]) if need else None for k, need in enumerate(needed)
+        b.extract_value(extents, [ARRAY_SHAPE, k]) if need else None
+        for k, need in enumerate(needed)
     ]
-    zero = i64(0)
     # Python's negative indices: wrap once, per dimension.
     idx = [
         i
         if (id(op), k) in ctx.unwrapped
-        else b.select(b.icmp_signed("<", i, zero), b.add(i, shape[k]), i)
+        else b.select(_negative(ctx, i, op, k), b.add(i, shape[k]), i)
         for k, i in enumerate(indices)
     ]
     checks.check_bounds(ctx, indices, idx, shape, op)  # debug mode only; else emits nothing
@@ -130,6 +135,18 @@ def element_pointer(
         offset = term if offset is None else b.add(offset, term)
     raw = b.bitcast(data, ll.PointerType(I8, data.type.addrspace))
     return b.bitcast(b.gep(raw, [offset]), data.type)
+
+
+def _negative(ctx: FunctionLowering, i: ll.Value, op: ir.Op | None, axis: int) -> ll.Value:
+    """``i < 0`` (``i``: axis ``axis``'s index of access ``op``); in the 32-bit index
+    variant asked of the index's int32 form where it has one."""
+    if ctx.narrow is not None:
+        from cujit.codegen.narrow import is_negative
+
+        asked = is_negative(ctx, op, axis)
+        if asked is not None:
+            return asked
+    return ctx.builder.icmp_signed("<", i, i64(0))
 
 
 def lower_global_array(ctx: FunctionLowering, op: ir.Intrinsic, args) -> ll.Value:

@@ -51,6 +51,8 @@ class FunctionLowering:
         # (id(op), axis) of element accesses whose index is never negative there, so
         # no wrap reads that axis's extent (``params.read_params``; the kernel only).
         self.unwrapped: frozenset[tuple[int, int]] = frozenset()
+        # The 32-bit index variant's int32 forms (``narrow.Narrowing``; the kernel only).
+        self.narrow = None
         # Debug info (codegen/debuginfo.py): the function's DISubprogram and, with full
         # debug info, its variables' slots.
         self.debug_scope = None

@@ -20,7 +20,7 @@ import re
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.abi import param_kinds, param_names, passes_strides
+from cujit.abi import INDEX32_LIMIT, param_kinds, param_names, passes_strides
 from cujit.codegen import arrays, checks, control, debuginfo, scalars
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
@@ -33,6 +33,7 @@ from cujit.codegen.lltypes import (
     scalar_type,
     value_type,
 )
+from cujit.codegen.narrow import Narrowing
 from cujit.codegen.params import ParamUse
 from cujit.codegen.target import Target
 from cujit.diagnostics import UnsupportedError
@@ -160,6 +161,7 @@ def lower_to_llvm(
     debug_info: str | None = None,
     bounds: bool = False,
     opt: int = 3,
+    index32: bool = False,
 ) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
     ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
@@ -167,7 +169,8 @@ def lower_to_llvm(
     ``params`` (``params.read_params``): the kernel takes only the parameters it reads;
     ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``);
     ``opt=0`` (``jit(opt=False)``): the kernel's parameters live in stack slots, as a C
-    compiler's ``-O0`` keeps them (libNVVM's ``-opt=0`` leaves them in local memory)."""
+    compiler's ``-O0`` keeps them (libNVVM's ``-opt=0`` leaves them in local memory);
+    ``index32``: the 32-bit index variant's int32 forms of index arithmetic (``narrow``)."""
     module = ll.Module(name=fn.name)
     debuginfo.enable(module, debug_info, fn.loc)
     if debug or bounds:
@@ -193,6 +196,8 @@ def lower_to_llvm(
     ctx = FunctionLowering(fn, target, module, llfn, functions)
     if params is not None:
         ctx.unwrapped = params.unwrapped
+    if index32:
+        ctx.narrow = Narrowing(fn, INDEX32_LIMIT)
     debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(arg_types))
     given = iter(
         _spilled(ctx, list(llfn.args)[len(hidden) :]) if opt == 0 else llfn.args[len(hidden) :]

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cujit import ir
-from cujit.abi import param_kinds, passes_strides
+from cujit.abi import param_kinds, passes_strides, shape_groups
 from cujit.ir.analysis import MAX_CONTIGUOUS_EXTENT, SPECIAL_REGISTER_RANGES
 from cujit.types import Array, Scalar, Tuple
 
@@ -49,8 +49,16 @@ class ParamUse:
     unwrapped: frozenset[tuple[int, int]] = frozenset()
 
 
-def read_params(fn: ir.Function, debug: bool = False) -> ParamUse:
-    """The parameters kernel ``fn`` reads, and the wraps it can leave out."""
+def value_ranges(fn: ir.Function, limit: int = 0) -> _Ranges:
+    """The integer value ranges of ``fn`` (``range(v)``: ``(lo, hi)``, None unbounded);
+    ``limit``: under the 32-bit index variant's launch facts (``abi.INDEX32_LIMIT``)."""
+    return _Ranges(fn, limit)
+
+
+def read_params(fn: ir.Function, debug: bool = False, index32: bool = False) -> ParamUse:
+    """The parameters kernel ``fn`` reads, and the wraps it can leave out; ``index32``:
+    the 32-bit index variant, whose element addresses of a shape group's arrays read
+    the first member's extents (``abi.shape_groups``): it takes every member's."""
     total = sum(len(param_kinds(p.type)) for p in fn.args)
     if debug:
         return ParamUse((True,) * total)
@@ -58,8 +66,15 @@ def read_params(fn: ir.Function, debug: bool = False) -> ParamUse:
     ranges = _Ranges(fn)
     unwrapped: set[tuple[int, int]] = set()
     passed: list[bool] = []
+    starts: list[int] = []
     for p in fn.args:
+        starts.append(len(passed))
         passed += _leaf_reads(p, p.type, uses, ranges, unwrapped)
+    if index32:
+        for group in shape_groups([p.type for p in fn.args]):
+            for pos in group:
+                first = starts[pos] + 1  # the data pointer, then the extents
+                passed[first : first + fn.args[pos].type.ndim] = [True] * fn.args[pos].type.ndim
     return ParamUse(tuple(passed), frozenset(unwrapped))
 
 
@@ -169,8 +184,12 @@ def _nonnegative_axes(index: ir.Value, ndim: int, ranges: _Ranges) -> list[bool]
 class _Ranges:
     """Integer value ranges ``(lo, hi)`` (None: unbounded) over one function's values."""
 
-    def __init__(self, fn: ir.Function):
+    def __init__(self, fn: ir.Function, limit: int = 0):
         self.defs = {op.result.id: op for op in fn.all_ops() if op.result is not None}
+        # The 32-bit index variant's launch facts (``abi.INDEX32_LIMIT``; 0: none): every
+        # array argument has 1..limit elements, the grid at most limit threads per axis.
+        self.limit = limit
+        self.arrays = frozenset(p.id for p in fn.args) if limit else frozenset()
         self.incoming: dict[int, list] = {}  # block parameter id -> the values passed to it
         for b in fn.blocks:
             for target, args in b.term.successors():
@@ -196,7 +215,46 @@ class _Ranges:
         if isinstance(op, ir.BuildTuple):
             return [self.range(i) if _is_int(i.type) else _UNBOUNDED for i in op.items]
         if isinstance(op, ir.Intrinsic) and op.name == "cuda.grid":
+            if self.limit:
+                return [(0, self.limit - 1)] * op.attr("ndim")
             return [_grid_axis(k) for k in range(op.attr("ndim"))]
+        return None
+
+    def _item_range(self, op: ir.TupleGet) -> tuple:
+        items = self.tuple_items(op.tuple)
+        if items is not None and op.index < len(items):
+            return items[op.index]
+        src = self.defs.get(op.tuple.id)
+        if isinstance(src, ir.Intrinsic) and src.name == "array.shape":
+            if src.args[0].id in self.arrays:  # an argument's extent, under the facts
+                return 1, self.limit
+            if _contiguous(src.args[0]):
+                return 0, MAX_CONTIGUOUS_EXTENT
+        return _UNBOUNDED
+
+    def _block_offset(self, op: ir.BinOp) -> bool:
+        """Whether ``op`` multiplies ``blockIdx.k`` by ``blockDim.k`` (one axis ``k``)."""
+        regs = []
+        for v in (op.lhs, op.rhs):
+            src = self.defs.get(v.id)
+            while isinstance(src, ir.Cast) and _is_int(src.operand.type):
+                src = self.defs.get(src.operand.id)
+            is_reg = isinstance(src, ir.Intrinsic) and src.name == "cuda.sreg"
+            regs.append(src.attr("reg") if is_reg else "")
+        return any(regs == [f"blockIdx.{k}", f"blockDim.{k}"] for k in "xyz") or any(
+            regs == [f"blockDim.{k}", f"blockIdx.{k}"] for k in "xyz"
+        )
+
+    def _limited(self, op: ir.Intrinsic) -> tuple | None:
+        """The range the 32-bit index variant's launch facts give ``op``, if any."""
+        if not self.limit:
+            return None
+        if op.name == "array.size" and op.args[0].id in self.arrays:
+            return 1, self.limit
+        if op.name == "cuda.grid" and op.attr("ndim") == 1:
+            return 0, self.limit - 1
+        if op.name == "cuda.gridsize" and op.attr("ndim") == 1:
+            return 1, self.limit
         return None
 
     def _op_range(self, op) -> tuple:
@@ -208,24 +266,17 @@ class _Ranges:
             a, b = (self.range(v) for v in op.args)
             return _UNBOUNDED if None in (*a, *b) else (max(a[0], b[0]), max(a[1], b[1]))
         if isinstance(op, ir.Intrinsic):
-            return _intrinsic_range(op)
+            return self._limited(op) or _intrinsic_range(op)
         if isinstance(op, ir.TupleGet):
-            items = self.tuple_items(op.tuple)
-            if items is not None and op.index < len(items):
-                return items[op.index]
-            src = self.defs.get(op.tuple.id)
-            if (
-                isinstance(src, ir.Intrinsic)
-                and src.name == "array.shape"
-                and _contiguous(src.args[0])
-            ):
-                return 0, MAX_CONTIGUOUS_EXTENT
-            return _UNBOUNDED
+            return self._item_range(op)
         if isinstance(op, ir.Cast) and _is_int(op.operand.type):
             # Whatever it is, the operand lies within its own type.
             r = self.range(op.operand)
             return _limits(op.operand.type) if r == _UNBOUNDED else r
         if isinstance(op, ir.BinOp) and op.op in ("+", "-", "*"):
+            if self.limit and op.op == "*" and self._block_offset(op):
+                # blockIdx.k * blockDim.k <= (gridDim.k - 1) * blockDim.k < the facts' limit
+                return 0, self.limit - 1
             return _arith(op.op, self.range(op.lhs), self.range(op.rhs))
         if isinstance(op, ir.IterValue):
             return self._loop_value(op.iter)

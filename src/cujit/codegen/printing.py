@@ -18,8 +18,6 @@ entry points (each target's intrinsic table names its own):
 
 from __future__ import annotations
 
-import hashlib
-
 from llvmlite import ir as ll
 
 from cujit import ir
@@ -35,6 +33,8 @@ def string_constant(ctx: FunctionLowering, text: str, addrspace: int = 0) -> ll.
 
     The global is named after a digest of its bytes, so the kernel and its device
     functions share one global per distinct string."""
+    import hashlib  # here: a kernel that prints nothing does not need it
+
     data = text.encode() + b"\0"
     name = f"cujit_str_{hashlib.sha1(data).hexdigest()[:16]}"
     gv = ctx.module.globals.get(name)

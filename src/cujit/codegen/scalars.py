@@ -14,9 +14,10 @@ from llvmlite import ir as ll
 from cujit import ir
 from cujit.codegen import bf16, fp8, half, pyarith
 from cujit.codegen import complex as cx
+from cujit.codegen import narrow as narrowing
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import const_int, has_value, scalar_type, value_type
-from cujit.types import Array, Scalar, Tuple, float32
+from cujit.types import Array, Scalar, Tuple, float32, int32
 
 
 def constant(t, value) -> ll.Constant | None:
@@ -102,9 +103,16 @@ def lower_binop(ctx: FunctionLowering, op: ir.BinOp) -> None:
     elif method is not None:
         ctx.set(op.result, getattr(ctx.builder, method)(a, b))
     elif op.op in _PYTHON:
-        ctx.set(op.result, _PYTHON[op.op](ctx, t, a, b))
+        lower = _PYTHON[op.op]
+        narrow = None
+        if ctx.narrow is not None:  # the 32-bit index variant: int32 division where it fits
+            narrow = narrowing.division(ctx, op, lambda u, x, y: lower(ctx, u, x, y))
+        ctx.set(op.result, lower(ctx, t, a, b) if narrow is None else narrow)
+        return
     else:
         raise AssertionError(f"binop {op.op} on {t}")
+    if ctx.narrow is not None:  # the 32-bit index variant: an int32 form beside it
+        narrowing.binop_form(ctx, op)
 
 
 def lower_unaryop(ctx: FunctionLowering, op: ir.UnaryOp) -> None:
@@ -159,6 +167,10 @@ def compare(ctx: FunctionLowering, t: Scalar, cmp: str, a: ll.Value, b: ll.Value
 
 
 def lower_compare(ctx: FunctionLowering, op: ir.Compare) -> None:
+    narrow = narrowing.compare_operands(ctx, op) if ctx.narrow is not None else None
+    if narrow is not None:  # the 32-bit index variant: both sides lie within int32
+        ctx.set(op.result, ctx.builder.icmp_signed(_ICMP[op.op], *narrow))
+        return
     ctx.set(op.result, compare(ctx, op.lhs.type, op.op, ctx.get(op.lhs), ctx.get(op.rhs)))
 
 
@@ -209,4 +221,11 @@ def lower_cast(ctx: FunctionLowering, op: ir.Cast) -> None:
     if isinstance(op.result.type, Array):  # to layout 'A': the same struct, read by strides
         ctx.set(op.result, value)
         return
-    ctx.set(op.result, cast(ctx, op.operand.type, op.result.type, value))
+    src, dst = op.operand.type, op.result.type
+    narrow = None
+    if ctx.narrow is not None:
+        narrow = narrowing.float_operand(ctx, src, dst, op.operand)
+    if narrow is not None:  # the 32-bit index variant: an int32 converts in one step
+        ctx.set(op.result, cast(ctx, int32, dst, narrow))
+        return
+    ctx.set(op.result, cast(ctx, src, dst, value))

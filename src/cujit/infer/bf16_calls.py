@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -281,18 +282,20 @@ def _isinstance_of_scalar(previous: Callable | None) -> Callable:
     return rule
 
 
+def ml_dtypes_rule(fn: object):
+    """The rule of ``ml_dtypes.bfloat16(x)`` if ``fn`` is that class, else None.  Not in
+    the call table: building the table would import ml_dtypes for every kernel, and a
+    kernel that names ``ml_dtypes.bfloat16`` has imported ml_dtypes already."""
+    ml = sys.modules.get("ml_dtypes")
+    return _cast_to_bf16 if ml is not None and fn is getattr(ml, "bfloat16", None) else None
+
+
 def bf16_rules(calls: dict) -> dict:
-    """The call table's bfloat16 entries: ``cuda.bf16``'s functions, the bfloat16
-    constructors (cujit's type, ml_dtypes' scalar type), and ``math``/``abs`` on a
-    bfloat16 (``calls`` is the table so far: other argument types keep its rules)."""
+    """The call table's bfloat16 entries: ``cuda.bf16``'s functions, cujit's bfloat16
+    constructor, and ``math``/``abs`` on a bfloat16 (``calls`` is the table so far: other
+    argument types keep its rules); ml_dtypes' constructor: ``ml_dtypes_rule``."""
     rules: dict = {f: _rule(*api.KINDS[name]) for name, f in api.FUNCTIONS.items()}
     rules[bfloat16] = _cast_to_bf16
-    try:
-        import ml_dtypes
-
-        rules[ml_dtypes.bfloat16] = _cast_to_bf16
-    except ImportError:  # without ml_dtypes there is no such class to call
-        pass
     rules[isinstance] = _isinstance_of_scalar(calls.get(isinstance))
     for fn, name in _MATH.items():
         rules[fn] = _bf16_or(calls.get(fn), rules[api.FUNCTIONS[name]])

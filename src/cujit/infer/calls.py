@@ -226,9 +226,10 @@ def _not_callable_hint(fn: object, name: str) -> str | None:
 
 def _lookup(fn: object) -> Rule | None:
     try:
-        return CALLS.get(fn)
+        rule = CALLS.get(fn)
     except TypeError:  # an unhashable object: certainly not in the table
         return None
+    return rule if rule is not None else bf16_calls.ml_dtypes_rule(fn)
 
 
 # Callees whose dtype argument (position 1, or ``dtype=``) may be a NumPy dtype's name,

@@ -125,7 +125,8 @@ class UFunc:
                 kern = kernels.flat_kernel(
                     self.device_function, loop.inputs, kinds, out, self.target
                 )
-                if kern._specialize(args, stream)[1].coarse is None:
+                plan = kern._specialize(args, stream)[1].coarse
+                if getattr(plan, "k", None) is None:  # not coarsened (none, or 32-bit only)
                     kern = None
             self._kernels[key] = kern
         return self._kernels[key]

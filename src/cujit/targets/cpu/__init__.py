@@ -111,7 +111,13 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     # In the host's one namespace a kernel called ``sin`` or ``free`` would capture the
     # C library's calls (the GPU's math is ``__nv_*``): prefix the kernel's symbol.
     fn = dataclasses.replace(typed_fn, name=f"cujit_cpu_{typed_fn.name}")
-    module = lower_to_llvm(fn, target, debug=options.debug, bounds=options.boundscheck is not False)
+    module = lower_to_llvm(
+        fn,
+        target,
+        debug=options.debug,
+        bounds=options.boundscheck is not False,
+        index32=options.index32,
+    )
     return LoweredCPUKernel(typed_fn, module, kernel_symbol(fn), barriers, grid_sync, warp)
 
 

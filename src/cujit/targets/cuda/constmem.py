@@ -9,8 +9,6 @@ Identical tables of one module share a global.
 
 from __future__ import annotations
 
-import hashlib
-
 from llvmlite import ir as ll
 
 from cujit import ir
@@ -25,6 +23,8 @@ CONST_ALIGN = 16  # bytes: enough for any scalar and for vector loads
 
 def constant_table(module: ll.Module, data: bytes) -> ll.GlobalVariable:
     """The constant-memory global holding ``data`` (one per distinct content)."""
+    import hashlib  # here: a kernel without constant arrays does not need it
+
     name = f"__cujit_const_{hashlib.sha1(data).hexdigest()[:16]}_{len(data)}"
     gv = module.globals.get(name)
     if gv is None:

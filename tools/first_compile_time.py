@@ -1,0 +1,76 @@
+"""A fresh process's import and first compile, without a GPU: the medians (and minima)
+over N new processes of `import numpy`, `from cujit import cuda`, and the first
+kernel's compile to a cubin (a saxpy through ``pipeline.compile_kernel``, sm_90: every
+stage and libNVVM's and nvJitLink's first use, no driver).
+
+    PYTHONPATH=src python3 tools/first_compile_time.py [-n 9]
+
+Each child runs with PYTHONDONTWRITEBYTECODE cleared, as an installed package has its
+bytecode (the first child writes what is missing; its figures are left out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+CHILD = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+import numpy
+t1 = time.perf_counter()
+from cujit import cuda
+t2 = time.perf_counter()
+from cujit.options import Options
+from cujit.pipeline import compile_kernel
+
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+name = "saxpy_" + os.urandom(4).hex()  # a new name: nvJitLink's cache never answers
+saxpy.__code__ = saxpy.__code__.replace(co_name=name, co_qualname=name)
+sig = (cuda.float32,) + (cuda.float32[::1],) * 3
+t3 = time.perf_counter()
+result = compile_kernel(saxpy, sig, Options(arch=(9, 0)))
+t4 = time.perf_counter()
+modules = sum(1 for m in sys.modules if m.startswith("cujit"))
+print(json.dumps({"numpy": t1 - t0, "cujit": t2 - t1, "compile": t4 - t3, "total": t4 - t0,
+                  "modules": modules, "stages": result.times}))
+"""
+
+
+def run_child() -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300
+    )
+    if out.returncode:
+        raise SystemExit(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=9, help="processes measured (default 9)")
+    ns = parser.parse_args(argv)
+    run_child()  # writes the bytecode still missing
+    runs = [run_child() for _ in range(ns.n)]
+    print(f"{ns.n} fresh processes; cujit modules after the compile: {runs[0]['modules']}")
+    for key in ("numpy", "cujit", "compile", "total"):
+        values = [1e3 * r[key] for r in runs]
+        print(f"  {key:8} median {statistics.median(values):7.1f} ms   min {min(values):7.1f} ms")
+    stages = runs[0]["stages"]
+    for stage in stages:
+        values = [1e3 * r["stages"][stage] for r in runs]
+        print(f"    {stage:9} median {statistics.median(values):6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
