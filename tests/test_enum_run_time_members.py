@@ -146,8 +146,10 @@ def test_device_functions_return_members_chosen_at_run_time(target):
     k[1, 8](flags, ns, out)
     pf = [Fruit.plum if f else Fruit.apple for f in flags]
     pp = [Point.diag if n > 1 else Point.unit if n > 0 else Point.origin for n in ns]
-    expect = [[f == Fruit.plum, f is Fruit.apple, p == Point.unit, p is Point.diag]
-              for f, p in zip(pf, pp, strict=True)]
+    expect = [
+        [f == Fruit.plum, f is Fruit.apple, p == Point.unit, p is Point.diag]
+        for f, p in zip(pf, pp, strict=True)
+    ]
     assert out.tolist() == expect
 
 
@@ -171,9 +173,7 @@ def test_numbas_enum_member_types_convert():
     numba_types = pytest.importorskip("numba.core.types")
     from cujit.types.foreign import from_numba_type
 
-    assert from_numba_type(numba_types.IntEnumMember(Level, numba_types.int64)) == typeof(
-        Level.low
-    )
+    assert from_numba_type(numba_types.IntEnumMember(Level, numba_types.int64)) == typeof(Level.low)
     assert from_numba_type(numba_types.EnumMember(Fruit, numba_types.int64)) == typeof(Fruit.plum)
 
 

@@ -358,7 +358,7 @@ def test_explicit_thread_indices_match_numpy_in_the_variant():
     assert rel(out, stencil_ref(u)) < 1e-6
 
 
-EXPLAINED = '''
+EXPLAINED = """
 from cujit import cuda
 from cujit.types import float32
 
@@ -379,7 +379,7 @@ def column(x, out):  # 2-D indexing: not coarsened; one bound check: no variant 
     i = cuda.grid(1)
     if i < x.shape[0]:
         out[i, 0] = x[i, 0]
-'''
+"""
 
 
 @pytest.mark.parametrize(

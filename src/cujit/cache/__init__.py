@@ -144,7 +144,7 @@ def _linked_refusal(name: str, link) -> Exception:
     files = ", ".join(repr(getattr(f, "name", str(f))) for f in link)
     return UncacheableLinkedKernel(
         f"cannot cache kernel {name!r}: it links {files}, which cache=True refuses, as "
-        "numba does (\"Cannot pickle CUDACodeLibrary with linking files\"); drop "
+        'numba does ("Cannot pickle CUDACodeLibrary with linking files"); drop '
         "cache=True or link=, or set CUJIT_CACHE_LINKED=1 (the key covers the files' bytes)"
     )
 

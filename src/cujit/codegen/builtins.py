@@ -221,6 +221,7 @@ def grid_lowerings(read):
 # target without an entry for one says so at the call's line (``call_math``).
 MATH_FUNCTIONS = intrinsics.MATH_UNARY + intrinsics.MATH_BINARY  # the table's names
 
+
 def lower_this_grid(ctx, op, args) -> None:
     """``cuda.this_grid``: nothing to emit; the kernel is marked cooperative from it."""
 

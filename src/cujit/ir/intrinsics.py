@@ -580,27 +580,31 @@ _EXTENSIONS = _rows(
     cpu="the library's code generator, given the llvmlite builder",
 )
 # Pointers (types.CPointer): p[i] and p[i] = v on the element at address + i * itemsize.
-_POINTERS = _rows(
-    ("pointer.load",),
-    _INFER + "pointers:pointer_getitem",
-    2,
-    reads=True,
-    cuda="inttoptr, getelementptr, load",
-    cpu="inttoptr, getelementptr, load",
-) + _rows(
-    ("pointer.store",),
-    _INFER + "pointers:pointer_setitem",
-    3,
-    stores_into=0,
-    cuda="inttoptr, getelementptr, store",
-    cpu="inttoptr, getelementptr, store",
-) + _rows(
-    # carray/farray: an array over the pointer's memory; its accesses are the array's.
-    ("pointer.array",),
-    _INFER + "pointers:cfarray_rule",
-    None,
-    cuda="inttoptr; the extents and contiguous strides",
-    cpu="inttoptr; the extents and contiguous strides",
+_POINTERS = (
+    _rows(
+        ("pointer.load",),
+        _INFER + "pointers:pointer_getitem",
+        2,
+        reads=True,
+        cuda="inttoptr, getelementptr, load",
+        cpu="inttoptr, getelementptr, load",
+    )
+    + _rows(
+        ("pointer.store",),
+        _INFER + "pointers:pointer_setitem",
+        3,
+        stores_into=0,
+        cuda="inttoptr, getelementptr, store",
+        cpu="inttoptr, getelementptr, store",
+    )
+    + _rows(
+        # carray/farray: an array over the pointer's memory; its accesses are the array's.
+        ("pointer.array",),
+        _INFER + "pointers:cfarray_rule",
+        None,
+        cuda="inttoptr; the extents and contiguous strides",
+        cpu="inttoptr; the extents and contiguous strides",
+    )
 )
 # Enum members held at run time (types.EnumMember) are their values: no code.
 _ENUMS = _rows(
