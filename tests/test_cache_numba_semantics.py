@@ -205,3 +205,50 @@ def test_an_index_numba_wrote_keeps_its_version_stamp_and_entries(project):
     assert table[numba_key] == "numba.1.nbc"
     (ours,) = [k for k in table if k[0] == "cujit"]
     assert (pycache / table[ours]).is_file() and table[ours].endswith(".cujit")
+
+
+IMPORTING = """
+from cujit import cuda
+from {consts} import X
+import {consts}
+
+N = {consts}.X * 2
+
+
+def shared(r, x):
+    r[0] = x[0] + X + N
+
+
+kern = cuda.jit(cache=True, target="cuda")(shared)
+"""
+
+
+def test_a_global_imported_or_computed_from_another_file_is_keyed_by_value(project, tmp_path):
+    # Only literals the kernel's own file binds are frozen by its digest: an edit of the
+    # file a value comes from must miss, never serve the old constant.
+    write, load, pycache = project
+    consts = f"cache_consts_fodder_{os.getpid()}"
+    mod_name = f"cache_importing_fodder_{os.getpid()}"
+    (tmp_path / f"{mod_name}.py").write_text(IMPORTING.format(consts=consts))
+
+    def run(x: float):
+        (tmp_path / f"{consts}.py").write_text(f"X = {x!r}\n")
+        for name in (consts, mod_name):
+            sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        mod = importlib.import_module(mod_name)
+        mod.kern.compile(F64)
+        return mod.kern
+
+    try:
+        first = run(1000.25)
+        assert _hits(first) == (0, 1) and _mark(1000.25) in _llvm(first, F64)
+        assert _mark(2000.5) in _llvm(first, F64)  # N = X * 2
+        again = run(1000.25)
+        assert _hits(again) == (1, 0)  # nothing changed: the entry is used
+        edited = run(7.125)
+        assert _hits(edited) == (0, 1)
+        assert _mark(7.125) in _llvm(edited, F64) and _mark(14.25) in _llvm(edited, F64)
+    finally:
+        for name in (consts, mod_name):
+            sys.modules.pop(name, None)

@@ -83,10 +83,10 @@ CACHE_KEY_GLOBALS = Knob(
     "CUJIT_CACHE_KEY_GLOBALS",
     bool,
     False,
-    "make the disk cache's key cover the values of the globals a kernel's functions read "
-    "(a global changed at run time, or bound from another module, then misses); off, as "
-    "numba, they count as constants of the compile, and an entry is valid while the "
-    "functions' source files are unchanged",
+    "make the disk cache's key cover the values of all the globals a kernel's functions "
+    "read (a global changed at run time then misses); off, as numba, a global the "
+    "function's own file binds to a literal counts as a constant of the compile, valid "
+    "while that file is unchanged (imported and computed globals are keyed by value)",
 )
 BOUNDSCHECK = Knob(
     "CUJIT_BOUNDSCHECK",

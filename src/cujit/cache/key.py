@@ -4,12 +4,14 @@ changes the code.
 - the kernel's code objects, nested ones included: ``co_code``, the exception
   table, the constants, the names, the argument counts and flags (line numbers
   only under ``debug``, where they reach the output);
-- each function's source file, by a digest of its bytes: as numba's cache, the globals
-  a function reads that hold plain data (numbers, strings, NumPy arrays and scalars,
-  tuples of these) count as constants of the compile, frozen when it was made, and an
-  entry stays valid while the file that binds them is unchanged (a value changed at run
-  time, ``mod.Z = 10``, is not seen; ``CUJIT_CACHE_KEY_GLOBALS=1`` keys their values
-  instead, and functions without a source file always key them);
+- each function's source file, by a digest of its bytes: as numba's cache, a global
+  that the file binds to a literal at its top level (``Z = 1``) and that holds plain
+  data counts as a constant of the compile, frozen when it was made, and an entry stays
+  valid while that file is unchanged (a value changed at run time, ``mod.Z = 10``, is
+  not seen; ``kernel.recompile()`` compiles afresh; ``CUJIT_CACHE_KEY_GLOBALS=1`` keys
+  every value instead).  Globals imported or computed (``from consts import X``,
+  ``N = consts.X * 2``), and those of functions without a source file, are keyed by
+  value, so that an edit of another file is never served stale;
 - the values of the other globals and of the closure variables the code names, as irgen
   freezes them into constants: numbers, strings and tuples by type and ``repr``,
   arrays by dtype, shape and bytes, types and functions by qualified name
@@ -163,7 +165,7 @@ def _function(fn, h, debug: bool, seen: set) -> None:
     _code(code, h, debug, names)
     getattr(seen, "names", set()).update(names)  # a _Seen: the names the code uses
     frozen = getattr(seen, "by_source", False) and _source_key(code, h, seen)
-    _globals(fn, names, frozen, h, debug, seen)
+    _globals(fn, names, _assigned_in(code.co_filename) if frozen else frozenset(), h, debug, seen)
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         h.update(f"closure {name}=".encode())
         try:
@@ -177,17 +179,18 @@ def _function(fn, h, debug: bool, seen: set) -> None:
         _value(default, h, debug, seen, names)
 
 
-def _globals(fn, names: set, frozen: bool, h, debug: bool, seen: set) -> None:
+def _globals(fn, names: set, frozen: frozenset, h, debug: bool, seen: set) -> None:
     """The globals and builtins the code names, in a fixed order (a name that is
-    neither, an attribute, is already covered by ``co_names``); with ``frozen``, a
-    plain-data global by its name alone: its function's source file keys it."""
+    neither, an attribute, is already covered by ``co_names``); a plain-data global
+    named in ``frozen`` (assigned at the top level of the function's source file) by its
+    name alone: that file's digest keys it."""
     fn_builtins = getattr(fn, "__builtins__", None) or {}
     if isinstance(fn_builtins, pytypes.ModuleType):
         fn_builtins = vars(fn_builtins)
     for name in sorted(names):
         if name in fn.__globals__:
             value = fn.__globals__[name]
-            if frozen and _is_data(value):
+            if name in frozen and _is_data(value):
                 h.update(f"global {name}: data\n".encode())
                 continue
             h.update(f"global {name}=".encode())
@@ -226,6 +229,72 @@ def source_digest(path: str) -> str | None:
         return None
     _digests[path] = (st.st_mtime_ns, st.st_size, digest)
     return digest
+
+
+_assigned: dict[str, tuple[str, frozenset]] = {}  # path -> (digest, names)
+
+
+def _assigned_in(path: str) -> frozenset:
+    """The names a module's source binds to a literal at its top level (``Z = 1``,
+    ``SHAPE = (4, 4)``; in its top-level ``if``, ``try`` and ``with`` blocks too), and
+    binds in no other way there: the globals whose values that file's digest stands for.
+    A name it imports (``from consts import X``) or computes (``N = consts.X * 2``) is not
+    among them: its value is keyed, so that an edit of another file is seen."""
+    digest = source_digest(path)
+    known = _assigned.get(path)
+    if known is not None and known[0] == digest:
+        return known[1]
+    import ast
+
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    if any(
+        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+        for n in ast.walk(tree)
+    ):
+        return frozenset()  # a star import may bind any name
+    literal: set[str] = set()
+    other: set[str] = set()
+    body = list(tree.body)
+    while body:
+        node = body.pop()
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            body.extend(node.body)
+            body.extend(getattr(node, "orelse", ()))
+            body.extend(getattr(node, "finalbody", ()))
+            for handler in getattr(node, "handlers", ()):
+                body.extend(handler.body)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _is_literal(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            literal.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            other.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:  # any other binding at the top level: a loop, a walrus, a tuple target...
+            other.update(
+                n.id
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            )
+    found = frozenset(literal - other)
+    _assigned[path] = (digest, found)
+    return found
+
+
+def _is_literal(node) -> bool:
+    import ast
+
+    if node is None:
+        return False
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _source_key(code, h, seen) -> bool:
