@@ -47,8 +47,12 @@ def _typed(fn):
 
 @pytest.mark.parametrize(
     "fn, cooperative, syncs",
-    [(takes_the_grid, True, False), (syncs_the_grid, True, True), (plain, False, False),
-     (calls_it, True, False)],
+    [
+        (takes_the_grid, True, False),
+        (syncs_the_grid, True, True),
+        (plain, False, False),
+        (calls_it, True, False),
+    ],
 )
 def test_the_grid_group_marks_the_kernel_cooperative(fn, cooperative, syncs):
     typed = _typed(fn)  # after dead-code elimination: the mark must survive it
@@ -73,8 +77,9 @@ SOURCE = 'extern "C" __device__ int coop_fn(int* ret) { *ret = 7; return 0; }'
 
 @pytest.mark.parametrize("coop", [True, False])
 def test_declare_device_use_cooperative_marks_the_caller(coop):
-    f = cuda.declare_device("coop_fn", "int32()", link=[cuda.CUSource(SOURCE)],
-                            use_cooperative=coop)
+    f = cuda.declare_device(
+        "coop_fn", "int32()", link=[cuda.CUSource(SOURCE)], use_cooperative=coop
+    )
 
     @cuda.jit("void(int32[::1])", target="cuda")
     def k(out):

@@ -16,7 +16,7 @@ import pytest
 
 from cujit import cuda, float64, launchconfig
 
-FODDER = '''
+FODDER = """
 from llvmlite import ir as llir
 
 from cujit import cuda, launchconfig, types
@@ -37,7 +37,7 @@ def block_size(typingctx):
 def sized(out):
     if cuda.threadIdx.x == 0:
         out[0] = block_size() + 0.5
-'''
+"""
 
 
 @pytest.fixture
@@ -97,8 +97,10 @@ def _compile_for(kernel, block):
     """A launch's compile, without the launch (no GPU here): the configuration current."""
     cfg = kernel[1, block]
     key = launchconfig.config_key(cfg)
-    target = kernel if key == kernel._lc_default or kernel._lc_default is None else (
-        kernel._launch_config_kernel(key)
+    target = (
+        kernel
+        if key == kernel._lc_default or kernel._lc_default is None
+        else (kernel._launch_config_kernel(key))
     )
     return target, target._compile_launching((np.zeros(1),), cfg)
 
