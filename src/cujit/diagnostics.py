@@ -99,6 +99,11 @@ class TypingError(CompileError):
     kind = "type error"
 
 
+class RequireLiteralValue(TypingError):
+    """A compile-time argument given a value known only at run time (numba's
+    RequireLiteralValue): ``cuda.grid(n)`` with ``n`` a variable."""
+
+
 class LoweringError(CompileError):
     """A library's code generator that built a wrong value (numba's LoweringError)."""
 

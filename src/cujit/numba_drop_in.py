@@ -62,6 +62,7 @@ def _package(name: str) -> pytypes.ModuleType:
 NUMBA_ERROR_BASES = (
     ("CompileError", "NumbaError"),
     ("TypingError", "TypingError"),
+    ("RequireLiteralValue", "RequireLiteralValue"),
     ("UnsupportedError", "UnsupportedError"),
     ("LoweringError", "LoweringError"),
     ("InternalCompilerError", "InternalError"),

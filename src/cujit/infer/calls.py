@@ -36,7 +36,11 @@ from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
 from cujit.infer.extension_calls import extension_rule, overload_device_function
 from cujit.infer.foreign_calls import call_foreign
-from cujit.infer.function_calls import as_device_function, call_device_function
+from cujit.infer.function_calls import (
+    as_device_function,
+    call_device_function,
+    refuse_closed_dispatcher,
+)
 from cujit.infer.iteration import iteration_rules
 from cujit.infer.libdevice_calls import libdevice_rules
 from cujit.infer.math_extra_calls import math_extra_rules
@@ -266,6 +270,7 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         ):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
+    refuse_closed_dispatcher(fn, site)
     devfn = as_device_function(fn) or overload_device_function(fn, site, t)
     if devfn is not None:
         call_device_function(t, op, devfn, site)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cujit.diagnostics import TypingError
+from cujit.diagnostics import RequireLiteralValue, TypingError
 from cujit.infer.context import Typer
+from cujit.infer.numba_text import call_text, no_implementation, value_text
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
 from cujit.types import (
@@ -39,12 +40,22 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
+_UNKNOWN = object()
+
+
 def grid(name: str):
     """``cuda.grid(ndim)`` / ``cuda.gridsize(ndim)``: int64, or a tuple for 2-3 dims."""
 
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1, keywords=("ndim",))
-        ndim = t.const_value(site.arg(0, "ndim"))
+        arg = site.arg(0, "ndim")
+        ndim = t.const_value(arg, default=_UNKNOWN)
+        if ndim is _UNKNOWN:  # numba's words first: the class it raises, and the type
+            raise RequireLiteralValue(
+                f"RequireLiteralValue: {value_text(t, arg)}: {name}(ndim) needs ndim to be "
+                "a constant 1, 2 or 3, not a value known only at run time",
+                site.loc,
+            )
         if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim not in (1, 2, 3):
             raise TypingError(f"{name}(ndim) needs ndim to be a constant 1, 2 or 3", site.loc)
         rt = int64 if ndim == 1 else Tuple((int64,) * ndim)
@@ -67,8 +78,8 @@ def call_syncthreads(t: Typer, site: CallSite) -> Value:
 def predicate(t: Typer, site: CallSite, v: Value, what: str) -> Value:
     """A predicate argument as a bool (``!= 0``): numba takes an integer or a bool."""
     pt = t.scalar(v, site.loc, what)
-    if pt.is_float:
-        raise TypingError(f"{what} must be an integer or a bool, not {pt}", site.loc)
+    if pt.is_float:  # numba's words, with the argument cujit names
+        raise TypingError(f"Predicate must be an integer or boolean. Got {pt} ({what})", site.loc)
     return t.cast(v, boolean, site.loc)
 
 
@@ -76,6 +87,8 @@ def mask32(t: Typer, site: CallSite, v: Value, what: str) -> Value:
     """A 32-bit lane mask or lane number: any integer, its low 32 bits as uint32."""
     mt = t.scalar(v, site.loc, what)
     if mt.is_float or mt == boolean:
+        if what.endswith("mask"):  # numba's words, with the argument cujit names
+            raise TypingError(f"Mask type must be an integer. Got {mt} ({what})", site.loc)
         raise TypingError(f"{what} must be an integer, not {mt}", site.loc)
     return t.cast(v, uint32, site.loc)
 
@@ -139,8 +152,10 @@ def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
             if name == "shared.array"
             else "use a constant: a literal, or a global variable the kernel reads"
         )
+        heading = no_implementation(name, call_text(t, site, name.rsplit(".", 1)[-1]))
         raise TypingError(
-            f"the shape of cuda.{name} must be a constant integer or a tuple of constant integers",
+            f"{heading}the shape of cuda.{name} must be a constant integer or a tuple of "
+            "constant integers",
             site.loc,
             hint=hint,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cujit.bytecode import Instr
 from cujit.cfg import BasicBlock
-from cujit.diagnostics import CompileError
+from cujit.diagnostics import CompileError, TypingError
 from cujit.ir import (
     CALL_STAR,
     DECORATE,
@@ -58,7 +58,8 @@ def _load_global(b: IRBuilder, st: State, ins: Instr) -> None:
     elif name in b.bc.builtins:
         value = b.bc.builtins[name]
     else:
-        raise CompileError(f"name '{name}' is not defined", ins.loc)
+        # A TypingError with Python's words, as numba reports an unknown global.
+        raise TypingError(f"NameError: name '{name}' is not defined", ins.loc)
     st.push(b.emit(Const, ins.loc, value=value))
 
 
