@@ -358,11 +358,6 @@ def negates_array(x):
     x[0] = -x  # <-
 
 
-def used_before_assigned(x):
-    x[0] = v  # noqa: F821  # <-
-    v = 1.0  # noqa: F841
-
-
 def plain_helper(v):
     return v
 
@@ -689,14 +684,6 @@ KERNEL_CASES = [
         None,
     ),
     (negates_array, V1, T, f"unary - needs a number, not {F}", "-x", None),
-    (
-        used_before_assigned,
-        V1,
-        T,
-        "local variable 'v' may be used before it is assigned",
-        "x[0]",
-        None,
-    ),
     (
         calls_plain_function,
         V1,

@@ -99,6 +99,7 @@ class Typer:
         self.callee_symbols: dict[int, str] = {}  # id of a cached callee -> its symbol
         self.param_types = param_types
         self.undef_types = undef_types
+        self.var_types: dict[str, Type] = {}  # variable -> its assignments' type (uninit.py)
         self.env: dict[int, Value] = {}
         self.consts: dict[int, object] = {}
         self.undef_names: dict[int, str] = {}

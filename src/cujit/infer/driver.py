@@ -38,6 +38,7 @@ from cujit.infer.function_calls import (
     is_constant_argument,
 )
 from cujit.infer.numeric import describe, unify
+from cujit.infer.uninit import gather_var_types
 from cujit.infer.unroll import MAX_LOOPS, UnrollLoop, unroll_literal_loops, unroll_loop
 from cujit.ir import (
     BinOp,
@@ -194,6 +195,7 @@ class _State:
     param_types: dict[int, Type]
     undef_types: dict[int, Type] = dataclasses.field(default_factory=dict)
     undef_params: dict[int, str] = dataclasses.field(default_factory=dict)
+    var_types: dict[str, Type] = dataclasses.field(default_factory=dict)  # infer/uninit.py
     changed: bool = False  # a block already typed in this sweep saw its inputs change
     visited: set[int] = dataclasses.field(default_factory=set)  # typed in this sweep
     callees: Callees | None = None
@@ -232,6 +234,7 @@ def _succs(block: Block) -> list[int]:
 
 def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:  # noqa: C901 -- one pass over the blocks; each op kind's typing is one branch
     t = Typer(fn, state.param_types, state.undef_types, final, state.callees)
+    t.var_types = state.var_types
     typed: dict[int, Block] = {}
     live = {order[0]}  # blocks an edge typed so far reaches (a constant branch takes one)
     for bid in order:
@@ -266,6 +269,8 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
             _join_edges(t, fn, term, state)
         typed[bid] = Block(bid, tuple(params), tuple(t.ops), term)
     state.callees_used = tuple(t.callee_fns.values())
+    if not final and gather_var_types(t, state.var_types):
+        state.changed = True  # an unassigned read takes the variable's type next sweep
     return [typed[b.id] for b in fn.blocks if b.id in typed]
 
 
