@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from cujit.diagnostics import RequireLiteralValue, TypingError
 from cujit.infer.context import Typer
-from cujit.infer.numba_text import call_text, no_implementation, value_text
+from cujit.infer.numba_text import call_text, cannot_infer, no_implementation, value_text
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
 from cujit.types import (
@@ -147,7 +147,9 @@ def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
     dims = shape if isinstance(shape, tuple) else (shape,)
     if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
         hint = (
-            "for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
+            "use a tuple of constants, not a list"
+            if type(shape).__name__ == "ConstantList"
+            else "for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
             "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]"
             if name == "shared.array"
             else "use a constant: a literal, or a global variable the kernel reads"
@@ -176,9 +178,11 @@ def _dtype(t: Typer, site: CallSite, name: str) -> Scalar | Record:
             raise TypingError(f"Invalid NumPy dtype specified: {spec!r}", site.loc) from None
         dtype = None
     if not isinstance(dtype, (Scalar, Record)):
+        given = repr(spec) if type(spec).__module__.startswith("numpy") else None
         raise TypingError(
-            f"the dtype of cuda.{name} must be a constant scalar type such as "
-            f"float32 or np.int32, not {describe(site.arg(1, 'dtype').type)}",
+            f"{cannot_infer(t, site.op.result.id)}the dtype of cuda.{name} must be a constant "
+            "scalar type such as float32 or np.int32, not "
+            f"{given or describe(site.arg(1, 'dtype').type)}",
             site.loc,
         )
     return dtype

@@ -87,6 +87,13 @@ def no_implementation(function: str, call: str) -> str:
     )
 
 
+def cannot_infer(t: Typer, value_id: int) -> str:
+    """numba's opening for a call whose result has no type, naming the variable it is
+    assigned to (``Cannot infer the type of variable 'arr': ``); empty where none is."""
+    name = next((n for vid, n in t.fn.var_names if vid == value_id), None)
+    return f"Cannot infer the type of variable '{name}': " if name else ""
+
+
 def _tuple_text(items: list[str]) -> str:
     if len(items) > 1 and len(set(items)) == 1:
         return f"UniTuple({items[0]} x {len(items)})"
@@ -99,6 +106,8 @@ def _object_text(value: object) -> str:
 
     if isinstance(value, str):
         return f"Literal[str]({value})"
+    if hasattr(value, "numba_text"):  # a list display (infer/list_display.py)
+        return value.numba_text()
     if isinstance(value, Scalar) or (isinstance(value, type) and hasattr(value, "dtype")):
         try:
             return f"class({to_type(value)})"
