@@ -186,6 +186,7 @@ class Kernel(KernelInspection):
             boundscheck=guards.boundscheck_flag(flags, config.BOUNDSCHECK.get()),
             link=link,
             launch_bounds=tuple(flags.get("launch_bounds") or ()),
+            escaping_captures=bool(flags.get("escaping_captures")),
         )
         self.target = self._base_options.target
         # A launch of more threads per block than launch_bounds allows is refused.

@@ -30,6 +30,7 @@ from cujit.diagnostics import (
 from cujit.hints import hint
 from cujit.infer import access, arith, calls, optional
 from cujit.infer.context import Typer
+from cujit.infer.escapes import check_escaping_captures
 from cujit.infer.function_calls import (
     Callees,
     LiteralArg,
@@ -101,6 +102,7 @@ def infer_types(
     *,
     device: bool = False,
     return_type: Type | None = None,
+    escaping_captures: bool = False,
 ) -> Function:
     """The typed version of untyped ``fn`` for arguments of ``arg_types``.
 
@@ -108,6 +110,8 @@ def infer_types(
     call is an error); their typed IR lands in the result's ``callees``.  A
     kernel returns nothing; a device function (``device=True``) returns the
     unified type of its ``return`` values, or ``return_type`` when declared.
+    Nested functions passed on may capture run-time values only with
+    ``escaping_captures`` (``infer/escapes.py``: numba's rule).
     """
     what = "device function" if device else "kernel"
     if len(arg_types) != len(fn.args):
@@ -121,6 +125,7 @@ def infer_types(
             raise TypingError(
                 f"argument '{name}' of type {describe(t)} cannot be passed to a {what}", fn.loc
             )
+    check_escaping_captures(fn, escaping_captures)
     fn = unroll_literal_loops(fn, arg_types)
     literals = {
         p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)
