@@ -100,6 +100,7 @@ class Typer:
         self.param_types = param_types
         self.undef_types = undef_types
         self.var_types: dict[str, Type] = {}  # variable -> its assignments' type (uninit.py)
+        self.unassigned_reads: set[str] = set()  # variables read where none is assigned
         self.env: dict[int, Value] = {}
         self.consts: dict[int, object] = {}
         self.undef_names: dict[int, str] = {}

@@ -29,8 +29,9 @@ class UninitializedVariableWarning(NumbaWarning):
 
 def gather_var_types(t: Typer, var_types: dict[str, Type]) -> bool:
     """Unify into ``var_types`` the types this sweep gave each variable's assigned
-    values; whether any variable's type changed."""
-    changed = False
+    values; whether the type of a variable this sweep read unassigned changed (only
+    then does another sweep have something to learn)."""
+    changed = set()
     for vid, name in t.fn.var_names:
         v = t.env.get(vid)
         if v is None or v.type is None or vid in t.undef_names:
@@ -41,13 +42,14 @@ def gather_var_types(t: Typer, var_types: dict[str, Type]) -> bool:
         new = v.type if old is None else unify(old, v.type)
         if new is not None and new != old:
             var_types[name] = new
-            changed = True
-    return changed
+            changed.add(name)
+    return bool(changed & t.unassigned_reads)
 
 
 def unassigned_type(t: Typer, name: str, loc: Loc) -> Type | None:
     """The type of a read of ``name`` that no assignment reaches (None while its
     assignments are untyped); the final sweep warns at it."""
+    t.unassigned_reads.add(name)
     ty = t.var_types.get(name)
     if ty is not None and t.final:
         # Reported at the user's line, not at a frame of cujit's.
