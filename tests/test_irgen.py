@@ -26,7 +26,7 @@ import render  # noqa: E402
 from cujit import device_api, ir  # noqa: E402
 from cujit.bytecode import decode  # noqa: E402
 from cujit.cfg import build_cfg  # noqa: E402
-from cujit.diagnostics import CompileError  # noqa: E402
+from cujit.diagnostics import CompileError, TypingError  # noqa: E402
 from cujit.irgen import build_ir  # noqa: E402
 
 
@@ -131,7 +131,8 @@ def test_unknown_global():
 
     with pytest.raises(CompileError) as info:
         compile_ir(f)
-    assert info.value.message == "name 'not_defined_anywhere' is not defined"
+    assert info.value.message == "NameError: name 'not_defined_anywhere' is not defined"
+    assert isinstance(info.value, TypingError)  # numba's class for an unknown global
     assert info.value.loc.line == first_line(f) + 1
 
 

@@ -122,6 +122,23 @@ def _resolve_cuda(name: str):
     return sys.modules[name]
 
 
+class _PackageOverlay:
+    """A numba-cuda package as ``from PACKAGE import NAME`` sees it: its submodules in
+    ``CUJIT_MODULES`` are cujit's (as ``import PACKAGE.NAME`` gives), the rest its own."""
+
+    def __init__(self, module, name: str) -> None:
+        self._module, self._name = module, name
+
+    def __getattr__(self, attr: str):
+        full = f"{self._name}.{attr}"
+        if full in CUJIT_MODULES:
+            from cujit import numba_drop_in
+
+            numba_drop_in.adopt_numba_errors()
+            return _resolve_cuda(full)
+        return getattr(self._module, attr)
+
+
 def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
     if level != 0 or not (name == "numba" or name.startswith("numba.")):
         return _real_import(name, globals, locals, fromlist, level)
@@ -131,6 +148,8 @@ def routed_import(name, globals=None, locals=None, fromlist=(), level=0):
     )
     if not to_cujit:  # numba's own modules (numba.core...) and numba-cuda's harness
         module = _real_import(name, globals, locals, fromlist, level)
+        if fromlist and any(f"{name}.{item}" in CUJIT_MODULES for item in fromlist):
+            return _PackageOverlay(module, name)  # from numba.cuda.core import errors
         return module if fromlist else _NUMBA
     # What the drop-in does when it serves numba.cuda: cujit's errors also become
     # numba's classes of the same meaning (numba_drop_in.adopt_numba_errors).

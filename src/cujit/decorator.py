@@ -64,6 +64,8 @@ def jit_flags(device: bool, base: dict, kwargs: dict) -> dict:
         flags["index32"] = bool(kwargs["index32"])
     if kwargs.get("lineinfo"):  # numba's line tables (codegen/debuginfo.py)
         flags["lineinfo"] = True
+    if kwargs.get("escaping_captures"):  # cujit's: run-time captures of escaping closures
+        flags["escaping_captures"] = True
     _numba_flags(flags, base["debug"], kwargs)
     return flags
 

@@ -197,6 +197,7 @@ class Kernel(KernelInspection):
             link=link,
             launch_bounds=tuple(flags.get("launch_bounds") or ()),
             lto=bool(flags.get("lto")),
+            escaping_captures=bool(flags.get("escaping_captures")),
         )
         self.target = self._base_options.target
         # A launch of more threads per block than launch_bounds allows is refused.

@@ -41,3 +41,7 @@ class Options:
     # numba's jit(launch_bounds=...): (max threads per block[, min blocks per
     # multiprocessor[, max blocks per cluster]]), PTX .maxntid/.minnctapersm/.maxclusterrank.
     launch_bounds: tuple[int, ...] = ()
+    # Nested functions passed as arguments may capture run-time values (cujit passes
+    # them along); numba refuses those, and so does cujit unless this is set
+    # (``jit(escaping_captures=True)``; ``infer/escapes.py``).
+    escaping_captures: bool = False

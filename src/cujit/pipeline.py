@@ -151,6 +151,7 @@ def front_end(
         verify="typed",
         device=device,
         return_type=return_type,
+        escaping_captures=run.options.escaping_captures,
     )
     return run.stage("passes", run_passes, fn, passes, verify="typed")
 

@@ -232,6 +232,9 @@ def _translate(raw, locs, code, captured=()) -> list[tuple[int, Instr]]:  # noqa
         skip_pops = _POPS_AFTER_END_FOR if name == "END_FOR" else 0
         if name in _DROP:
             continue
+        if name == "BUILD_LIST":  # a display of its items; appends and extends are refused
+            out.append((off, Instr("BUILD_LIST", ins.arg, loc)))
+            continue
         if name in MESSAGES and name != "CALL_FUNCTION_EX":  # f(*args) is kept; **kw is not
             raise UnsupportedError(
                 MESSAGES[name], loc, hint=hint("global-store") if name == "STORE_GLOBAL" else None

@@ -24,6 +24,7 @@ The instruction set (stack effects as ``before -> after``, TOS rightmost):
     STORE_SUBSCR  v obj idx  ->                 (obj[idx] = v)
     STORE_ATTR name   v obj  ->                 (obj.name = v)
     BUILD_TUPLE n    x1..xn  -> (x1, ..., xn)
+    BUILD_LIST n     x1..xn  -> [x1, ..., xn]  (a list display: typed as a constant, if any)
     TUPLE_APPEND n  t .. x   -> t + (x,) .. (t at depth n once x is popped:
                                  a long tuple display, which CPython builds as a list)
     TUPLE_EXTEND n  t .. s   -> t + tuple(s) ..   (``(a, *s)``)

@@ -44,7 +44,7 @@ def stack_effect(ins: Instr, jump: bool) -> int:
         return _FIXED[op]
     if op == "FOR_ITER":  # exhausted: the iterator is popped; else the value is pushed
         return -1 if jump else 1
-    if op in ("BUILD_TUPLE", "BUILD_SLICE"):
+    if op in ("BUILD_TUPLE", "BUILD_SLICE", "BUILD_LIST"):
         return 1 - ins.arg
     if op == "UNPACK_SEQUENCE":
         return ins.arg - 1

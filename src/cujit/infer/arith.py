@@ -18,6 +18,7 @@ from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
 from cujit.infer.extension_attrs import extension_operator
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
+from cujit.infer.uninit import unassigned_type
 from cujit.ir import BinOp, Cast, Compare, Const, UnaryOp, Undef, Value
 from cujit.types import NoneType, PyObject, Scalar, Type, boolean, none
 from cujit.types.core import is_device_array_global
@@ -34,7 +35,10 @@ def type_const(t: Typer, op: Const) -> None:
 def type_undef(t: Typer, op: Undef) -> None:
     # An unset variable takes the type of the block parameter it merges into
     # (``undef_types``, gathered from the edges by the driver).
+    # Read with no merge partner: the type of the variable's assignments (infer/uninit.py).
     ty: Type | None = t.undef_types.get(op.result.id)
+    if ty is None:
+        ty = unassigned_type(t, op.name, op.loc)
     if ty is None and t.final:
         ty = none
     t.undef_names[op.result.id] = op.name

@@ -20,6 +20,8 @@ import types as pytypes
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from cujit import device_api as cuda
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.foreign import DeclaredFunction
@@ -34,15 +36,17 @@ from cujit.infer.access import namedtuple_constructor
 from cujit.infer.array_methods import array_method_rules
 from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
+from cujit.infer.dtype_calls import dtype_rules
 from cujit.infer.extension_calls import extension_rule, overload_device_function
 from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.function_calls import (
     as_device_function,
     call_device_function,
-    compilation_disabled,
+    refuse_closed_dispatcher,
 )
 from cujit.infer.iteration import iteration_rules
 from cujit.infer.libdevice_calls import libdevice_rules
+from cujit.infer.list_display import list_display_rules
 from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.numeric import describe
 from cujit.infer.operator_calls import operator_rules
@@ -189,6 +193,8 @@ CALLS: dict[object, Rule] = {
     **reduction_rules(),  # np.sum(a), np.nanmax(a)... of whole arrays
     **closures.closure_rules(),  # nested functions, f(*args)
     **array_method_rules(),  # a.reshape(), a.view(dtype), a.copy()
+    **dtype_rules(),  # np.dtype("int32"): a compile-time constant
+    **list_display_rules(),  # [a, b]: refused where used (a shape's in numba's words)
 }
 CALLS.update(bf16_calls.bf16_rules(CALLS))  # cuda.bf16; math/abs on bfloat16
 CALLS.update(fp8_calls.fp8_rules())  # the fp8 types and conversions
@@ -232,19 +238,31 @@ def _lookup(fn: object) -> Rule | None:
     return rule if rule is not None else bf16_calls.ml_dtypes_rule(fn)
 
 
-# Callees whose dtype argument (position 1, or ``dtype=``) may be a NumPy dtype's name,
-# and whose alignment (position 2, or ``alignment=``) their rule checks, strings included.
-_DTYPE_NAME_CALLEES = (cuda.shared.array, cuda.local.array)
+# Callees whose dtype argument (this position, or ``dtype=``) may be a NumPy dtype's name.
+_DTYPE_NAME_CALLEES = ((cuda.shared.array, 1), (cuda.local.array, 1), (np.dtype, 0))
+# Callees whose alignment (position 2, or ``alignment=``) their rule checks, strings included.
+_ALIGNMENT_CALLEES = (cuda.shared.array, cuda.local.array)
+
+
+def _is_shape(fn: object, site: CallSite, v: Value) -> bool:
+    """Whether ``v`` is an array allocation's shape, which its rule checks itself (and
+    refuses in numba's words: a string or a list display among them)."""
+    if fn is not cuda.shared.array and fn is not cuda.local.array:
+        return False
+    return v is site.kwargs.get("shape") or (bool(site.args) and v is site.args[0])
 
 
 def _is_dtype_name(fn: object, site: CallSite, v: Value) -> bool:
     """Whether ``v`` is the dtype argument of a callee that takes ``dtype="int32"`` (or
     the alignment argument that callee's rule refuses in its own words)."""
-    if not any(fn is c for c in _DTYPE_NAME_CALLEES):
-        return False
-    if v is site.kwargs.get("dtype") or (len(site.args) > 1 and v is site.args[1]):
+    if any(fn is c for c in _ALIGNMENT_CALLEES) and (
+        v is site.kwargs.get("alignment") or (len(site.args) > 2 and v is site.args[2])
+    ):
         return True
-    return v is site.kwargs.get("alignment") or (len(site.args) > 2 and v is site.args[2])
+    pos = next((p for c, p in _DTYPE_NAME_CALLEES if fn is c), None)
+    if pos is None:
+        return False
+    return v is site.kwargs.get("dtype") or (len(site.args) > pos and v is site.args[pos])
 
 
 def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind of callee (exception, device function, bound method, namedtuple, table rule)
@@ -275,12 +293,7 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         ):
             t.exc_messages[op.result.id] = site.args[0].type.value
         return
-    if compilation_disabled(fn):  # numba.jit("(i4, i4)"): numba's words
-        raise TypingError(
-            f"Untyped global name '{site.name}': using cpu function on device but its "
-            "compilation is disabled",
-            op.loc,
-        )
+    refuse_closed_dispatcher(fn, site)
     devfn = as_device_function(fn) or overload_device_function(fn, site, t)
     if devfn is not None:
         call_device_function(t, op, devfn, site)
@@ -312,8 +325,12 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         )
     if fn is not print and fn is not float:  # they take string constants (dtype names: below)
         for v in (*site.args, *site.kwargs.values()):
-            if not _is_dtype_name(fn, site, v):
+            if not (_is_dtype_name(fn, site, v) or _is_shape(fn, site, v)):
                 t.check_not_string(v, op.loc)
+            t.check_defined(v, op.loc)
+    else:
+        for v in (*site.args, *site.kwargs.values()):
+            t.check_not_list(v, op.loc)
             t.check_defined(v, op.loc)
     result = rule(t, site)
     if result.id != op.result.id:

@@ -100,6 +100,8 @@ class Typer:
         self.callee_symbols: dict[int, str] = {}  # id of a cached callee -> its symbol
         self.param_types = param_types
         self.undef_types = undef_types
+        self.var_types: dict[str, Type] = {}  # variable -> its assignments' type (uninit.py)
+        self.unassigned_reads: set[str] = set()  # variables read where none is assigned
         self.env: dict[int, Value] = {}
         self.consts: dict[int, object] = {}
         self.undef_names: dict[int, str] = {}
@@ -259,6 +261,13 @@ class Typer:
         if isinstance(v.type, PyObject) and isinstance(v.type.value, str):
             # Point at the string itself: that is the line to change.
             raise UnsupportedError(STRING_ERROR, self.def_locs.get(v.id, loc))
+        self.check_not_list(v, loc)
+
+    def check_not_list(self, v: Value, loc: Loc) -> None:
+        from cujit.infer.list_display import LIST_MESSAGE, is_constant_list
+
+        if is_constant_list(v):  # a list display used as a value: at the display
+            raise UnsupportedError(LIST_MESSAGE, self.def_locs.get(v.id, loc))
 
     def check_defined(self, v: Value, loc: Loc) -> None:
         name = self.undef_names.get(v.id)

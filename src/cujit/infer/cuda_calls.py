@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from cujit.diagnostics import ConstantValueError, RequireLiteralValue, TypingError
 from cujit.infer.context import Typer
+from cujit.infer.numba_text import call_text, cannot_infer, no_implementation, value_text
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
 from cujit.types import (
@@ -39,12 +40,22 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
+_UNKNOWN = object()
+
+
 def grid(name: str):
     """``cuda.grid(ndim)`` / ``cuda.gridsize(ndim)``: int64, or a tuple for 2-3 dims."""
 
     def rule(t: Typer, site: CallSite) -> Value:
         site.expect(1, 1, keywords=("ndim",))
-        ndim = t.const_value(site.arg(0, "ndim"))
+        arg = site.arg(0, "ndim")
+        ndim = t.const_value(arg, default=_UNKNOWN)
+        if ndim is _UNKNOWN:  # numba's words first: the class it raises, and the type
+            raise RequireLiteralValue(
+                f"RequireLiteralValue: {value_text(t, arg)}: {name}(ndim) needs ndim to be "
+                "a constant 1, 2 or 3, not a value known only at run time",
+                site.loc,
+            )
         if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim not in (1, 2, 3):
             raise TypingError(f"{name}(ndim) needs ndim to be a constant 1, 2 or 3", site.loc)
         rt = int64 if ndim == 1 else Tuple((int64,) * ndim)
@@ -67,8 +78,8 @@ def call_syncthreads(t: Typer, site: CallSite) -> Value:
 def predicate(t: Typer, site: CallSite, v: Value, what: str) -> Value:
     """A predicate argument as a bool (``!= 0``): numba takes an integer or a bool."""
     pt = t.scalar(v, site.loc, what)
-    if pt.is_float:
-        raise TypingError(f"{what} must be an integer or a bool, not {pt}", site.loc)
+    if pt.is_float:  # numba's words, with the argument cujit names
+        raise TypingError(f"Predicate must be an integer or boolean. Got {pt} ({what})", site.loc)
     return t.cast(v, boolean, site.loc)
 
 
@@ -76,6 +87,8 @@ def mask32(t: Typer, site: CallSite, v: Value, what: str) -> Value:
     """A 32-bit lane mask or lane number: any integer, its low 32 bits as uint32."""
     mt = t.scalar(v, site.loc, what)
     if mt.is_float or mt == boolean:
+        if what.endswith("mask"):  # numba's words, with the argument cujit names
+            raise TypingError(f"Mask type must be an integer. Got {mt} ({what})", site.loc)
         raise TypingError(f"{what} must be an integer, not {mt}", site.loc)
     return t.cast(v, uint32, site.loc)
 
@@ -134,13 +147,17 @@ def _shape(t: Typer, site: CallSite, name: str) -> tuple[int, ...]:
     dims = shape if isinstance(shape, tuple) else (shape,)
     if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
         hint = (
-            "for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
+            "use a tuple of constants, not a list"
+            if type(shape).__name__ == "ConstantList"
+            else "for a size chosen at launch, use cuda.shared.array(0, dtype) and pass the "
             "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]"
             if name == "shared.array"
             else "use a constant: a literal, or a global variable the kernel reads"
         )
+        heading = no_implementation(name, call_text(t, site, name.rsplit(".", 1)[-1]))
         raise TypingError(
-            f"the shape of cuda.{name} must be a constant integer or a tuple of constant integers",
+            f"{heading}the shape of cuda.{name} must be a constant integer or a tuple of "
+            "constant integers",
             site.loc,
             hint=hint,
         )
@@ -161,9 +178,11 @@ def _dtype(t: Typer, site: CallSite, name: str) -> Scalar | Record:
             raise TypingError(f"Invalid NumPy dtype specified: {spec!r}", site.loc) from None
         dtype = None
     if not isinstance(dtype, (Scalar, Record)):
+        given = repr(spec) if type(spec).__module__.startswith("numpy") else None
         raise TypingError(
-            f"the dtype of cuda.{name} must be a constant scalar type such as "
-            f"float32 or np.int32, not {describe(site.arg(1, 'dtype').type)}",
+            f"{cannot_infer(t, site.op.result.id)}the dtype of cuda.{name} must be a constant "
+            "scalar type such as float32 or np.int32, not "
+            f"{given or describe(site.arg(1, 'dtype').type)}",
             site.loc,
         )
     return dtype

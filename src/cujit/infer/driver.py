@@ -30,6 +30,7 @@ from cujit.diagnostics import (
 from cujit.hints import hint
 from cujit.infer import access, arith, calls, enums, optional
 from cujit.infer.context import Typer
+from cujit.infer.escapes import check_escaping_captures
 from cujit.infer.function_calls import (
     Callees,
     LiteralArg,
@@ -38,6 +39,7 @@ from cujit.infer.function_calls import (
     is_constant_argument,
 )
 from cujit.infer.numeric import describe, unify
+from cujit.infer.uninit import gather_var_types
 from cujit.infer.unroll import MAX_LOOPS, UnrollLoop, unroll_literal_loops, unroll_loop
 from cujit.ir import (
     BinOp,
@@ -101,6 +103,7 @@ def infer_types(
     *,
     device: bool = False,
     return_type: Type | None = None,
+    escaping_captures: bool = False,
 ) -> Function:
     """The typed version of untyped ``fn`` for arguments of ``arg_types``.
 
@@ -108,6 +111,8 @@ def infer_types(
     call is an error); their typed IR lands in the result's ``callees``.  A
     kernel returns nothing; a device function (``device=True``) returns the
     unified type of its ``return`` values, or ``return_type`` when declared.
+    Nested functions passed on may capture run-time values only with
+    ``escaping_captures`` (``infer/escapes.py``: numba's rule).
     """
     what = "device function" if device else "kernel"
     if len(arg_types) != len(fn.args):
@@ -121,6 +126,7 @@ def infer_types(
             raise TypingError(
                 f"argument '{name}' of type {describe(t)} cannot be passed to a {what}", fn.loc
             )
+    check_escaping_captures(fn, escaping_captures)
     fn = unroll_literal_loops(fn, arg_types)
     literals = {
         p.id: t.value for p, t in zip(fn.args, arg_types, strict=True) if isinstance(t, LiteralArg)
@@ -195,6 +201,7 @@ class _State:
     param_types: dict[int, Type]
     undef_types: dict[int, Type] = dataclasses.field(default_factory=dict)
     undef_params: dict[int, str] = dataclasses.field(default_factory=dict)
+    var_types: dict[str, Type] = dataclasses.field(default_factory=dict)  # infer/uninit.py
     changed: bool = False  # a block already typed in this sweep saw its inputs change
     visited: set[int] = dataclasses.field(default_factory=set)  # typed in this sweep
     callees: Callees | None = None
@@ -233,6 +240,7 @@ def _succs(block: Block) -> list[int]:
 
 def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:  # noqa: C901 -- one pass over the blocks; each op kind's typing is one branch
     t = Typer(fn, state.param_types, state.undef_types, final, state.callees)
+    t.var_types = state.var_types
     typed: dict[int, Block] = {}
     live = {order[0]}  # blocks an edge typed so far reaches (a constant branch takes one)
     for bid in order:
@@ -267,6 +275,8 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
             _join_edges(t, fn, term, state)
         typed[bid] = Block(bid, tuple(params), tuple(t.ops), term)
     state.callees_used = tuple(t.callee_fns.values())
+    if not final and gather_var_types(t, state.var_types):
+        state.changed = True  # an unassigned read takes the variable's type next sweep
     return [typed[b.id] for b in fn.blocks if b.id in typed]
 
 

@@ -132,7 +132,11 @@ class Callees:
             fn = self._front_end(devfn.py_func, arg_types, return_type, self)
         except CompileError as exc:
             # The error points into the device function; say which call led there.
-            exc.call_chain.append(f"{loc} (calling device function '{devfn.__name__}')")
+            # numba's phrase too, which its users search for.
+            exc.call_chain.append(
+                f"{loc} (calling device function '{devfn.__name__}'; during: resolving "
+                f"callee type: type(CUDADispatcher(<function {devfn.py_func.__qualname__}>)))"
+            )
             raise
         finally:
             self._chain.pop()
@@ -180,15 +184,16 @@ def as_device_function(fn: object) -> DeviceFunction | None:
     return devfn
 
 
-def compilation_disabled(fn: object) -> bool:
-    """Whether ``fn`` is a numba CPU function whose compilation is disabled (``jit`` given
-    its signatures): numba-cuda refuses to compile it for the device."""
-    module = type(fn).__module__ or ""
-    return (
-        module.startswith("numba.")
-        and isinstance(getattr(fn, "py_func", None), pytypes.FunctionType)
-        and getattr(fn, "_can_compile", True) is False
-    )
+def refuse_closed_dispatcher(fn: object, site: CallSite) -> None:
+    """A numba CPU function whose compilation is disabled (``numba.jit`` given explicit
+    signatures) cannot be compiled for the device either: numba's error."""
+    if getattr(fn, "_can_compile", True) is False and type(fn).__module__.startswith("numba."):
+        raise TypingError(
+            f"Untyped global name '{site.name}': using cpu function on device but its "
+            "compilation is disabled (numba.jit was given explicit signatures; call it with "
+            "none to compile it for the device)",
+            site.loc,
+        )
 
 
 def symbol_for(fn_name: str, arg_types: tuple[Type, ...]) -> str:

@@ -17,6 +17,7 @@ from cujit.ir.arith import (
 from cujit.ir.calls import (
     CALL_STAR,
     DECORATE,
+    LIST_DISPLAY,
     MAKE_FUNCTION,
     SELF_CALL,
     SET_FUNCTION_ATTRIBUTE,
@@ -77,6 +78,7 @@ __all__ = [
     "SELF_CALL",
     "SET_FUNCTION_ATTRIBUTE",
     "TUPLE_CONCAT",
+    "LIST_DISPLAY",
     "BINARY_OPS",
     "COMPARE_OPS",
     "UNARY_OPS",

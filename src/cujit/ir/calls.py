@@ -79,3 +79,4 @@ SET_FUNCTION_ATTRIBUTE = Builtin("set_function_attribute")  # (fn, flag, value) 
 CALL_STAR = Builtin("call_star")  # (f, args): f(*args)
 DECORATE = Builtin("decorate")  # (d, fn): d(fn), a decorator on a nested function
 TUPLE_CONCAT = Builtin("tuple_concat")  # (t, s): t + tuple(s)
+LIST_DISPLAY = Builtin("list_display")  # (x1, ..., xn): [x1, ..., xn]

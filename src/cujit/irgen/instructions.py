@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from cujit.bytecode import Instr
 from cujit.cfg import BasicBlock
-from cujit.diagnostics import CompileError
+from cujit.diagnostics import CompileError, TypingError
 from cujit.ir import (
     CALL_STAR,
     DECORATE,
+    LIST_DISPLAY,
     MAKE_FUNCTION,
     SET_FUNCTION_ATTRIBUTE,
     TUPLE_CONCAT,
@@ -58,7 +59,8 @@ def _load_global(b: IRBuilder, st: State, ins: Instr) -> None:
     elif name in b.bc.builtins:
         value = b.bc.builtins[name]
     else:
-        raise CompileError(f"name '{name}' is not defined", ins.loc)
+        # A TypingError with Python's words, as numba reports an unknown global.
+        raise TypingError(f"NameError: name '{name}' is not defined", ins.loc)
     st.push(b.emit(Const, ins.loc, value=value))
 
 
@@ -158,6 +160,11 @@ def _builtin_call(builtin, arity: int, extra=None):
     return handler
 
 
+def _list_display(b: IRBuilder, st: State, ins: Instr) -> None:
+    # ``[a, b]``: a call of a builtin that stage 4 types (infer/list_display.py).
+    _builtin_call(LIST_DISPLAY, ins.arg)(b, st, ins)
+
+
 def _set_attribute(b: IRBuilder, st: State, ins: Instr) -> None:
     fn, value = st.pop(), st.pop()
     flag = b.emit(Const, ins.loc, value=ins.arg)
@@ -193,6 +200,7 @@ HANDLERS = {
     "STORE_SUBSCR": _store_subscr,
     "STORE_ATTR": _store_attr,
     "BUILD_TUPLE": _build_tuple,
+    "BUILD_LIST": _list_display,
     "BUILD_SLICE": _build_slice,
     "UNPACK_SEQUENCE": _unpack,
     "CALL": _call,

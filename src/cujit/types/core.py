@@ -8,7 +8,7 @@ compare equal and hash alike, so they key caches and specialisations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -143,9 +143,10 @@ class Scalar(Type):
 
 @dataclass(frozen=True, repr=False)
 class NoneType(Type):
-    """The type of ``None``; as a return type it is spelled ``void``."""
+    """The type of ``None``; as a return type it is spelled ``void``.  The spellings
+    are one type (numba's ``void`` is its ``none``): equal, hashed alike."""
 
-    name: str = "none"
+    name: str = field(default="none", compare=False)
 
     def __str__(self) -> str:
         return self.name
