@@ -434,6 +434,7 @@ def _entry_module(
             options.debug,
             level_of(options.lineinfo, options.debug),
             forceinline,
+            bounds=options.boundscheck is True,
         )
     module, _ = lower_kernel(fn, options)
     kernel = module.get_global(kernel_symbol(fn))

@@ -1,5 +1,7 @@
-"""Debug-mode checks (``jit(debug=True)``, ``CUJIT_DEBUG=1``): array bounds, ``assert``
-and ``raise`` reported to the host.
+"""Checks reported to the host: array bounds (``jit(boundscheck=True)``,
+``CUJIT_BOUNDSCHECK=1``, and the CPU target's default) and, in debug mode
+(``jit(debug=True)``, ``CUJIT_DEBUG=1``), ``assert``, ``raise`` and division by zero.
+As in numba, debug mode alone does not check array bounds.
 
 A kernel cannot raise a Python exception, and ``trap`` would take the CUDA
 context down with it.  So a failing check claims the module's error record (the
@@ -40,7 +42,8 @@ _ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module obje
 @dataclass
 class _ModuleChecks:
     addrspace: int
-    bounds_only: bool = False  # the CPU target's default: bounds checks, nothing else
+    bounds: bool = True  # array bounds (a tuple indexed at run time: under either flag)
+    errors: bool = True  # debug mode: ``raise``, ``assert``, division by zero
     record: ll.GlobalVariable | None = None  # made with the first check
     sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
     codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
@@ -54,12 +57,13 @@ class _ModuleChecks:
         return self.codes[site]
 
 
-def enable(module: ll.Module, addrspace: int, bounds_only: bool = False) -> None:
-    """Turn debug checks on for everything lowered into ``module``; the record global
-    lives in ``addrspace`` (the target's global memory).  ``bounds_only``: array
-    bounds only (``raise``, ``assert`` and division by zero keep their release
-    meaning)."""
-    setattr(module, _ATTR, _ModuleChecks(addrspace, bounds_only))
+def enable(module: ll.Module, addrspace: int, bounds: bool = True, errors: bool = True) -> None:
+    """Turn checks on for everything lowered into ``module``; the record global lives
+    in ``addrspace`` (the target's global memory).  ``bounds``: array bounds;
+    ``errors``: debug mode's ``raise``, ``assert`` and division by zero (without it
+    they keep their release meaning)."""
+    if bounds or errors:
+        setattr(module, _ATTR, _ModuleChecks(addrspace, bounds, errors))
 
 
 def error_sites(module: ll.Module) -> dict[int, abi.ErrorSite]:
@@ -168,7 +172,7 @@ def check_bounds(
     extents: list[ll.Value],
     op: ir.Op | None = None,
 ) -> None:
-    """Debug mode: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
+    """Bounds checks: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
     ``wrapped`` has the negative ones already moved up by ``n``, so one unsigned
     compare per axis does it).  Reported as IndexError at ``ctx.loc``: for a tuple's
     items (``op`` reads one), with Python's message for a tuple."""
@@ -178,8 +182,10 @@ def check_bounds(
     b = ctx.builder
     if _indexes_a_tuple(ctx, state, op):
         site = abi.ErrorSite(ctx.loc, IndexError, TUPLE_INDEX_MESSAGE)
-    else:
+    elif state.bounds:
         site = abi.ErrorSite(ctx.loc, IndexError, BOUNDS_MESSAGE, bounds=True)
+    else:
+        return
     for axis, (i, w, n) in enumerate(zip(indices, wrapped, extents, strict=True)):
         ok = b.icmp_unsigned("<", w, n)
         good = ctx.llfn.append_basic_block("inbounds")
@@ -195,7 +201,7 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
     """Debug mode: report ``raise`` / a failed ``assert`` before the thread ends.  The
     caller emits the ending itself, so this only claims the record."""
     state = _state(ctx)
-    if state is None or state.bounds_only:
+    if state is None or not state.errors:
         return
     exc = (
         term.exc.type.value
@@ -225,7 +231,7 @@ def check_float_divisor(ctx: FunctionLowering, op: str, divisor: ll.Value) -> No
     Python does and as numba's debug mode does (its Python error model); outside
     debug mode the result is IEEE's (+-inf or nan)."""
     state = _state(ctx)
-    if state is None or state.bounds_only:
+    if state is None or not state.errors:
         return
     zero = ll.Constant(divisor.type, 0.0)
     check_divisor(ctx, ctx.builder.fcmp_ordered("==", divisor, zero), FLOAT_ZERO_DIVISION[op])
@@ -237,7 +243,7 @@ def check_divisor(
     """Debug mode: a ``//`` or ``%`` whose divisor is zero (``by_zero`` is true)
     reports ZeroDivisionError at ``ctx.loc``, as Python raises it."""
     state = _state(ctx)
-    if state is None or state.bounds_only:
+    if state is None or not state.errors:
         return
     b = ctx.builder
     good = ctx.llfn.append_basic_block("divisor.ok")

@@ -142,14 +142,18 @@ class FunctionLowering:
     # -- memory -------------------------------------------------------------
 
     def alloca(self, ty: ll.Type, align: int, name: str = "") -> ll.Value:
-        """An alloca placed in the entry block, before its final branch."""
-        saved = self.builder.block
+        """An alloca placed in the entry block, before its final branch; it carries no
+        line (frame set-up, as in numba's code and a C compiler's)."""
+        b = self.builder
+        saved, located = b.block, b.debug_metadata
         term = self.entry.terminator
         if term is not None:
-            self.builder.position_before(term)
+            b.position_before(term)
         else:
-            self.builder.position_at_end(self.entry)
-        slot = self.builder.alloca(ty, name=name)
+            b.position_at_end(self.entry)
+        b.debug_metadata = None
+        slot = b.alloca(ty, name=name)
         slot.align = align
-        self.builder.position_at_end(saved)
+        b.debug_metadata = located
+        b.position_at_end(saved)
         return slot

@@ -102,15 +102,16 @@ def lower_device_entry(
     debug: bool = False,
     debug_info: str | None = None,
     forceinline: bool = False,
+    bounds: bool = False,
 ) -> ll.Module:
     """The module holding ``fn`` behind a visible entry ``symbol`` in ``abi``;
     ``version``: the ``!nvvmir.version`` a module without a kernel needs too;
-    ``forceinline``: the entry is ``alwaysinline`` (for the LTO linker's callers)."""
+    ``forceinline``: the entry is ``alwaysinline`` (for the LTO linker's callers);
+    ``debug``: debug mode's checks, ``bounds``: array bounds checks (``checks``)."""
     module = ll.Module(name=fn.name)
     module.triple, module.data_layout = target.triple, target.data_layout
     debuginfo.enable(module, debug_info, fn.loc)
-    if debug:
-        checks.enable(module, target.global_addrspace)
+    checks.enable(module, target.global_addrspace, bounds=bounds, errors=debug)
     from cujit.codegen.module import lower_body  # module imports this package's parts
 
     inner = DeviceFunctions(module, target, lower_body).get(fn)

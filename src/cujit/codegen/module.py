@@ -157,16 +157,15 @@ def lower_to_llvm(
     opt: int = 3,
 ) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
-    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
-    ``bounds`` only its array bounds checks;
+    ``debug`` adds debug mode's checks of ``checks.py`` (``raise``, ``assert``, division
+    by zero; their table: ``checks.error_sites``), ``bounds`` its array bounds checks;
     ``params`` (``params.read_params``): the kernel takes only the parameters it reads;
     ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``);
     ``opt=0`` (``jit(opt=False)``): the kernel's parameters live in stack slots, as a C
     compiler's ``-O0`` keeps them (libNVVM's ``-opt=0`` leaves them in local memory)."""
     module = ll.Module(name=fn.name)
     debuginfo.enable(module, debug_info, fn.loc)
-    if debug or bounds:
-        checks.enable(module, target.global_addrspace, bounds_only=not debug)
+    checks.enable(module, target.global_addrspace, bounds=bounds, errors=debug)
     module.triple = target.triple
     module.data_layout = target.data_layout
     functions = DeviceFunctions(module, target, lower_body)
@@ -225,21 +224,27 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
     """Lower ``ctx.fn``'s blocks into ``ctx.llfn``, whose parameters are already mapped;
     ``prologue(ctx)`` (a target hook) emits into the entry block first."""
     fn = ctx.fn
-    order = control.reverse_postorder(fn)
+    # Debug builds lay the blocks out as the source reads (``if`` bodies first).
+    order = control.reverse_postorder(fn, source_order=ctx.debug_vars is not None)
     if any(fn.blocks[0].id == t for b in order for t, _ in b.term.successors()):
         # Its params are the arguments, not phis; irgen always starts loops in a new block.
         raise AssertionError("the entry block must have no predecessors")
+    start = ctx.builder.block  # the entry, or in debug builds the block after it
     blocks = control.BlockMap(ctx, order)
+    located = ctx.builder.debug_metadata
     for block in order[1:]:
+        # A merged value read from its slot (debug builds) is read at the block's line.
+        debuginfo.at(ctx, _first_loc(block))
         blocks.create_phis(block)
-    ctx.builder.position_at_end(ctx.entry)
+    ctx.builder.debug_metadata = located
+    ctx.builder.position_at_end(start)
     if prologue is not None:
         prologue(ctx)
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])
         # A merged value is described where the block's code starts.
-        debuginfo.at(ctx, block.ops[0].loc if block.ops else block.term.loc)
+        debuginfo.at(ctx, _first_loc(block))
         for p in block.params:  # after the block's phis
             debuginfo.define(ctx, p)
         for op in block.ops:
@@ -248,3 +253,7 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
         debuginfo.at(ctx, ctx.loc)
         control.lower_terminator(ctx, blocks, block.term)
     blocks.fill_phis()
+
+
+def _first_loc(block: ir.Block):
+    return block.ops[0].loc if block.ops else block.term.loc
