@@ -44,7 +44,8 @@ class _ModuleChecks:
     addrspace: int
     bounds: bool = True  # array bounds (a tuple indexed at run time: under either flag)
     errors: bool = True  # debug mode: ``raise``, ``assert``, division by zero
-    record: ll.GlobalVariable | None = None  # made with the first check
+    home: ll.Module | None = None  # the module that defines the record
+    records: dict[int, ll.GlobalVariable] = field(default_factory=dict)  # id(module) ->
     sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
     codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
     # Per function (by id): the ids of its local copies of tuples' items.
@@ -63,7 +64,15 @@ def enable(module: ll.Module, addrspace: int, bounds: bool = True, errors: bool 
     ``errors``: debug mode's ``raise``, ``assert`` and division by zero (without it
     they keep their release meaning)."""
     if bounds or errors:
-        setattr(module, _ATTR, _ModuleChecks(addrspace, bounds, errors))
+        setattr(module, _ATTR, _ModuleChecks(addrspace, bounds, errors, module))
+
+
+def share(module: ll.Module, other: ll.Module) -> None:
+    """Code lowered into ``other`` (a device function's own module, linked with
+    ``module``) reports into ``module``'s table and record, which it declares."""
+    state = getattr(module, _ATTR, None)
+    if state is not None:
+        setattr(other, _ATTR, state)
 
 
 def error_sites(module: ll.Module) -> dict[int, abi.ErrorSite]:
@@ -77,15 +86,19 @@ def _state(ctx: FunctionLowering) -> _ModuleChecks | None:
 
 
 def _record(ctx: FunctionLowering, state: _ModuleChecks) -> ll.GlobalVariable:
-    if state.record is None:
+    """The record as ``ctx``'s module sees it: defined in the home module (where the
+    host finds it by name), declared in the modules linked with it."""
+    g = state.records.get(id(ctx.module))
+    if g is None:
         ty = ll.ArrayType(I64, abi.DEBUG_RECORD_WORDS)
         # External linkage: the host finds it by name (cuModuleGetGlobal, or the
         # JIT's symbol table on the CPU target).
         g = ll.GlobalVariable(ctx.module, ty, abi.DEBUG_RECORD_SYMBOL, addrspace=state.addrspace)
-        g.initializer = ll.Constant(ty, None)
+        if ctx.module is state.home:
+            g.initializer = ll.Constant(ty, None)
         g.align = 8
-        state.record = g
-    return state.record
+        state.records[id(ctx.module)] = g
+    return g
 
 
 def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:
@@ -130,12 +143,8 @@ def _claim(
 
 def _leave(ctx: FunctionLowering) -> None:
     """End the thread (a kernel) or return to the caller (a device function)."""
-    if not ctx.kernel:  # as functions.lower_device_return does for a ``raise``
-        ret = ctx.llfn.function_type.return_type
-        if isinstance(ret, ll.VoidType):
-            ctx.builder.ret_void()
-        else:
-            ctx.builder.ret(ll.Constant(ret, ll.Undefined))
+    if not ctx.kernel:  # status 1, as functions.lower_device_return does for a ``raise``
+        ctx.builder.ret(ll.Constant(I32, 1))
     elif ctx.target.lower_return is not None:
         ctx.target.lower_return(ctx)
     else:
@@ -260,12 +269,12 @@ def after_call(ctx: FunctionLowering) -> None:
     or any thread, failed), this thread leaves too rather than run on with the
     callee's undefined result."""
     state = _state(ctx)
-    if state is None or state.record is None:
+    if state is None or not state.sites:
         return  # nothing lowered so far can fail: the callee was lowered before this
     b = ctx.builder
     # A plain load: only this thread's own callee must be seen, and its cmpxchg
     # precedes the load in this thread (LLVM knows the callee may write the global).
-    code = b.load(_word(ctx, state.record, abi.DEBUG_CODE), align=8)
+    code = b.load(_word(ctx, _record(ctx, state), abi.DEBUG_CODE), align=8)
     go_on = ctx.llfn.append_basic_block("debug.ok")
     stop = ctx.llfn.append_basic_block("debug.stop")
     b.cbranch(b.icmp_unsigned("==", code, i64(0)), go_on, stop)

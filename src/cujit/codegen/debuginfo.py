@@ -49,6 +49,7 @@ class DebugInfo:
             raise ValueError(f"debug info level {level!r}: use one of {LEVELS}")
         self.module = module
         self.level = level
+        self.loc = loc
         self._files: dict[str, ll.DIValue] = {}
         self.types = TypeTable(module)
         kind = "DebugDirectivesOnly" if level == "lines" else "FullDebug"
@@ -180,6 +181,13 @@ def enable(module: ll.Module, level: str | None, loc: Loc) -> None:
     """Give ``module`` debug information at ``level`` (None: none)."""
     if level is not None:
         module.cujit_debuginfo = DebugInfo(module, level, loc)
+
+
+def enable_like(module: ll.Module, like: ll.Module) -> None:
+    """Give ``module`` (a device function's own) the debug level of ``like``."""
+    info = getattr(like, "cujit_debuginfo", None)
+    if info is not None:
+        module.cujit_debuginfo = DebugInfo(module, info.level, info.loc)
 
 
 def _value_types(fn) -> dict[int, Type]:

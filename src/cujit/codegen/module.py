@@ -1,8 +1,9 @@
-"""Stage 6 entry: one typed IR function -> one LLVM module holding the kernel
-(and, as internal functions, the device functions it calls: ``functions.py``).
+"""Stage 6 entry: one typed IR function -> the LLVM module holding the kernel (and
+the device functions it calls, in modules of their own where the target links
+modules: ``functions.py``).
 
     module = lower_to_llvm(fn, CUDA_TARGET)
-    str(module)   # NVVM IR text for stage 7
+    module_texts(module)   # NVVM IR text of each module for stage 7
 
 The kernel's parameters follow ``cujit.abi.param_kinds``: each entry block
 parameter is flattened (an array is its data pointer, then ``ndim`` int64
@@ -145,6 +146,16 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
     lower(ctx, op)
     if result is not None:
         debuginfo.define(ctx, result)
+
+
+def module_texts(module: ll.Module) -> list[str]:
+    """The text of ``module`` and of its device functions' own modules, in order."""
+    return [str(m) for m in (module, *getattr(module, "cujit_callee_modules", ()))]
+
+
+def llvm_text(module: ll.Module) -> str:
+    """All of ``module_texts`` as one text (``inspect_llvm``, numba's joined modules)."""
+    return "\n\n".join(module_texts(module))
 
 
 def lower_to_llvm(
