@@ -1,8 +1,8 @@
 """Device functions: each typed callee of a kernel (``Function.callees``) becomes a
 function lowered when first called, in numba's calling convention:
 
-    %v16.status = call i32 @"cujit.dev.add_float32_int64"(double* %v16.ret, float %v14, i64 %v15)
-    define linkonce_odr i32 @"cujit.dev.add_float32_int64"(double* %".ret", float %a, i64 %b)
+    %.9 = call i32 @"cujit_$_dev_$_add_float32_int64"(double* %.8, float %v14, i64 %v15)
+    define linkonce_odr i32 @"cujit_$_dev_$_add_float32_int64"(double* %".ret", float %a, i64 %b)
 
 A callee takes the IR values themselves (an array is its struct, a bool an ``i1``)
 after a pointer to where it stores its result (``i8**``, never written, when it
@@ -108,13 +108,16 @@ class DeviceFunctions:
         return home
 
     def _symbol(self, fn: ir.Function) -> str:
-        """A name unique in the program (every module of it)."""
+        """A name unique in the program (every module of it).  A function visible
+        across modules keeps its name in the PTX, where no ``.`` may appear: it is
+        spelled as the PTX backend spells an internal one's (``cujit_$_dev_$_f``)."""
         taken = [self.module.globals.keys(), *(m.globals.keys() for m in self.modules)]
-        stem = callee_symbol(fn)
+        dot = "." if self.target.callee_module is None else "_$_"
+        stem = callee_symbol(fn).replace(".", dot)
         name, k = stem, 0
         while any(name in keys for keys in taken):
             k += 1
-            name = f"{stem}.{k}"
+            name = f"{stem}{dot}{k}"
         return name
 
     def _define(self, fn: ir.Function) -> ll.Function:
