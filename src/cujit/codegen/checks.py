@@ -86,19 +86,32 @@ def _state(ctx: FunctionLowering) -> _ModuleChecks | None:
 
 
 def _record(ctx: FunctionLowering, state: _ModuleChecks) -> ll.GlobalVariable:
-    """The record as ``ctx``'s module sees it: defined in the home module (where the
-    host finds it by name), declared in the modules linked with it."""
-    g = state.records.get(id(ctx.module))
+    return _record_in(ctx.module, state)
+
+
+def _record_in(module: ll.Module, state: _ModuleChecks) -> ll.GlobalVariable:
+    """The record as ``module`` sees it: defined in the home module (where the host
+    finds it by name), declared in the modules linked with it."""
+    g = state.records.get(id(module))
     if g is None:
         ty = ll.ArrayType(I64, abi.DEBUG_RECORD_WORDS)
         # External linkage: the host finds it by name (cuModuleGetGlobal, or the
         # JIT's symbol table on the CPU target).
-        g = ll.GlobalVariable(ctx.module, ty, abi.DEBUG_RECORD_SYMBOL, addrspace=state.addrspace)
-        if ctx.module is state.home:
+        g = ll.GlobalVariable(module, ty, abi.DEBUG_RECORD_SYMBOL, addrspace=state.addrspace)
+        if module is state.home:
             g.initializer = ll.Constant(ty, None)
         g.align = 8
-        state.records[id(ctx.module)] = g
+        state.records[id(module)] = g
     return g
+
+
+def define_record(module: ll.Module) -> None:
+    """Once ``module`` (the home) is lowered: it defines the record when any module
+    linked with it reports into it (a check reached only through a call that no
+    ``after_call`` follows, such as an extension's ``compile_internal``)."""
+    state = getattr(module, _ATTR, None)
+    if state is not None and state.sites and state.home is module:
+        _record_in(module, state)
 
 
 def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:

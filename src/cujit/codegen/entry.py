@@ -153,6 +153,7 @@ def lower_device_entry(
         if ret is not None:
             b.store(to_abi(b, result, fn.return_type), entry.args[0])
         b.ret(status)  # numba's: 0, or the callee's failure
+    checks.define_record(module)
     module.add_named_metadata("nvvmir.version", [ll.Constant(I32, v) for v in version])
     return module
 

@@ -210,6 +210,7 @@ def lower_to_llvm(
         ctx.set(p, _unpack_param(ctx, p.type, values))
     debuginfo.describe_params(ctx, fn.args)
     lower_body(ctx, target.prologue)
+    checks.define_record(module)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
     return module
