@@ -49,20 +49,20 @@ def test_each_device_function_has_its_own_module_and_is_declared_where_called():
     llvm = compile_kernel(chain, TYPES, Options(verify=True), stop_after="llvm").outputs["llvm"]
     kernel, *callees = modules(llvm)
     names = [re.search(r'ModuleID = "([^"]+)"', m).group(1) for m in callees]
-    assert len(names) == 3 and all(n.startswith("cujit_$_dev_$_") for n in names), names
-    assert sorted(n.split("_$_")[2].split("_")[0] for n in names) == ["offset", "scaled", "store"]
+    assert len(names) == 3 and all(n.startswith("cujit$dev$") for n in names), names
+    assert sorted(n.split("$")[2].split("_")[0] for n in names) == ["offset", "scaled", "store"]
     for module in callees:  # one definition each, numba's linkage and convention
         defs = re.findall(r"^define (\S+) i32 @\"([^\"]+)\"\(([^)]*)\)", module, re.M)
         assert len(defs) == 1 and defs[0][0] == "linkonce_odr", defs
         assert defs[0][2].split(",")[0].endswith('* %".ret"')
         assert "!nvvmir.version" in module
     # The kernel calls offset and store_at; offset's module calls scaled.
-    assert re.search(r'declare i32 @"cujit_\$_dev_\$_offset_float64"\(double\*', kernel)
+    assert re.search(r'declare i32 @"cujit\$dev\$offset_float64"\(double\*', kernel)
     assert "scaled" not in kernel
-    offset_module = next(m for m in callees if 'ModuleID = "cujit_$_dev_$_offset' in m)
-    scaled_decl = r'declare i32 @"cujit_\$_dev_\$_scaled[^"]*"\([^)]*\) alwaysinline'
+    offset_module = next(m for m in callees if 'ModuleID = "cujit$dev$offset' in m)
+    scaled_decl = r'declare i32 @"cujit\$dev\$scaled[^"]*"\([^)]*\) alwaysinline'
     assert re.search(scaled_decl, offset_module)
-    assert re.search(r'call i32 @"cujit_\$_dev_\$_store_at[^"]*"\(i8\*\* null', kernel)
+    assert re.search(r'call i32 @"cujit\$dev\$store_at[^"]*"\(i8\*\* null', kernel)
 
 
 def test_the_linked_program_compiles_with_each_function_inlined_once_or_called():
@@ -126,7 +126,7 @@ def test_int64_results_pass_through_the_result_pointer():
         out[0] = triple(n)
 
     llvm = compile_kernel(kernel, (int64[::1], int64), stop_after="llvm").outputs["llvm"]
-    head = r'define linkonce_odr i32 @"cujit_\$_dev_\$_triple_int64"\(i64\* %"\.ret"'
+    head = r'define linkonce_odr i32 @"cujit\$dev\$triple_int64"\(i64\* %"\.ret"'
     assert re.search(head, llvm)
     assert re.search(r'store i64 %"v\d+", i64\* %"\.ret"\n  ret i32 0', llvm)
     out = np.full(1, -1, np.int64)

@@ -276,11 +276,11 @@ def test_callees_are_functions_of_their_own_modules():
     # on the CUDA target each callee in a module of its own, declared where it is called.
     c = next(c for c in CASES if c.name == "nested_calls")
     llvm = compile_kernel(c.kernel.py_func, _types(c), stop_after="llvm").outputs["llvm"]
-    norm2 = '@"cujit_$_dev_$_norm2_float64_float64"(double* %".ret", double'
+    norm2 = '@"cujit$dev$norm2_float64_float64"(double* %".ret", double'
     assert f"define linkonce_odr i32 {norm2}" in llvm
-    pair = '@"cujit_$_dev_$_sum_diff_float64_float64"({double, double}* %".ret"'
+    pair = '@"cujit$dev$sum_diff_float64_float64"({double, double}* %".ret"'
     assert f"define linkonce_odr i32 {pair}" in llvm
-    assert 'declare i32 @"cujit_$_dev_$_norm2_float64_float64"(double*' in llvm
+    assert 'declare i32 @"cujit$dev$norm2_float64_float64"(double*' in llvm
     assert llvm.count("; ModuleID = ") == 1 + llvm.count("define linkonce_odr")
     ptx = compile_kernel(c.kernel.py_func, _types(c), Options(opt=0), stop_after="ptx").ptx
     assert ".func" in ptx and "call" in ptx  # at -O0 a real call; at -O3 inlined

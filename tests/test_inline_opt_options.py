@@ -67,7 +67,7 @@ def test_cost_model_sees_the_typed_callee():
 def test_forceinline_marks_the_llvm_function(force):
     llvm = _llvm(forceinline=force)
     assert CALL.search(llvm) is not None  # still a call in cujit's IR
-    callee = re.search(r"define.*(?<!call_)store_seven.*", llvm)  # cujit_$_dev_$_store_seven
+    callee = re.search(r"define.*[^_]store_seven.*", llvm)
     assert callee is not None
     assert ("alwaysinline" in callee.group()) is force
     kernel = re.search(r"define.*call_store_seven.*", llvm)

@@ -1,8 +1,8 @@
 """Device functions: each typed callee of a kernel (``Function.callees``) becomes a
 function lowered when first called, in numba's calling convention:
 
-    %.9 = call i32 @"cujit_$_dev_$_add_float32_int64"(double* %.8, float %v14, i64 %v15)
-    define linkonce_odr i32 @"cujit_$_dev_$_add_float32_int64"(double* %".ret", float %a, i64 %b)
+    %.9 = call i32 @"cujit$dev$add_float32_int64"(double* %.8, float %v14, i64 %v15)
+    define linkonce_odr i32 @"cujit$dev$add_float32_int64"(double* %".ret", float %a, i64 %b)
 
 A callee takes the IR values themselves (an array is its struct, a bool an ``i1``)
 after a pointer to where it stores its result (``i8**``, never written, when it
@@ -47,7 +47,8 @@ OK, FAILED = 0, 1  # a callee's status
 def callee_symbol(fn: ir.Function) -> str:
     """A readable name: ``add(float32, int64)`` -> ``cujit.dev.add_float32_int64``.  The
     dot before the function's name sets it apart from a longer name ending the same way
-    (``set_zero`` and ``call_set_zero``); the PTX backend turns it into ``_$_``."""
+    (``set_zero`` and ``call_set_zero``); the PTX backend turns an internal function's
+    into ``_$_``, and a visible one is spelled with ``$`` (``DeviceFunctions._symbol``)."""
     stem = re.sub(r"[^A-Za-z0-9]+", "_", fn.name).strip("_") or "function"
     return f"cujit.dev.{stem}"
 
@@ -109,10 +110,10 @@ class DeviceFunctions:
 
     def _symbol(self, fn: ir.Function) -> str:
         """A name unique in the program (every module of it).  A function visible
-        across modules keeps its name in the PTX, where no ``.`` may appear: it is
-        spelled as the PTX backend spells an internal one's (``cujit_$_dev_$_f``)."""
+        across modules keeps its name in the PTX, where no ``.`` may appear: ``$``
+        stands for it (``cujit$dev$f``; still no ``_`` before the function's name)."""
         taken = [self.module.globals.keys(), *(m.globals.keys() for m in self.modules)]
-        dot = "." if self.target.callee_module is None else "_$_"
+        dot = "." if self.target.callee_module is None else "$"
         stem = callee_symbol(fn).replace(".", dot)
         name, k = stem, 0
         while any(name in keys for keys in taken):
