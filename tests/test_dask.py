@@ -289,7 +289,7 @@ def _make_bad():
 
 
 def _make_out_of_bounds():
-    @cuda.jit(debug=True)
+    @cuda.jit(debug=True, opt=False, boundscheck=True)  # debug mode alone checks no bounds
     def oob(x, out):
         i = cuda.grid(1)
         out[i + 1] = x[i]  # OOB LINE: the last thread writes past the end

@@ -1,5 +1,6 @@
-"""Debug mode (``jit(debug=True)``, ``CUJIT_DEBUG=1``): bounds checks, ``assert`` and
-``raise`` in kernels come back to the host as Python exceptions naming the source
+"""Debug mode (``jit(debug=True)``, ``CUJIT_DEBUG=1``): ``assert`` and ``raise``, and
+bounds checks where asked for (``boundscheck=True``; numba's debug mode does not imply
+them), in kernels come back to the host as Python exceptions naming the source
 line, the thread and the block, and the process stays usable.
 
 Every test runs on the CPU target here and on the GPU where there is one (marked
@@ -68,13 +69,15 @@ def message_of(error: Exception) -> str:
     return first.partition("]: ")[2]
 
 
-def jit(fn, target, debug=True):
-    return cuda.jit(fn, target=target, debug=debug)
+def jit(fn, target, debug=True, boundscheck=None):
+    # As in numba, debug mode alone checks no array bounds on the GPU: the bounds
+    # tests ask for them (the CPU target checks bounds by default).
+    return cuda.jit(fn, target=target, debug=debug, boundscheck=boundscheck)
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_out_of_bounds_write_names_line_thread_and_block(target):
-    k = jit(write_all, target)
+    k = jit(write_all, target, boundscheck=True)
     x = np.zeros(11, np.float32)
     with pytest.raises(IndexError) as info:
         k[3, 4](x)  # global thread 11 = thread 3 of block 2 writes past the end
@@ -105,7 +108,7 @@ def test_out_of_bounds_write_names_line_thread_and_block(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_out_of_bounds_read(target):
-    k = jit(read_all, target)
+    k = jit(read_all, target, boundscheck=True)
     x = np.arange(5, dtype=np.float32)
     out = np.full(6, -1.0, np.float32)
     with pytest.raises(IndexError) as info:
@@ -119,7 +122,7 @@ def test_out_of_bounds_read(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_out_of_bounds_names_the_axis(target):
-    k = jit(write_2d, target)
+    k = jit(write_2d, target, boundscheck=True)
     x = np.zeros((4, 3), np.float32)
     with pytest.raises(IndexError) as info:
         k[(1, 1), (4, 4)](x)  # j = 3 is past axis 1 for every i: thread (i, 3) fails
@@ -131,7 +134,7 @@ def test_out_of_bounds_names_the_axis(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_negative_indices_follow_python(target):
-    k = jit(negative_index, target)
+    k = jit(negative_index, target, boundscheck=True)
     x = np.zeros(4, np.float32)
     k[1, 1](x, -4)  # x[-4] is x[0]
     assert x[0] == 5.0
@@ -142,7 +145,7 @@ def test_negative_indices_follow_python(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_atomic_out_of_bounds(target):
-    k = jit(atomic_count, target)
+    k = jit(atomic_count, target, boundscheck=True)
     counts = np.zeros(4, np.int32)
     keys = np.array([0, 1, 2, 3, 2, 9], np.int64)
     with pytest.raises(IndexError) as info:
@@ -209,7 +212,7 @@ def test_raise_a_user_exception_class(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_failure_in_a_device_function(target):
-    k = jit(calls_device, target)
+    k = jit(calls_device, target, boundscheck=True)
     x = np.arange(4, dtype=np.float32)
     out = np.zeros(2, np.float32)
     with pytest.raises(IndexError) as info:
@@ -226,7 +229,7 @@ def test_failure_in_a_device_function(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_kernel_with_a_barrier(target):
-    k = jit(with_barrier, target)
+    k = jit(with_barrier, target, boundscheck=True)
     x = np.arange(4, dtype=np.float32)
     k[1, 4](x)
     assert (x == [3, 2, 1, 0]).all()

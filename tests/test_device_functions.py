@@ -271,11 +271,17 @@ def test_compiles_to_cubin(c):
     assert f".entry {result.symbol}" in result.ptx
 
 
-def test_callees_are_internal_functions_of_the_kernel_module():
+def test_callees_are_functions_of_their_own_modules():
+    # numba's convention: an i32 status, the result stored through the first parameter;
+    # on the CUDA target each callee in a module of its own, declared where it is called.
     c = next(c for c in CASES if c.name == "nested_calls")
     llvm = compile_kernel(c.kernel.py_func, _types(c), stop_after="llvm").outputs["llvm"]
-    assert 'define internal double @"cujit.dev.norm2_float64_float64"' in llvm
-    assert 'define internal {double, double} @"cujit.dev.sum_diff_float64_float64"' in llvm
+    norm2 = '@"cujit$dev$norm2_float64_float64"(double* %".ret", double'
+    assert f"define linkonce_odr i32 {norm2}" in llvm
+    pair = '@"cujit$dev$sum_diff_float64_float64"({double, double}* %".ret"'
+    assert f"define linkonce_odr i32 {pair}" in llvm
+    assert 'declare i32 @"cujit$dev$norm2_float64_float64"(double*' in llvm
+    assert llvm.count("; ModuleID = ") == 1 + llvm.count("define linkonce_odr")
     ptx = compile_kernel(c.kernel.py_func, _types(c), Options(opt=0), stop_after="ptx").ptx
     assert ".func" in ptx and "call" in ptx  # at -O0 a real call; at -O3 inlined
 

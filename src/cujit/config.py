@@ -93,8 +93,8 @@ BOUNDSCHECK = Knob(
     bool,
     None,
     "check array bounds in every kernel (1) or in none (0); unset: the "
-    "target's default, on for the CPU target and off on the GPU outside "
-    "debug mode (jit(boundscheck=...) overrides it per kernel)",
+    "target's default, on for the CPU target and off on the GPU, debug mode "
+    "included, as in numba (jit(boundscheck=...) overrides it per kernel)",
 )
 WARMUP = Knob(
     "CUJIT_WARMUP",

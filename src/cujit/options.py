@@ -15,12 +15,13 @@ class Options:
     arch: tuple[int, int] = DEFAULT_ARCH
     opt: int = 3
     fastmath: bool = False
-    debug: bool = False  # checks (codegen/checks.py) and DWARF debug info (libNVVM -g)
+    # assert/raise/division checks (codegen/checks.py) and DWARF debug info (libNVVM -g)
+    debug: bool = False
     lineinfo: bool = False  # line tables only: PTX .loc/.file naming Python lines
     # Run the IR verifier between stages; the dispatcher sets it from CUJIT_VERIFY.
     verify: bool = False
     target: str = "cuda"  # "cuda" (PTX and cubin) or "cpu" (host code, run in-process)
-    # Array bounds checks outside debug mode: None is the target's default (on for the
+    # Array bounds checks (debug mode implies none): None is the target's default (on for the
     # CPU target, where a stray store corrupts the Python process; off on the GPU).
     boundscheck: bool | None = None
     # Foreign code linked into the kernel (``jit(link=...)``): ``linking.LinkFile``s, whose

@@ -187,15 +187,15 @@ def _cpu_passes(options: Options, passes) -> tuple:
 
 def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin."""
-    from cujit.codegen import kernel_symbol
+    from cujit.codegen import kernel_symbol, llvm_text, module_texts
     from cujit.codegen.checks import error_sites
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
     from cujit.ir.analysis import needs_cooperative_launch, written_arguments
     from cujit.linking import foreign_calls, foreign_files
     from cujit.ptx import compile_ptx
 
-    module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: str(r[0]))
-    text = run.outputs.get("llvm") or str(module)
+    module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: llvm_text(r[0]))
+    texts = module_texts(module)  # the kernel's, then each device function's own
     run.record = LaunchRecord(
         kernel_symbol(fn),
         params.passed,
@@ -206,7 +206,7 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     ptx = run.stage(
         "ptx",
         compile_ptx,
-        text,
+        texts,
         options.arch,
         opt=options.opt,
         fastmath=options.fastmath,
@@ -413,6 +413,8 @@ def compile_entry(
     passes = pass_list(options)
     device = abi is not None
     fn = front_end(run, pyfunc, arg_types, _callees(run, passes), passes, device, return_type)
+    from cujit.codegen import llvm_text, module_texts
+
     module = run.stage(
         "llvm",
         _entry_module,
@@ -423,7 +425,7 @@ def compile_entry(
         output == "ltoir",
         forceinline,
         launch_bounds,
-        shown=str,
+        shown=llvm_text,
     )
     flags = {
         "opt": options.opt,
@@ -432,9 +434,9 @@ def compile_entry(
         "extra": nvvm_debug_flags(options),
     }
     if output == "ltoir":
-        run.stage("ltoir", compile_ltoir, str(module), options.arch, **flags)
+        run.stage("ltoir", compile_ltoir, module_texts(module), options.arch, **flags)
     else:
-        ptx = run.stage("ptx", compile_ptx, str(module), options.arch, **flags)
+        ptx = run.stage("ptx", compile_ptx, module_texts(module), options.arch, **flags)
         if output == "cubin":
             run.stage("cubin", link_cubin, ptx, options.arch, link_debug_flags(options))
     return CompileResult(run.name, run.outputs, run.times), fn.return_type
@@ -464,6 +466,7 @@ def _entry_module(
             options.debug,
             level_of(options.lineinfo, options.debug),
             forceinline,
+            bounds=options.boundscheck is True,
         )
     module, _ = lower_kernel(fn, options)
     kernel = module.get_global(kernel_symbol(fn))

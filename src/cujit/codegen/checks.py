@@ -1,5 +1,7 @@
-"""Debug-mode checks (``jit(debug=True)``, ``CUJIT_DEBUG=1``): array bounds, ``assert``
-and ``raise`` reported to the host.
+"""Checks reported to the host: array bounds (``jit(boundscheck=True)``,
+``CUJIT_BOUNDSCHECK=1``, and the CPU target's default) and, in debug mode
+(``jit(debug=True)``, ``CUJIT_DEBUG=1``), ``assert``, ``raise`` and division by zero.
+As in numba, debug mode alone does not check array bounds.
 
 A kernel cannot raise a Python exception, and ``trap`` would take the CUDA
 context down with it.  So a failing check claims the module's error record (the
@@ -40,8 +42,10 @@ _ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module obje
 @dataclass
 class _ModuleChecks:
     addrspace: int
-    bounds_only: bool = False  # the CPU target's default: bounds checks, nothing else
-    record: ll.GlobalVariable | None = None  # made with the first check
+    bounds: bool = True  # array bounds (a tuple indexed at run time: under either flag)
+    errors: bool = True  # debug mode: ``raise``, ``assert``, division by zero
+    home: ll.Module | None = None  # the module that defines the record
+    records: dict[int, ll.GlobalVariable] = field(default_factory=dict)  # id(module) ->
     sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
     codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
     # Per function (by id): the ids of its local copies of tuples' items.
@@ -54,12 +58,21 @@ class _ModuleChecks:
         return self.codes[site]
 
 
-def enable(module: ll.Module, addrspace: int, bounds_only: bool = False) -> None:
-    """Turn debug checks on for everything lowered into ``module``; the record global
-    lives in ``addrspace`` (the target's global memory).  ``bounds_only``: array
-    bounds only (``raise``, ``assert`` and division by zero keep their release
-    meaning)."""
-    setattr(module, _ATTR, _ModuleChecks(addrspace, bounds_only))
+def enable(module: ll.Module, addrspace: int, bounds: bool = True, errors: bool = True) -> None:
+    """Turn checks on for everything lowered into ``module``; the record global lives
+    in ``addrspace`` (the target's global memory).  ``bounds``: array bounds;
+    ``errors``: debug mode's ``raise``, ``assert`` and division by zero (without it
+    they keep their release meaning)."""
+    if bounds or errors:
+        setattr(module, _ATTR, _ModuleChecks(addrspace, bounds, errors, module))
+
+
+def share(module: ll.Module, other: ll.Module) -> None:
+    """Code lowered into ``other`` (a device function's own module, linked with
+    ``module``) reports into ``module``'s table and record, which it declares."""
+    state = getattr(module, _ATTR, None)
+    if state is not None:
+        setattr(other, _ATTR, state)
 
 
 def error_sites(module: ll.Module) -> dict[int, abi.ErrorSite]:
@@ -73,15 +86,32 @@ def _state(ctx: FunctionLowering) -> _ModuleChecks | None:
 
 
 def _record(ctx: FunctionLowering, state: _ModuleChecks) -> ll.GlobalVariable:
-    if state.record is None:
+    return _record_in(ctx.module, state)
+
+
+def _record_in(module: ll.Module, state: _ModuleChecks) -> ll.GlobalVariable:
+    """The record as ``module`` sees it: defined in the home module (where the host
+    finds it by name), declared in the modules linked with it."""
+    g = state.records.get(id(module))
+    if g is None:
         ty = ll.ArrayType(I64, abi.DEBUG_RECORD_WORDS)
         # External linkage: the host finds it by name (cuModuleGetGlobal, or the
         # JIT's symbol table on the CPU target).
-        g = ll.GlobalVariable(ctx.module, ty, abi.DEBUG_RECORD_SYMBOL, addrspace=state.addrspace)
-        g.initializer = ll.Constant(ty, None)
+        g = ll.GlobalVariable(module, ty, abi.DEBUG_RECORD_SYMBOL, addrspace=state.addrspace)
+        if module is state.home:
+            g.initializer = ll.Constant(ty, None)
         g.align = 8
-        state.record = g
-    return state.record
+        state.records[id(module)] = g
+    return g
+
+
+def define_record(module: ll.Module) -> None:
+    """Once ``module`` (the home) is lowered: it defines the record when any module
+    linked with it reports into it (a check reached only through a call that no
+    ``after_call`` follows, such as an extension's ``compile_internal``)."""
+    state = getattr(module, _ATTR, None)
+    if state is not None and state.sites and state.home is module:
+        _record_in(module, state)
 
 
 def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:
@@ -126,12 +156,8 @@ def _claim(
 
 def _leave(ctx: FunctionLowering) -> None:
     """End the thread (a kernel) or return to the caller (a device function)."""
-    if not ctx.kernel:  # as functions.lower_device_return does for a ``raise``
-        ret = ctx.llfn.function_type.return_type
-        if isinstance(ret, ll.VoidType):
-            ctx.builder.ret_void()
-        else:
-            ctx.builder.ret(ll.Constant(ret, ll.Undefined))
+    if not ctx.kernel:  # status 1, as functions.lower_device_return does for a ``raise``
+        ctx.builder.ret(ll.Constant(I32, 1))
     elif ctx.target.lower_return is not None:
         ctx.target.lower_return(ctx)
     else:
@@ -168,7 +194,7 @@ def check_bounds(
     extents: list[ll.Value],
     op: ir.Op | None = None,
 ) -> None:
-    """Debug mode: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
+    """Bounds checks: each index must lie in ``[-n, n)`` of its extent ``n`` (Python's rule;
     ``wrapped`` has the negative ones already moved up by ``n``, so one unsigned
     compare per axis does it).  Reported as IndexError at ``ctx.loc``: for a tuple's
     items (``op`` reads one), with Python's message for a tuple."""
@@ -178,8 +204,10 @@ def check_bounds(
     b = ctx.builder
     if _indexes_a_tuple(ctx, state, op):
         site = abi.ErrorSite(ctx.loc, IndexError, TUPLE_INDEX_MESSAGE)
-    else:
+    elif state.bounds:
         site = abi.ErrorSite(ctx.loc, IndexError, BOUNDS_MESSAGE, bounds=True)
+    else:
+        return
     for axis, (i, w, n) in enumerate(zip(indices, wrapped, extents, strict=True)):
         ok = b.icmp_unsigned("<", w, n)
         good = ctx.llfn.append_basic_block("inbounds")
@@ -195,7 +223,7 @@ def record_raise(ctx: FunctionLowering, term: ir.Raise) -> None:
     """Debug mode: report ``raise`` / a failed ``assert`` before the thread ends.  The
     caller emits the ending itself, so this only claims the record."""
     state = _state(ctx)
-    if state is None or state.bounds_only:
+    if state is None or not state.errors:
         return
     exc = (
         term.exc.type.value
@@ -225,7 +253,7 @@ def check_float_divisor(ctx: FunctionLowering, op: str, divisor: ll.Value) -> No
     Python does and as numba's debug mode does (its Python error model); outside
     debug mode the result is IEEE's (+-inf or nan)."""
     state = _state(ctx)
-    if state is None or state.bounds_only:
+    if state is None or not state.errors:
         return
     zero = ll.Constant(divisor.type, 0.0)
     check_divisor(ctx, ctx.builder.fcmp_ordered("==", divisor, zero), FLOAT_ZERO_DIVISION[op])
@@ -237,7 +265,7 @@ def check_divisor(
     """Debug mode: a ``//`` or ``%`` whose divisor is zero (``by_zero`` is true)
     reports ZeroDivisionError at ``ctx.loc``, as Python raises it."""
     state = _state(ctx)
-    if state is None or state.bounds_only:
+    if state is None or not state.errors:
         return
     b = ctx.builder
     good = ctx.llfn.append_basic_block("divisor.ok")
@@ -254,12 +282,12 @@ def after_call(ctx: FunctionLowering) -> None:
     or any thread, failed), this thread leaves too rather than run on with the
     callee's undefined result."""
     state = _state(ctx)
-    if state is None or state.record is None:
+    if state is None or not state.sites:
         return  # nothing lowered so far can fail: the callee was lowered before this
     b = ctx.builder
     # A plain load: only this thread's own callee must be seen, and its cmpxchg
     # precedes the load in this thread (LLVM knows the callee may write the global).
-    code = b.load(_word(ctx, state.record, abi.DEBUG_CODE), align=8)
+    code = b.load(_word(ctx, _record(ctx, state), abi.DEBUG_CODE), align=8)
     go_on = ctx.llfn.append_basic_block("debug.ok")
     stop = ctx.llfn.append_basic_block("debug.stop")
     b.cbranch(b.icmp_unsigned("==", code, i64(0)), go_on, stop)

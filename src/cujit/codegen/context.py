@@ -145,15 +145,19 @@ class FunctionLowering:
 
     def alloca(self, ty: ll.Type, align: int | None, name: str = "") -> ll.Value:
         """An alloca placed in the entry block, before its final branch (``align``
-        None: its type's ABI alignment)."""
-        saved = self.builder.block
+        None: its type's ABI alignment); it carries no line (frame set-up, as in numba's
+        code and a C compiler's)."""
+        b = self.builder
+        saved, located = b.block, b.debug_metadata
         term = self.entry.terminator
         if term is not None:
-            self.builder.position_before(term)
+            b.position_before(term)
         else:
-            self.builder.position_at_end(self.entry)
-        slot = self.builder.alloca(ty, name=name)
+            b.position_at_end(self.entry)
+        b.debug_metadata = None
+        slot = b.alloca(ty, name=name)
         if align is not None:
             slot.align = align
-        self.builder.position_at_end(saved)
+        b.debug_metadata = located
+        b.position_at_end(saved)
         return slot

@@ -22,13 +22,20 @@ from cujit.codegen.functions import lower_device_return
 from cujit.codegen.lltypes import ITER_NEXT, ITER_STEP, ITER_STOP, i64, value_type
 
 
-def reverse_postorder(fn: ir.Function) -> list[ir.Block]:
-    """The blocks reachable from the entry, in reverse postorder."""
+def reverse_postorder(fn: ir.Function, source_order: bool = False) -> list[ir.Block]:
+    """The blocks reachable from the entry, in reverse postorder.  ``source_order``
+    (debug builds): of a branch's targets the first (an ``if``'s body, a loop's body)
+    comes first, as the source reads; otherwise the last does."""
+
+    def successors(block: ir.Block):
+        succs = block.term.successors()
+        return iter(reversed(list(succs)) if source_order else succs)
+
     by_id = {b.id: b for b in fn.blocks}
     seen: set[int] = set()
     order: list[ir.Block] = []
     # Iterative DFS (deep CFGs must not hit Python's recursion limit).
-    stack = [(fn.blocks[0], iter(fn.blocks[0].term.successors()))]
+    stack = [(fn.blocks[0], successors(fn.blocks[0]))]
     seen.add(fn.blocks[0].id)
     while stack:
         block, succs = stack[-1]
@@ -36,7 +43,7 @@ def reverse_postorder(fn: ir.Function) -> list[ir.Block]:
             if target not in seen:
                 seen.add(target)
                 nxt = by_id[target]
-                stack.append((nxt, iter(nxt.term.successors())))
+                stack.append((nxt, successors(nxt)))
                 break
         else:
             stack.pop()
@@ -109,7 +116,7 @@ class BlockMap:
             lt = value_type(arg.type)
             slot = None if lt is None else debuginfo.merged_slot(self.ctx, p)
             if slot is not None:
-                b.store(self.ctx.get(arg), slot)
+                debuginfo.store_merged(self.ctx, arg, p, slot)
             if lt is None or slot is not None:
                 incoming.append([])
                 continue
@@ -151,6 +158,8 @@ def lower_terminator(ctx: FunctionLowering, blocks: BlockMap, term: ir.Terminato
         # ends, after reporting it to the host in debug mode (checks.py).
         if isinstance(term, ir.Raise):
             checks.record_raise(ctx, term)
+        else:
+            debuginfo.returning(ctx, term.value)
         if not ctx.kernel:
             lower_device_return(ctx, term)
         elif ctx.target.lower_return is not None:

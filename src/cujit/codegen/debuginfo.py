@@ -49,6 +49,7 @@ class DebugInfo:
             raise ValueError(f"debug info level {level!r}: use one of {LEVELS}")
         self.module = module
         self.level = level
+        self.loc = loc
         self._files: dict[str, ll.DIValue] = {}
         self.types = TypeTable(module)
         kind = "DebugDirectivesOnly" if level == "lines" else "FullDebug"
@@ -159,6 +160,14 @@ def begin_function(ctx, name: str, loc: Loc, params: tuple[Type, ...]) -> None:
     ctx.builder.debug_metadata = info.location(loc, ctx.debug_scope)
     if info.level == "full":
         ctx.debug_vars = _variables(ctx, info)
+        # numba's -O0 frame: the entry block holds the slots alone and carries no
+        # line; the function's code (parameters first) starts in the next block.
+        b = ctx.builder
+        start = ctx.llfn.append_basic_block("start")
+        located, b.debug_metadata = b.debug_metadata, None
+        b.branch(start)
+        b.position_at_end(start)
+        b.debug_metadata = located
 
 
 def at(ctx, loc: Loc | None) -> None:
@@ -172,6 +181,13 @@ def enable(module: ll.Module, level: str | None, loc: Loc) -> None:
     """Give ``module`` debug information at ``level`` (None: none)."""
     if level is not None:
         module.cujit_debuginfo = DebugInfo(module, level, loc)
+
+
+def enable_like(module: ll.Module, like: ll.Module) -> None:
+    """Give ``module`` (a device function's own) the debug level of ``like``."""
+    info = getattr(like, "cujit_debuginfo", None)
+    if info is not None:
+        module.cujit_debuginfo = DebugInfo(module, info.level, info.loc)
 
 
 def _value_types(fn) -> dict[int, Type]:
@@ -206,6 +222,27 @@ def define(ctx, value) -> None:
     if variables is None or value.id in variables.params:
         return
     variables.define(ctx, value, through_memory=merged_slot(ctx, value) is not None)
+
+
+def returning(ctx, value) -> None:
+    """Full debug info: a ``return`` of ``value`` (None: of None) is lowered next."""
+    if ctx.debug_vars is not None:
+        ctx.debug_vars.returned(ctx, value)
+
+
+def store_merged(ctx, arg, p, slot) -> None:
+    """Full debug info: an edge stores ``arg`` into the ``slot`` of block parameter
+    ``p`` (a merged variable), which holds ``arg`` from then on.  On the line that
+    defined ``arg`` the store shares that definition's location (one line-table
+    entry for the assignment, as the source has one)."""
+    b = ctx.builder
+    defined = ctx.debug_vars.def_locs.get(arg.id)
+    here = b.debug_metadata
+    if defined is not None and ctx.loc is not None and defined.line == ctx.loc.line:
+        if defined.file == ctx.loc.file:
+            b.debug_metadata = ctx.module.cujit_debuginfo.location(defined, ctx.debug_scope)
+    ctx.debug_vars.store_merged(ctx, ctx.get(arg), p, slot)
+    b.debug_metadata = here
 
 
 def merged_slot(ctx, p):

@@ -15,7 +15,16 @@ variable at every line:
 - an array variable is the struct numba describes (``debugtypes``), one slot per
   variable, declared with ``llvm.dbg.declare``;
 - one ``DILocalVariable`` per Python name, whose type is a union when the variable
-  holds values of several types.
+  holds values of several types;
+- the rest of numba's -O0 frame: a slot per temporary (each unnamed scalar an op
+  computes: constants, intermediate results, ``$v12`` after the typed IR's ``%v12``),
+  stored where it is computed and described by no variable, and per ``return`` the
+  slots of the value returned (``$return_value``; a ``return None``, a kernel's
+  included, also has the constant None's ``$const.none``, None being a null ``i8*``
+  as numba holds it).  All slots are made and zeroed in the entry block, which
+  carries no line and ends in a branch to the function's code; a value stored on an
+  edge into a merged variable on the line that defined it shares that definition's
+  location.
 """
 
 from __future__ import annotations
@@ -73,10 +82,15 @@ class Variables:
         self.dbg_declare = ctx.declare("llvm.dbg.declare", ll.VoidType(), [md, md, md])
         self.dbg_value = ctx.declare("llvm.dbg.value", ll.VoidType(), [md, md, md])
         self.expr = ctx.module.add_debug_info("DIExpression", {})
-        for vid in sorted(self.names):
+        self.temps: dict[int, ll.Value] = {}  # unnamed scalar op result -> its slot
+        self.def_locs: dict[int, object] = {}  # value id -> the Loc that defined it
+        computed = {op.result.id for b in fn.blocks for op in b.ops if op.result is not None}
+        for vid in sorted(set(self.names) | computed):
             t = types[vid]
-            if isinstance(t, Scalar) or isinstance(t, Record):
+            if vid in self.names and isinstance(t, (Scalar, Record)):
                 self.slots[vid] = self._zeroed_slot(ctx, value_type(t), self.names[vid][0])
+            elif vid not in self.names and isinstance(t, Scalar) and value_type(t) is not None:
+                self.temps[vid] = self._zeroed_slot(ctx, value_type(t), f"$v{vid}")
 
     def _zeroed_slot(self, ctx, lltype: ll.Type, name: str) -> ll.Value:
         def emit():
@@ -116,6 +130,12 @@ class Variables:
     def define(self, ctx, value, through_memory: bool = False) -> None:
         """``value`` was just lowered: store it where its variables live."""
         llv = ctx.values.get(value.id)
+        self.def_locs[value.id] = ctx.loc
+        temp = self.temps.get(value.id)
+        if temp is not None:
+            if llv is not None and llv.type == temp.type.pointee:
+                ctx.builder.store(llv, temp)
+            return
         if value.id in self.names and _handle(value.type):
             for name in self.names[value.id]:
                 self._value(ctx, ll.Constant(I64, ll.Undefined), name)
@@ -165,7 +185,26 @@ class Variables:
             if name != own:  # ``z = x``: a local holding the parameter's value
                 self._value(ctx, loaded, name)
 
+    def returned(self, ctx, value) -> None:
+        """A ``return`` of ``value`` (None: of None) is lowered next: its slots."""
+        if value is None:
+            const = self._zeroed_slot(ctx, _I8_PTR, "$const.none")
+            ctx.builder.store(ll.Constant(_I8_PTR, None), const)
+            slot = self._zeroed_slot(ctx, _I8_PTR, "$return_value")
+            ctx.builder.store(ctx.builder.load(const), slot)
+            return
+        llv = ctx.values.get(value.id)
+        if isinstance(value.type, Scalar) and llv is not None:
+            slot = self._zeroed_slot(ctx, llv.type, "$return_value")
+            ctx.builder.store(llv, slot)
+
     # -- block parameters through memory -------------------------------------
+
+    def store_merged(self, ctx, llv: ll.Value, p, slot: ll.Value) -> None:
+        """An edge passes ``llv`` to block parameter ``p`` through ``slot``."""
+        ctx.builder.store(llv, slot)
+        for name in self.names.get(p.id, ()):
+            self._value(ctx, llv, name)
 
     def merged_slot(self, p) -> ll.Value | None:
         """The slot through which block parameter ``p`` passes (None: a phi)."""

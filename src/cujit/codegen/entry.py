@@ -1,8 +1,8 @@
 """Stage 6 for a device function compiled on its own (``cuda.compile``): an LLVM module
 whose one visible function other code can call, in numba's ABI or the C ABI.
 
-The typed function is lowered as a kernel's callees are (``functions.py``, internal),
-and a visible entry wraps it:
+The typed function is lowered as a kernel's callees are (``functions.py``: on the
+CUDA target in a module of its own), and a visible entry wraps it:
 
     numba ABI:  define i32 @name(<ret>* %retptr, <args>)   ; status 0, result stored
     C ABI:      define <ret> @name(<args>)                 ; the result itself
@@ -102,15 +102,16 @@ def lower_device_entry(
     debug: bool = False,
     debug_info: str | None = None,
     forceinline: bool = False,
+    bounds: bool = False,
 ) -> ll.Module:
     """The module holding ``fn`` behind a visible entry ``symbol`` in ``abi``;
     ``version``: the ``!nvvmir.version`` a module without a kernel needs too;
-    ``forceinline``: the entry is ``alwaysinline`` (for the LTO linker's callers)."""
+    ``forceinline``: the entry is ``alwaysinline`` (for the LTO linker's callers);
+    ``debug``: debug mode's checks, ``bounds``: array bounds checks (``checks``)."""
     module = ll.Module(name=fn.name)
     module.triple, module.data_layout = target.triple, target.data_layout
     debuginfo.enable(module, debug_info, fn.loc)
-    if debug:
-        checks.enable(module, target.global_addrspace)
+    checks.enable(module, target.global_addrspace, bounds=bounds, errors=debug)
     from cujit.codegen.module import lower_body  # module imports this package's parts
 
     inner = DeviceFunctions(module, target, lower_body).get(fn)
@@ -137,7 +138,11 @@ def lower_device_entry(
         loc = debuginfo.def_line(fn.loc)
         scope = info.subprogram(entry, fn.name, loc, tuple(arg_types))
         b.debug_metadata = info.location(loc, scope)
-    result = b.call(inner, [_argument(b, t, given) for t in arg_types])
+    out_type = inner.function_type.args[0].pointee  # the callee convention (functions.py)
+    with b.goto_entry_block():
+        out = b.alloca(out_type, name="result")
+    status = b.call(inner, [out, *(_argument(b, t, given) for t in arg_types)])
+    result = b.load(out) if ret is not None else None
     if abi == "c":
         if ret is None:
             b.ret_void()
@@ -147,7 +152,8 @@ def lower_device_entry(
         entry.args[0].name = "retptr"
         if ret is not None:
             b.store(to_abi(b, result, fn.return_type), entry.args[0])
-        b.ret(ll.Constant(I32, 0))
+        b.ret(status)  # numba's: 0, or the callee's failure
+    checks.define_record(module)
     module.add_named_metadata("nvvmir.version", [ll.Constant(I32, v) for v in version])
     return module
 

@@ -37,10 +37,7 @@ class LoweringContext:
                 f"{typed.return_type}, not {sig.return_type}",
                 op.loc,
             )
-        callee = ctx.functions.get(typed)
-        hidden = list(ctx.llfn.args[: len(ctx.target.callee_hidden_params)])
-        result = builder.call(callee, hidden + list(args))
-        return None if isinstance(callee.function_type.return_type, ll.VoidType) else result
+        return ctx.functions.call(ctx, typed, list(args))
 
     def get_value_type(self, t: Type) -> ll.Type:
         from cujit.codegen.struct_proxy import struct_type

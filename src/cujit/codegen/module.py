@@ -1,8 +1,9 @@
-"""Stage 6 entry: one typed IR function -> one LLVM module holding the kernel
-(and, as internal functions, the device functions it calls: ``functions.py``).
+"""Stage 6 entry: one typed IR function -> the LLVM module holding the kernel (and
+the device functions it calls, in modules of their own where the target links
+modules: ``functions.py``).
 
     module = lower_to_llvm(fn, CUDA_TARGET)
-    str(module)   # NVVM IR text for stage 7
+    module_texts(module)   # NVVM IR text of each module for stage 7
 
 The kernel's parameters follow ``cujit.abi.param_kinds``: each entry block
 parameter is flattened (an array is its data pointer, then ``ndim`` int64
@@ -153,6 +154,16 @@ def _lower_op(ctx: FunctionLowering, op: ir.Op) -> None:
         debuginfo.define(ctx, result)
 
 
+def module_texts(module: ll.Module) -> list[str]:
+    """The text of ``module`` and of its device functions' own modules, in order."""
+    return [str(m) for m in (module, *getattr(module, "cujit_callee_modules", ()))]
+
+
+def llvm_text(module: ll.Module) -> str:
+    """All of ``module_texts`` as one text (``inspect_llvm``, numba's joined modules)."""
+    return "\n\n".join(module_texts(module))
+
+
 def lower_to_llvm(
     fn: ir.Function,
     target: Target,
@@ -164,8 +175,8 @@ def lower_to_llvm(
     index32: bool = False,
 ) -> ll.Module:
     """Lower typed IR function ``fn`` to an LLVM module with one kernel for ``target``;
-    ``debug`` adds the checks of ``checks.py`` (their table: ``checks.error_sites``),
-    ``bounds`` only its array bounds checks;
+    ``debug`` adds debug mode's checks of ``checks.py`` (``raise``, ``assert``, division
+    by zero; their table: ``checks.error_sites``), ``bounds`` its array bounds checks;
     ``params`` (``params.read_params``): the kernel takes only the parameters it reads;
     ``debug_info`` ("lines" or "full") adds debug metadata (``debuginfo.py``);
     ``opt=0`` (``jit(opt=False)``): the kernel's parameters live in stack slots, as a C
@@ -173,8 +184,7 @@ def lower_to_llvm(
     ``index32``: the 32-bit index variant's int32 forms of index arithmetic (``narrow``)."""
     module = ll.Module(name=fn.name)
     debuginfo.enable(module, debug_info, fn.loc)
-    if debug or bounds:
-        checks.enable(module, target.global_addrspace, bounds_only=not debug)
+    checks.enable(module, target.global_addrspace, bounds=bounds, errors=debug)
     module.triple = target.triple
     module.data_layout = target.data_layout
     functions = DeviceFunctions(module, target, lower_body)
@@ -210,6 +220,7 @@ def lower_to_llvm(
         ctx.set(p, _unpack_param(ctx, p.type, values))
     debuginfo.describe_params(ctx, fn.args)
     lower_body(ctx, target.prologue)
+    checks.define_record(module)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
     return module
@@ -235,21 +246,27 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
     """Lower ``ctx.fn``'s blocks into ``ctx.llfn``, whose parameters are already mapped;
     ``prologue(ctx)`` (a target hook) emits into the entry block first."""
     fn = ctx.fn
-    order = control.reverse_postorder(fn)
+    # Debug builds lay the blocks out as the source reads (``if`` bodies first).
+    order = control.reverse_postorder(fn, source_order=ctx.debug_vars is not None)
     if any(fn.blocks[0].id == t for b in order for t, _ in b.term.successors()):
         # Its params are the arguments, not phis; irgen always starts loops in a new block.
         raise AssertionError("the entry block must have no predecessors")
+    start = ctx.builder.block  # the entry, or in debug builds the block after it
     blocks = control.BlockMap(ctx, order)
+    located = ctx.builder.debug_metadata
     for block in order[1:]:
+        # A merged value read from its slot (debug builds) is read at the block's line.
+        debuginfo.at(ctx, _first_loc(block))
         blocks.create_phis(block)
-    ctx.builder.position_at_end(ctx.entry)
+    ctx.builder.debug_metadata = located
+    ctx.builder.position_at_end(start)
     if prologue is not None:
         prologue(ctx)
     ctx.builder.branch(blocks.llblocks[order[0].id])
     for block in order:
         ctx.builder.position_at_end(blocks.llblocks[block.id])
         # A merged value is described where the block's code starts.
-        debuginfo.at(ctx, block.ops[0].loc if block.ops else block.term.loc)
+        debuginfo.at(ctx, _first_loc(block))
         for p in block.params:  # after the block's phis
             debuginfo.define(ctx, p)
         for op in block.ops:
@@ -258,3 +275,7 @@ def lower_body(ctx: FunctionLowering, prologue=None) -> None:
         debuginfo.at(ctx, ctx.loc)
         control.lower_terminator(ctx, blocks, block.term)
     blocks.fill_phis()
+
+
+def _first_loc(block: ir.Block):
+    return block.ops[0].loc if block.ops else block.term.loc

@@ -48,6 +48,10 @@ class Target:
     - ``lower_return(ctx)``: emits what ends the kernel (default ``ret void``);
     - ``callee_hidden_params``: the leading hidden parameters that device functions
       receive too (forwarded by every call; see ``cujit.codegen.functions``).
+
+    ``callee_module(module)``: where the target's toolchain links modules, each device
+    function gets a module of its own, which this stamps with what every module needs
+    (NVVM's ``!nvvmir.version``); None: device functions live in the kernel's module.
     """
 
     name: str
@@ -63,6 +67,7 @@ class Target:
     prologue: Callable | None = None
     lower_return: Callable | None = None
     callee_hidden_params: tuple = ()
+    callee_module: Callable | None = None
     fastmath: bool = False
     # Native float16 operations (``codegen/half.py``): name -> lowering; empty: plain LLVM.
     half: Mapping[str, Callable] | None = None

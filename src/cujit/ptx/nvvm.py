@@ -9,6 +9,7 @@ functions the kernel calls are linked in and internalised.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cujit.diagnostics import CujitError
@@ -57,13 +58,14 @@ DEFAULT_OPTIONS = NVVMOptions()
 
 
 def compile_ptx(
-    llvm_ir: str | bytes,
+    llvm_ir: str | bytes | Sequence[str],
     arch: tuple[int, int],
     options: NVVMOptions | None = None,
     name: str = "cujit_module",
     **overrides,
 ) -> str:
-    """Compile one NVVM IR module (text, or bitcode as bytes) to PTX for ``arch``.
+    """Compile one NVVM IR module (text, or bitcode as bytes), or the modules of one
+    program (a sequence of texts, which libNVVM links), to PTX for ``arch``.
 
     ``overrides`` replace fields of ``options``: ``compile_ptx(ir, (9, 0), opt=0,
     fastmath=True)``.
@@ -77,7 +79,7 @@ def compile_ptx(
 
 
 def compile_ltoir(
-    llvm_ir: str | bytes,
+    llvm_ir: str | bytes | Sequence[str],
     arch: tuple[int, int],
     options: NVVMOptions | None = None,
     name: str = "cujit_module",
@@ -94,13 +96,17 @@ def _compile(llvm_ir, arch, options, name: str, overrides: dict, mode: tuple) ->
     if overrides:
         options = replace(options, **overrides)
     opts = options.to_args(tuple(arch)) + list(mode)
-    data = llvm_ir.encode() if isinstance(llvm_ir, str) else bytes(llvm_ir)
+    bitcode = isinstance(llvm_ir, (bytes, bytearray))  # whose calls cannot be searched
+    if bitcode or isinstance(llvm_ir, str):
+        llvm_ir = [llvm_ir]
+    modules = [m.encode() if isinstance(m, str) else bytes(m) for m in llvm_ir]
     prog = nvvm.create_program()
     try:
         stage = "add the module"
         try:
-            nvvm.add_module_to_program(prog, data, len(data), name)
-            if b"__nv_" in data or isinstance(llvm_ir, bytes):
+            for k, data in enumerate(modules):
+                nvvm.add_module_to_program(prog, data, len(data), name if k == 0 else f"{name}.{k}")
+            if bitcode or any(b"__nv_" in m for m in modules):
                 stage = "add libdevice"
                 ld = libs.libdevice_bytes()
                 nvvm.lazy_add_module_to_program(prog, ld, len(ld), "libdevice")

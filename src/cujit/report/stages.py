@@ -91,7 +91,17 @@ def _md_file(table, ref: str, depth: int = 0) -> str | None:
 
 def llvm_view(text: str, path: str) -> StageView:
     """LLVM IR: an instruction's line is its ``!dbg`` location's, when that location (or
-    the call site it was inlined at) is in the kernel's file."""
+    the call site it was inlined at) is in the kernel's file.  The text may hold several
+    modules (the kernel's, then its device functions'), each numbering its own metadata."""
+    modules = re.split(r"(?m)^(?=; ModuleID = )", text.rstrip("\n"))
+    lines = []
+    for module in (m for m in modules if m):
+        lines += [("", None)] if lines else []  # the blank line between modules
+        lines += _module_lines(module, path)
+    return StageView("llvm", lines)
+
+
+def _module_lines(text: str, path: str) -> list[Line]:
     table = _metadata(text)
     target = os.path.abspath(path)
 
@@ -108,7 +118,7 @@ def llvm_view(text: str, path: str) -> StageView:
     for ln in text.rstrip("\n").splitlines():
         m = _DBG_REF.search(ln)
         lines.append((ln, line_of(m.group(1)) if m and not ln.startswith("!") else None))
-    return StageView("llvm", lines)
+    return lines
 
 
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')

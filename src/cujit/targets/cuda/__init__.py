@@ -38,7 +38,13 @@ def annotate_kernel(module: ll.Module, fn: ll.Function) -> None:
     module.add_named_metadata(
         "nvvm.annotations", [fn, ll.MetaDataString(module, "kernel"), ll.Constant(i32, 1)]
     )
+    stamp_version(module)
+
+
+def stamp_version(module: ll.Module) -> None:
+    """The NVVM IR version every module of a libNVVM program carries."""
     if "nvvmir.version" not in module.namedmetadata:
+        i32 = ll.IntType(32)
         module.add_named_metadata("nvvmir.version", [ll.Constant(i32, v) for v in NVVM_IR_VERSION])
 
 
@@ -52,6 +58,7 @@ CUDA_TARGET = Target(
     global_addrspace=GLOBAL_ADDRSPACE,
     shared_addrspace=SHARED_ADDRSPACE,
     kernel_metadata=annotate_kernel,
+    callee_module=stamp_version,  # libNVVM links a device function's own module
     half=HALF_LOWERINGS,
 )
 
