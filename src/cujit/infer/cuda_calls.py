@@ -197,6 +197,8 @@ def array_alloc(name: str):
         shape, dtype = _shape(t, site, name), _dtype(t, site, name)
         if name == "shared.array":
             _check_static_shared(site, shape, dtype)
+        else:
+            _check_local(site, shape, dtype)
         attrs = (("shape", shape), ("dtype", dtype))
         align = _alignment(t, site, name)
         if align is not None:
@@ -232,6 +234,26 @@ def _check_static_shared(site: CallSite, shape: tuple[int, ...], dtype) -> None:
             site.loc,
             hint="for more, use dynamic shared memory: cuda.shared.array(0, dtype), with the "
             "size in bytes as the launch's 4th item: kernel[grid, block, stream, nbytes]",
+        )
+
+
+# CUDA's limit on a thread's local memory (every compute capability since 2.0): a local
+# array past it compiles and links, and only its launch fails, naming nothing.
+LOCAL_LIMIT = 512 * 1024
+
+
+def _check_local(site: CallSite, shape: tuple[int, ...], dtype) -> None:
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    if nbytes > LOCAL_LIMIT:
+        raise TypingError(
+            f"cuda.local.array({shape[0] if len(shape) == 1 else shape}, {dtype}) takes "
+            f"{nbytes} bytes; a thread's local memory is at most {LOCAL_LIMIT} bytes "
+            "(512 KiB), so no launch could run it",
+            site.loc,
+            hint="keep the data in a global array (cuda.device_array) and give each "
+            "thread its slice",
         )
 
 
