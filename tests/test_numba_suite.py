@@ -182,3 +182,27 @@ def test_a_kernel_numba_cuda_runs_is_counted_as_numba_cudas(needs_numba_cuda):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["1", "7.0"]
+
+
+def test_the_failures_file_gives_each_failure_its_reason_and_its_known_why(tmp_path):
+    import numba_suite
+
+    reasons = tmp_path / "reasons.txt"
+    reasons.write_text("# a comment: ignored\ncudapy/test_a.py::T::test_kept: kept on purpose\n")
+    results = {
+        "cudapy/test_a.py::T::test_kept": {
+            "outcome": "failed",
+            "message": "AssertionError: /x/y/test_a.py:12:3: no match\nmore",
+        },
+        "cudapy/test_a.py::T::test_other": {"outcome": "failed", "message": "E: bad"},
+        "cudapy/test_a.py::T::test_ok": {"outcome": "passed", "message": ""},
+        "cudapy/test_a.py::T::test_host": {"outcome": "host", "message": ""},
+    }
+    out = tmp_path / "failing.txt"
+    numba_suite.write_failures(str(out), results, "cpu", str(reasons))
+    lines = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert lines == [
+        "cudapy/test_a.py::T::test_kept: failed: AssertionError: FILE:12: no match"
+        " -- why: kept on purpose",
+        "cudapy/test_a.py::T::test_other: failed: E: bad",
+    ]

@@ -336,9 +336,24 @@ def check(results: dict, expected: set[str], files: list[str]) -> tuple[list, li
     return lost, new
 
 
-def write_failures(path: str, results: dict, target: str) -> None:
+def known_reasons(path: str = os.path.join(CONFORMANCE, "reasons.txt")) -> dict[str, str]:
+    """conformance/reasons.txt: ``ID: why`` for failures cujit keeps on purpose or that
+    need more than the failure's first line to explain."""
+    reasons = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                tid, sep, why = line.strip().partition(": ")
+                if sep and not tid.startswith("#"):
+                    reasons[tid] = why
+    return reasons
+
+
+def write_failures(path: str, results: dict, target: str, reasons: str | None = None) -> None:
     """Every test of this run that did not pass, with its outcome and its reason (the
-    failure's first line, its file paths blanked): ``ID: outcome: reason``."""
+    failure's first line, its file paths blanked, and where conformance/reasons.txt has
+    one, why): ``ID: outcome: reason[ -- why: ...]``."""
+    why = known_reasons() if reasons is None else known_reasons(reasons)
     lines = []
     for tid in sorted(results):
         r = results[tid]
@@ -348,7 +363,8 @@ def write_failures(path: str, results: dict, target: str) -> None:
         reason = re.sub(r"/\S+?\.py:(\d+):\d+:", r"FILE:\1:", first[0] if first else "")
         if r["outcome"] == "no-kernel":
             reason = "passed, but cujit compiled and launched nothing (no audit saw cujit serve it)"
-        lines.append(f"{tid}: {r['outcome']}: {reason[:200] or '(no message)'}\n")
+        note = f" -- why: {why[tid]}" if tid in why else ""
+        lines.append(f"{tid}: {r['outcome']}: {reason[:200] or '(no message)'}{note}\n")
     with open(path, "w") as f:
         f.write(
             f"# numba-cuda tests that do not pass under cujit on the {target} target, each "
