@@ -16,9 +16,10 @@ from cujit.runtime import context
 from cujit.runtime import module as rt_module
 
 
-@pytest.fixture
-def gpu(monkeypatch):
-    monkeypatch.setenv("CUJIT_COARSEN", "1")
+def stand_in_gpu(monkeypatch, knob: str):
+    """test_launcher's stand-in driver, with ``knob`` (CUJIT_COARSEN, CUJIT_INDEX32) on;
+    ``.general`` lists the launches that took the dispatcher's general path."""
+    monkeypatch.setenv(knob, "1")
     fake = FakeGPU()
     monkeypatch.setattr(context._tls, "ctx", fake.context, raising=False)
     monkeypatch.setattr(rt_module, "load_module", lambda cubin: _Module(fake, cubin))
@@ -35,6 +36,11 @@ def gpu(monkeypatch):
     monkeypatch.setattr(Kernel, "_launch", counted)
     fake.general = general
     return fake
+
+
+@pytest.fixture
+def gpu(monkeypatch):
+    return stand_in_gpu(monkeypatch, "CUJIT_COARSEN")
 
 
 class _Module:

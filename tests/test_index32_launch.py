@@ -6,36 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_coarsen_launch import _Module
-from test_launcher import BASE, FakeGPU, fake_device_array
+from test_coarsen_launch import stand_in_gpu
+from test_launcher import BASE, fake_device_array
 
 from cujit import cuda
 from cujit.abi import INDEX32_LIMIT
-from cujit.dispatcher import Kernel
-from cujit.runtime import context
-from cujit.runtime import module as rt_module
 from cujit.runtime.memory import DeviceArray
 
 
 @pytest.fixture
 def gpu(monkeypatch):
-    monkeypatch.setenv("CUJIT_INDEX32", "1")
-    fake = FakeGPU()
-    monkeypatch.setattr(context._tls, "ctx", fake.context, raising=False)
-    monkeypatch.setattr(rt_module, "load_module", lambda cubin: _Module(fake, cubin))
-    import cujit.runtime.launch as rt_launch
-
-    monkeypatch.setattr(rt_launch, "_DEFAULT_STREAM", [0])
-    general = []
-    real = Kernel._launch
-
-    def counted(self, *args):
-        general.append(args[0])
-        return real(self, *args)
-
-    monkeypatch.setattr(Kernel, "_launch", counted)
-    fake.general = general
-    return fake
+    return stand_in_gpu(monkeypatch, "CUJIT_INDEX32")
 
 
 def guarded(x, out):

@@ -141,22 +141,7 @@ class Plan:
         return self.wide_grid(grid) if spec is self.wide else grid
 
     def _compile(self):
-        from cujit.pipeline import compile_kernel
-
-        kernel, types = self.kernel, self.plain.arg_types
-        options = dataclasses.replace(kernel._options(), coarsen=self.k)
-        if (kernel.cache or config.CACHE.get()) and kernel.target == "cuda":
-            from cujit.cache import compile_cached
-
-            result = compile_cached(kernel.py_func, types, options)
-        else:
-            result = compile_kernel(kernel.py_func, types, options)
-        record = result.record
-        make = type(self.plain)  # the dispatcher's Specialization
-        wide = make(types, result, record, record.param_kinds(types), {})
-        wide.coarse = self
-        self.wide = wide
-        return wide
+        return compile_variant(self, coarsen=self.k)
 
     def selector(self, launch_config, spec, launcher):
         """The launcher to put in front of ``launch_config``'s, or None when its selector
@@ -169,3 +154,26 @@ class Plan:
 def describe(fn) -> str:
     """What ``explain`` and the report say of kernel ``fn`` (typed IR after stage 5)."""
     return analyse(fn).describe()
+
+
+def compile_variant(plan, **changes):
+    """Compile ``plan``'s kernel for its plain specialisation's argument types with the
+    Options ``changes`` (``coarsen=k``, ``index32=True``), through the disk cache where the
+    kernel uses it; the result becomes ``plan.wide``, a Specialization whose ``coarse`` is
+    ``plan``."""
+    from cujit.pipeline import compile_kernel
+
+    kernel, types = plan.kernel, plan.plain.arg_types
+    options = dataclasses.replace(kernel._options(), **changes)
+    if (kernel.cache or config.CACHE.get()) and kernel.target == "cuda":
+        from cujit.cache import compile_cached
+
+        result = compile_cached(kernel.py_func, types, options)
+    else:
+        result = compile_kernel(kernel.py_func, types, options)
+    record = result.record
+    make = type(plan.plain)  # the dispatcher's Specialization
+    wide = make(types, result, record, record.param_kinds(types), {})
+    wide.coarse = plan
+    plan.wide = wide
+    return wide

@@ -23,7 +23,6 @@ variant's launcher or the plain one.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from cujit import config
@@ -100,22 +99,9 @@ class Plan:
         return grid
 
     def _compile(self):
-        from cujit.pipeline import compile_kernel
+        from cujit.coarsen import compile_variant
 
-        kernel, types = self.kernel, self.plain.arg_types
-        options = dataclasses.replace(kernel._options(), index32=True)
-        if (kernel.cache or config.CACHE.get()) and kernel.target == "cuda":
-            from cujit.cache import compile_cached
-
-            result = compile_cached(kernel.py_func, types, options)
-        else:
-            result = compile_kernel(kernel.py_func, types, options)
-        record = result.record
-        make = type(self.plain)  # the dispatcher's Specialization
-        wide = make(types, result, record, record.param_kinds(types), {})
-        wide.coarse = self
-        self.wide = wide
-        return wide
+        return compile_variant(self, index32=True)
 
     def selector(self, launch_config, spec, launcher):
         """The launcher to put in front of ``launch_config``'s, or None when its selector

@@ -223,9 +223,7 @@ STATIC_SHARED_LIMIT = 48 * 1024
 
 def _check_static_shared(site: CallSite, shape: tuple[int, ...], dtype) -> None:
     """A fixed-size shared array over the limit would fail at link, naming no line."""
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= d
+    nbytes = _nbytes(shape, dtype)
     if nbytes > STATIC_SHARED_LIMIT:
         raise TypingError(
             f"cuda.shared.array({shape[0] if len(shape) == 1 else shape}, {dtype}) takes "
@@ -237,15 +235,20 @@ def _check_static_shared(site: CallSite, shape: tuple[int, ...], dtype) -> None:
         )
 
 
+def _nbytes(shape: tuple[int, ...], dtype) -> int:
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    return nbytes
+
+
 # CUDA's limit on a thread's local memory (every compute capability since 2.0): a local
 # array past it compiles and links, and only its launch fails, naming nothing.
 LOCAL_LIMIT = 512 * 1024
 
 
 def _check_local(site: CallSite, shape: tuple[int, ...], dtype) -> None:
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= d
+    nbytes = _nbytes(shape, dtype)
     if nbytes > LOCAL_LIMIT:
         raise TypingError(
             f"cuda.local.array({shape[0] if len(shape) == 1 else shape}, {dtype}) takes "
