@@ -56,7 +56,7 @@ def maybe(x):
     return
 
 
-@cuda.jit
+@cuda.jit(escaping_captures=True)  # affine, passed on, captures the run-time x
 def _mixed(out, a, x):
     scale = 2.5
 

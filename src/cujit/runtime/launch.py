@@ -21,7 +21,7 @@ import threading
 from cujit.abi import kept_per_argument
 from cujit.diagnostics import LaunchError
 from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, value_code
-from cujit.runtime.driver import raise_error
+from cujit.runtime.driver import CudaDriverError, raise_error
 from cujit.runtime.memory import DeviceArray
 from cujit.runtime.stream import as_cu_stream
 from cujit.types.core import Array, Scalar
@@ -254,7 +254,42 @@ def launch(function, grid, block, stream, shared_bytes: int, params, values) -> 
     finally:
         lock.release()
     if err:
+        launch_failed(function, err)
+
+
+def launch_failed(function, err) -> None:
+    """Raise the CudaDriverError of a failed launch; where the driver says no more than
+    CUDA_ERROR_INVALID_VALUE and the kernel's threads each take a large local-memory
+    frame (cuda.local.array, spills), the message says so: that frame is the usual
+    cause, and the driver names neither."""
+    try:
         raise_error(_call_name(function), err)
+    except CudaDriverError as exc:
+        local = _local_bytes(function) if exc.name == "CUDA_ERROR_INVALID_VALUE" else 0
+        if local < LARGE_LOCAL_FRAME:
+            raise
+        raise CudaDriverError(
+            exc.call,
+            exc.code,
+            exc.name,
+            f"{exc.description}; kernel {function.name!r} takes {local} bytes of local "
+            "memory per thread (its cuda.local.array arrays and spills), near or past the "
+            "512 KiB a thread may have",
+        ) from None
+
+
+LARGE_LOCAL_FRAME = 64 * 1024
+
+
+def _local_bytes(function) -> int:
+    from cuda.bindings import driver as drv
+
+    attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+    try:
+        err, value = drv.cuFuncGetAttribute(attr, function.handle)
+    except Exception:  # a stand-in function or handle: nothing to add
+        return 0
+    return int(value) if not err else 0
 
 
 def _call_name(function) -> str:
@@ -342,7 +377,8 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
         "handle": function.handle,
         "address": packer.address,
         "struct_error": struct.error,
-        "raise_error": raise_error,
+        "launch_failed": launch_failed,
+        "function": function,
         "typed": typeof,
     }
     guards, parts = [], []
@@ -383,7 +419,7 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
         + "address, 0)\n"
         + "        except struct_error:\n            return False\n"
         + "        finally:\n            lock.release()\n"
-        + f"        if err:\n            raise_error({_call_name(function)!r}, err)\n"
+        + "        if err:\n            launch_failed(function, err)\n"
         + "        return True\n"
         + "    return launcher\n"
     )
