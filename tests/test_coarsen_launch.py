@@ -16,10 +16,13 @@ from cujit.runtime import context
 from cujit.runtime import module as rt_module
 
 
-def stand_in_gpu(monkeypatch, knob: str):
+def stand_in_gpu(monkeypatch, knob: str, background: bool = False):
     """test_launcher's stand-in driver, with ``knob`` (CUJIT_COARSEN, CUJIT_INDEX32) on;
-    ``.general`` lists the launches that took the dispatcher's general path."""
+    ``.general`` lists the launches that took the dispatcher's general path.  The
+    variant compiles before the first launch that can take it unless ``background``
+    (cujit/variants.py; test_variants_background.py)."""
     monkeypatch.setenv(knob, "1")
+    monkeypatch.setenv("CUJIT_VARIANTS_BACKGROUND", "1" if background else "0")
     fake = FakeGPU()
     monkeypatch.setattr(context._tls, "ctx", fake.context, raising=False)
     monkeypatch.setattr(rt_module, "load_module", lambda cubin: _Module(fake, cubin))
@@ -93,6 +96,22 @@ def test_facts_pick_the_variant_and_its_grid(gpu):
     assert [(launch[0], launch[-1]) for launch in gpu.launches[2:]] == [((40, 1, 1), plain)] * 2
     cfg(np.float32(2), x, out)  # and back
     assert gpu.launches[-1][0] == (10, 1, 1) and len(gpu.general) == 2
+
+
+def test_in_the_background_the_first_launch_runs_plain_and_the_second_waits(monkeypatch):
+    gpu = stand_in_gpu(monkeypatch, "CUJIT_COARSEN", background=True)
+    k = cuda.jit(scale)
+    cfg = k[40, 32]
+    x, out = fake_device_array(1000), fake_device_array(1000, offset=4096)
+    for _ in range(3):
+        cfg(np.float32(2), x, out)
+    plain, wide = cubins(k)
+    assert wide is not None and wide != plain
+    want = [((40, 1, 1), plain), ((10, 1, 1), wide), ((10, 1, 1), wide)]
+    assert [(launch[0], launch[-1]) for launch in gpu.launches] == want
+    # the second launch took the general path (its wide slot was empty), the third the
+    # selector
+    assert len(gpu.general) == 2
 
 
 def test_a_grid_short_of_the_bound_runs_the_kernel_as_written(gpu):

@@ -9,7 +9,8 @@ CPU target: a failed check would name a thread the kernel does not have); then o
 per array accessed, its address a multiple of 16 bytes.  Contiguity is in
 the argument types.  With every bit set the launch takes the variant (compiled with
 ``Options(coarsen=k)``, so the disk cache keeps it apart) on a grid of ``ceil(gx / k)``
-blocks; with any bit clear, the kernel as written.
+blocks; with any bit clear, the kernel as written.  The variant compiles when a launch
+could first take it, on the GPU in a thread beside that launch (``cujit.variants``).
 
 The launchers the dispatcher makes per configuration (``runtime.launch``) stay as they
 are; a configuration of a coarsenable kernel gets one more in front of them, a
@@ -19,10 +20,9 @@ hands over to the plain or the wide launcher.
 
 from __future__ import annotations
 
-import dataclasses
-
 from cujit import config
 from cujit.ir.independence import Verdict, analyse
+from cujit.variants import variant
 
 _ALIGN_MASK = 15  # 16-byte alignment
 
@@ -88,6 +88,7 @@ class Plan:
     def __init__(self, kernel, spec, verdict: Verdict, checked: bool):
         self.kernel, self.plain, self.verdict, self.k = kernel, spec, verdict, verdict.width
         self.wide = None  # the variant's Specialization, compiled on first use
+        self.pending = None  # its compile in a thread (cujit.variants)
         self.arrays = verdict.arrays
         bounds = [_bound_code(b.expr) + (" + 1" if b.inclusive else "") for b in verdict.bounds]
         self.bound_code = bounds[0] if len(bounds) == 1 else f"min({', '.join(bounds)})"
@@ -128,7 +129,8 @@ class Plan:
         """(specialisation, grid) for this launch: the variant's where every fact holds."""
         if self.facts(args, grid, block) != self.full:
             return spec, grid
-        return self.wide or self._compile(), self.wide_grid(grid)
+        wide = variant(self, coarsen=self.k)
+        return (spec, grid) if wide is None else (wide, self.wide_grid(grid))
 
     def wide_grid(self, grid) -> tuple[int, int, int]:
         from cujit.runtime.launch import normalize_dims
@@ -139,9 +141,6 @@ class Plan:
     def launch_grid(self, spec, grid):
         """The grid a launcher made for ``spec`` (plain or wide) binds."""
         return self.wide_grid(grid) if spec is self.wide else grid
-
-    def _compile(self):
-        return compile_variant(self, coarsen=self.k)
 
     def selector(self, launch_config, spec, launcher):
         """The launcher to put in front of ``launch_config``'s, or None when its selector
@@ -154,26 +153,3 @@ class Plan:
 def describe(fn) -> str:
     """What ``explain`` and the report say of kernel ``fn`` (typed IR after stage 5)."""
     return analyse(fn).describe()
-
-
-def compile_variant(plan, **changes):
-    """Compile ``plan``'s kernel for its plain specialisation's argument types with the
-    Options ``changes`` (``coarsen=k``, ``index32=True``), through the disk cache where the
-    kernel uses it; the result becomes ``plan.wide``, a Specialization whose ``coarse`` is
-    ``plan``."""
-    from cujit.pipeline import compile_kernel
-
-    kernel, types = plan.kernel, plan.plain.arg_types
-    options = dataclasses.replace(kernel._options(), **changes)
-    if (kernel.cache or config.CACHE.get()) and kernel.target == "cuda":
-        from cujit.cache import compile_cached
-
-        result = compile_cached(kernel.py_func, types, options)
-    else:
-        result = compile_kernel(kernel.py_func, types, options)
-    record = result.record
-    make = type(plan.plain)  # the dispatcher's Specialization
-    wide = make(types, result, record, record.param_kinds(types), {})
-    wide.coarse = plan
-    plan.wide = wide
-    return wide

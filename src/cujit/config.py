@@ -120,6 +120,15 @@ INDEX32 = Knob(
     "and divides such indices in int32 (docs/index32.md); 0 turns it off for every kernel "
     "(jit(index32=False): for one)",
 )
+VARIANTS_BACKGROUND = Knob(
+    "CUJIT_VARIANTS_BACKGROUND",
+    bool,
+    True,
+    "compile a GPU kernel's launch-selected variant (coarsened or 32-bit index) in a "
+    "thread: the first launch that could take it runs the kernel as written meanwhile, "
+    "and the next such launch waits for it (docs/coarsening.md); 0 compiles it before "
+    "that first launch",
+)
 
 NUMBA = Knob(
     "CUJIT_NUMBA",
@@ -233,6 +242,7 @@ KNOBS = (
     WARMUP,
     COARSEN,
     INDEX32,
+    VARIANTS_BACKGROUND,
     NUMBA,
     NUMBA_CUDASIM,
     LOW_OCCUPANCY_WARNINGS,

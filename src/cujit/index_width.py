@@ -5,7 +5,8 @@ it compare and divide in int32 (``codegen.narrow.worth_narrowing``: the compile
 result's ``"index32"`` output, kept by the disk cache) gets a ``Plan``, unless it is
 coarsened (``cujit.coarsen`` comes first), turned off, or a debug build.  A launch
 takes the variant, compiled with ``Options(index32=True)`` (so the disk cache keeps it
-apart), when these facts hold, and the kernel as written otherwise:
+apart; compiled as ``cujit.variants`` says), when these facts hold, and the kernel as
+written otherwise:
 
 - the grid spans at most ``abi.INDEX32_LIMIT`` threads along each axis
   (``grid[k] * block[k]``), read once per launch configuration;
@@ -28,6 +29,7 @@ import math
 from cujit import config
 from cujit.abi import INDEX32_LIMIT, shape_groups
 from cujit.types import Array
+from cujit.variants import variant
 
 
 def plan_for(kernel, spec) -> Plan | None:
@@ -70,6 +72,7 @@ class Plan:
     def __init__(self, kernel, spec):
         self.kernel, self.plain = kernel, spec
         self.wide = None  # the variant's Specialization, compiled on first use
+        self.pending = None  # its compile in a thread (cujit.variants)
         self.arrays = tuple(p for p, t in enumerate(spec.arg_types) if isinstance(t, Array))
         self.groups = shape_groups(spec.arg_types)
 
@@ -92,16 +95,11 @@ class Plan:
         """(specialisation, grid) for this launch: the variant's where the facts hold."""
         if not self.facts(args, grid, block):
             return spec, grid
-        return self.wide or self._compile(), grid
+        return variant(self, index32=True) or spec, grid
 
     def launch_grid(self, spec, grid):
         """The grid a launcher made for ``spec`` binds: the launch's own."""
         return grid
-
-    def _compile(self):
-        from cujit.coarsen import compile_variant
-
-        return compile_variant(self, index32=True)
 
     def selector(self, launch_config, spec, launcher):
         """The launcher to put in front of ``launch_config``'s, or None when its selector

@@ -1,0 +1,161 @@
+"""Launch-selected variants compiled in a thread (cujit/variants.py): the first launch
+that could take one runs the kernel as written while the variant compiles, the next
+waits for it; a failed compile falls back with a warning; the knob and the CPU target
+compile it before the launch.  GPU-target kernels are compiled here without a GPU
+(stages 1-7); ``Plan.select`` is what a launch calls, so no device is needed."""
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+from cujit import config, cuda, variants
+from cujit.diagnostics import NumbaPerformanceWarning
+from cujit.types import typeof
+
+
+def saxpy(out, a, x, y, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = a * x[i] + y[i]
+
+
+def stencil(u, out):
+    x, y = cuda.grid(2)
+    ny, nx = u.shape
+    if x < nx and y < ny:
+        if x > 0 and x < nx - 1 and y > 0 and y < ny - 1:
+            out[y, x] = u[y, x - 1] + u[y, x + 1] + u[y - 1, x] + u[y + 1, x]
+        else:
+            out[y, x] = u[y, x]
+
+
+def planned(fn, args, **flags):
+    """A GPU-target kernel of ``fn`` compiled for ``args``: (kernel, plain spec, plan)."""
+    k = cuda.jit(**flags)(fn)
+    spec = k.compile(tuple(typeof(a) for a in args))
+    assert spec.coarse is not None, "the kernel should have a launch-selected variant"
+    return k, spec, spec.coarse
+
+
+def saxpy_args(n=4096):
+    out = np.zeros(n, np.float32)
+    x = np.arange(n, dtype=np.float32)
+    return (out, np.float32(2.0), x, x + 1, n)
+
+
+def test_first_launch_runs_plain_while_the_variant_compiles(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    chosen, grid = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    assert chosen is spec and grid == (16, 1, 1)  # the kernel as written
+    pending = plan.pending
+    assert pending is not None and pending.thread.name.startswith("cujit-variant-saxpy")
+    assert not pending.thread.daemon  # an exiting process waits for it
+    # The second launch waits for the thread and takes the variant, on a grid k times
+    # smaller; so does every later one, without a second compile.
+    chosen, grid = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    assert chosen is plan.wide and chosen is not spec
+    assert not pending.thread.is_alive() and pending.error is None
+    assert grid == (-(-16 // plan.k), 1, 1) and plan.k > 1
+    assert ".v4.f32" in chosen.result.ptx and ".v4.f32" not in spec.result.ptx  # 16-byte
+    again, _ = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    assert again is chosen and plan.pending is pending
+
+
+def test_a_launch_the_facts_refuse_starts_no_compile(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    # The grid does not cover n: the variant's threads would not be the kernel's.
+    assert plan.select(spec, args, (2, 1, 1), (256, 1, 1)) == (spec, (2, 1, 1))
+    assert plan.pending is None and plan.wide is None
+
+
+def test_the_index32_variant_compiles_in_a_thread_too(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = (np.ones((64, 64), np.float32), np.zeros((64, 64), np.float32))
+    _, spec, plan = planned(stencil, args)
+    from cujit import index_width
+
+    assert isinstance(plan, index_width.Plan)
+    assert plan.select(spec, args, (4, 4), (16, 16)) == (spec, (4, 4))
+    assert plan.pending is not None
+    chosen, grid = plan.select(spec, args, (4, 4), (16, 16))
+    assert chosen is plan.wide and chosen is not spec and grid == (4, 4)
+    assert chosen.result.ptx != spec.result.ptx  # its int32 index arithmetic
+
+
+def test_knob_off_compiles_before_the_first_launch(monkeypatch):
+    monkeypatch.setenv(config.VARIANTS_BACKGROUND.name, "0")
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    chosen, _ = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    assert chosen is plan.wide and chosen is not spec and plan.pending is None
+
+
+def test_cpu_target_compiles_before_the_first_launch(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = saxpy_args(1000)
+    k, spec, plan = planned(saxpy, args, target="cpu")
+    assert not variants.background(k)
+    chosen, _ = plan.select(spec, args, (8, 1, 1), (128, 1, 1))
+    assert chosen is plan.wide and plan.pending is None
+    k[8, 128](*args)  # and the launch runs it: values against NumPy
+    out, a, x, y, _ = args
+    np.testing.assert_array_equal(out, a * x + y)
+
+
+def test_a_failed_variant_falls_back_with_one_warning(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+
+    def broken(plan, **changes):
+        raise RuntimeError("libNVVM said no")
+
+    monkeypatch.setattr(variants, "compile_variant", broken)
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    assert plan.select(spec, args, (16, 1, 1), (256, 1, 1))[0] is spec
+    with pytest.warns(NumbaPerformanceWarning, match=r"'saxpy'.*libNVVM said no"):
+        assert plan.select(spec, args, (16, 1, 1), (256, 1, 1)) == (spec, (16, 1, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once only
+        assert plan.select(spec, args, (16, 1, 1), (256, 1, 1)) == (spec, (16, 1, 1))
+    assert plan.wide is None
+
+
+def test_concurrent_first_launches_start_one_compile(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    starts = []
+    real = variants.compile_variant
+
+    def counted(plan, **changes):
+        starts.append(threading.current_thread().name)
+        return real(plan, **changes)
+
+    monkeypatch.setattr(variants, "compile_variant", counted)
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    got = []
+    barrier = threading.Barrier(4)
+
+    errors = []
+
+    def launch():
+        barrier.wait()
+        try:
+            got.append(plan.select(spec, args, (16, 1, 1), (256, 1, 1))[0])
+        except BaseException as exc:  # a launch thread's error fails the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=launch) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    variants.wait(plan)
+    assert not errors and len(starts) == 1 and plan.wide is not None
+    # Exactly one launch started the compile and ran plain; the others waited for it.
+    assert got.count(spec) == 1 and got.count(plan.wide) == 3

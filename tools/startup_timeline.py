@@ -1,0 +1,148 @@
+"""Where a fresh process's time goes, from ``import`` to the first finished saxpy (the
+start-up of bench/launch_bench.py's ``fresh_process``), step by step, beside the same
+steps through raw cuda.bindings with a prebuilt cubin (its floor).
+
+    PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--json out.json]
+
+Per configuration (cujit as shipped, ``CUJIT_VARIANTS_BACKGROUND=0``, ``CUJIT_WARMUP=0``,
+and the floor), N fresh processes run one after another; each prints the time since
+its start at every step, and this prints each step's median gap from the step before.
+``exit`` is the whole process's wall time seen from here (a variant still compiling in
+a thread is waited for by the interpreter's exit).  Needs a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "..", "src")
+
+CUJIT = r"""
+import os, sys, time
+t0 = time.perf_counter()
+marks = []
+def mark(name):
+    marks.append((name, time.perf_counter() - t0))
+import numpy as np
+mark("import numpy")
+from cujit import cuda
+mark("import cujit")
+name = "saxpy_" + os.urandom(4).hex()
+src = f'''
+@cuda.jit
+def {name}(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+'''
+ns = {"cuda": cuda}
+exec(compile(src, "<saxpy>", "exec"), ns)
+saxpy = ns[name]
+mark("define kernel")
+x = cuda.to_device(np.ones(1 << 20, np.float32))
+mark("to_device (driver start)")
+o = cuda.device_array_like(x)
+mark("device_array_like")
+saxpy[4096, 256](np.float32(2.0), x, x, o)
+mark("first launch (compile)")
+cuda.synchronize()
+mark("synchronize")
+assert (o.copy_to_host() == 3.0).all()
+print(repr(marks))
+"""
+
+
+def floor_script(tmp: str) -> str:
+    """FLOOR for cujit's saxpy, its cubin compiled here and its parameters laid out as
+    bench/launch_bench.py lays them out."""
+    sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+    import launch_bench
+
+    return launch_bench.fresh_floor_script(tmp)
+
+
+def run(code: str, env: dict) -> tuple[list, float]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-600:])
+    marks = eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 -- our own child's repr
+    return marks, wall
+
+
+def timeline(code: str, env: dict, n: int) -> dict:
+    samples = [run(code, env) for _ in range(n)]
+    names = [name for name, _ in samples[0][0]]
+    steps = {}
+    for k, name in enumerate(names):
+        at = [marks[k][1] for marks, _ in samples]
+        gaps = [marks[k][1] - (marks[k - 1][1] if k else 0.0) for marks, _ in samples]
+        steps[name] = {
+            "gap_ms": 1e3 * statistics.median(gaps),
+            "at_ms": 1e3 * statistics.median(at),
+        }
+    return {"steps": steps, "exit_ms": 1e3 * statistics.median(w for _, w in samples)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=7)
+    ap.add_argument("--json")
+    opts = ap.parse_args()
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    run(CUJIT, env)  # writes any missing bytecode
+    out = {}
+    configs = {
+        "cujit": {},
+        "cujit, CUJIT_VARIANTS_BACKGROUND=0": {"CUJIT_VARIANTS_BACKGROUND": "0"},
+        "cujit, CUJIT_WARMUP=0": {"CUJIT_WARMUP": "0"},
+    }
+    for label, extra in configs.items():
+        out[label] = timeline(CUJIT, dict(env, **extra), opts.n)
+    with tempfile.TemporaryDirectory() as tmp:
+        out["floor (raw bindings, prebuilt cubin)"] = timeline(
+            _timed_floor(floor_script(tmp)), env, opts.n
+        )
+    for label, row in out.items():
+        print(f"\n{label}: exit {row['exit_ms']:.1f} ms")
+        for name, step in row["steps"].items():
+            print(f"  {name:28} +{step['gap_ms']:7.1f} ms   at {step['at_ms']:7.1f} ms")
+    if opts.json:
+        with open(opts.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+
+
+def _timed_floor(script: str) -> str:
+    """launch_bench's floor script with a mark after each step."""
+    marks = {
+        "import numpy as np\n": "import numpy",
+        "from cuda.bindings import driver as drv\n": "import cuda.bindings",
+        "ok(drv.cuInit(0))\n": "cuInit",
+        "ok(drv.cuCtxSetCurrent(ctx))\n": "primary context",
+        "ok(drv.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))\n": "alloc + copy in",
+        "function = ok(drv.cuModuleGetFunction(module, ": "load cubin",
+        "ok(drv.cuCtxSynchronize())\n": "synchronize",
+    }
+    head = "marks = []\ndef mark(name):\n    marks.append((name, time.perf_counter() - t0))\n"
+    script = script.replace("t0 = time.perf_counter()\n", "t0 = time.perf_counter()\n" + head, 1)
+    for text, name in marks.items():
+        at = script.index(text)
+        end = script.index("\n", at) + 1
+        script = script[:end] + f"mark({name!r})\n" + script[end:]
+    return script.replace("print(elapsed)", "print(repr(marks))")
+
+
+if __name__ == "__main__":
+    main()
