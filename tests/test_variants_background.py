@@ -111,7 +111,7 @@ def test_cpu_target_compiles_before_the_first_launch(monkeypatch):
 def test_a_failed_variant_falls_back_with_one_warning(monkeypatch):
     monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
 
-    def broken(plan, **changes):
+    def broken(plan, options):
         raise RuntimeError("libNVVM said no")
 
     monkeypatch.setattr(variants, "compile_variant", broken)
@@ -131,9 +131,9 @@ def test_concurrent_first_launches_start_one_compile(monkeypatch):
     starts = []
     real = variants.compile_variant
 
-    def counted(plan, **changes):
+    def counted(plan, options):
         starts.append(threading.current_thread().name)
-        return real(plan, **changes)
+        return real(plan, options)
 
     monkeypatch.setattr(variants, "compile_variant", counted)
     args = saxpy_args()
@@ -159,3 +159,22 @@ def test_concurrent_first_launches_start_one_compile(monkeypatch):
     assert not errors and len(starts) == 1 and plan.wide is not None
     # Exactly one launch started the compile and ran plain; the others waited for it.
     assert got.count(spec) == 1 and got.count(plan.wide) == 3
+
+
+def test_the_variants_options_are_read_in_the_launching_thread(monkeypatch):
+    # A thread of its own has no current CUDA context: the architecture (of the device the
+    # launching thread uses) must come from the launch, not from the compile's thread.
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = saxpy_args()
+    k, spec, plan = planned(saxpy, args)
+    readers = []
+    real = type(k)._options
+
+    def options(self):
+        readers.append(threading.current_thread())
+        return real(self)
+
+    monkeypatch.setattr(type(k), "_options", options)
+    plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    variants.wait(plan)
+    assert plan.wide is not None and readers == [threading.current_thread()]

@@ -187,15 +187,21 @@ def _cpu_passes(options: Options, passes) -> tuple:
 
 def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
     """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin."""
-    from cujit.codegen import kernel_symbol, llvm_text, module_texts
+    from cujit.codegen import join_texts, kernel_symbol, module_texts
     from cujit.codegen.checks import error_sites
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
     from cujit.ir.analysis import needs_cooperative_launch, written_arguments
     from cujit.linking import foreign_calls, foreign_files
     from cujit.ptx import compile_ptx
 
-    module, params = run.stage("llvm", lower_kernel, fn, options, shown=lambda r: llvm_text(r[0]))
-    texts = module_texts(module)  # the kernel's, then each device function's own
+    texts: list[str] = []  # the kernel's module text, then each device function's own
+
+    def shown(lowered) -> str:  # the texts are made once: libNVVM reads the same ones
+        texts[:] = module_texts(lowered[0])
+        return join_texts(texts)
+
+    module, params = run.stage("llvm", lower_kernel, fn, options, shown=shown)
+    texts = texts or module_texts(module)
     run.record = LaunchRecord(
         kernel_symbol(fn),
         params.passed,

@@ -37,15 +37,15 @@ _lock = threading.Lock()  # two launches of one kernel at once start one compile
 class _Pending:
     """A variant compiling in its thread."""
 
-    def __init__(self, plan, changes: dict):
+    def __init__(self, plan, options):
         self.error: BaseException | None = None
         self.warned = False
         name = f"cujit-variant-{plan.kernel.__name__}"
-        self.thread = threading.Thread(target=self._run, args=(plan, changes), name=name)
+        self.thread = threading.Thread(target=self._run, args=(plan, options), name=name)
 
-    def _run(self, plan, changes) -> None:
+    def _run(self, plan, options) -> None:
         try:
-            compile_variant(plan, **changes)
+            compile_variant(plan, options)
         except BaseException as exc:  # noqa: BLE001 -- reported by the next launch that waits
             self.error = exc
 
@@ -64,11 +64,14 @@ def variant(plan, **changes):
         return wide
     pending = plan.pending
     if pending is None:
+        # The options (the architecture of the launching thread's device among them) are
+        # read here: a thread of its own has no current context.
+        options = dataclasses.replace(plan.kernel._options(), **changes)
         if not background(plan.kernel):
-            return compile_variant(plan, **changes)
+            return compile_variant(plan, options)
         with _lock:
             if plan.pending is None:
-                started = _Pending(plan, changes)
+                started = _Pending(plan, options)
                 started.thread.start()
                 plan.pending = started  # seen without the lock: started before it is seen
                 return None
@@ -95,14 +98,13 @@ def wait(plan) -> None:
         pending.thread.join()
 
 
-def compile_variant(plan, **changes):
-    """Compile ``plan``'s kernel for its plain specialisation's argument types with the
-    Options ``changes``, through the disk cache where the kernel uses it; the result
-    becomes ``plan.wide``, a Specialization whose ``coarse`` is ``plan``."""
+def compile_variant(plan, options):
+    """Compile ``plan``'s kernel for its plain specialisation's argument types with
+    ``options``, through the disk cache where the kernel uses it; the result becomes
+    ``plan.wide``, a Specialization whose ``coarse`` is ``plan``."""
     from cujit.pipeline import compile_kernel
 
     kernel, types = plan.kernel, plan.plain.arg_types
-    options = dataclasses.replace(kernel._options(), **changes)
     if (kernel.cache or config.CACHE.get()) and kernel.target == "cuda":
         from cujit.cache import compile_cached
 

@@ -8,6 +8,6 @@ target-independent intrinsics), with ``lltypes`` and ``context`` under them.
 Target-specific lowering comes from the target's tables (``cujit.targets``).
 """
 
-from cujit.codegen.module import kernel_symbol, llvm_text, lower_to_llvm, module_texts
+from cujit.codegen.module import join_texts, kernel_symbol, llvm_text, lower_to_llvm, module_texts
 
-__all__ = ["kernel_symbol", "llvm_text", "lower_to_llvm", "module_texts"]
+__all__ = ["join_texts", "kernel_symbol", "llvm_text", "lower_to_llvm", "module_texts"]

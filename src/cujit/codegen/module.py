@@ -161,7 +161,12 @@ def module_texts(module: ll.Module) -> list[str]:
 
 def llvm_text(module: ll.Module) -> str:
     """All of ``module_texts`` as one text (``inspect_llvm``, numba's joined modules)."""
-    return "\n\n".join(module_texts(module))
+    return join_texts(module_texts(module))
+
+
+def join_texts(texts: list[str]) -> str:
+    """``module_texts``' texts as ``llvm_text`` joins them."""
+    return "\n\n".join(texts)
 
 
 def lower_to_llvm(
