@@ -1,6 +1,7 @@
 """``cuda.cudadrv.driver``: cujit's stream, context and device classes and driver errors
 by numba's names (``Stream``, ``Context``, ``Device``, ``CudaAPIError``), and numba's raw
-copies between a host array and a device pointer (``device_to_host``, ``host_to_device``).
+copies between a host array and a device pointer (``device_to_host``, ``host_to_device``),
+and numba's ``driver`` object (``driver.get_device()``...) and ``_have_nvjitlink()``.
 
 ``Stream`` is the class of the streams ``cuda.stream()`` makes on the current target:
 the GPU runtime's, or under ``CUJIT_TARGET=cpu`` the CPU target's."""
@@ -17,8 +18,10 @@ __all__ = [
     "Device",
     "IpcHandle",
     "Stream",  # noqa: F822 - given by __getattr__, for the current target
+    "_have_nvjitlink",
     "device_pointer",
     "device_to_host",
+    "driver",
     "host_to_device",
 ]
 
@@ -33,6 +36,91 @@ def __getattr__(name: str):
             from cujit.runtime.stream import Stream
         return Stream  # not cached: the current target's, each time
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Driver:
+    """numba's ``driver`` object, over the current target: which devices there are and
+    the CUDA driver's version.  On the CPU target (``CUJIT_TARGET=cpu``) its one device
+    is the CPU target's and its version that of the toolkit cujit compiles with (the
+    features the CPU target runs).  numba's raw driver functions (``driver.cuMemAlloc``)
+    are not here: cuda.bindings has them."""
+
+    @property
+    def is_available(self) -> bool:
+        """Whether the current target has a device: the CPU target always, else a GPU
+        (``cuda.is_available()`` says whether there is a GPU, whatever the target)."""
+        from cujit import config, cuda
+
+        return config.TARGET.get() == "cpu" or cuda.is_available()
+
+    def get_device(self, devnum: int = 0):
+        """Device ``devnum``: its attributes by numba's names (``MAX_THREADS_PER_BLOCK``,
+        ``compute_capability``, ``name``...)."""
+        from cujit import cuda
+
+        count = self.get_device_count()
+        if not 0 <= devnum < count:
+            raise CudaSupportError(f"no device {devnum}: this machine has {count}")
+        return cuda.gpus[devnum]
+
+    def get_device_count(self) -> int:
+        from cujit import cuda
+
+        return len(cuda.gpus)
+
+    def list_devices(self) -> list:
+        from cujit import cuda
+
+        return list(cuda.gpus)
+
+    def get_active_context(self):
+        """The calling thread's context, or None where it has none."""
+        from cujit import config
+
+        if config.TARGET.get() == "cpu":
+            from cujit.cuda.cudadrv.devices import get_context
+
+            return get_context()
+        from cujit.runtime import context
+
+        return getattr(context._tls, "ctx", None)
+
+    def get_version(self) -> tuple[int, int]:
+        """(major, minor) of the CUDA driver (on the CPU target: of the toolkit)."""
+        from cujit import config
+
+        if config.TARGET.get() == "cpu":
+            from cujit.cuda.cudadrv.runtime import get_version
+
+            return get_version()
+        from cujit.runtime import driver_version
+
+        return driver_version()
+
+    def __getattr__(self, name: str):
+        if name.startswith("cu"):
+            raise AttributeError(
+                f"cujit's driver object has no raw driver function {name!r}: "
+                f"call cuda.bindings.driver.{name} instead"
+            )
+        raise AttributeError(f"'Driver' object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return "<cujit CUDA driver>"
+
+
+driver = Driver()
+
+
+def _have_nvjitlink() -> bool:
+    """numba's: whether nvJitLink loads (cujit links every kernel with it)."""
+    from cujit.ptx import libs
+
+    try:
+        libs.nvjitlink_module()
+    except Exception:  # noqa: BLE001 -- any failure to load it means "no"
+        return False
+    return True
 
 
 def device_pointer(obj) -> int:
