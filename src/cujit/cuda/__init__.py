@@ -145,6 +145,9 @@ _RUNTIME_NAMES = {
     "managed_array": "cujit.runtime.mapped",
     "event": "cujit.runtime.event",
     "event_elapsed_time": "cujit.runtime.event",
+    "profile_start": "cujit.runtime.profiling",
+    "profile_stop": "cujit.runtime.profiling",
+    "profiling": "cujit.runtime.profiling",
     "graph": "cujit.runtime.graph",
     "gpus": "cujit.runtime.devices",
     "list_devices": "cujit.runtime.devices",
@@ -208,6 +211,9 @@ _CPU_NAMES.update(
             "pinned_array",
             "pinned_array_like",
             "pinned",
+            "profile_start",
+            "profile_stop",
+            "profiling",
         )
     }
 )
@@ -234,11 +240,7 @@ class NotSupportedError(AttributeError):
 
 # numba.cuda names cujit does not provide yet: asking for one, on the host or in a
 # kernel, says so and what it is, instead of a bare "no attribute".
-NOT_SUPPORTED = {
-    "profile_start": "profiler control",
-    "profile_stop": "profiler control",
-    "profiling": "profiler control",
-}
+NOT_SUPPORTED: dict[str, str] = {}
 
 
 # numba.cuda's submodules that cujit has: cuda.devicearray, cuda.devices and cuda.driver

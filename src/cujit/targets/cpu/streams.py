@@ -156,3 +156,19 @@ def pinned_array_like(ary) -> np.ndarray:
 def pinned(*arrays):
     """``with cuda.pinned(a, ...):`` has nothing to lock on the CPU target."""
     yield
+
+
+# numba's profiler control: no CUDA profiler watches the CPU target's work, so there is
+# no collection to start or stop (a host profiler sees the kernels as host code).
+def profile_start() -> None:
+    """``cuda.profile_start()``: nothing to start on the CPU target."""
+
+
+def profile_stop() -> None:
+    """``cuda.profile_stop()``: nothing to stop on the CPU target."""
+
+
+@contextlib.contextmanager
+def profiling():
+    """``cuda.profiling()``: the block runs; nothing is collected on the CPU target."""
+    yield
