@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from cujit import jit_options, numba_config
 from cujit.compile_api import _launch_bounds
-from cujit.diagnostics import CujitError, api_boundary
+from cujit.diagnostics import JitOptionError, api_boundary
 from cujit.types import Signature, Type, parse_signature
 
 
@@ -52,9 +52,10 @@ def jit_flags(device: bool, base: dict, kwargs: dict) -> dict:
     flags = dict(base)
     if kwargs.get("link"):  # foreign code to link (cujit.linking)
         if device:
-            raise CujitError(
-                "link= on a device function is not supported yet: pass it to "
-                "the kernels that call it, or to cuda.declare_device"
+            # numba refuses it too ("link keyword invalid for device function")
+            raise JitOptionError(
+                "link keyword invalid for device function: pass link= to the kernels "
+                "that call it, or to cuda.declare_device"
             )
         flags["link"] = kwargs["link"]
     flags.update(_codegen_flags(kwargs))

@@ -192,6 +192,11 @@ class LaunchTypeError(LaunchError, TypeError):
     """Launch dimensions or arguments of the wrong type: a TypeError, as numba's."""
 
 
+class JitOptionError(CujitError, ValueError):
+    """A ``cuda.jit`` keyword that this kind of function cannot take (``link=`` on a
+    device function): a ValueError, as numba raises it."""
+
+
 class UncacheableKernel(CujitError, pickle.PicklingError):
     """``cache=True`` on a kernel whose code cannot be reused by another process (it
     holds a device array's address): a PicklingError, as numba's."""
