@@ -20,7 +20,13 @@ def test_every_stream_event_and_pinned_name_has_a_cpu_form():
     names = [
         n
         for n, m in _RUNTIME_NAMES.items()
-        if m in ("cujit.runtime.stream", "cujit.runtime.event", "cujit.runtime.host")
+        if m
+        in (
+            "cujit.runtime.stream",
+            "cujit.runtime.event",
+            "cujit.runtime.host",
+            "cujit.runtime.profiling",
+        )
     ]  # external_stream too: a handle the CPU target's CUDA Array Interface names
     assert sorted(names) == sorted(
         n for n, m in _CPU_NAMES.items() if m == "cujit.targets.cpu.streams"

@@ -70,9 +70,10 @@ def record_of_element(ctx: FunctionLowering, ptr: ll.Value) -> ll.Value:
 
 def check_aligned(ctx: FunctionLowering, op: ir.Intrinsic, t) -> None:
     """numba's rule on the GPU: a field whose offset its type's alignment does not divide
-    is refused (the CPU target reads it at any offset)."""
+    is refused.  The CPU target, which could read it at any offset, refuses it too: a
+    kernel it runs is one a GPU runs."""
     offset = op.attr("offset")
-    if ctx.target.name == "cuda" and offset % natural_alignment(t):
+    if offset % natural_alignment(t):
         raise TypingError(
             f"field '{op.attr('field')}' of type {t} is not aligned: it is at "
             f"offset {offset} of {op.args[0].type}",
