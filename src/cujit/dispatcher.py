@@ -337,6 +337,9 @@ class Kernel(KernelInspection):
             from cujit.dumps import print_dumps
 
             outputs = spec.result.outputs
+            if spec.cuda_view is not None and "llvm" in stages:
+                # the CPU target's LLVM dump is its CUDA code's, as its inspect_llvm is
+                outputs = {**outputs, "llvm": spec.cuda_view.result().outputs.get("llvm")}
             print_dumps(self.__qualname__, self.py_func, outputs, stages, spec.inspect_asm)
 
     @api_boundary
