@@ -20,11 +20,11 @@ def cpu_target(monkeypatch):
 
 
 def test_cpu_target_has_one_device_with_numbas_attributes(cpu_target):
-    from cujit import cuda
+    from cujit.targets.cpu import device
 
     assert driver.is_available and driver.get_device_count() == 1
     dev = driver.get_device()
-    assert dev.MAX_THREADS_PER_BLOCK == cuda.get_current_device().MAX_THREADS_PER_BLOCK > 0
+    assert dev.MAX_THREADS_PER_BLOCK == device.get_current_device().MAX_THREADS_PER_BLOCK > 0
     assert dev.compute_capability == (9, 0)
     assert driver.list_devices() == [dev]
     assert driver.get_active_context() is not None
@@ -73,6 +73,19 @@ def test_through_the_drop_in(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got == {"tpb": 1024, "n": 1, "lto": True, "cls": "cujit.cuda.cudadrv.driver"}
+
+
+def test_the_target_is_read_at_each_call_and_cuda_gpus_is_left_alone(monkeypatch):
+    from cujit import cuda
+
+    served = cuda.__dict__.get("gpus")
+    monkeypatch.setenv(config.TARGET.name, "cpu")
+    assert driver.get_device_count() == 1
+    monkeypatch.setenv(config.TARGET.name, "cuda")
+    from cujit.runtime import devices
+
+    assert driver.get_device_count() == len(devices.gpus)
+    assert cuda.__dict__.get("gpus") is served  # the facade's cache is not filled by it
 
 
 @pytest.mark.gpu

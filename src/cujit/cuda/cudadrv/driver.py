@@ -49,29 +49,24 @@ class Driver:
     def is_available(self) -> bool:
         """Whether the current target has a device: the CPU target always, else a GPU
         (``cuda.is_available()`` says whether there is a GPU, whatever the target)."""
-        from cujit import config, cuda
+        from cujit import config
+        from cujit.runtime import context
 
-        return config.TARGET.get() == "cpu" or cuda.is_available()
+        return config.TARGET.get() == "cpu" or context.is_available()
 
     def get_device(self, devnum: int = 0):
         """Device ``devnum``: its attributes by numba's names (``MAX_THREADS_PER_BLOCK``,
         ``compute_capability``, ``name``...)."""
-        from cujit import cuda
-
         count = self.get_device_count()
         if not 0 <= devnum < count:
             raise CudaSupportError(f"no device {devnum}: this machine has {count}")
-        return cuda.gpus[devnum]
+        return _target_gpus()[devnum]
 
     def get_device_count(self) -> int:
-        from cujit import cuda
-
-        return len(cuda.gpus)
+        return len(_target_gpus())
 
     def list_devices(self) -> list:
-        from cujit import cuda
-
-        return list(cuda.gpus)
+        return list(_target_gpus())
 
     def get_active_context(self):
         """The calling thread's context, or None where it has none."""
@@ -107,6 +102,18 @@ class Driver:
 
     def __repr__(self) -> str:
         return "<cujit CUDA driver>"
+
+
+def _target_gpus():
+    """The current target's device list, read afresh (``cuda.gpus`` keeps the one it first
+    served)."""
+    from cujit import config
+
+    if config.TARGET.get() == "cpu":
+        from cujit.targets.cpu.device import gpus
+    else:
+        from cujit.runtime.devices import gpus
+    return gpus
 
 
 driver = Driver()
