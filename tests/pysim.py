@@ -323,6 +323,12 @@ def _free_shared(launch: _Launch, bid) -> None:
         del launch.shared[key]
 
 
+def _taken_lock():
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 class _Scheduler:
     """Runs a block's threads one at a time, each on its own Python thread: a thread
     runs until it reaches ``syncthreads`` or returns, then hands control back.  When
@@ -333,8 +339,11 @@ class _Scheduler:
     def __init__(self, fn, launch: _Launch, threads, args):
         self.fn, self.launch, self.threads, self.args = fn, launch, threads, args
         n = len(threads)
-        self.go = [threading.Semaphore(0) for _ in range(n)]
-        self.done = threading.Semaphore(0)
+        # Each is a binary semaphore, taken (0) at the start: a plain lock, which any
+        # thread may release, hands control over in C (threading.Semaphore, a Condition
+        # in Python, took most of the time of kernels that synchronise).
+        self.go = [_taken_lock() for _ in range(n)]
+        self.done = _taken_lock()
         self.status = [""] * n
         self.task = None  # the block to run; None stops the workers
         self.abort = False

@@ -25,7 +25,9 @@ numba-cuda's ``subprocess_test_runner``) get the same routing through
 ``tools/numba_suite_child/sitecustomize.py`` (see ``child_environment``): their test
 modules are routed as above, and the code a ``python -c`` child runs (its ``__main__``)
 imports as a test module does.  Each cujit compile and launch in a child is appended to
-the file ``CUJIT_SUITE_CHILD_EVENTS`` names, which the worker counts as the test's.
+the file ``CUJIT_SUITE_CHILD_EVENTS`` names, which the worker counts as the test's.  On
+the CPU target's device harness a child's ``numba.cuda.testing`` asks cujit's CPU device
+for the compute capability, as the worker's does (``device_queries_from_cujit``).
 
 Only imports change: nothing of numba's API is implemented here.
 """
@@ -222,6 +224,60 @@ def child_environment(events_path: str) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(parts), CHILD_EVENTS: events_path}
 
 
+class _CujitDevices:
+    """numba-cuda's harness ``devices`` (``numba.cuda.testing.devices``) answered by
+    cujit's current device: see ``device_queries_from_cujit``."""
+
+    @staticmethod
+    def get_context():
+        from cujit import cuda
+
+        return cuda.current_context()
+
+
+def cpu_device_mode() -> bool:
+    """The CPU target with the harness in device mode (``--harness device``)."""
+    return os.environ.get("CUJIT_TARGET") == "cpu" and not os.environ.get("NUMBA_ENABLE_CUDASIM")
+
+
+def device_queries_from_cujit(testing) -> None:
+    """Harness shim for the CPU target's device mode: the harness module ``testing`` asks
+    numba-cuda's driver for the device's compute capability (``cc_X_or_above``, applied
+    when a test file is imported) and that driver finds no GPU.  Here it asks cujit's
+    current device instead: the CPU target's, which describes itself as compute
+    capability 9.0.  Only the harness module's name is replaced, never what a test or a
+    kernel calls."""
+    testing.devices = _CujitDevices
+
+
+class _AfterHarnessImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """In a child: applies ``device_queries_from_cujit`` to ``numba.cuda.testing`` once it
+    is imported (a spawned ``multiprocessing`` worker imports the test file, whose
+    decorators query the device, to unpickle what it runs), without importing the harness
+    in children that never use it."""
+
+    NAME = "numba.cuda.testing"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.NAME:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                self.inner, spec.loader = spec.loader, self
+                return spec
+        return None
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.inner.exec_module(module)
+        device_queries_from_cujit(module)
+
+
 def _main_import(name, globals=None, locals=None, fromlist=(), level=0):
     """``__import__`` of a child: code run as ``__main__`` (``python -c``) is routed as a
     test module is; every other module imports as usual."""
@@ -247,6 +303,8 @@ def install_in_child() -> None:
     """What ``sitecustomize`` does in a test's child process (see the module docstring)."""
     numpy_row_stack_shim()
     sys.meta_path.insert(0, TestModuleRouter())
+    if cpu_device_mode():
+        sys.meta_path.insert(0, _AfterHarnessImport())
     builtins.__import__ = _main_import
     from cujit import events
 

@@ -136,24 +136,12 @@ def _stand_in_for_filecheck() -> None:
 
 
 def _device_queries_from_cujit() -> None:
-    """Harness shim for the CPU target's device mode (``--harness device``): the harness
-    asks numba-cuda's driver for the device's compute capability (``cc_X_or_above``,
-    applied when a file is imported) and that driver finds no GPU.  Here the harness
-    asks cujit's current device instead: the CPU target's, which describes itself as
-    compute capability 9.0.  Only the harness module's name is replaced, never what a
-    test or a kernel calls."""
-    if os.environ.get("CUJIT_TARGET") != "cpu" or os.environ.get("NUMBA_ENABLE_CUDASIM"):
+    """Harness shim for the CPU target's device mode (``--harness device``): numba-cuda's
+    harness asks cujit's CPU device for the compute capability
+    (``routing.device_queries_from_cujit``; the test's children get the same shim)."""
+    if not routing.cpu_device_mode():
         return
-    testing = importlib.import_module("numba.cuda.testing")
-
-    class Devices:
-        @staticmethod
-        def get_context():
-            from cujit import cuda
-
-            return cuda.current_context()
-
-    testing.devices = Devices
+    routing.device_queries_from_cujit(importlib.import_module("numba.cuda.testing"))
 
 
 class _UnusedNRTStatistics:
