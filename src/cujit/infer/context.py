@@ -37,6 +37,7 @@ from cujit.types import (
     uint64,
 )
 from cujit.types.enums import EnumMember
+from cujit.types.extension import library_types
 from cujit.types.foreign import from_numba_type, is_numba_type
 
 STRING_ERROR = "strings are not supported in kernels"
@@ -182,9 +183,10 @@ class Typer:
         'A', item-wise for tuples."""
         if v.type == t:
             return v
-        if "OptionalType" in (type(v.type).__name__, type(t).__name__) or EnumMember in (
-            type(v.type),
-            type(t),
+        if (
+            "OptionalType" in (type(v.type).__name__, type(t).__name__)
+            or EnumMember in (type(v.type), type(t))
+            or library_types(v.type, t)
         ):
             return self._wrapped_cast(v, t, loc)
         if accepts_array(t, v.type):
@@ -217,8 +219,13 @@ class Typer:
     def _wrapped_cast(self, v: Value, t: Type, loc: Loc) -> Value:
         """Casts into or out of an optional or a run-time enum member: an IntEnum member
         as a number, a member constant as a run-time member of its class
-        (``infer/enums.py``)."""
+        (``infer/enums.py``); a library's type through its casts (``lower_cast``)."""
         from cujit.infer import enums
+
+        if library_types(v.type, t):
+            from cujit.infer.extension_casts import library_cast
+
+            return library_cast(self, v, t, loc)
 
         if "OptionalType" in (type(v.type).__name__, type(t).__name__):
             return self._optional_cast(v, t, loc)
