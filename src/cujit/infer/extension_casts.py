@@ -59,7 +59,7 @@ def library_cast(t, v: Value, target: Type, loc: Loc) -> Value:
     impl = find_cast(src, dst)
     if impl is None:
         raise TypingError(
-            f"cannot convert {describe(v.type)} to {describe(target)}",
+            f"cannot convert {describe(src)} to {describe(dst)}",
             loc,
             hint="a library declares the conversion with lower_cast(fromty, toty)",
         )
