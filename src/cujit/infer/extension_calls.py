@@ -116,7 +116,12 @@ def _typer_call(t, site, fn) -> Value | None:
     if not _in(fn, CALLABLES):
         return None
     arg_types = tuple(front_type(a.type) for a in site.args)
-    result = call_typer(fn, arg_types)
+    try:
+        result = call_typer(fn, arg_types)
+    except CompileError:
+        raise
+    except Exception as exc:  # the library's typer failed: the user's call
+        raise library_error(exc, site.loc) from exc
     if result is None:
         return None
     impl = find_lowering(fn, arg_types)
