@@ -177,6 +177,44 @@ def test_number_and_masked_value_merge_on_a_branch_cpu():
     np.testing.assert_array_equal(out_ok, [m.valid for m in want])
 
 
+def test_number_before_a_loop_and_masked_value_in_it_merge_cpu():
+    @cpu
+    def k(out_v, out_ok, x):
+        last = 0  # an int64 until the loop assigns a masked value: a Masked(float64)
+        for i in range(x.size):
+            if x[i] > 0.0:
+                last = Masked(x[i], x[i] < 5.0)
+        out_v[0] = last.value
+        out_ok[0] = last.valid
+
+    for x in ([1.0, -2.0, 3.0, 6.0], [4.5, -1.0], [-1.0, -3.0]):
+        out_v, out_ok = _poisoned(1)
+        k[1, 1](out_v, out_ok, np.array(x))
+        positive = [v for v in x if v > 0]
+        want = Masked(positive[-1], positive[-1] < 5.0) if positive else Masked(0.0, True)
+        assert (out_v[0], out_ok[0]) == (want.value, want.valid)
+
+
+def test_a_cast_filed_one_way_unifies_a_type_without_unify_cpu():
+    @cpu
+    def k(out_v, out_ok, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            if i % 2 == 0:
+                r = Reading(x[i])  # a Reading, which converts to Masked(float64) only
+            else:
+                r = Masked(x[i] * 2.0, True)
+            out_v[i] = r.value
+            out_ok[i] = r.valid
+
+    x = np.array([1.5, -2.0, -0.25, 3.0])
+    out_v, out_ok = _poisoned(4)
+    k[1, 4](out_v, out_ok, x)
+    want = [Masked(v, v >= 0) if i % 2 == 0 else Masked(v * 2.0, True) for i, v in enumerate(x)]
+    np.testing.assert_array_equal(out_v, [m.value for m in want])
+    np.testing.assert_array_equal(out_ok, [m.valid for m in want])
+
+
 @cuda.jit(device=True)
 def _masked_or_zero(x):
     if x > 1.0:

@@ -269,6 +269,44 @@ def test_concrete_template_picks_the_case_the_arguments_convert_to_cpu():
     assert out_ok.all()
 
 
+@cuda_decl_registry.register_global(operator.truth)
+class MaskedTruth(AbstractTemplate):
+    """``if m:``: true where ``m`` is valid and its value is."""
+
+    def generic(self, args, kws):
+        if len(args) == 1 and isinstance(args[0], MType):
+            return nb_signature(types.boolean, args[0])
+        return None
+
+
+@cuda_lower(operator.truth, MType)
+def _truth(context, builder, sig, args):
+    m = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
+    value = context.cast(builder, m.value, sig.args[0].value_type, types.boolean)
+    return builder.and_(m.valid, value)
+
+
+def test_conditions_on_masked_values_use_their_truth_template_cpu():
+    @cpu
+    def k(out, x, vx):
+        i = cuda.grid(1)
+        if i < x.size:
+            m = MaskedValue(x[i], vx[i])
+            if m >= 2.0:  # an M(bool) as a condition
+                out[i] = 1.0
+            elif not m:
+                out[i] = 2.0
+            else:
+                out[i] = 3.0
+
+    out = np.full(5, np.nan)
+    k[1, 5](out, X, VX)
+    want = []
+    for v, ok in zip(X, VX, strict=True):
+        want.append(1.0 if ok and v >= 2.0 else 2.0 if not (ok and v != 0) else 3.0)
+    np.testing.assert_array_equal(out, want)
+
+
 def clamp01(x):
     """A library function typed by a CallableTemplate and built by its lowering."""
     return min(max(x, 0.0), 1.0)

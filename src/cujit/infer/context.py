@@ -260,6 +260,10 @@ class Typer:
             return self.const(bool(t.value), loc)
         if isinstance(t, Tuple):
             return self.const(bool(t.items), loc)
+        if library_types(t, t):  # a library's value: its templates of operator.truth
+            from cujit.infer.extension_templates import library_truth
+
+            return library_truth(self, v, loc)
         raise TypingError(f"cannot use a value of type {describe(t)} as a condition", loc)
 
     # -- checks -------------------------------------------------------------

@@ -36,11 +36,11 @@ def is_library(t: Type | None) -> bool:
     return is_extension_type(t)
 
 
-class _CastSite:
-    """Where a cast's value goes: a fresh value at the line needing it."""
+class FreshSite:
+    """Where a conversion's value goes: a fresh value at the line needing it."""
 
-    def __init__(self, t, loc: Loc) -> None:
-        self._t, self.loc = t, loc
+    def __init__(self, t, loc: Loc, name: str = "cast") -> None:
+        self._t, self.loc, self.name = t, loc, name
 
     def result(self, ty: Type) -> Value:
         return self._t.fresh(ty)
@@ -65,7 +65,7 @@ def library_cast(t, v: Value, target: Type, loc: Loc) -> Value:
         )
     sig = Signature(dst, (src,))
     what = f"cast from {src} to {dst}"
-    return emit_extension_call(t, _CastSite(t, loc), _cast_lowering(impl), sig, [v], what=what)
+    return emit_extension_call(t, FreshSite(t, loc), _cast_lowering(impl), sig, [v], what=what)
 
 
 def _declared(x: Type, y: Type) -> bool:

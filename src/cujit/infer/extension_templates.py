@@ -181,3 +181,20 @@ def unary_function(symbol: str):
     """The ``operator`` function of a unary operator (None for ``not``)."""
     name = _UNARY.get(symbol)
     return getattr(operator, name) if name else None
+
+
+def library_truth(t, v: Value, loc) -> Value:
+    """``if v:`` (``not v``, ``bool(v)``) of a library's value: its templates of
+    ``operator.truth`` type it, their implementation builds the bool."""
+    from cujit.infer.extension_casts import FreshSite
+
+    site = FreshSite(t, loc, "operator.truth")
+    value = template_call(t, site, operator.truth, [v])
+    if value is None:
+        raise TypingError(
+            f"cannot use a value of type {front_type(v.type)} as a condition",
+            loc,
+            hint="a library types it with a template of operator.truth",
+        )
+    return t.cast(value, boolean, loc)
+
