@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import operator
 import os
 import subprocess
@@ -171,6 +172,27 @@ cuda_decl_registry.register_global(operator.neg)(MaskedUnary)
 cuda_lower(operator.neg, MType)(_neg_impl)
 
 
+def _unary_impl(fn):
+    def impl(context, builder, sig, args):
+        (t,), rt = sig.args, sig.return_type
+        m = cgutils.create_struct_proxy(t)(context, builder, value=args[0])
+        out = cgutils.create_struct_proxy(rt)(context, builder)
+        out.valid = m.valid
+        with builder.if_then(m.valid):
+            inner = nb_signature(rt.value_type, t.value_type)
+            out.value = context.compile_internal(builder, lambda x: fn(x), inner, (m.value,))
+        return out._getvalue()
+
+    return impl
+
+
+# built-ins cujit types itself take a masked value through the library's templates; the
+# result type is what kernels give fn(value) (resolve_function_type)
+for _fn in (abs, math.sqrt, math.floor):
+    cuda_decl_registry.register_global(_fn)(MaskedUnary)
+    cuda_lower(_fn, MType)(_unary_impl(_fn))
+
+
 def cpu(fn):
     return cuda.jit(target="cpu")(fn)
 
@@ -305,6 +327,25 @@ def test_conditions_on_masked_values_use_their_truth_template_cpu():
     for v, ok in zip(X, VX, strict=True):
         want.append(1.0 if ok and v >= 2.0 else 2.0 if not (ok and v != 0) else 3.0)
     np.testing.assert_array_equal(out, want)
+
+
+def test_builtins_of_masked_values_typed_by_templates_cpu():
+    @cpu
+    def k(out_v, out_ok, x, n, vx):
+        i = cuda.grid(1)
+        if i < x.size:
+            a = abs(MaskedValue(n[i], vx[i]))  # M(int64)
+            r = math.sqrt(abs(MaskedValue(x[i], True))) + math.floor(MaskedValue(x[i], True)) + a
+            out_v[i] = r.value
+            out_ok[i] = r.valid
+
+    out_v, out_ok = _poisoned(5)
+    k[1, 5](out_v, out_ok, X, N, VX)
+    want = [
+        MaskedValue(math.sqrt(abs(X[i])) + math.floor(X[i]) + abs(int(N[i])), bool(VX[i]))
+        for i in range(5)
+    ]
+    _check(out_v, out_ok, want)
 
 
 def clamp01(x):

@@ -47,14 +47,31 @@ def _front(spec) -> Type:
 class TypingContext:
     """What a typing template receives as ``self.context`` (see the module's docstring)."""
 
-    def __init__(self, loc: Loc | None = None) -> None:
-        self.loc = loc
+    def __init__(self, loc: Loc | None = None, callees=None) -> None:
+        self.loc, self._callees = loc, callees
 
     def resolve_function_type(self, func, args, kws=None) -> Signature | None:
-        """The signature a call of ``func`` with argument types ``args`` has in kernels."""
+        """The signature a call of ``func`` with argument types ``args`` has in kernels
+        (None where kernels cannot make that call)."""
         arg_types = tuple(_front(a) for a in args)
-        sig = template_signature(func, arg_types, dict(kws or {}), self.loc)
-        return sig if sig is not None else _builtin_signature(func, arg_types)
+        sig = template_signature(func, arg_types, dict(kws or {}), self.loc, self._callees)
+        if sig is None:
+            sig = _builtin_signature(func, arg_types)
+        return sig if sig is not None else self._typed_call(func, arg_types)
+
+    def _typed_call(self, func, arg_types: tuple[Type, ...]) -> Signature | None:
+        """The call typed as kernels type it: ``lambda *a: func(*a)`` compiled for the
+        types as a device function of the compilation (``abs``, ``math.sin``...)."""
+        caller = _caller(func, len(arg_types))
+        if caller is None or self._callees is None:
+            return None
+        try:
+            typed = self._callees.typed(
+                caller, tuple(to_type(a) for a in arg_types), None, self.loc
+            )
+        except TypingError:
+            return None
+        return Signature(front_type(typed.return_type), arg_types)
 
     def unify_pairs(self, first, second) -> Type | None:
         merged = unify(to_type(first), to_type(second))
@@ -71,6 +88,28 @@ class TypingContext:
 
 
 TYPING_CONTEXT = TypingContext()
+_CALLERS = {
+    1: lambda f: lambda a: f(a),
+    2: lambda f: lambda a, b: f(a, b),
+    3: lambda f: lambda a, b, c: f(a, b, c),
+}
+_CALLER_CACHE: dict = {}  # (function, argument count) -> the device function calling it
+
+
+def _caller(func, n: int):
+    """The device function ``lambda *a: func(*a)`` of ``n`` arguments (one per pair, so
+    the compilation's cache of typed device functions serves each call)."""
+    from cujit.device_function import DeviceFunction
+
+    if n not in _CALLERS:
+        return None
+    try:
+        key = (func, n)
+        if key not in _CALLER_CACHE:
+            _CALLER_CACHE[key] = DeviceFunction(_CALLERS[n](func))
+        return _CALLER_CACHE[key]
+    except TypeError:  # an unhashable callable
+        return DeviceFunction(_CALLERS[n](func))
 
 
 def _builtin_signature(func, args: tuple[Type, ...]) -> Signature | None:
@@ -132,9 +171,9 @@ def _is_callable_template(cls: type) -> bool:
     return any(base.__name__ == "CallableTemplate" for base in cls.__mro__)
 
 
-def _apply(template: type, args: tuple[Type, ...], kws: dict, loc) -> Signature | None:
+def _apply(template: type, args: tuple[Type, ...], kws: dict, loc, callees) -> Signature | None:
     try:
-        instance = template(TypingContext(loc))
+        instance = template(TypingContext(loc, callees))
         cases = getattr(instance, "cases", None)
         if cases is not None:
             return _select_case(cases, args)
@@ -148,10 +187,13 @@ def _apply(template: type, args: tuple[Type, ...], kws: dict, loc) -> Signature 
         raise library_error(exc, loc) from exc
 
 
-def template_signature(fn, args: tuple[Type, ...], kws: dict, loc) -> Signature | None:
-    """The signature the first template of ``fn`` answering gives (None: none does)."""
+def template_signature(
+    fn, args: tuple[Type, ...], kws: dict, loc, callees=None
+) -> Signature | None:
+    """The signature the first template of ``fn`` answering gives (None: none does);
+    ``callees``: the compilation's device functions, for ``resolve_function_type``."""
     for template in templates_of(fn):
-        sig = _apply(template, args, kws, loc)
+        sig = _apply(template, args, kws, loc, callees)
         if sig is not None:
             return sig
     return None
@@ -162,7 +204,8 @@ def template_call(t, site, fn, values: list[Value]) -> Value | None:
     (None where no template answers)."""
     if not templates_of(fn):
         return None
-    sig = template_signature(fn, tuple(front_type(v.type) for v in values), {}, site.loc)
+    arg_types = tuple(front_type(v.type) for v in values)
+    sig = template_signature(fn, arg_types, {}, site.loc, t.callees)
     if sig is None:
         return None
     impl = find_lowering(fn, sig.args)
@@ -198,3 +241,11 @@ def library_truth(t, v: Value, loc) -> Value:
         )
     return t.cast(value, boolean, loc)
 
+
+def templated_builtin(fn, values) -> bool:
+    """Whether a call of ``fn`` (a built-in such as ``abs`` or ``math.sin``, which
+    cujit types itself) takes a library's value and the library has templates for
+    ``fn``: the templates type it instead."""
+    from cujit.types.extension import library_types
+
+    return any(library_types(v.type, v.type) for v in values) and bool(templates_of(fn))
