@@ -5,12 +5,12 @@
 - where the kernel touches a library's types (an argument of one, or it took in any
   entry of the extension tables), every cast (``lower_cast``: a conversion may be
   inserted wherever its types meet), the templates and overloads filed for operator
-  functions (``a + b`` names no global), and the generic attribute implementations.
+  functions and built-ins (``a + b`` names no global; ``abs`` and ``math.sin`` are
+  keyed by name), and the generic attribute implementations.
 """
 
 from __future__ import annotations
 
-import operator
 import types as pytypes
 from typing import Callable
 
@@ -48,9 +48,11 @@ def _spec(spec) -> str:
     return _name(spec) if isinstance(spec, type) else f"{type(spec).__name__}:{spec}"
 
 
-def _is_operator(fn) -> bool:
-    name = getattr(fn, "__name__", None)
-    return isinstance(name, str) and getattr(operator, name, None) is fn
+def _unnamed(fn) -> bool:
+    """Whether a kernel reaches ``fn`` without a global of the library's naming it: an
+    operator function (``a + b``), a built-in (``abs``, ``math.sin``), a NumPy ufunc.
+    A library's own functions and classes are keyed where the code takes them in."""
+    return not isinstance(fn, (pytypes.FunctionType, type))
 
 
 def touches_library(arg_types) -> bool:
@@ -63,15 +65,16 @@ def touches_library(arg_types) -> bool:
 
 
 def library_entries(h, function: Callable) -> None:
-    """Key the casts, operator templates and overloads and generic attributes."""
+    """Key the casts, the templates and overloads of operators and built-ins, and the
+    generic attributes."""
     for fromty, toty, impl in CASTS:
         h.update(f"cast {_spec(fromty)} -> {_spec(toty)}\n".encode())
         function(impl)
-    for fn in sorted((k for k in FUNCTION_TEMPLATES if _is_operator(k)), key=_name):
-        h.update(f"operator {_name(fn)}\n".encode())
+    for fn in sorted((k for k in FUNCTION_TEMPLATES if _unnamed(k)), key=_name):
+        h.update(f"templates of {_name(fn)}\n".encode())
         templates(fn, h, function)
-    for fn in sorted((k for k in OVERLOADS if _is_operator(k)), key=_name):
-        h.update(f"operator overloads {_name(fn)}\n".encode())
+    for fn in sorted((k for k in OVERLOADS if _unnamed(k)), key=_name):
+        h.update(f"overloads of {_name(fn)}\n".encode())
         for typing_fn in OVERLOADS[fn]:
             function(typing_fn)
     for cls in sorted(GETATTR_GENERIC, key=_name):
