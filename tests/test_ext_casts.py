@@ -17,6 +17,7 @@ import os
 
 import numpy as np
 import pytest
+from llvmlite import ir as ll
 
 import cujit
 from cujit import cuda, types
@@ -401,3 +402,26 @@ def test_casts_are_part_of_the_cache_key_of_kernels_with_library_types():
 def test_registry_lists_its_casts():
     listed = [impl for impl, _ in cuda_lowering_registry.casts]
     assert _any_to_masked in listed and _masked_to_masked in listed
+
+
+@intrinsic
+def _as_pointer(typingctx, addr):
+    """numba's idiom: an intrinsic typed CPointer returns an LLVM pointer."""
+    sig = types.CPointer(types.float64)(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], ll.DoubleType().as_pointer())
+
+    return sig, codegen
+
+
+def test_intrinsic_returning_an_llvm_pointer_for_a_cpointer_cpu():
+    @cpu
+    def k(out, addr):
+        p = _as_pointer(addr[0])
+        out[0] = p[1] * 2.0
+
+    x = np.array([1.5, -4.25, 3.0])
+    out = np.full(1, np.nan)
+    k[1, 1](out, np.array([x.ctypes.data], np.uint64))
+    assert out[0] == -8.5

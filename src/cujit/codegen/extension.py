@@ -127,6 +127,8 @@ def lower_extension_call(ctx: FunctionLowering, op: ir.Intrinsic, args):
             op.loc,
         )
     expected = _expected(rt)
+    if isinstance(getattr(value, "type", None), ll.PointerType) and expected == ll.IntType(64):
+        value = b.ptrtoint(value, expected)  # a pointer (CPointer) is held as its address
     if getattr(value, "type", None) != expected:
         raise LoweringError(
             f"the implementation of this {what} returned {_shown(value)}, not a value of "
