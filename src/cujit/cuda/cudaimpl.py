@@ -1,12 +1,15 @@
-"""``cujit.cuda.cudaimpl``: numba.cuda.cudaimpl's ``registry`` and its ``lower`` (also
-``lower_builtin``), ``lower_attr``, ``lower_getattr_generic``, ``lower_cast`` and
-``lower_constant``, filing implementations in cujit's extension tables
-(``cujit.cuda.imputils.Registry``)."""
+"""``cujit.cuda.cudaimpl``: numba.cuda.cudaimpl's ``registry`` (``registry.lower``...)
+and its ``lower`` (also ``lower_builtin``), ``lower_attr``, ``lower_getattr_generic``,
+``lower_cast`` and ``lower_constant``, filing implementations in cujit's extension
+tables (``cujit.cuda.imputils.Registry``)."""
 
 from cujit.cuda.imputils import Registry
+from cujit.extending import lower_builtin
 
 registry = Registry("cudaimpl")
-lower = lower_builtin = registry.lower
+# ``lower`` is cujit.extending's own function (the registry's ``lower`` does the same
+# and lists what it files)
+lower = lower_builtin
 lower_attr = registry.lower_getattr
 lower_getattr_generic = registry.lower_getattr_generic
 lower_cast = registry.lower_cast
