@@ -22,6 +22,7 @@ is registered anywhere else):
   ``generic``) for calls of its ``key``, built by the ``lower_builtin`` entries;
 - ``lower_getattr_generic(type_class)(impl)``: attributes typed by a template's
   ``generic_resolve`` built by ``impl(context, builder, type, value, attr)``;
+- ``lower_constant(type_class)(impl)``: the value of a library's object a kernel names;
 - ``register_jitable(fn)``: a Python function kernels may call as it is;
 - ``intrinsic`` (``cujit.extension_intrinsic``): a function whose typing returns a
   signature and the code generator that builds its call with a builder.
@@ -256,6 +257,19 @@ def lower_getattr_generic(typeclass) -> Callable:
     return decorate
 
 
+def lower_constant(typeclass) -> Callable:
+    """Decorate ``impl(context, builder, type, pyval)`` as the value of a Python object
+    whose type (``typeof_impl``) is a ``typeclass`` where a kernel names it."""
+    typeclass = typeclass if isinstance(typeclass, type) else type(typeclass)
+    _type_class(typeclass, "lower_constant")
+
+    def decorate(impl: Callable) -> Callable:
+        extension_typing.CONSTANTS[typeclass] = impl
+        return impl
+
+    return decorate
+
+
 def register_jitable(*args, **kwargs):
     """``@register_jitable``: the function stays a Python function and kernels may call
     it too (it is its own device implementation)."""
@@ -274,6 +288,7 @@ __all__ = [
     "lower_attr",
     "lower_builtin",
     "lower_cast",
+    "lower_constant",
     "lower_getattr_generic",
     "make_attribute_wrapper",
     "models",

@@ -6,7 +6,8 @@
   entry of the extension tables), every cast (``lower_cast``: a conversion may be
   inserted wherever its types meet), the templates and overloads filed for operator
   functions and built-ins (``a + b`` names no global; ``abs`` and ``math.sin`` are
-  keyed by name), and the generic attribute implementations.
+  keyed by name), the generic attribute implementations and the constants'
+  (``lower_constant``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import Callable
 
 from cujit.types import Array
 from cujit.types.extension import OVERLOADS, library_types
-from cujit.types.extension_typing import CASTS, FUNCTION_TEMPLATES, GETATTR_GENERIC, templates_of
+from cujit.types.extension_typing import (
+    CASTS,
+    CONSTANTS,
+    FUNCTION_TEMPLATES,
+    GETATTR_GENERIC,
+    templates_of,
+)
 
 _OWN = ("cujit", "numba", "builtins")  # the base classes' modules: not the library's code
 
@@ -77,6 +84,7 @@ def library_entries(h, function: Callable) -> None:
         h.update(f"overloads of {_name(fn)}\n".encode())
         for typing_fn in OVERLOADS[fn]:
             function(typing_fn)
-    for cls in sorted(GETATTR_GENERIC, key=_name):
-        h.update(f"getattr generic {_name(cls)}\n".encode())
-        function(GETATTR_GENERIC[cls])
+    for what, table in (("getattr generic", GETATTR_GENERIC), ("constant", CONSTANTS)):
+        for cls in sorted(table, key=_name):
+            h.update(f"{what} {_name(cls)}\n".encode())
+            function(table[cls])

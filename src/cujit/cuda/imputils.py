@@ -2,11 +2,11 @@
 ``numba.cuda.core.imputils``) over cujit's extension API.
 
 A registry's ``lower(func, *argtys)``, ``lower_cast(fromty, toty)``,
-``lower_getattr(type, attr)`` and ``lower_getattr_generic(type)`` file their
-implementations in cujit's tables at once (``cujit.extending``), and the registry lists
-them as numba's does (``functions``, ``getattrs``, ``casts``).  ``lower_constant`` and
-``lower_setattr`` are listed only: kernels cannot take a global of a library's type,
-nor assign a library value's attributes.
+``lower_getattr(type, attr)``, ``lower_getattr_generic(type)`` and
+``lower_constant(type)`` file their implementations in cujit's tables at once
+(``cujit.extending``), and the registry lists them as numba's does (``functions``,
+``getattrs``, ``casts``, ``constants``).  ``lower_setattr`` is listed only: kernels do
+not assign a library value's attributes.
 """
 
 from __future__ import annotations
@@ -74,8 +74,15 @@ class Registry:
         return decorate
 
     def lower_constant(self, ty) -> Callable:
-        """Listed only (see the module's docstring)."""
-        return self._listed(self.constants, ty)
+        """``impl(context, builder, type, pyval)``: the value of a library's object a
+        kernel names (its type a ``ty``)."""
+
+        def decorate(impl: Callable) -> Callable:
+            extending.lower_constant(ty)(impl)
+            self.constants.append((impl, (ty,)))
+            return impl
+
+        return decorate
 
     def lower_setattr(self, ty, attr) -> Callable:
         """Listed only (see the module's docstring)."""

@@ -16,7 +16,11 @@ from cujit.diagnostics import TypingError
 from cujit.infer import contains, datetime_ops, enums, optional
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
-from cujit.infer.extension_attrs import extension_operator, extension_unary
+from cujit.infer.extension_attrs import (
+    extension_identity,
+    extension_operator,
+    extension_unary,
+)
 from cujit.infer.extension_templates import COMPARISONS
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.infer.uninit import unassigned_type
@@ -179,7 +183,9 @@ def type_compare(t: Typer, op: Compare) -> None:
             loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=", lhs=op.lhs, rhs=op.rhs
         )
     if enums.type_compare(t, op, a, b) or (  # a run-time enum member, a library's value
-        op.op in COMPARISONS and extension_operator(t, op, a, b)
+        extension_operator(t, op, a, b)
+        if op.op in COMPARISONS
+        else op.op in ("is", "is not") and extension_identity(t, op, a, b)
     ):
         return
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):

@@ -38,6 +38,7 @@ from cujit.types import (
 )
 from cujit.types.enums import EnumMember
 from cujit.types.extension import library_types
+from cujit.types.extension_typing import library_constants
 from cujit.types.foreign import from_numba_type, is_numba_type
 
 STRING_ERROR = "strings are not supported in kernels"
@@ -162,6 +163,12 @@ class Typer:
         if typed is None:
             raise TypingError(f"integer constant {value} does not fit in 64 bits", loc)
         t, stored = typed
+        if isinstance(t, PyObject) and library_constants():  # a library's object
+            from cujit.infer.extension_casts import library_constant
+
+            made = library_constant(self, value, loc, result)
+            if made is not None:
+                return made
         out = Value(result.id, t) if result is not None else self.fresh(t)
         self.emit(Const(loc=loc, result=out, value=stored))
         if not isinstance(t, PyObject):

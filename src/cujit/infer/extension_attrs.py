@@ -22,8 +22,8 @@ import operator
 from cujit.diagnostics import TypingError
 from cujit.infer.complex_calls import BoundMethod
 from cujit.infer.extension_calls import emit_extension_call, front_type
-from cujit.ir import Const, GetAttr, Value
-from cujit.types import PyObject, Record, Signature
+from cujit.ir import Const, GetAttr, UnaryOp, Value
+from cujit.types import PyObject, Signature, boolean
 from cujit.types.extension import (
     ATTRIBUTE_LOWERINGS,
     ATTRIBUTE_OVERLOADS,
@@ -31,6 +31,7 @@ from cujit.types.extension import (
     METHODS,
     attribute_template_type,
     by_type_class,
+    library_types,
 )
 from cujit.types.extension_typing import getattr_generic
 
@@ -124,7 +125,30 @@ BINARY_OPERATORS = {
 
 
 def _is_library_value(v: Value) -> bool:
-    return isinstance(v.type, Record) and v.type.origin is not None
+    return library_types(v.type, v.type)
+
+
+def extension_identity(t, op, a: Value, b: Value) -> bool:
+    """``a is b`` / ``a is not b`` with a library's value as an operand, where the
+    library's templates of ``operator.is_`` type it (``x is NA``); False otherwise
+    (identity then folds as for any object)."""
+    if not (_is_library_value(a) or _is_library_value(b)):
+        return False
+    from cujit.infer.calls import CallSite
+    from cujit.infer.extension_templates import template_call
+
+    site = CallSite(op, f"operator {op.op}", [a, b], {})
+    if op.op == "is":
+        return template_call(t, site, operator.is_, [a, b]) is not None
+    from cujit.infer.extension_casts import FreshSite
+
+    same = template_call(t, FreshSite(t, op.loc, "operator is"), operator.is_, [a, b])
+    if same is None:
+        return False
+    cond = t.cast(same, boolean, op.loc)
+    result = Value(op.result.id, boolean)
+    t.emit(UnaryOp(loc=op.loc, result=result, op="not", operand=cond))
+    return True
 
 
 def extension_operator(t, op, a: Value, b: Value) -> bool:

@@ -100,3 +100,40 @@ def unify_library(a: Type, b: Type) -> Type | None:
     if (there is None) != (back is None):
         return to_type(fb if there is not None else fa)
     return None
+
+
+def _constant_lowering(impl, pyval):
+    def lower(context, builder, sig, args):
+        return impl(context, builder, sig.return_type, pyval)
+
+    return lower
+
+
+class _ResultSite(FreshSite):
+    """A constant's value in the id its op names."""
+
+    def __init__(self, t, loc: Loc, result: Value) -> None:
+        super().__init__(t, loc, "constant")
+        self._id = result.id
+
+    def result(self, ty: Type) -> Value:
+        return Value(self._id, ty)
+
+
+def library_constant(t, value, loc: Loc, result: Value | None) -> Value | None:
+    """A Python object a kernel names whose type (``typeof_impl``) has a
+    ``lower_constant`` implementation: ``extension.call`` of it giving the value;
+    None for any other object (it stays a compile-time object)."""
+    from cujit.types.extension import typeof_value
+    from cujit.types.extension_typing import constant_lowering
+
+    try:
+        ty = typeof_value(value)
+    except Exception:  # a typeof function that does not take this object: not a value
+        return None
+    impl = constant_lowering(ty) if isinstance(ty, Type) else None
+    if impl is None:
+        return None
+    site = FreshSite(t, loc, "constant") if result is None else _ResultSite(t, loc, result)
+    lowering = _constant_lowering(impl, value)
+    return emit_extension_call(t, site, lowering, Signature(ty, ()), [], what=f"constant of {ty}")

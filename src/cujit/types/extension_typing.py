@@ -15,7 +15,9 @@ Two more tables of the extension API (``cujit.extending`` fills them; the others
   returning a typer for ``CallableTemplate``), instantiated with a typing context.
 
 ``GETATTR_GENERIC``: a type class -> ``impl(context, builder, type, value, attr)``, the
-code of the attributes of its values that templates type but no ``lower_attr`` builds.
+code of the attributes of its values that templates type but no ``lower_attr`` builds;
+``CONSTANTS``: a type class -> ``impl(context, builder, type, pyval)``, the value of a
+Python object of that type a kernel names (a global such as cuDF's ``NA``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from cujit.types.core import Type
 CASTS: list[tuple[object, object, Callable]] = []
 FUNCTION_TEMPLATES: dict[object, list[type]] = {}
 GETATTR_GENERIC: dict[type, Callable] = {}
+CONSTANTS: dict[type, Callable] = {}
 
 
 def matches(spec, t: Type) -> bool:
@@ -82,10 +85,24 @@ def templates_of(fn) -> list[type]:
         return []
 
 
-def getattr_generic(t: Type) -> Callable | None:
-    """The generic attribute implementation filed for ``t``'s class (or a base)."""
+def _by_class(table: dict, t: Type) -> Callable | None:
     for base in type(t).__mro__:
-        impl = GETATTR_GENERIC.get(base)
+        impl = table.get(base)
         if impl is not None:
             return impl
     return None
+
+
+def getattr_generic(t: Type) -> Callable | None:
+    """The generic attribute implementation filed for ``t``'s class (or a base)."""
+    return _by_class(GETATTR_GENERIC, t)
+
+
+def library_constants() -> bool:
+    """Whether any library filed a ``lower_constant`` implementation."""
+    return bool(CONSTANTS)
+
+
+def constant_lowering(t: Type) -> Callable | None:
+    """The ``lower_constant`` implementation filed for ``t``'s class (or a base)."""
+    return _by_class(CONSTANTS, t)
