@@ -194,7 +194,8 @@ def test_null_merged_on_a_branch_cpu():
             r = NULL
             if x[i] > 0.0:
                 r = x[i] + 1.0  # NULL and float64 on two paths: an Opt(float64)
-            out_ok[i] = not (r is NULL)
+            missing = r is NULL
+            out_ok[i] = not missing
             out_v[i] = r.value
 
     out_v = np.full(6, np.nan)
