@@ -16,6 +16,13 @@ is registered anywhere else):
   and ``value.name`` of a type class's values;
 - ``register_attr(template)`` and ``lower_attr(type_class, name)(impl)``: an attribute
   typed by a template's ``resolve_<name>`` and built by ``impl`` with a builder;
+- ``lower_cast(fromty, toty)(impl)``: how a value converts between two types (one a
+  library's), wherever kernels convert (``types/extension_typing.py``);
+- ``register_template(template)``: a typing template (numba's shapes: ``cases``, or
+  ``generic``) for calls of its ``key``, built by the ``lower_builtin`` entries;
+- ``lower_getattr_generic(type_class)(impl)``: attributes typed by a template's
+  ``generic_resolve`` built by ``impl(context, builder, type, value, attr)``;
+- ``lower_constant(type_class)(impl)``: the value of a library's object a kernel names;
 - ``register_jitable(fn)``: a Python function kernels may call as it is;
 - ``intrinsic`` (``cujit.extension_intrinsic``): a function whose typing returns a
   signature and the code generator that builds its call with a builder.
@@ -28,7 +35,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Callable
 
-from cujit.types import extension, numba_registry
+from cujit.types import extension, extension_typing, numba_registry
 from cujit.types.core import Type
 
 
@@ -214,6 +221,55 @@ def register_attr(template: type) -> type:
     return template
 
 
+def lower_cast(fromty, toty) -> Callable:
+    """Decorate ``impl(context, builder, fromty, toty, value)`` as the conversion of a
+    value whose type matches ``fromty`` to a type matching ``toty`` (each a type, or a
+    type class: ``types.Any``, a library's class), used wherever kernels convert."""
+
+    def decorate(impl: Callable) -> Callable:
+        extension_typing.file_cast(fromty, toty, impl)
+        return impl
+
+    return decorate
+
+
+def register_template(template: type, key=None) -> type:
+    """File a typing template (numba's ``ConcreteTemplate``, ``AbstractTemplate`` or
+    ``CallableTemplate`` shape) for calls of ``key`` (default: the template's own
+    ``key``), a library's function or an operator function (``operator.add``)."""
+    key = getattr(template, "key", None) if key is None else key
+    if not isinstance(template, type) or key is None:
+        raise TypeError(f"register_template takes a template class with a key, not {template!r}")
+    extension_typing.file_template(key, template)
+    return template
+
+
+def lower_getattr_generic(typeclass) -> Callable:
+    """Decorate ``impl(context, builder, type, value, attr)`` as the code of the
+    attributes of ``typeclass``'s values that templates type and no ``lower_attr``
+    implementation builds."""
+    _type_class(typeclass, "lower_getattr_generic")
+
+    def decorate(impl: Callable) -> Callable:
+        extension_typing.GETATTR_GENERIC[typeclass] = impl
+        return impl
+
+    return decorate
+
+
+def lower_constant(typeclass) -> Callable:
+    """Decorate ``impl(context, builder, type, pyval)`` as the value of a Python object
+    whose type (``typeof_impl``) is a ``typeclass`` where a kernel names it."""
+    typeclass = typeclass if isinstance(typeclass, type) else type(typeclass)
+    _type_class(typeclass, "lower_constant")
+
+    def decorate(impl: Callable) -> Callable:
+        extension_typing.CONSTANTS[typeclass] = impl
+        return impl
+
+    return decorate
+
+
 def register_jitable(*args, **kwargs):
     """``@register_jitable``: the function stays a Python function and kernels may call
     it too (it is its own device implementation)."""
@@ -231,6 +287,9 @@ __all__ = [
     "lower",
     "lower_attr",
     "lower_builtin",
+    "lower_cast",
+    "lower_constant",
+    "lower_getattr_generic",
     "make_attribute_wrapper",
     "models",
     "overload",
@@ -239,6 +298,7 @@ __all__ = [
     "register_attr",
     "register_jitable",
     "register_model",
+    "register_template",
     "type_callable",
     "typeof_impl",
 ]

@@ -45,7 +45,11 @@ FACADE_MODULES = {
 
 # numba.cuda modules deeper than one level that cujit serves: numba's name -> cujit's;
 # their parents are empty packages (``_package``).
-NESTED_MODULES = {"core.errors": "cujit.cuda.errors", "core.config": "cujit.numba_config"}
+NESTED_MODULES = {
+    "core.errors": "cujit.cuda.errors",
+    "core.config": "cujit.numba_config",
+    "core.imputils": "cujit.cuda.imputils",
+}
 _PACKAGES: dict[str, pytypes.ModuleType] = {}
 
 

@@ -41,13 +41,13 @@ import sys
 import types as pytypes
 
 from cujit import config
-from cujit.cache import toolchain
+from cujit.cache import extension_key, toolchain
 from cujit.cache.store import hasher
 from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 10  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 11  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -77,6 +77,8 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
         return None
     try:
         _type_class_extensions(h, options.debug, seen)
+        if seen.library or extension_key.touches_library(arg_types):
+            extension_key.library_entries(h, lambda f: _function(f, h, options.debug, seen))
     except Uncacheable as why:
         _warn_uncacheable(pyfunc, str(why))
         return None
@@ -357,6 +359,7 @@ def _value(v, h, debug: bool, seen: set, names: set) -> None:  # noqa: C901 -- o
         _value(tuple(v._field_defaults.items()), h, debug, seen, names)
     elif _is_intrinsic(v):  # a library's @intrinsic: its typing and code generator
         h.update(f"intrinsic {v.__qualname__}\n".encode())
+        _took_library(seen, True)
         _function(v._defn, h, debug, seen)
     elif isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func"):
         _function(getattr(v, "py_func", v), h, debug, seen)
@@ -408,6 +411,7 @@ class _Seen(set):
         self.names: set[str] = set()
         self.files: set[str] = set()
         self.by_source = by_source
+        self.library = False  # it took in an entry of the extension tables
 
 
 def _extension(obj, h, debug: bool, seen: set) -> None:
@@ -415,13 +419,20 @@ def _extension(obj, h, debug: bool, seen: set) -> None:
     make the code of a call, so they are part of the key."""
     from cujit.types import extension
 
+    _took_library(seen, extension_key.templates(obj, h, lambda f: _function(f, h, debug, seen)))
     factory = extension.CALLABLES.get(obj)
     if factory is None:
         return
+    _took_library(seen, True)
     _function(factory, h, debug, seen)
     for specs, impl in extension.LOWERINGS.get(obj, ()):
         h.update(f"lowering {specs}\n".encode())
         _function(impl, h, debug, seen)
+
+
+def _took_library(seen: set, took: bool) -> None:
+    if took and isinstance(seen, _Seen):
+        seen.library = True
 
 
 def _is_intrinsic(v) -> bool:
@@ -442,6 +453,8 @@ def _overloads(fn, h, debug: bool, seen: set) -> None:
         typing_fns = extension.OVERLOADS.get(fn, ())
     except TypeError:
         return
+    _took_library(seen, extension_key.templates(fn, h, lambda f: _function(f, h, debug, seen)))
+    _took_library(seen, bool(typing_fns))
     for typing_fn in typing_fns:
         h.update(b"overload\n")
         _function(typing_fn, h, debug, seen)
@@ -475,7 +488,7 @@ def _type_class_extensions(h, debug: bool, seen: _Seen) -> None:
             if k in taken or name not in seen.names:
                 continue
             taken.add(k)
-            grew = True
+            grew = seen.library = True
             h.update(f"type-class entry {cls}.{name}\n".encode())
             for fn in fns:
                 _function(fn, h, debug, seen)
@@ -501,10 +514,12 @@ def _class(cls: type, h, debug: bool, seen: set, names: set) -> None:
     seen.add(id(cls))
     for name in sorted(names):
         for klass in cls.__mro__:
-            if klass is not object and name in vars(klass):
+            if name not in vars(klass):
+                continue
+            if not _library(klass):  # cujit's base classes (types.Type): its sources key them
                 h.update(f"  class attr {klass.__qualname__}.{name}=".encode())
                 _value(vars(klass)[name], h, debug, seen, names)
-                break
+            break
     if "__getattr__" in vars(type(cls)):  # a metaclass that computes class attributes
         raise Uncacheable(
             f"class {cls.__qualname__}'s attributes are computed (its "

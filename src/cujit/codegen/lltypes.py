@@ -36,6 +36,7 @@ from cujit.types import (
     Type,
 )
 from cujit.types.enums import EnumMember
+from cujit.types.extension import is_extension_type
 
 I1 = ll.IntType(1)
 I8 = ll.IntType(8)
@@ -103,6 +104,8 @@ def value_type(t: Type) -> ll.Type | None:
         return value_type(t.dtype)
     if isinstance(t, (NoneType, PyObject)) or t is None:
         return None
+    if is_extension_type(t):  # a library's opaque-model type: a pointer-sized handle
+        return ll.IntType(8).as_pointer()
     raise TypeError(f"no LLVM representation for {t}")
 
 

@@ -1,12 +1,14 @@
-"""``cujit.cuda.cudadecl``: numba.cuda.cudadecl's ``registry``, through which a library
-files attribute templates (``registry.register_attr``) in cujit's extension tables."""
+"""``cujit.cuda.cudadecl``: numba.cuda.cudadecl's ``registry`` (and its ``register``,
+``register_attr``, ``register_global``), through which a library files typing
+templates in cujit's extension tables (``cujit.cuda.typing.templates.Registry``)."""
 
 from __future__ import annotations
 
-import types as pytypes
+from cujit.cuda.typing.templates import Registry
 
-from cujit.extending import register_attr
+registry = Registry("cudadecl")
+register = registry.register
+register_attr = registry.register_attr
+register_global = registry.register_global
 
-registry = pytypes.SimpleNamespace(register_attr=register_attr)
-
-__all__ = ["registry"]
+__all__ = ["register", "register_attr", "register_global", "registry"]

@@ -15,7 +15,9 @@ module shows them in that shape, read-only:
 - ``methods`` and ``attributes``: those of ``overload_method`` and
   ``overload_attribute`` (``key`` is ``(type class, name)``);
 - ``numba``: numba's own templates that kernels take their overloads from
-  (``cujit.types.numba_registry``: for the CUDA target or generic, from outside numba).
+  (``cujit.types.numba_registry``: for the CUDA target or generic, from outside numba);
+- ``templates``: the libraries' typing templates of calls and attributes
+  (``cudadecl.registry``, ``cujit.extending.register_template``...).
 
 Nothing here types a call: cujit's compiler reads the tables themselves.  numba's
 other typing-context methods (``resolve_function_type``...) work on numba's type
@@ -24,7 +26,7 @@ objects and are not provided.
 
 from __future__ import annotations
 
-from cujit.types import extension, numba_registry
+from cujit.types import extension, extension_typing, numba_registry
 
 __all__ = ["CUDATypingContext", "Registry"]
 
@@ -58,6 +60,11 @@ def _templates(table: dict, kind: str) -> list[type]:
     return [_template(key, fn, kind) for key, fns in list(table.items()) for fn in fns]
 
 
+def _typing_templates() -> list[type]:
+    """The libraries' call templates (``extension_typing.FUNCTION_TEMPLATES``)."""
+    return [t for ts in list(extension_typing.FUNCTION_TEMPLATES.values()) for t in ts]
+
+
 class CUDATypingContext:
     """The registries cujit's kernels resolve library code with (see the module's
     docstring); ``refresh()`` reads the tables as they are now."""
@@ -74,5 +81,6 @@ class CUDATypingContext:
             Registry("overloads", _templates(extension.OVERLOADS, "Overload")),
             Registry("methods and attributes", attributes=attrs),
             Registry("numba", numba_registry.cuda_templates()),
+            Registry("templates", _typing_templates(), list(extension.ATTRIBUTE_TEMPLATES)),
         )
         self._registries = dict.fromkeys(registries)

@@ -69,6 +69,7 @@ from cujit.types import (
     int64,
     uint64,
 )
+from cujit.types.extension import library_types
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -382,6 +383,8 @@ def type_setitem(t: Typer, op: SetItem) -> None:
         records.store_chars(t, ref, val, op.loc)
         return
     if isinstance(obj.type.dtype, (Record, CharSeq)):  # a[i] = r: the bytes are copied
+        if library_types(val.type, obj.type.dtype):  # into a library's type: its casts
+            val = t.cast(val, obj.type.dtype, op.loc)
         if val.type != obj.type.dtype:
             t.check_defined(val, op.loc)
             raise TypingError(

@@ -16,7 +16,12 @@ from cujit.diagnostics import TypingError
 from cujit.infer import contains, datetime_ops, enums, optional
 from cujit.infer.context import Typer
 from cujit.infer.cuda_calls import global_array
-from cujit.infer.extension_attrs import extension_operator
+from cujit.infer.extension_attrs import (
+    extension_identity,
+    extension_operator,
+    extension_unary,
+)
+from cujit.infer.extension_templates import COMPARISONS
 from cujit.infer.numeric import arith_type, describe, unary_type, unify
 from cujit.infer.uninit import unassigned_type
 from cujit.ir import BinOp, Cast, Compare, Const, UnaryOp, Undef, Value
@@ -105,6 +110,8 @@ def type_unaryop(t: Typer, op: UnaryOp) -> None:
             return
         t.emit(UnaryOp(loc=op.loc, result=Value(op.result.id, boolean), op="not", operand=cond))
         return
+    if extension_unary(t, op, a):  # a library's value (cujit.extending)
+        return
     ta = t.scalar(a, op.loc, f"unary {op.op}")
     rule = unary_type(op.op, ta)
     if isinstance(rule, str):
@@ -175,7 +182,11 @@ def type_compare(t: Typer, op: Compare) -> None:
         op = Compare(
             loc=op.loc, result=op.result, op="==" if op.op == "is" else "!=", lhs=op.lhs, rhs=op.rhs
         )
-    if enums.type_compare(t, op, a, b):  # a run-time enum member
+    if enums.type_compare(t, op, a, b) or (  # a run-time enum member, a library's value
+        extension_operator(t, op, a, b)
+        if op.op in COMPARISONS
+        else op.op in ("is", "is not") and extension_identity(t, op, a, b)
+    ):
         return
     if op.op in ("is", "is not") or _is_object(a) or _is_object(b):
         same = _fold_identity(t, op, a, b)

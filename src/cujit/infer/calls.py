@@ -38,6 +38,7 @@ from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
 from cujit.infer.dtype_calls import dtype_rules
 from cujit.infer.extension_calls import extension_rule, overload_device_function
+from cujit.infer.extension_templates import templated_builtin
 from cujit.infer.foreign_calls import call_foreign
 from cujit.infer.function_calls import (
     as_device_function,
@@ -308,7 +309,8 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
         if devfn is not None:
             call_device_function(t, op, devfn, site)
             return
-    rule = _lookup(fn)
+    # a built-in (abs, math.sin) of a library's value: the library's templates of it
+    rule = extension_rule(fn) if templated_builtin(fn, site.args) else _lookup(fn)
     if rule is None and cuda.is_literal_unroll(fn):  # cujit's or numba's: infer/unroll.py
         rule = bi.call_literal_unroll
     if rule is None and is_namedtuple_class(fn):

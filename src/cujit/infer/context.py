@@ -37,6 +37,8 @@ from cujit.types import (
     uint64,
 )
 from cujit.types.enums import EnumMember
+from cujit.types.extension import library_types
+from cujit.types.extension_typing import library_constants
 from cujit.types.foreign import from_numba_type, is_numba_type
 
 STRING_ERROR = "strings are not supported in kernels"
@@ -161,6 +163,12 @@ class Typer:
         if typed is None:
             raise TypingError(f"integer constant {value} does not fit in 64 bits", loc)
         t, stored = typed
+        if isinstance(t, PyObject) and library_constants():  # a library's object
+            from cujit.infer.extension_casts import library_constant
+
+            made = library_constant(self, value, loc, result)
+            if made is not None:
+                return made
         out = Value(result.id, t) if result is not None else self.fresh(t)
         self.emit(Const(loc=loc, result=out, value=stored))
         if not isinstance(t, PyObject):
@@ -182,9 +190,10 @@ class Typer:
         'A', item-wise for tuples."""
         if v.type == t:
             return v
-        if "OptionalType" in (type(v.type).__name__, type(t).__name__) or EnumMember in (
-            type(v.type),
-            type(t),
+        if (
+            "OptionalType" in (type(v.type).__name__, type(t).__name__)
+            or EnumMember in (type(v.type), type(t))
+            or library_types(v.type, t)
         ):
             return self._wrapped_cast(v, t, loc)
         if accepts_array(t, v.type):
@@ -217,8 +226,13 @@ class Typer:
     def _wrapped_cast(self, v: Value, t: Type, loc: Loc) -> Value:
         """Casts into or out of an optional or a run-time enum member: an IntEnum member
         as a number, a member constant as a run-time member of its class
-        (``infer/enums.py``)."""
+        (``infer/enums.py``); a library's type through its casts (``lower_cast``)."""
         from cujit.infer import enums
+
+        if library_types(v.type, t):
+            from cujit.infer.extension_casts import library_cast
+
+            return library_cast(self, v, t, loc)
 
         if "OptionalType" in (type(v.type).__name__, type(t).__name__):
             return self._optional_cast(v, t, loc)
@@ -253,6 +267,10 @@ class Typer:
             return self.const(bool(t.value), loc)
         if isinstance(t, Tuple):
             return self.const(bool(t.items), loc)
+        if library_types(t, t):  # a library's value: its templates of operator.truth
+            from cujit.infer.extension_templates import library_truth
+
+            return library_truth(self, v, loc)
         raise TypingError(f"cannot use a value of type {describe(t)} as a condition", loc)
 
     # -- checks -------------------------------------------------------------

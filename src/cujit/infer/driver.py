@@ -24,6 +24,7 @@ import dataclasses
 from cujit.diagnostics import (
     KernelReturnError,
     Loc,
+    RequireLiteralValue,
     TypingError,
     UnsupportedError,
 )
@@ -266,7 +267,7 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
                 if op.result is not None:
                     t.env[op.result.id] = Value(op.result.id, None)
                 continue
-            RULES[type(op)](t, op)
+            _type_op(t, op, final)
         term = _fold_branch(t, block.term, _type_terminator(t, block.term, state))
         live.update(target for target, _ in term.successors())
         if final:
@@ -278,6 +279,24 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
     if not final and gather_var_types(t, state.var_types):
         state.changed = True  # an unassigned read takes the variable's type next sweep
     return [typed[b.id] for b in fn.blocks if b.id in typed]
+
+
+def _type_op(t: Typer, op, final: bool) -> None:
+    """Type one op.  Before the final sweep a typing error waits: a value merged at a
+    loop's header may not have its final type yet (``acc = 0`` before a loop that
+    assigns it a library's masked value, the two unifying to the masked type), so the
+    op's result is left unknown and the final sweep, with the settled types, reports
+    what is still wrong."""
+    if final:
+        RULES[type(op)](t, op)
+        return
+    try:
+        RULES[type(op)](t, op)
+    except RequireLiteralValue:
+        raise
+    except TypingError:
+        if op.result is not None:
+            t.env[op.result.id] = Value(op.result.id, None)
 
 
 def _fold_branch(t: Typer, untyped: Terminator, term: Terminator) -> Terminator:

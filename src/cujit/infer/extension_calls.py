@@ -30,6 +30,7 @@ from cujit.types.extension import (
     call_typer,
     find_lowering,
 )
+from cujit.types.extension_typing import templates_of
 
 
 def front_type(t: Type) -> Type:
@@ -67,19 +68,23 @@ class InternalCompiler:
         return self._callees.typed(DeviceFunction(func), tuple(arg_types), None, loc)
 
 
-def emit_extension_call(t, site, impl, sig: Signature, args, name="extension.call") -> Value:
+def emit_extension_call(
+    t, site, impl, sig: Signature, args, name="extension.call", what="call"
+) -> Value:
     """``extension.call`` (or ``name``: ``extension.intrinsic``) of
     ``impl(context, builder, sig, args)`` giving ``site``'s value; ``compiler`` lets
-    the implementation compile Python functions (``context.compile_internal``)."""
+    the implementation compile Python functions (``context.compile_internal``);
+    ``what`` names it in errors ("call", "cast from A to B")."""
     attrs = (("impl", impl), ("signature", sig), ("compiler", InternalCompiler(t.callees)))
+    attrs += (("what", what),)
     result = site.result(to_type(sig.return_type))
     op = Intrinsic(loc=site.loc, result=result, name=name, args=tuple(args), attrs=attrs)
     return t.emit(op)
 
 
 def extension_rule(fn: object):
-    """The call rule for ``fn`` where the extension tables hold a typer for it (or it
-    is a library's intrinsic)."""
+    """The call rule for ``fn`` where the extension tables hold a typer or typing
+    templates for it (or it is a library's intrinsic)."""
     if _in(fn, INTRINSICS):
         return _intrinsic_rule(fn)
     from cujit.infer.pointers import pointer_rules  # cffi's ffi.from_buffer
@@ -87,27 +92,47 @@ def extension_rule(fn: object):
     rule = pointer_rules(fn)
     if rule is not None:
         return rule
-    if not _in(fn, CALLABLES):
+    if not (_in(fn, CALLABLES) or templates_of(fn)):
         return None
 
     def rule(t, site) -> Value:
+        from cujit.infer.extension_templates import template_call
+
         if site.kwargs:
             raise TypingError(f"{site.name}() takes no keyword arguments in kernels", site.loc)
-        arg_types = tuple(front_type(a.type) for a in site.args)
-        shown = ", ".join(describe(a.type) for a in site.args)
-        result = call_typer(fn, arg_types)
-        if result is None:
+        value = _typer_call(t, site, fn)
+        if value is None:
+            value = template_call(t, site, fn, site.args)
+        if value is None:
+            shown = ", ".join(describe(a.type) for a in site.args)
             raise TypingError(f"{site.name}() cannot be called with ({shown})", site.loc)
-        impl = find_lowering(fn, arg_types)
-        if impl is None:
-            raise TypingError(
-                f"{site.name}() has no implementation for ({shown})",
-                site.loc,
-                hint="the library declares one with lower_builtin(func, *arg_types)",
-            )
-        return emit_extension_call(t, site, impl, Signature(result, arg_types), site.args)
+        return value
 
     return rule
+
+
+def _typer_call(t, site, fn) -> Value | None:
+    """The call typed by ``fn``'s ``type_callable`` typer (None: none answers)."""
+    if not _in(fn, CALLABLES):
+        return None
+    arg_types = tuple(front_type(a.type) for a in site.args)
+    try:
+        result = call_typer(fn, arg_types)
+    except CompileError:
+        raise
+    except Exception as exc:  # the library's typer failed: the user's call
+        raise library_error(exc, site.loc) from exc
+    if result is None:
+        return None
+    impl = find_lowering(fn, arg_types)
+    if impl is None:
+        shown = ", ".join(describe(a.type) for a in site.args)
+        raise TypingError(
+            f"{site.name}() has no implementation for ({shown})",
+            site.loc,
+            hint="the library declares one with lower_builtin(func, *arg_types)",
+        )
+    return emit_extension_call(t, site, impl, Signature(result, arg_types), site.args)
 
 
 def _intrinsic_rule(fn: object):

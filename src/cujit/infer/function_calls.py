@@ -36,6 +36,7 @@ from cujit.infer.numeric import describe
 from cujit.ir import SELF_CALL, Block, BuildTuple, Call, CallFunction, Const, Function, Value
 from cujit.types import Array, CPointer, NoneType, PyObject, Record, Scalar, Tuple, Type, none
 from cujit.types.enums import EnumMember
+from cujit.types.extension import is_extension_type
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -205,7 +206,7 @@ def is_argument_type(t: Type) -> bool:
     """Whether a value of type ``t`` exists at run time and can be passed (or returned)."""
     if isinstance(t, Tuple):
         return all(is_argument_type(i) for i in t.items)
-    return isinstance(t, (Scalar, Array, Record, CPointer, EnumMember))
+    return isinstance(t, (Scalar, Array, Record, CPointer, EnumMember)) or is_extension_type(t)
 
 
 @dataclasses.dataclass(frozen=True)

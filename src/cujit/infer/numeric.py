@@ -110,6 +110,11 @@ def unify(a: Type, b: Type) -> Type | None:
         if any(t is None for t in items):
             return None
         return dataclasses.replace(a, items=tuple(items))
+    from cujit.infer.extension_casts import unify_library
+
+    merged = unify_library(a, b)  # a library's type: its unify, conversions and casts
+    if merged is not None:
+        return merged
     from cujit.infer.enums import unify_members
 
     return unify_members(a, b)  # members of one enum class: a run-time member

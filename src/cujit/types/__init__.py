@@ -58,13 +58,16 @@ from cujit.types.core import (  # noqa: F401
 from cujit.types.fp8 import FP8, fp8_e4m3, fp8_e5m2, fp8_e8m0  # noqa: F401
 from cujit.types.numba_names import (  # noqa: F401
     ALIASES,
+    Any,
     Boolean,
     Complex,
     CPointer,
     Float,
+    Function,
     Integer,
     IntegerLiteral,
     Literal,
+    Module,
     Number,
     Omitted,
     UniTuple,

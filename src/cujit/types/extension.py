@@ -141,6 +141,14 @@ def is_extension_type(t: object) -> bool:
     return isinstance(t, Type) and _find(MODELS, type(t)) is not None
 
 
+def library_types(a: Type, b: Type) -> bool:
+    """Whether either of two types (as held) is a library's: a conversion between them
+    is one of the library's casts."""
+    if not MODELS:
+        return False
+    return any(getattr(x, "origin", None) is not None or is_extension_type(x) for x in (a, b))
+
+
 def attribute_member(t: Type, attr: str) -> str | None:
     """The struct member attribute ``attr`` of type ``t`` reads, if one is declared."""
     for base in type(t).__mro__:
@@ -231,8 +239,10 @@ def attribute_template_type(t: Type, name: str) -> Type | None:
         if key != t and not (isinstance(key, type) and isinstance(t, key)):
             continue
         resolve = getattr(template, "resolve_" + name, None)
-        if resolve is not None:
-            result = resolve(template(None), t)
-            if result is not None:
-                return result
+        result = resolve(template(None), t) if resolve is not None else None
+        generic = getattr(template, "generic_resolve", None)
+        if result is None and generic is not None:  # numba's fallback for any name
+            result = generic(template(None), t, name)
+        if result is not None:
+            return result
     return None

@@ -9,7 +9,10 @@
 - ``IntegerLiteral(value)`` (a ``Literal``) and ``Omitted(value)``: numba's literal and
   omitted-argument types, which stand for int64 and for an argument left out;
 - ``CPointer(dtype)``: a pointer to ``dtype`` values (a kernel's or foreign function's
-  argument: ``p[i]`` reads and writes an element; it travels as its address).
+  argument: ``p[i]`` reads and writes an element; it travels as its address);
+- ``Any``: a class every type is an instance of (a lowering's or cast's argument spec);
+  ``Function(template)`` and ``Module(module)``: the types numba's typing registries
+  take for a global function typed by a template and for a module (``cudadecl``).
 """
 
 from __future__ import annotations
@@ -94,6 +97,40 @@ class Boolean(metaclass=_KindMeta):
     kinds = "b"
 
 
+class _AnyMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Type)
+
+
+class Any(metaclass=_AnyMeta):
+    """numba's ``types.Any`` as an argument spec: it matches every type."""
+
+
+class Function(Type):
+    """numba's ``types.Function(template)``: a global function typed by templates."""
+
+    def __init__(self, template: type) -> None:
+        self.templates = (template,)
+        self.typing_key = getattr(template, "key", None)
+        super().__init__(name=f"Function({getattr(template, '__name__', template)})")
+
+    @property
+    def key(self) -> object:
+        return self.templates
+
+
+class Module(Type):
+    """numba's ``types.Module(module)``: a module a kernel reads attributes of."""
+
+    def __init__(self, pymod) -> None:
+        self.pymod = pymod
+        super().__init__(name=f"Module({getattr(pymod, '__name__', pymod)})")
+
+    @property
+    def key(self) -> object:
+        return self.pymod
+
+
 @dataclass(frozen=True, repr=False)
 class CPointer(Type):
     """numba's pointer type ``CPointer(dtype)``: kernels hold it as the address (a
@@ -147,13 +184,16 @@ class Omitted(Type):
 
 __all__ = [
     "ALIASES",
+    "Any",
     "Boolean",
     "CPointer",
     "Complex",
     "Float",
+    "Function",
     "Integer",
     "IntegerLiteral",
     "Literal",
+    "Module",
     "Number",
     "Omitted",
     "UniTuple",
