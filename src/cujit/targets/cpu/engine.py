@@ -73,13 +73,56 @@ class JitModule:
         _free_pipeline(pipeline)
         self.llvm_ir = str(mod)
         self.engine = llvm.create_mcjit_compiler(mod, tm)
+        found: list[bytes] = []
+        # MCJIT hands over the object code it made: what the disk cache keeps.
+        self.engine.set_object_cache(lambda _module, data: found.append(bytes(data)))
         self.engine.finalize_object()
+        self.object = found[0] if len(found) == 1 else None
 
     def address(self, symbol: str) -> int:
         addr = self.engine.get_function_address(symbol)
         if not addr:
             raise AssertionError(f"the JIT has no symbol {symbol!r}")
         return addr
+
+
+class LoadedModule:
+    """Object code made by a ``JitModule`` of an earlier process (the disk cache's CPU
+    entry), loaded into a fresh MCJIT engine: no optimisation, no code generation.
+    Same interface as ``JitModule``; ``llvm_ir`` is the optimised IR the entry kept."""
+
+    def __init__(self, object_code: bytes, llvm_ir: str):
+        tm = host_machine()
+        empty = llvm.parse_assembly("")
+        empty.triple = host_triple()
+        empty.data_layout = str(tm.target_data)
+        self.engine = llvm.create_mcjit_compiler(empty, tm)
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        self.engine.finalize_object()
+        self.llvm_ir = llvm_ir
+        self.object = object_code
+
+    def address(self, symbol: str) -> int:
+        addr = self.engine.get_function_address(symbol)
+        if not addr:
+            raise LookupError(f"the loaded object code has no symbol {symbol!r}")
+        return addr
+
+
+@functools.cache
+def host_identity() -> str:
+    """What machine code made here depends on: the triple, the CPU and its features,
+    the data layout and llvmlite's LLVM.  The disk cache keys CPU entries by it and
+    loads none made under another: object code for another ISA would crash."""
+    import llvmlite
+
+    _initialise()
+    return (
+        f"{host_triple()} cpu={llvm.get_host_cpu_name()} "
+        f"features={llvm.get_host_cpu_features().flatten()} "
+        f"layout={host_data_layout()} llvmlite={llvmlite.__version__} "
+        f"llvm={'.'.join(map(str, llvm.llvm_version_info))}"
+    )
 
 
 def _free_pipeline(pipeline) -> None:
