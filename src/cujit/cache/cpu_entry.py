@@ -100,7 +100,7 @@ def hit(name: str, entry, arg_types, start: float):
         kernel = rebuild(
             header["cpu"], tuple(arg_types), sections["object"], texts, record.written, sites
         )
-    except (RuntimeError, LookupError, AssertionError, OSError) as exc:
+    except (ValueError, RuntimeError, LookupError, AssertionError, OSError) as exc:
         raise ValueError(f"its object code does not load ({exc})") from None
     from cujit.cache import add_stored_outputs
 

@@ -92,6 +92,9 @@ class LoadedModule:
     Same interface as ``JitModule``; ``llvm_ir`` is the optimised IR the entry kept."""
 
     def __init__(self, object_code: bytes, llvm_ir: str):
+        from cujit.targets.cpu import elfcheck
+
+        elfcheck.check(object_code, host_triple())  # ValueError, where LLVM would crash
         tm = host_machine()
         empty = llvm.parse_assembly("")
         empty.triple = host_triple()
