@@ -7,6 +7,9 @@ options ask for 0: the coroutine passes that split barrier kernels run only in
 the optimising pipelines.  Each kernel keeps its own engine alive for as long as
 its :class:`~cujit.targets.cpu.launch.CPUKernel` lives.
 
+MCJIT hands the object code it made to the engine's object cache, which ``JitModule``
+keeps (``object``) for the disk cache; ``LoadedModule`` loads such code in a later process.
+
 Compiling a kernel leaves next to nothing behind once its CPUKernel is gone
 (``tests/test_memory_growth.py``).  The pass pipeline would stay for good:
 llvmlite (0.50 here) never frees it, because ``ModulePassManager``'s bases put
