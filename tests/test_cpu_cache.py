@@ -361,3 +361,18 @@ def test_an_int64_kernel_hit_matches_numpy(cache):
     out = np.full(100, -1, np.int64)
     hit.outputs["native"].launch((1, 1, 1), (128, 1, 1), 0, types, (x, out))
     np.testing.assert_array_equal(out, x**3 - 7)
+
+
+def test_cache_true_with_link_is_refused_as_numba_refuses_it(tmp_path):
+    # On the CPU target a kernel that links foreign CUDA code cannot run at all; with
+    # cache=True numba's refusal (a RuntimeError naming the linked files) comes first.
+    ptx = tmp_path / "extra.ptx"
+    ptx.write_text("// foreign code\n")
+
+    def linked():
+        pass
+
+    with pytest.raises(RuntimeError, match="Cannot pickle CUDACodeLibrary with linking files"):
+        cuda.jit("void()", target="cpu", cache=True, link=[str(ptx)])(linked)
+    with pytest.raises(RuntimeError, match="cannot run on the CPU target"):
+        cuda.jit("void()", target="cpu", link=[str(ptx)])(linked)

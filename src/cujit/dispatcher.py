@@ -181,6 +181,10 @@ class Kernel(KernelInspection):
             raise ValueError(f"unknown target {target!r}: use 'cuda' or 'cpu'")
         link = linking.link_files(flags.get("link"))
         if link and target == "cpu":
+            if flags.get("cache") and not config.CACHE_LINKED.get():
+                from cujit.cache import linked_refusal  # numba's refusal comes first
+
+                raise linked_refusal(self.__qualname__, link)
             raise CujitError(
                 f"kernel '{self.__name__}' links foreign CUDA code "
                 f"('{link[0].name}'), which cannot run on the CPU target; "

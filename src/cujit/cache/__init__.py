@@ -31,6 +31,7 @@ __all__ = [
     "clear",
     "compile_cached",
     "format_listing",
+    "linked_refusal",
     "kernel_key",
 ]
 
@@ -91,7 +92,7 @@ def compile_cached(
     start = time.perf_counter()
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
     if options.link and strict and not config.CACHE_LINKED.get():
-        raise _linked_refusal(name, options.link)  # numba's refusal (the key would do)
+        raise linked_refusal(name, options.link)  # numba's refusal (the key would do)
     key = _key_or_none(pyfunc, arg_types, options, strict)
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
@@ -185,7 +186,8 @@ def add_stored_outputs(header: dict, outputs: dict) -> None:
         outputs["index32"] = True
 
 
-def _linked_refusal(name: str, link) -> Exception:
+def linked_refusal(name: str, link) -> Exception:
+    """numba's refusal of ``cache=True`` on a kernel that links ``link``."""
     from cujit.diagnostics import UncacheableLinkedKernel
 
     files = ", ".join(repr(getattr(f, "name", str(f))) for f in link)
