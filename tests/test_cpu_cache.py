@@ -20,6 +20,7 @@ import pytest
 
 from cujit import cuda, events, float32, int64
 from cujit.cache import compile_cached, key, store
+from cujit.diagnostics import CujitError
 from cujit.options import Options
 from cujit.targets.cpu import engine
 
@@ -374,5 +375,5 @@ def test_cache_true_with_link_is_refused_as_numba_refuses_it(tmp_path):
 
     with pytest.raises(RuntimeError, match="Cannot pickle CUDACodeLibrary with linking files"):
         cuda.jit("void()", target="cpu", cache=True, link=[str(ptx)])(linked)
-    with pytest.raises(RuntimeError, match="cannot run on the CPU target"):
+    with pytest.raises(CujitError, match="cannot run on the CPU target"):
         cuda.jit("void()", target="cpu", link=[str(ptx)])(linked)
