@@ -9,7 +9,8 @@ its host object code) instead of compiling it.
 ``layout.py`` says where entries go and keeps each kernel's index file;
 ``key.py`` what the key covers, ``toolchain.py`` how the toolchain's part
 is found cheaply, ``store.py`` the entry format and its atomic writes,
-``cpu_entry.py`` what a CPU-target entry holds and how a hit loads it.  The
+``cpu_entry.py`` what a CPU-target entry holds and how a hit loads it,
+``listing.py`` what ``python -m cujit cache list`` prints.  The
 compiler itself knows nothing of the cache: the dispatcher calls
 ``compile_cached`` in place of ``pipeline.compile_kernel``.
 """
@@ -320,27 +321,6 @@ def clear() -> int:
 
 def format_listing() -> str:
     """The cache folder's entries, one per line, for ``python -m cujit cache list``."""
-    folder = cache_dir()
-    lines = [f"cujit kernel cache: {folder}"]
-    total = 0
-    found = store.entries(folder) if folder.is_dir() else []
-    for item in found:
-        if isinstance(item, Path):
-            lines.append(f"  {item.name}  (damaged: recompiled on next use)")
-            continue
-        h = item.header
-        size = item.path.stat().st_size
-        total += size
-        lines.append(
-            f"  {h['name']}({', '.join(h['arg_types'])})  {_target_of(h)}"
-            f"  {size / 1024:.1f} KiB  {h['created']}  {item.path.name}"
-        )
-    lines.append(f"{len(found)} entries, {total / 1024:.1f} KiB")
-    return "\n".join(lines)
+    from cujit.cache.listing import listing
 
-
-def _target_of(header: dict) -> str:
-    """What an entry's code runs on, for the listing: ``sm_90``, or ``cpu``."""
-    if header.get("target") == "cpu":
-        return "cpu"
-    return f"sm_{str(header.get('arch', '?')).replace('.', '')}"
+    return listing(cache_dir())
