@@ -152,6 +152,19 @@ def _object_garbage(header, sections):
     sections["object"] = b"\x7fELF" + b"\x00" * 60
 
 
+def _object_needing_an_unknown_symbol(header, sections):
+    # Well-formed object code that calls a function no library of this process has:
+    # MCJIT would abort the process on loading it.
+    from llvmlite import binding as llvm
+
+    module = llvm.parse_assembly(
+        "declare void @cujit_test_no_such_function()\n"
+        "define void @f() {\n  call void @cujit_test_no_such_function()\n  ret void\n}\n"
+    )
+    module.triple = engine.host_triple()
+    sections["object"] = engine.host_machine().emit_object(module)
+
+
 def _bad_state(header, sections):
     header["cpu"]["static_shared"] = "lots"
 
@@ -167,6 +180,10 @@ DAMAGES = {
     "another llvmlite": (_rewritten(_other_llvmlite), "another host"),
     "no object code": (_rewritten(_no_object), "lacks a section"),
     "object code that is not an object": (_rewritten(_object_garbage), "does not load"),
+    "object code needing an unknown symbol": (
+        _rewritten(_object_needing_an_unknown_symbol),
+        "cujit_test_no_such_function",
+    ),
     "launch metadata of the wrong type": (_rewritten(_bad_state), "metadata"),
     "an exception class this process lacks": (_rewritten(_unknown_exception), "metadata"),
 }

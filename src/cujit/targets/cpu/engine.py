@@ -97,8 +97,11 @@ class LoadedModule:
     def __init__(self, object_code: bytes, llvm_ir: str):
         from cujit.targets.cpu import elfcheck
 
-        elfcheck.check(object_code, host_triple())  # ValueError, where LLVM would crash
+        needed = elfcheck.check(object_code, host_triple())  # ValueError, not LLVM's crash
         tm = host_machine()
+        missing = [name for name in needed if not _resolvable(name)]
+        if missing:  # MCJIT would abort the process on the first of them
+            raise LookupError(f"the object code needs symbols this process lacks: {missing}")
         empty = llvm.parse_assembly("")
         empty.triple = host_triple()
         empty.data_layout = str(tm.target_data)
@@ -113,6 +116,20 @@ class LoadedModule:
         if not addr:
             raise LookupError(f"the loaded object code has no symbol {symbol!r}")
         return addr
+
+
+def _resolvable(name: str) -> bool:
+    """Whether MCJIT can resolve ``name``: a symbol registered with LLVM (``libm``'s
+    aliases) or one the process has loaded (the C library's)."""
+    import ctypes
+
+    if llvm.address_of_symbol(name):
+        return True
+    try:
+        ctypes.CDLL(None)[name]
+    except AttributeError:
+        return False
+    return True
 
 
 @functools.cache
