@@ -1,6 +1,6 @@
-"""``cache=True`` on the CPU target keeps nothing on disk, but refuses what the CUDA
-target refuses: a kernel that uses a global device array (an UncacheableKernel, which
-is a PicklingError, as numba's)."""
+"""``cache=True`` on the CPU target refuses what the CUDA target refuses: a kernel that
+uses a global device array (an UncacheableKernel, which is a PicklingError, as
+numba's)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,14 @@ from cujit import cuda
 from cujit.targets.cpu import memory  # the CPU target's device arrays
 
 
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUJIT_CACHE_DIR", str(tmp_path))  # entries kept out of the tree
+
+
 def _jit(fn, **options):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the note that the CPU target keeps nothing
+        warnings.simplefilter("error")  # nothing to warn about
         return cuda.jit(fn, target="cpu", **options)
 
 

@@ -364,26 +364,6 @@ def test_division_by_zero_outside_debug_mode_gives_numpy_zero():
     still_works(fresh=True)
 
 
-# -- cache=True on the CPU target -----------------------------------------------------
-
-
-def test_cpu_cache_true_says_once_that_it_does_not_cache(monkeypatch):
-    from cujit import guards
-
-    monkeypatch.setattr(guards, "_warned", set())
-    with pytest.warns(UserWarning, match="does not cache") as record:
-        cuda.jit(fill.py_func, target="cpu", cache=True)
-    assert record[0].filename == __file__
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        k = cuda.jit(fill.py_func, target="cpu", cache=True)  # said once: silent now
-    x = data()
-    k[1, 16](x)
-    np.testing.assert_array_equal(x, np.arange(16) + 0.5)
-
-
 def test_forall_and_launch_refuse_bad_streams_and_keywords():
     expect_failure(lambda: fill.forall(16)(x=data()), LaunchError, None, "keyword arguments")
     expect_failure(

@@ -181,6 +181,10 @@ class Kernel(KernelInspection):
             raise ValueError(f"unknown target {target!r}: use 'cuda' or 'cpu'")
         link = linking.link_files(flags.get("link"))
         if link and target == "cpu":
+            if flags.get("cache") and not config.CACHE_LINKED.get():
+                from cujit.cache import linked_refusal  # numba's refusal comes first
+
+                raise linked_refusal(self.__qualname__, link)
             raise CujitError(
                 f"kernel '{self.__name__}' links foreign CUDA code "
                 f"('{link[0].name}'), which cannot run on the CPU target; "
@@ -213,8 +217,6 @@ class Kernel(KernelInspection):
         self._argnames = code.co_varnames[: code.co_argcount]
         self.cache = bool(flags.get("cache"))  # or CUJIT_CACHE=1, read at compile time
         self._stats = None  # numba's kernel.stats, made when first asked for
-        if target == "cpu" and (self.cache or config.CACHE.get()):
-            guards.note_cpu_cache(self.__name__)
         self.eager = bool(signatures)
         self._signatures = tuple(signatures)
         self._flags = dict(flags)
@@ -291,13 +293,13 @@ class Kernel(KernelInspection):
         if spec is None:
             from cujit.pipeline import compile_kernel
 
-            # Checked builds skip the disk cache: an entry does not keep the error table.
+            # Checked GPU builds skip the disk cache: a CUDA entry keeps no error table
+            # (a CPU entry does: its checks are on by default).
             base = self._base_options
             if (
                 (self.cache or config.CACHE.get())
-                and self.target == "cuda"
                 and not base.debug
-                and base.boundscheck is not True
+                and (self.target == "cpu" or base.boundscheck is not True)
             ):
                 from cujit.cache import compile_cached
 

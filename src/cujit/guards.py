@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-import warnings
 
 from cujit.diagnostics import DeviceFunctionLaunchError, LaunchError, Loc, UnsupportedError
 
@@ -19,7 +18,6 @@ _STREAM_ATTRS = ("cu", "handle", "__cuda_stream__", "cuda_stream", "ptr")
 # Modules whose classes are streams by construction: cuda-bindings' CUstream,
 # CuPy's streams, and the CPU target's stand-in.
 _STREAM_MODULES = ("cuda.", "cupy", "cujit.targets.cpu.streams", "cujit.runtime.stream")
-_warned: set[str] = set()
 
 
 def check_parameters(pyfunc) -> None:
@@ -104,20 +102,6 @@ def launch_device_function(fn, config) -> None:
         f"Cannot compile a device function as a kernel: {fn.__name__!r} is a device "
         "function (@cuda.jit(device=True)), which cannot be launched; call it from a "
         "kernel, or remove device=True to make it a kernel"
-    )
-
-
-def note_cpu_cache(kernel_name: str) -> None:
-    """``cache=True`` on the CPU target: say once per process that nothing is cached
-    (the host code lives in the process's JIT; only GPU code goes to disk)."""
-    if "cpu" in _warned:
-        return
-    _warned.add("cpu")
-    warnings.warn(
-        f"kernel {kernel_name!r}: the CPU target does not cache compiled kernels "
-        "on disk; cache=True (or CUJIT_CACHE) applies to the CUDA target only, so "
-        "each process compiles its CPU kernels again",
-        stacklevel=user_stacklevel(),
     )
 
 

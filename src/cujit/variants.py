@@ -105,7 +105,7 @@ def compile_variant(plan, options):
     from cujit.pipeline import compile_kernel
 
     kernel, types = plan.kernel, plan.plain.arg_types
-    if (kernel.cache or config.CACHE.get()) and kernel.target == "cuda":
+    if (kernel.cache or config.CACHE.get()) and not options.debug:
         from cujit.cache import compile_cached
 
         result = compile_cached(kernel.py_func, types, options)

@@ -1,4 +1,5 @@
-"""The on-disk kernel cache: a new process loads a kernel's cubin instead of compiling it.
+"""The on-disk kernel cache: a new process loads a kernel's cubin (or, on the CPU target,
+its host object code) instead of compiling it.
 
     @cuda.jit(cache=True)            one kernel (in __pycache__ beside its source, as numba)
     CUJIT_CACHE=1                    every kernel (in the per-user cache folder)
@@ -7,7 +8,9 @@
 
 ``layout.py`` says where entries go and keeps each kernel's index file;
 ``key.py`` what the key covers, ``toolchain.py`` how the toolchain's part
-is found cheaply, ``store.py`` the entry format and its atomic writes.  The
+is found cheaply, ``store.py`` the entry format and its atomic writes,
+``cpu_entry.py`` what a CPU-target entry holds and how a hit loads it,
+``listing.py`` what ``python -m cujit cache list`` prints.  The
 compiler itself knows nothing of the cache: the dispatcher calls
 ``compile_cached`` in place of ``pipeline.compile_kernel``.
 """
@@ -29,6 +32,7 @@ __all__ = [
     "clear",
     "compile_cached",
     "format_listing",
+    "linked_refusal",
     "kernel_key",
 ]
 
@@ -89,7 +93,7 @@ def compile_cached(
     start = time.perf_counter()
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
     if options.link and strict and not config.CACHE_LINKED.get():
-        raise _linked_refusal(name, options.link)  # numba's refusal (the key would do)
+        raise linked_refusal(name, options.link)  # numba's refusal (the key would do)
     key = _key_or_none(pyfunc, arg_types, options, strict)
     if key is None:  # something the kernel uses has no stable fingerprint
         return compile_kernel(pyfunc, arg_types, options)
@@ -100,15 +104,53 @@ def compile_cached(
     if launch_config is not None:
         key = _with_launch_config(key, launch_config)
     path = store.entry_path(folder, name, key)
-    entry = None if refresh else _usable(store.load(path, key), arg_types)
-    if entry is None:  # the first process to miss compiles; the others wait, then load
+    cpu = options.target == "cpu"
+    found = None if refresh else _loaded(name, path, key, arg_types, cpu, start)
+    if found is None:  # the first process to miss compiles; the others wait, then load
         with lock.held(path):
-            entry = None if refresh else _usable(store.load(path, key), arg_types)
-            if entry is None:
+            found = None if refresh else _loaded(name, path, key, arg_types, cpu, start)
+            if found is None:
                 return _compile_and_save(pyfunc, arg_types, options, name, (key, base), path)
+    entry, result = found
     if entry.header.get("launch_config_sensitive"):
         launchconfig.note_sensitive()  # so the kernel keeps a specialisation per config
-    return _hit(name, entry, start)
+    return result
+
+
+def _loaded(name: str, path: Path, key: str, arg_types, cpu: bool, start: float):
+    """``(entry, CompileResult)`` of the entry at ``path``, or None: absent, damaged or
+    not usable here (then removed; a CPU entry says why in a warning, since loading
+    the wrong object code would crash the process)."""
+    damage = _refused_entry if cpu else None
+    entry = store.load(path, key, on_damage=damage)
+    if entry is None:
+        return None
+    if not cpu:
+        entry = _usable(entry, arg_types)
+        return None if entry is None else (entry, _hit(name, entry, start))
+    from cujit.cache import cpu_entry
+
+    why = cpu_entry.refusal(entry, arg_types)
+    if why is None and not entry_check.record_fits(entry, arg_types):
+        why = "its launch record does not fit the argument types"
+    if why is None:
+        try:
+            return entry, cpu_entry.hit(name, entry, arg_types, start)
+        except ValueError as exc:
+            why = str(exc)
+    entry_check.discard(entry)
+    _refused_entry(path, why)
+    return None
+
+
+def _refused_entry(path: Path, why: str) -> None:
+    from cujit.cache.key import user_level
+
+    warnings.warn(
+        f"cujit refused the kernel cache entry {path}: {why}; compiling the kernel again",
+        RuntimeWarning,
+        stacklevel=user_level(),
+    )
 
 
 def _with_launch_config(key: str, launch_config) -> str:
@@ -125,11 +167,7 @@ def _hit(name: str, entry, start: float):
         "ptx": entry.sections["ptx"].decode(),
         "cubin": entry.sections["cubin"],
     }
-    verdict = _stored_verdict(entry.header)
-    if verdict is not None:  # coarsen.verdict_of reads it: the hit runs no stage
-        outputs["independence"] = verdict
-    if entry.header.get("index32"):  # cujit.index_width reads it
-        outputs["index32"] = True
+    add_stored_outputs(entry.header, outputs)
     return CompileResult(
         name,
         outputs,
@@ -138,7 +176,19 @@ def _hit(name: str, entry, start: float):
     )
 
 
-def _linked_refusal(name: str, link) -> Exception:
+def add_stored_outputs(header: dict, outputs: dict) -> None:
+    """What a hit's launches read besides the code, from the header of its entry: the
+    independence verdict (``coarsen.verdict_of``) and whether a 32-bit index variant
+    exists (``cujit.index_width``), so that the hit runs no stage."""
+    verdict = _stored_verdict(header)
+    if verdict is not None:
+        outputs["independence"] = verdict
+    if header.get("index32"):
+        outputs["index32"] = True
+
+
+def linked_refusal(name: str, link) -> Exception:
+    """numba's refusal of ``cache=True`` on a kernel that links ``link``."""
     from cujit.diagnostics import UncacheableLinkedKernel
 
     files = ", ".join(repr(getattr(f, "name", str(f))) for f in link)
@@ -171,28 +221,10 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path
         layout.mark_launch_config(path.parent, pyfunc)
         key = _with_launch_config(base, launchconfig.current_key())
         path = store.entry_path(path.parent, name, key)
-    import datetime as dt  # here, not at the top: a cache hit does not need it
-
-    header = {
-        "key": key,
-        "name": name,
-        "record": result.record.to_json(),  # all a launch needs besides the cubin
-        "arg_types": [str(t) for t in arg_types],
-        "arch": "{}.{}".format(*options.arch),
-        "options": {"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
-        "created": dt.datetime.now().isoformat(timespec="seconds"),
-        "compile_ms": {k: round(v * 1e3, 3) for k, v in result.times.items()},
-        "launch_config_sensitive": sensitive,
-    }
-    if not options.coarsen:  # a variant's launches read the plain kernel's verdict
-        header["coarsen"] = _verdict_json(result)
-    if "index32" in result.outputs:  # whether small arrays have a 32-bit index variant
-        header["index32"] = bool(result.outputs["index32"])
-    sections = {
-        "cubin": bytes(result.cubin),
-        "ptx": result.ptx.encode(),
-        "llvm": str(result.outputs["llvm"]).encode(),
-    }
+    sections, header = _contents(result, options, arg_types, key, name)
+    header["launch_config_sensitive"] = sensitive
+    if sections is None:  # nothing to keep (MCJIT gave no object): compiled, not cached
+        return result
     try:
         store.save(path, header, sections)
         layout.record(path.parent, pyfunc, key, path)
@@ -203,6 +235,38 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path
             stacklevel=3,
         )
     return result
+
+
+def _contents(result, options: Options, arg_types, key: str, name: str):
+    """``(sections, header)`` of the entry of ``result``; sections None where the
+    compile left nothing to keep."""
+    import datetime as dt  # here, not at the top: a cache hit does not need it
+
+    if options.target == "cpu":
+        from cujit.cache import cpu_entry
+
+        sections, header = cpu_entry.sections_of(result), cpu_entry.header_of(result)
+    else:
+        sections = {
+            "cubin": bytes(result.cubin),
+            "ptx": result.ptx.encode(),
+            "llvm": str(result.outputs["llvm"]).encode(),
+        }
+        header = {"record": result.record.to_json()}  # all a launch needs but the cubin
+    header.update(
+        key=key,
+        name=name,
+        arg_types=[str(t) for t in arg_types],
+        arch="{}.{}".format(*options.arch),
+        options={"opt": options.opt, "fastmath": options.fastmath, "debug": options.debug},
+        created=dt.datetime.now().isoformat(timespec="seconds"),
+        compile_ms={k: round(v * 1e3, 3) for k, v in result.times.items()},
+    )
+    if not options.coarsen:  # a variant's launches read the plain kernel's verdict
+        header["coarsen"] = _verdict_json(result)
+    if "index32" in result.outputs:  # whether small arrays have a 32-bit index variant
+        header["index32"] = bool(result.outputs["index32"])
+    return sections, header
 
 
 def _verdict_json(result) -> dict:
@@ -257,20 +321,6 @@ def clear() -> int:
 
 def format_listing() -> str:
     """The cache folder's entries, one per line, for ``python -m cujit cache list``."""
-    folder = cache_dir()
-    lines = [f"cujit kernel cache: {folder}"]
-    total = 0
-    found = store.entries(folder) if folder.is_dir() else []
-    for item in found:
-        if isinstance(item, Path):
-            lines.append(f"  {item.name}  (damaged: recompiled on next use)")
-            continue
-        h = item.header
-        size = item.path.stat().st_size
-        total += size
-        lines.append(
-            f"  {h['name']}({', '.join(h['arg_types'])})  sm_{h['arch'].replace('.', '')}"
-            f"  {size / 1024:.1f} KiB  {h['created']}  {item.path.name}"
-        )
-    lines.append(f"{len(found)} entries, {total / 1024:.1f} KiB")
-    return "\n".join(lines)
+    from cujit.cache.listing import listing
+
+    return listing(cache_dir())

@@ -29,6 +29,14 @@ def usable(entry, arg_types) -> bool:
         sections["llvm"].decode()
     except UnicodeDecodeError:
         return False
+    return record_fits(entry, arg_types)
+
+
+def record_fits(entry, arg_types) -> bool:
+    """Whether the entry's launch record (either target's) is whole and fits ``arg_types``."""
+    header = entry.header
+    if not isinstance(header, dict):
+        return False
     record = header.get("record")  # abi.LaunchRecord.to_json
     if not isinstance(record, dict):
         return False

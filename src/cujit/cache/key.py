@@ -25,7 +25,10 @@ changes the code.
 - the argument types, the ``Options`` (``verify`` aside: it checks, never
   changes, the code);
 - the environment: cujit's version and sources, the toolchain (see
-  ``toolchain.py``) and the Python implementation and minor version.
+  ``toolchain.py``) and the Python implementation and minor version; for the CPU
+  target the host instead of the toolchain: CPU name and features, data layout,
+  llvmlite's and LLVM's versions (``engine.host_identity``), and every function's
+  line numbers, which its checks' messages name.
 
 A value with no stable fingerprint (an object whose ``repr`` is its address, a
 property, an attribute a ``__getattr__`` computes) makes the kernel uncacheable:
@@ -47,7 +50,7 @@ from cujit.options import Options
 from cujit.types import Type, is_namedtuple_class
 from cujit.types.core import is_device_array_global
 
-FORMAT = 11  # bump when what the key covers, or what an entry holds, changes
+FORMAT = 12  # bump when what the key covers, or what an entry holds, changes
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
@@ -66,19 +69,22 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
     ``cache=True``): a device array it uses raises ``CapturesDeviceArray`` instead."""
     h = hasher()
     h.update(f"cujit-kernel-key {FORMAT}\n".encode())
-    h.update(environment_digest().encode())
+    h.update(environment_digest(options.target).encode())
     seen = _Seen(by_source=not config.CACHE_KEY_GLOBALS.get())
+    # The CPU target's checks name source lines in their messages (its entries keep
+    # them): its keys cover lines as debug builds' do.
+    lines = options.debug or options.target == "cpu"
     try:
-        _function(getattr(pyfunc, "py_func", pyfunc), h, options.debug, seen)
+        _function(getattr(pyfunc, "py_func", pyfunc), h, lines, seen)
     except Uncacheable as why:
         if strict and isinstance(why, CapturesDeviceArray):
             raise
         _warn_uncacheable(pyfunc, str(why))
         return None
     try:
-        _type_class_extensions(h, options.debug, seen)
+        _type_class_extensions(h, lines, seen)
         if seen.library or extension_key.touches_library(arg_types):
-            extension_key.library_entries(h, lambda f: _function(f, h, options.debug, seen))
+            extension_key.library_entries(h, lambda f: _function(f, h, lines, seen))
     except Uncacheable as why:
         _warn_uncacheable(pyfunc, str(why))
         return None
@@ -90,7 +96,8 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
     return h.hexdigest()
 
 
-_env: str | None = None
+_env: str | None = None  # the CUDA target's environment digest, once worked out
+_host_env: str | None = None  # the CPU target's
 _warned: set[str] = set()
 
 
@@ -107,11 +114,12 @@ def _warn_uncacheable(pyfunc, why: str) -> None:
         f"kernel {name!r} ({where}) is compiled without the disk cache: {why}, so "
         "no key can tell when it changes",
         RuntimeWarning,
-        stacklevel=_user_level(),
+        stacklevel=user_level(),
     )
 
 
-def _user_level() -> int:
+def user_level() -> int:
+    """The ``stacklevel`` of the first frame outside cujit, for a warning its caller makes."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = sys._getframe(2), 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
@@ -119,18 +127,27 @@ def _user_level() -> int:
     return level
 
 
-def environment_digest() -> str:
-    """What this process's cujit, toolchain and Python contribute to every key."""
-    global _env
-    if _env is None:
+def environment_digest(target: str = "cuda") -> str:
+    """What this process's cujit, toolchain and Python contribute to every key of
+    ``target``: the CUDA toolchain's identity, or for the CPU target the host's (its
+    CPU name and features, data layout, llvmlite and LLVM: ``engine.host_identity``)."""
+    global _env, _host_env
+    found = _host_env if target == "cpu" else _env
+    if found is None:
         import cujit
 
         h = hasher()
         h.update(f"cujit {cujit.__version__} {sources_digest()}\n".encode())
         h.update(f"python {sys.implementation.name} {sys.version_info[:2]}\n".encode())
-        h.update(f"toolchain {toolchain.identity()}\n".encode())
-        _env = h.hexdigest()
-    return _env
+        if target == "cpu":
+            from cujit.targets.cpu.engine import host_identity
+
+            h.update(f"host {host_identity()}\n".encode())
+            found = _host_env = h.hexdigest()
+        else:
+            h.update(f"toolchain {toolchain.identity()}\n".encode())
+            found = _env = h.hexdigest()
+    return found
 
 
 def sources_digest() -> str:

@@ -86,8 +86,9 @@ def decode(data: bytes) -> tuple[dict, dict[str, bytes]]:
     return header, sections
 
 
-def load(path: Path, key: str) -> Entry | None:
-    """The entry at ``path`` if it exists, is whole and has ``key``; a damaged one is removed."""
+def load(path: Path, key: str, on_damage=None) -> Entry | None:
+    """The entry at ``path`` if it exists, is whole and has ``key``; a damaged one is
+    removed (and ``on_damage(path, why)`` called, where given)."""
     try:
         data = path.read_bytes()
     except OSError:  # absent (the common miss) or unreadable
@@ -96,8 +97,10 @@ def load(path: Path, key: str) -> Entry | None:
         header, sections = decode(data)
         if header.get("key") != key:
             raise ValueError("key mismatch")
-    except (ValueError, KeyError, TypeError, struct.error):
+    except (ValueError, KeyError, TypeError, struct.error) as exc:
         _remove(path)
+        if on_damage is not None:
+            on_damage(path, f"it is damaged ({exc or type(exc).__name__})")
         return None
     return Entry(path, header, sections)
 

@@ -145,6 +145,7 @@ class CPUKernel:
         self.warp = warp  # warp functions or block votes: the warp scheduler (warp.py)
         self.llvm_ir = llvm_ir  # before optimisation (what lowering produced)
         self.jit = jit  # keeps the machine code alive
+        self.runner_symbol = symbol  # the compiled grid runner (what a cache entry names)
         kinds = [k for t in self.arg_types for k in param_kinds(t)]
         self._args_struct = type(
             "Args",
