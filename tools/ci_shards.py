@@ -64,16 +64,19 @@ def shards(files: list[str], seconds: dict[str, float], n: int) -> list[tuple[fl
 
 
 def totals(logs: list[str]) -> str:
-    """The counts (passed, skipped...) and seconds of pytest's last line in each log,
-    summed: one version's suite over its shards."""
+    """The counts (passed, skipped...) and seconds of pytest's summary line in each log
+    (its last line that ends "in N.NNs", whatever the interpreter printed after it at
+    exit), summed: one version's suite over its shards."""
     counts: collections.Counter = collections.Counter()
     seconds = 0.0
+    summary = re.compile(r" in ([\d.]+)s\b")
     for path in logs:
         with open(path) as f:
-            lines = f.read().strip().splitlines() or [""]
-        for number, what in re.findall(r"(\d+) ([a-z]+)", lines[-1]):
+            lines = f.read().strip().splitlines()
+        last = next((line for line in reversed(lines) if summary.search(line)), "")
+        for number, what in re.findall(r"(\d+) ([a-z]+)", last):
             counts[what] += int(number)
-        seconds += sum(float(s) for s in re.findall(r" in ([\d.]+)s", lines[-1]))
+        seconds += sum(float(s) for s in summary.findall(last))
     parts = ", ".join(f"{n} {what}" for what, n in counts.items())
     return f"{parts} in {seconds:.0f} s over {len(logs)} shards"
 
