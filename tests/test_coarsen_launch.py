@@ -98,20 +98,27 @@ def test_facts_pick_the_variant_and_its_grid(gpu):
     assert gpu.launches[-1][0] == (10, 1, 1) and len(gpu.general) == 2
 
 
-def test_in_the_background_the_first_launch_runs_plain_and_the_second_waits(monkeypatch):
+def test_in_the_background_the_second_launch_starts_the_variant_and_the_third_waits(
+    monkeypatch,
+):
     gpu = stand_in_gpu(monkeypatch, "CUJIT_COARSEN", background=True)
     k = cuda.jit(scale)
     cfg = k[40, 32]
     x, out = fake_device_array(1000), fake_device_array(1000, offset=4096)
-    for _ in range(3):
+    cfg(np.float32(2), x, out)
+    (spec,) = k.overloads.values()
+    assert spec.coarse.pending is None  # launched once: no variant compiles
+    cfg(np.float32(2), x, out)
+    assert spec.coarse.pending.started  # the launch started it, after enqueueing
+    for _ in range(2):
         cfg(np.float32(2), x, out)
     plain, wide = cubins(k)
     assert wide is not None and wide != plain
-    want = [((40, 1, 1), plain), ((10, 1, 1), wide), ((10, 1, 1), wide)]
+    want = [((40, 1, 1), plain)] * 2 + [((10, 1, 1), wide)] * 2
     assert [(launch[0], launch[-1]) for launch in gpu.launches] == want
-    # the second launch took the general path (its wide slot was empty), the third the
-    # selector
-    assert len(gpu.general) == 2
+    # the second and third launches took the general path (the wide slot was empty), the
+    # fourth the selector
+    assert len(gpu.general) == 3
 
 
 def test_a_grid_short_of_the_bound_runs_the_kernel_as_written(gpu):

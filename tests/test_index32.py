@@ -307,9 +307,10 @@ def test_conv_and_stencil_on_the_gpu_match_numpy_with_and_without_the_variant():
     for flag in (True, False):
         k = cuda.jit(conv, index32=flag)
         s = cuda.jit(stencil, index32=flag)
-        # The first launch runs the kernel as written while the variant compiles in a
-        # thread, the second waits for it and runs it (cujit/variants.py).
-        for _ in range(2):
+        # The first two launches run the kernel as written, the second starting the
+        # variant's compile in a thread; the third waits for it and runs it
+        # (cujit/variants.py).
+        for _ in range(3):
             dout = cuda.to_device(poisoned(n))
             k[(n + 255) // 256, 256](cuda.to_device(x), cuda.to_device(w), dout)
             assert rel(dout.copy_to_host(), conv_ref(x, w)) < 1e-6

@@ -1,8 +1,10 @@
 """Launch-selected variants compiled in a thread (cujit/variants.py): the first launch
-that could take one runs the kernel as written while the variant compiles, the next
-waits for it; a failed compile falls back with a warning; the knob and the CPU target
-compile it before the launch.  GPU-target kernels are compiled here without a GPU
-(stages 1-7); ``Plan.select`` is what a launch calls, so no device is needed."""
+that could take one runs the kernel as written and compiles nothing; the second runs it
+as written too and, once enqueued (``start_deferred``, as the dispatcher calls it),
+starts the variant's compile in a thread; the third waits for it; a failed compile falls
+back with a warning; the knob and the CPU target compile it before the first launch.
+GPU-target kernels are compiled here without a GPU (stages 1-7); ``Plan.select`` is
+what a launch calls, so no device is needed."""
 
 import threading
 import warnings
@@ -36,16 +38,31 @@ def saxpy_args(n=4096):
     return (out, np.float32(2.0), x, x + 1, n)
 
 
-def test_first_launch_runs_plain_while_the_variant_compiles(monkeypatch):
+def test_a_kernel_launched_once_compiles_no_variant(monkeypatch):
     monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     chosen, grid = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
     assert chosen is spec and grid == (16, 1, 1)  # the kernel as written
+    variants.start_deferred()  # what the dispatcher does after the launch
+    assert plan.asked and plan.pending is None and plan.wide is None
+    assert not [t for t in threading.enumerate() if t.name.startswith("cujit-variant-saxpy")]
+
+
+def test_the_second_launch_starts_the_compile_and_the_third_takes_it(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    assert plan.select(spec, args, (16, 1, 1), (256, 1, 1)) == (spec, (16, 1, 1))
+    chosen, grid = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    assert chosen is spec and grid == (16, 1, 1)  # the second runs as written too
     pending = plan.pending
     assert pending is not None and pending.thread.name.startswith("cujit-variant-saxpy")
+    assert not pending.started and pending in variants.deferred  # not before the launch
+    variants.start_deferred()  # after it
+    assert pending.started and pending not in variants.deferred
     assert not pending.thread.daemon  # an exiting process waits for it
-    # The second launch waits for the thread and takes the variant, on a grid k times
+    # The third launch waits for the thread and takes the variant, on a grid k times
     # smaller; so does every later one, without a second compile.
     chosen, grid = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
     assert chosen is plan.wide and chosen is not spec
@@ -54,6 +71,24 @@ def test_first_launch_runs_plain_while_the_variant_compiles(monkeypatch):
     assert ".v4.f32" in chosen.result.ptx and ".v4.f32" not in spec.result.ptx  # 16-byte
     again, _ = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
     assert again is chosen and plan.pending is pending
+
+
+def test_a_compile_whose_launch_failed_starts_when_a_launch_waits(monkeypatch):
+    # The second launch asked for the compile and then failed before start_deferred: the
+    # third starts the compile itself and waits for it.
+    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    args = saxpy_args()
+    _, spec, plan = planned(saxpy, args)
+    plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    pending = plan.pending
+    try:
+        assert not pending.started
+        chosen, _ = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+        assert pending.started and chosen is plan.wide and chosen is not spec
+    finally:
+        variants.start_deferred()  # leaves nothing waiting for the next test
+    assert not variants.deferred
 
 
 def test_a_launch_the_facts_refuse_starts_no_compile(monkeypatch):
@@ -73,7 +108,10 @@ def test_the_index32_variant_compiles_in_a_thread_too(monkeypatch):
 
     assert isinstance(plan, index_width.Plan)
     assert plan.select(spec, args, (4, 4), (16, 16)) == (spec, (4, 4))
+    assert plan.pending is None  # launched once: nothing compiles
+    assert plan.select(spec, args, (4, 4), (16, 16)) == (spec, (4, 4))
     assert plan.pending is not None
+    variants.start_deferred()
     chosen, grid = plan.select(spec, args, (4, 4), (16, 16))
     assert chosen is plan.wide and chosen is not spec and grid == (4, 4)
     assert chosen.result.ptx != spec.result.ptx  # its int32 index arithmetic
@@ -109,6 +147,8 @@ def test_a_failed_variant_falls_back_with_one_warning(monkeypatch):
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     assert plan.select(spec, args, (16, 1, 1), (256, 1, 1))[0] is spec
+    assert plan.select(spec, args, (16, 1, 1), (256, 1, 1))[0] is spec
+    variants.start_deferred()
     with pytest.warns(NumbaPerformanceWarning, match=r"'saxpy'.*libNVVM said no"):
         assert plan.select(spec, args, (16, 1, 1), (256, 1, 1)) == (spec, (16, 1, 1))
     with warnings.catch_warnings():
@@ -117,7 +157,7 @@ def test_a_failed_variant_falls_back_with_one_warning(monkeypatch):
     assert plan.wide is None
 
 
-def test_concurrent_first_launches_start_one_compile(monkeypatch):
+def test_concurrent_launches_start_one_compile(monkeypatch):
     monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
     starts = []
     real = variants.compile_variant
@@ -146,10 +186,12 @@ def test_concurrent_first_launches_start_one_compile(monkeypatch):
         t.start()
     for t in threads:
         t.join()
+    variants.start_deferred()
     variants.wait(plan)
     assert not errors and len(starts) == 1 and plan.wide is not None
-    # Exactly one launch started the compile and ran plain; the others waited for it.
-    assert got.count(spec) == 1 and got.count(plan.wide) == 3
+    # One launch came first and compiled nothing, one asked for the compile; both ran
+    # plain.  The other two waited for it (starting it, as no launch had yet).
+    assert got.count(spec) == 2 and got.count(plan.wide) == 2
 
 
 def test_the_variants_options_are_read_in_the_launching_thread(monkeypatch):
@@ -167,5 +209,7 @@ def test_the_variants_options_are_read_in_the_launching_thread(monkeypatch):
 
     monkeypatch.setattr(type(k), "_options", options)
     plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    plan.select(spec, args, (16, 1, 1), (256, 1, 1))
+    variants.start_deferred()
     variants.wait(plan)
     assert plan.wide is not None and readers == [threading.current_thread()]

@@ -2,11 +2,14 @@
 start-up of bench/launch_bench.py's ``fresh_process``), step by step, beside the same
 steps through raw cuda.bindings with a prebuilt cubin (its floor).
 
-    PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--json out.json]
+    PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--hold] [--json out.json]
 
 Per configuration (cujit as shipped, ``CUJIT_VARIANTS_BACKGROUND=0``, ``CUJIT_WARMUP=0``,
-and the floor), N fresh processes run one after another; each prints the time since
-its start at every step, and this prints each step's median gap from the step before.
+and the floor), N fresh processes run, the configurations taking turns; each prints the
+time since its start at every step, and this prints each step's median gap from the
+step before.  This process never starts CUDA itself (the floor's cubin is compiled in a
+child): on the H200 a process's ``cuInit`` is about 100 ms faster while another process
+has the device open, which ``--hold`` arranges for every configuration alike.
 ``exit`` is the whole process's wall time seen from here (a variant still compiling in
 a thread is waited for by the interpreter's exit).  Needs a GPU.
 """
@@ -69,6 +72,32 @@ def floor_script(tmp: str) -> str:
     return launch_bench.fresh_floor_script(tmp)
 
 
+def floor_script_from_child(tmp: str, env: dict) -> str:
+    """``floor_script`` made in a child process: the compile reads the device's
+    architecture, and a CUDA context left in this process would make every later
+    child's ``cuInit`` faster than a lone process's."""
+    code = f"import sys; sys.path.insert(0, {HERE!r}); import startup_timeline as t; "
+    code += f"sys.stdout.write(t.floor_script({tmp!r}))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-600:])
+    return proc.stdout
+
+
+# --hold: a process that keeps the device open (a CUDA context) while the others run
+HOLDER = """
+import sys
+from cuda.bindings import driver as d
+d.cuInit(0)
+ctx = d.cuDevicePrimaryCtxRetain(d.cuDeviceGet(0)[1])[1]
+d.cuCtxSetCurrent(ctx)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
 def run(code: str, env: dict) -> tuple[list, float]:
     start = time.perf_counter()
     proc = subprocess.run(
@@ -81,8 +110,7 @@ def run(code: str, env: dict) -> tuple[list, float]:
     return marks, wall
 
 
-def timeline(code: str, env: dict, n: int) -> dict:
-    samples = [run(code, env) for _ in range(n)]
+def summarise(samples: list) -> dict:
     names = [name for name, _ in samples[0][0]]
     steps = {}
     for k, name in enumerate(names):
@@ -99,23 +127,44 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=7)
     ap.add_argument("--json")
+    ap.add_argument(
+        "--hold",
+        action="store_true",
+        help="keep a process with a CUDA context alive while the processes run",
+    )
     opts = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     run(CUJIT, env)  # writes any missing bytecode
-    out = {}
     configs = {
-        "cujit": {},
-        "cujit, CUJIT_VARIANTS_BACKGROUND=0": {"CUJIT_VARIANTS_BACKGROUND": "0"},
-        "cujit, CUJIT_WARMUP=0": {"CUJIT_WARMUP": "0"},
+        "cujit": dict(env),
+        "cujit, CUJIT_VARIANTS_BACKGROUND=0": dict(env, CUJIT_VARIANTS_BACKGROUND="0"),
+        "cujit, CUJIT_WARMUP=0": dict(env, CUJIT_WARMUP="0"),
     }
-    for label, extra in configs.items():
-        out[label] = timeline(CUJIT, dict(env, **extra), opts.n)
+    floor_label = "floor (raw bindings, prebuilt cubin)"
+    holder = None
     with tempfile.TemporaryDirectory() as tmp:
-        out["floor (raw bindings, prebuilt cubin)"] = timeline(
-            _timed_floor(floor_script(tmp)), env, opts.n
-        )
+        codes = {label: CUJIT for label in configs}
+        codes[floor_label] = _timed_floor(floor_script_from_child(tmp, env))
+        configs[floor_label] = env
+        if opts.hold:
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            holder.stdout.readline()
+        try:
+            samples: dict = {label: [] for label in configs}
+            for _ in range(opts.n):  # the configurations interleaved: the machine drifts
+                for label, run_env in configs.items():
+                    samples[label].append(run(codes[label], run_env))
+        finally:
+            if holder is not None:
+                holder.communicate(b"", timeout=60)
+    out = {label: summarise(v) for label, v in samples.items()}
+    out["held"] = bool(opts.hold)
     for label, row in out.items():
+        if label == "held":
+            continue
         print(f"\n{label}: exit {row['exit_ms']:.1f} ms")
         for name, step in row["steps"].items():
             print(f"  {name:28} +{step['gap_ms']:7.1f} ms   at {step['at_ms']:7.1f} ms")

@@ -89,6 +89,7 @@ class Plan:
         self.kernel, self.plain, self.verdict, self.k = kernel, spec, verdict, verdict.width
         self.wide = None  # the variant's Specialization, compiled on first use
         self.pending = None  # its compile in a thread (cujit.variants)
+        self.asked = False  # a launch could have taken it (cujit.variants)
         self.arrays = verdict.arrays
         bounds = [_bound_code(b.expr) + (" + 1" if b.inclusive else "") for b in verdict.bounds]
         self.bound_code = bounds[0] if len(bounds) == 1 else f"min({', '.join(bounds)})"

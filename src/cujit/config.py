@@ -125,9 +125,9 @@ VARIANTS_BACKGROUND = Knob(
     bool,
     True,
     "compile a GPU kernel's launch-selected variant (coarsened or 32-bit index) in a "
-    "thread: the first launch that could take it runs the kernel as written meanwhile, "
-    "and the next such launch waits for it (docs/coarsening.md); 0 compiles it before "
-    "that first launch",
+    "thread, once the kernel is launched again: the first two launches that could take "
+    "it run the kernel as written, the second starting its compile, and the third waits "
+    "for it (docs/coarsening.md); 0 compiles it before the first such launch",
 )
 
 NUMBA = Knob(

@@ -26,6 +26,7 @@ from cujit import (
     numba_config,
     overloads,
     pickling,
+    variants,
     warmup,
 )
 from cujit.argtypes import fast_typeof
@@ -550,6 +551,8 @@ class Kernel(KernelInspection):
         else:
             writebacks = ()
         rt_launch.launch(fn, grid, block, stream, shmem, spec.packer, values)
+        if variants.deferred:  # a variant this launch asked for compiles from now on
+            variants.start_deferred()
         if writebacks:
             rt_launch.finish_writebacks(writebacks, stream)
         if spec.record.debug_sites:  # debug=True: raise what a failed check reported

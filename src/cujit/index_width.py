@@ -73,6 +73,7 @@ class Plan:
         self.kernel, self.plain = kernel, spec
         self.wide = None  # the variant's Specialization, compiled on first use
         self.pending = None  # its compile in a thread (cujit.variants)
+        self.asked = False  # a launch could have taken it (cujit.variants)
         self.arrays = tuple(p for p, t in enumerate(spec.arg_types) if isinstance(t, Array))
         self.groups = shape_groups(spec.arg_types)
 

@@ -1,22 +1,27 @@
-"""Compiling a kernel's launch-selected variant: at first need, in a thread on the GPU.
+"""Compiling a kernel's launch-selected variant: once a kernel is launched again, in a
+thread on the GPU.
 
 A specialisation with a plan (``cujit.coarsen.Plan``, ``cujit.index_width.Plan``) has
 one variant, the kernel compiled again with other ``Options`` (``coarsen=k``,
 ``index32=True``), taken by launches whose facts allow it.  Nothing compiles it until a
-launch could take it.  That launch then:
+launch could take it.  Then:
 
-- on the GPU target with ``CUJIT_VARIANTS_BACKGROUND`` on (the default), starts its
-  compile in a thread of its own and runs the kernel as written;
+- on the GPU target with ``CUJIT_VARIANTS_BACKGROUND`` on (the default), the first such
+  launch runs the kernel as written and compiles nothing: a kernel launched once pays
+  its own compile only, and nothing competes with it for the GIL or the CPU.  The
+  second runs the kernel as written too, and once it is enqueued (``start_deferred``,
+  which the dispatcher calls after each launch that asked for one) the variant's compile
+  starts in a thread of its own.  The third waits for that thread, and from then on
+  every such launch runs the variant;
 - otherwise (the knob off, or the CPU target, whose LLVM JIT shares one context between
-  threads) compiles it first and runs it.
+  threads) the first such launch compiles it and runs it.
 
-The next launch that could take it waits for the thread, so from the second such launch
-on a kernel runs its variant exactly as it would have from the first.  A kernel launched
-once pays its own compile only.  libNVVM and nvJitLink compile distinct programs in
-separate threads safely, and cuda.bindings lets go of the GIL while they work: the
-variant's back end runs beside the first launch and whatever the process does next.
-The thread is not a daemon, so a process that ends meanwhile waits for it to finish
-rather than stopping the toolchain mid-call.
+libNVVM and nvJitLink compile distinct programs in separate threads safely, and
+cuda.bindings lets go of the GIL while they work: the variant's back end runs beside
+the launches and whatever the process does next.  The thread is not a daemon, so a
+process that ends meanwhile waits for it to finish rather than stopping the toolchain
+mid-call.  A compile asked for and not yet started (its launch failed) starts when the
+next launch starts those waiting, or when a launch waits for it.
 
 A variant whose compile fails in the thread leaves the kernel's launches on the kernel
 as written, with one ``NumbaPerformanceWarning`` naming the kernel and the error.  Compiled before
@@ -32,6 +37,7 @@ import warnings
 from cujit import config
 
 _lock = threading.Lock()  # two launches of one kernel at once start one compile
+deferred: list = []  # compiles asked for by launches, started once those are enqueued
 
 
 class _Pending:
@@ -40,6 +46,7 @@ class _Pending:
     def __init__(self, plan, options):
         self.error: BaseException | None = None
         self.warned = False
+        self.started = False
         name = f"cujit-variant-{plan.kernel.__name__}"
         self.thread = threading.Thread(target=self._run, args=(plan, options), name=name)
 
@@ -49,6 +56,27 @@ class _Pending:
         except BaseException as exc:  # noqa: BLE001 -- reported by the next launch that waits
             self.error = exc
 
+    def start(self) -> None:
+        with _lock:
+            if self.started:
+                return
+            self.started = True
+            self.thread.start()
+
+    def join(self) -> None:
+        self.start()  # not started yet (its launch failed): now, and wait for it
+        self.thread.join()
+
+
+def start_deferred() -> None:
+    """Start the variant compiles that launches asked for (after those launches)."""
+    while deferred:
+        try:
+            pending = deferred.pop()
+        except IndexError:  # another thread took the last one
+            return
+        pending.start()
+
 
 def background(kernel) -> bool:
     """Whether ``kernel``'s variants compile in a thread."""
@@ -57,26 +85,25 @@ def background(kernel) -> bool:
 
 def variant(plan, **changes):
     """``plan``'s variant for a launch whose facts allow it: its Specialization, or None
-    where this launch runs the kernel as written (its compile has just started in a
-    thread, or failed there)."""
+    where this launch runs the kernel as written (the first such launch, the second,
+    whose launch starts the compile, or any after a failed one)."""
     wide = plan.wide
     if wide is not None:
         return wide
-    pending = plan.pending
-    if pending is None:
-        # The options (the architecture of the launching thread's device among them) are
-        # read here: a thread of its own has no current context.
-        options = dataclasses.replace(plan.kernel._options(), **changes)
+    if plan.pending is None:
         if not background(plan.kernel):
-            return compile_variant(plan, options)
+            return compile_variant(plan, _options(plan, changes))
         with _lock:
-            if plan.pending is None:
-                started = _Pending(plan, options)
-                started.thread.start()
-                plan.pending = started  # seen without the lock: started before it is seen
+            if not plan.asked:  # launched once: nothing compiles yet
+                plan.asked = True
                 return None
-        pending = plan.pending
-    pending.thread.join()
+            if plan.pending is None:
+                pending = _Pending(plan, _options(plan, changes))
+                plan.pending = pending  # seen without the lock: set after it is whole
+                deferred.append(pending)
+                return None
+    pending = plan.pending
+    pending.join()
     if plan.wide is None and pending.error is not None and not pending.warned:
         pending.warned = True
         from cujit.diagnostics import NumbaPerformanceWarning
@@ -91,11 +118,17 @@ def variant(plan, **changes):
     return plan.wide
 
 
+def _options(plan, changes: dict):
+    """The variant's options.  Read in the launching thread: the architecture is its
+    device's, and a thread of its own has no current context."""
+    return dataclasses.replace(plan.kernel._options(), **changes)
+
+
 def wait(plan) -> None:
     """Wait for ``plan``'s variant compiling in a thread, if one is (for inspection)."""
     pending = plan.pending
     if pending is not None and pending.thread is not threading.current_thread():
-        pending.thread.join()
+        pending.join()
 
 
 def compile_variant(plan, options):
