@@ -38,3 +38,14 @@ def test_the_cujit_script_marks_the_same_phases(timeline):
     compile(text, "<cujit>", "exec")
     for step in ("import cujit", "to_device (driver start)", "first launch (compile)"):
         assert f'mark("{step}")' in text
+
+
+def test_the_floor_script_is_made_in_a_child_process(timeline, tmp_path):
+    # This process must not start CUDA itself: the child compiles the cubin and writes
+    # the script, which is the one this process would have made.
+    env = dict(os.environ, PYTHONPATH=os.path.join(TOOLS, "..", "src"))
+    from_child = timeline.floor_script_from_child(str(tmp_path), env)
+    here = timeline.floor_script(str(tmp_path))
+    assert from_child == here
+    assert "ok(drv.cuInit(0))" in from_child
+    compile(timeline._timed_floor(from_child), "<floor>", "exec")
