@@ -275,3 +275,47 @@ def test_void_and_bool_across_the_c_abi():
     # C's bool is one byte, returned in a 32-bit PTX register like NVRTC's definition.
     m = re.search(r"\.extern\s+\.func\s+\(\.param\s+\.(\w+)\s+func_retval0\)\s+odd", ptx)
     assert m and m.group(1) == "b32"
+
+
+def _relocatable_cubin(source: str, name: str, arch=(9, 0)) -> bytes:
+    """``source`` compiled by NVRTC to a relocatable sm_XY cubin (``-rdc=true``), the
+    kind of ``.cubin`` a library links into kernels."""
+    from cujit.ptx import libs
+
+    nvrtc = libs.nvrtc_module()
+    opts = [f"-arch=sm_{arch[0]}{arch[1]}", "-rdc=true", "-default-device"]
+    opts += [f"-I{d}" for d in libs.cuda_include_dirs()]
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+        err, size = nvrtc.nvrtcGetCUBINSize(prog)
+        buf = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(prog, buf)
+        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return buf
+
+
+def test_a_relocatable_cubin_file_links(tmp_path):
+    path = tmp_path / "shim.cubin"
+    path.write_bytes(_relocatable_cubin(SHIM, "shim.cu"))
+    assert path.read_bytes()[:4] == b"\x7fELF"
+    k = _axpy_kernel([str(path)])
+    spec = k.compile(ARGS)
+    assert spec.result.cubin[:4] == b"\x7fELF"
+    assert "axpy" in spec.result.ptx  # the kernel calls the cubin's function
+
+
+@pytest.mark.gpu
+def test_gpu_kernel_calls_a_function_from_a_cubin_file(tmp_path):
+    path = tmp_path / "shim.cubin"
+    path.write_bytes(
+        _relocatable_cubin(SHIM, "shim.cu", cuda.get_current_device().compute_capability)
+    )
+    k = _axpy_kernel([str(path)])
+    x, y, out = _poisoned(1000)
+    k[4, 256](out, x, y)
+    np.testing.assert_allclose(out, np.float32(2.5) * x + y, rtol=1e-6)
