@@ -141,6 +141,10 @@ def _run(state: _State) -> None:
         from cujit.types import int32
 
         pipeline.import_stages()
+        # and what a kernel's compile imports besides (its launch-selected variants)
+        from cujit import coarsen, index_width  # noqa: F401
+        from cujit.ir import independence  # noqa: F401
+
         libs.nvvm_module()
         libs.nvjitlink_module()
         state.arch_given.wait()
