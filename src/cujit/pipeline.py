@@ -108,8 +108,8 @@ class _Run:
         except Exception as exc:  # a bug in cujit: say so, and where the user's kernel is
             raise InternalCompilerError(name, self.name, function_loc(self.pyfunc), exc) from exc
         if self.stop_after is not None:  # a kernel's stage, not a callee's
-            self.times[name] = time.perf_counter() - start
             self.outputs[name] = value if shown is None else shown(value)
+            self.times[name] = time.perf_counter() - start  # its output's text included
             self.stopped = name == self.stop_after
         return value
 
