@@ -60,9 +60,17 @@ import numba_suite_audit
 import numba_suite_routing as routing
 import pytest
 
-# The worker's own stderr, which pytest's capturing of fd 2 leaves alone: a timeout's
-# report must reach the parent.
-_STDERR = os.fdopen(os.dup(2), "w")
+_stderr_copy = None
+
+
+def _stderr():
+    """The worker's own stderr, which pytest's capturing of fd 2 leaves alone: a
+    timeout's report must reach the parent.  Made at first use, so that a process that
+    only imports this module (the tests do) leaves no file open at exit."""
+    global _stderr_copy
+    if _stderr_copy is None:
+        _stderr_copy = os.fdopen(os.dup(2), "w")
+    return _stderr_copy
 
 
 class Counts:
@@ -282,7 +290,7 @@ class Plugin:
         self.write({"start": test_id(nodeid)})
         # A test that hangs, in Python or in native code, ends this process: the parent
         # records it as a timeout and starts another worker for the rest.
-        faulthandler.dump_traceback_later(self.timeout, exit=True, file=_STDERR)
+        faulthandler.dump_traceback_later(self.timeout, exit=True, file=_stderr())
         self.reports = []
         Counts.reset()
         fd, self.child_events = tempfile.mkstemp(prefix="cujit-child-", suffix=".events")
@@ -392,7 +400,7 @@ def main(argv: list[str]) -> int:
     _route_numba_ufunc_builders()
     _numba_config_from_numba_cuda()
     # Collection (importing the files) has a bound of its own, apart from the tests'.
-    faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_STDERR)
+    faulthandler.dump_traceback_later(max(timeout * 4, 300), exit=True, file=_stderr())
     with open(events_path, "a") as out:
         plugin = Plugin(out, skip, leave_out, timeout)
         args = [
