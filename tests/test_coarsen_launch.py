@@ -22,7 +22,7 @@ def stand_in_gpu(monkeypatch, knob: str, background: bool = False):
     variant compiles before the first launch that can take it unless ``background``
     (cujit/variants.py; test_variants_background.py)."""
     monkeypatch.setenv(knob, "1")
-    monkeypatch.setenv("CUJIT_VARIANTS_BACKGROUND", "1" if background else "0")
+    monkeypatch.setenv("CUJIT_VARIANTS_LAZY", "1" if background else "0")
     fake = FakeGPU()
     monkeypatch.setattr(context._tls, "ctx", fake.context, raising=False)
     monkeypatch.setattr(rt_module, "load_module", lambda cubin: _Module(fake, cubin))

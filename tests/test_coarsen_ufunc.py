@@ -13,6 +13,13 @@ from cujit.ufunc import vectorize
 RNG = np.random.default_rng(5)
 
 
+@pytest.fixture(autouse=True)
+def variants_at_the_first_launch(monkeypatch):
+    """These tests check the variants' results: each kernel's first launch that could
+    take one compiles it (tests/test_variants_background.py tests the lazy default)."""
+    monkeypatch.setenv("CUJIT_VARIANTS_LAZY", "0")
+
+
 def _fma_exp(x, y):
     return math.exp(x) * y + 1
 

@@ -16,6 +16,13 @@ from cujit.types import typeof
 RNG = np.random.default_rng(17)
 
 
+@pytest.fixture(autouse=True)
+def variants_at_the_first_launch(monkeypatch):
+    """These tests check the variants' results: each kernel's first launch that could
+    take one compiles it (tests/test_variants_background.py tests the lazy default)."""
+    monkeypatch.setenv("CUJIT_VARIANTS_LAZY", "0")
+
+
 def data(n, dtype=np.float32, offset=0):
     return (RNG.standard_normal(n + offset) + 0.5).astype(dtype)[offset:]
 

@@ -284,6 +284,7 @@ print(json.dumps({"compiled": compiled, "stats": stats, "out": out.tolist(),
 
 def _run_child(folder: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=SRC, XDG_CACHE_HOME=str(folder / "user"))
+    env["CUJIT_VARIANTS_LAZY"] = "0"  # the variant a first launch could take compiles too
     for name in ("CUJIT_TARGET", "CUJIT_CACHE", "CUJIT_CACHE_DIR", "CUJIT_NUMBA"):
         env.pop(name, None)
     proc = subprocess.run(

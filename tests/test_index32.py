@@ -25,6 +25,13 @@ RNG = np.random.default_rng(32)
 TAPS = 5
 
 
+@pytest.fixture(autouse=True)
+def variants_at_the_first_launch(monkeypatch):
+    """These tests check the variants' results: each kernel's first launch that could
+    take one compiles it (tests/test_variants_background.py tests the lazy default)."""
+    monkeypatch.setenv("CUJIT_VARIANTS_LAZY", "0")
+
+
 def conv(x, w, out):
     i = cuda.grid(1)
     n = x.size

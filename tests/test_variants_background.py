@@ -2,7 +2,8 @@
 that could take one runs the kernel as written and compiles nothing; the second runs it
 as written too and, once enqueued (``start_deferred``, as the dispatcher calls it),
 starts the variant's compile in a thread; the third waits for it; a failed compile falls
-back with a warning; the knob and the CPU target compile it before the first launch.
+back with a warning.  On the CPU target the second launch compiles it in the
+launching thread; with the knob off the first does, on either target.
 GPU-target kernels are compiled here without a GPU (stages 1-7); ``Plan.select`` is
 what a launch calls, so no device is needed."""
 
@@ -39,7 +40,7 @@ def saxpy_args(n=4096):
 
 
 def test_a_kernel_launched_once_compiles_no_variant(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     chosen, grid = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
@@ -50,7 +51,7 @@ def test_a_kernel_launched_once_compiles_no_variant(monkeypatch):
 
 
 def test_the_second_launch_starts_the_compile_and_the_third_takes_it(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     assert plan.select(spec, args, (16, 1, 1), (256, 1, 1)) == (spec, (16, 1, 1))
@@ -76,7 +77,7 @@ def test_the_second_launch_starts_the_compile_and_the_third_takes_it(monkeypatch
 def test_a_compile_whose_launch_failed_starts_when_a_launch_waits(monkeypatch):
     # The second launch asked for the compile and then failed before start_deferred: the
     # third starts the compile itself and waits for it.
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     plan.select(spec, args, (16, 1, 1), (256, 1, 1))
@@ -92,7 +93,7 @@ def test_a_compile_whose_launch_failed_starts_when_a_launch_waits(monkeypatch):
 
 
 def test_a_launch_the_facts_refuse_starts_no_compile(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     # The grid does not cover n: the variant's threads would not be the kernel's.
@@ -101,7 +102,7 @@ def test_a_launch_the_facts_refuse_starts_no_compile(monkeypatch):
 
 
 def test_the_index32_variant_compiles_in_a_thread_too(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = (np.ones((64, 64), np.float32), np.zeros((64, 64), np.float32))
     _, spec, plan = planned(stencil, args)
     from cujit import index_width
@@ -118,27 +119,52 @@ def test_the_index32_variant_compiles_in_a_thread_too(monkeypatch):
 
 
 def test_knob_off_compiles_before_the_first_launch(monkeypatch):
-    monkeypatch.setenv(config.VARIANTS_BACKGROUND.name, "0")
+    monkeypatch.setenv(config.VARIANTS_LAZY.name, "0")
     args = saxpy_args()
     _, spec, plan = planned(saxpy, args)
     chosen, _ = plan.select(spec, args, (16, 1, 1), (256, 1, 1))
     assert chosen is plan.wide and chosen is not spec and plan.pending is None
 
 
-def test_cpu_target_compiles_before_the_first_launch(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+def test_cpu_target_compiles_at_the_second_launch_in_the_launching_thread(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = saxpy_args(1000)
     k, spec, plan = planned(saxpy, args, target="cpu")
     assert not variants.background(k)
+    assert plan.select(spec, args, (8, 1, 1), (128, 1, 1)) == (spec, (8, 1, 1))
+    assert plan.wide is None and plan.pending is None  # launched once: nothing more
     chosen, _ = plan.select(spec, args, (8, 1, 1), (128, 1, 1))
-    assert chosen is plan.wide and plan.pending is None
-    k[8, 128](*args)  # and the launch runs it: values against NumPy
+    assert chosen is plan.wide and chosen is not spec and plan.pending is None
+    out, a, x, y, _ = args
+    for _ in range(3):  # plain, then the variant: both against NumPy
+        out[:] = np.nan
+        k[8, 128](*args)
+        np.testing.assert_array_equal(out, a * x + y)
+
+
+def test_cpu_target_launched_once_runs_as_written(monkeypatch):
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
+    args = saxpy_args(1000)
+    k = cuda.jit(target="cpu")(saxpy)
+    k[8, 128](*args)
+    (spec,) = k.overloads.values()
+    assert spec.coarse is not None and spec.coarse.wide is None
     out, a, x, y, _ = args
     np.testing.assert_array_equal(out, a * x + y)
+    k[8, 128](*args)  # the second launch compiles the variant and runs it
+    assert spec.coarse.wide is not None
+
+
+def test_knob_off_compiles_before_the_first_launch_on_the_cpu_too(monkeypatch):
+    monkeypatch.setenv(config.VARIANTS_LAZY.name, "0")
+    args = saxpy_args(1000)
+    _, spec, plan = planned(saxpy, args, target="cpu")
+    chosen, _ = plan.select(spec, args, (8, 1, 1), (128, 1, 1))
+    assert chosen is plan.wide and chosen is not spec
 
 
 def test_a_failed_variant_falls_back_with_one_warning(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
 
     def broken(plan, options):
         raise RuntimeError("libNVVM said no")
@@ -158,7 +184,7 @@ def test_a_failed_variant_falls_back_with_one_warning(monkeypatch):
 
 
 def test_concurrent_launches_start_one_compile(monkeypatch):
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     starts = []
     real = variants.compile_variant
 
@@ -197,7 +223,7 @@ def test_concurrent_launches_start_one_compile(monkeypatch):
 def test_the_variants_options_are_read_in_the_launching_thread(monkeypatch):
     # A thread of its own has no current CUDA context: the architecture (of the device the
     # launching thread uses) must come from the launch, not from the compile's thread.
-    monkeypatch.delenv(config.VARIANTS_BACKGROUND.name, raising=False)
+    monkeypatch.delenv(config.VARIANTS_LAZY.name, raising=False)
     args = saxpy_args()
     k, spec, plan = planned(saxpy, args)
     readers = []

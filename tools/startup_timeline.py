@@ -4,7 +4,7 @@ steps through raw cuda.bindings with a prebuilt cubin (its floor).
 
     PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--hold] [--json out.json]
 
-Per configuration (cujit as shipped, ``CUJIT_VARIANTS_BACKGROUND=0``, ``CUJIT_WARMUP=0``,
+Per configuration (cujit as shipped, ``CUJIT_VARIANTS_LAZY=0``, ``CUJIT_WARMUP=0``,
 and the floor), N fresh processes run, the configurations taking turns; each prints the
 time since its start at every step, and this prints each step's median gap from the
 step before.  This process never starts CUDA itself (the floor's cubin is compiled in a
@@ -138,7 +138,7 @@ def main() -> None:
     run(CUJIT, env)  # writes any missing bytecode
     configs = {
         "cujit": dict(env),
-        "cujit, CUJIT_VARIANTS_BACKGROUND=0": dict(env, CUJIT_VARIANTS_BACKGROUND="0"),
+        "cujit, CUJIT_VARIANTS_LAZY=0": dict(env, CUJIT_VARIANTS_LAZY="0"),
         "cujit, CUJIT_WARMUP=0": dict(env, CUJIT_WARMUP="0"),
     }
     floor_label = "floor (raw bindings, prebuilt cubin)"

@@ -120,14 +120,16 @@ INDEX32 = Knob(
     "and divides such indices in int32 (docs/index32.md); 0 turns it off for every kernel "
     "(jit(index32=False): for one)",
 )
-VARIANTS_BACKGROUND = Knob(
-    "CUJIT_VARIANTS_BACKGROUND",
+VARIANTS_LAZY = Knob(
+    "CUJIT_VARIANTS_LAZY",
     bool,
     True,
-    "compile a GPU kernel's launch-selected variant (coarsened or 32-bit index) in a "
-    "thread, once the kernel is launched again: the first two launches that could take "
-    "it run the kernel as written, the second starting its compile, and the third waits "
-    "for it (docs/coarsening.md); 0 compiles it before the first such launch",
+    "compile a kernel's launch-selected variant (coarsened or 32-bit index) only once "
+    "the kernel is launched again: the first launch that could take it runs the kernel "
+    "as written and compiles nothing more.  On a GPU the second such launch starts the "
+    "compile in a thread and the third waits for it; on the CPU target the second "
+    "compiles it and runs it (docs/coarsening.md).  0 compiles it before the first such "
+    "launch, on either target",
 )
 
 NUMBA = Knob(
@@ -242,7 +244,7 @@ KNOBS = (
     WARMUP,
     COARSEN,
     INDEX32,
-    VARIANTS_BACKGROUND,
+    VARIANTS_LAZY,
     NUMBA,
     NUMBA_CUDASIM,
     LOW_OCCUPANCY_WARNINGS,

@@ -1,20 +1,22 @@
-"""Compiling a kernel's launch-selected variant: once a kernel is launched again, in a
-thread on the GPU.
+"""Compiling a kernel's launch-selected variant once the kernel is launched again.
 
 A specialisation with a plan (``cujit.coarsen.Plan``, ``cujit.index_width.Plan``) has
 one variant, the kernel compiled again with other ``Options`` (``coarsen=k``,
-``index32=True``), taken by launches whose facts allow it.  Nothing compiles it until a
-launch could take it.  Then:
+``index32=True``), taken by launches whose facts allow it.  With ``CUJIT_VARIANTS_LAZY``
+on (the default) the first launch that could take it runs the kernel as written and
+compiles nothing: a kernel launched once pays its own compile only (on the CPU target
+the variant's compile costs about twice the kernel's own), and nothing competes with it
+for the GIL or the CPU.  Then:
 
-- on the GPU target with ``CUJIT_VARIANTS_BACKGROUND`` on (the default), the first such
-  launch runs the kernel as written and compiles nothing: a kernel launched once pays
-  its own compile only, and nothing competes with it for the GIL or the CPU.  The
-  second runs the kernel as written too, and once it is enqueued (``start_deferred``,
-  which the dispatcher calls after each launch that asked for one) the variant's compile
-  starts in a thread of its own.  The third waits for that thread, and from then on
-  every such launch runs the variant;
-- otherwise (the knob off, or the CPU target, whose LLVM JIT shares one context between
-  threads) the first such launch compiles it and runs it.
+- on the GPU target the second such launch runs the kernel as written too, and once it
+  is enqueued (``start_deferred``, which the dispatcher calls after each launch that
+  asked for one) the variant's compile starts in a thread of its own.  The third waits
+  for that thread, and from then on every such launch runs the variant;
+- on the CPU target, whose LLVM JIT shares one context between threads, the second
+  such launch compiles the variant in the launching thread and runs it.
+
+With the knob off the first such launch compiles the variant and runs it, on either
+target.
 
 libNVVM and nvJitLink compile distinct programs in separate threads safely, and
 cuda.bindings lets go of the GIL while they work: the variant's back end runs beside
@@ -24,8 +26,8 @@ mid-call.  A compile asked for and not yet started (its launch failed) starts wh
 next launch starts those waiting, or when a launch waits for it.
 
 A variant whose compile fails in the thread leaves the kernel's launches on the kernel
-as written, with one ``NumbaPerformanceWarning`` naming the kernel and the error.  Compiled before
-the launch, its error is raised there, as any compile's.
+as written, with one ``NumbaPerformanceWarning`` naming the kernel and the error.  Compiled in
+the launching thread, its error is raised there, as any compile's.
 """
 
 from __future__ import annotations
@@ -80,7 +82,16 @@ def start_deferred() -> None:
 
 def background(kernel) -> bool:
     """Whether ``kernel``'s variants compile in a thread."""
-    return kernel.target == "cuda" and config.VARIANTS_BACKGROUND.get()
+    return kernel.target == "cuda" and config.VARIANTS_LAZY.get()
+
+
+def _launched_before(plan) -> bool:
+    """Whether a launch that could take ``plan``'s variant came before this one (and
+    note that one has now)."""
+    if plan.asked:
+        return True
+    plan.asked = True
+    return False
 
 
 def variant(plan, **changes):
@@ -91,11 +102,14 @@ def variant(plan, **changes):
     if wide is not None:
         return wide
     if plan.pending is None:
-        if not background(plan.kernel):
+        if not config.VARIANTS_LAZY.get():
+            return compile_variant(plan, _options(plan, changes))
+        if not background(plan.kernel):  # the CPU target: later, in the launching thread
+            if not _launched_before(plan):
+                return None
             return compile_variant(plan, _options(plan, changes))
         with _lock:
-            if not plan.asked:  # launched once: nothing compiles yet
-                plan.asked = True
+            if not _launched_before(plan):  # launched once: nothing compiles yet
                 return None
             if plan.pending is None:
                 pending = _Pending(plan, _options(plan, changes))
