@@ -145,7 +145,7 @@ def build_cpu_kernel(lowered: LoweredCPUKernel, options=None):
     static_shared = size.initializer.constant if size is not None else 0
     run = runner.build_runner(module, kernel, flat, barriers, grid_sync, static_shared, warp)
     text = str(module)
-    jit = JitModule(module, options.opt)
+    jit = JitModule(module, options.opt, text)
     typed_fn = lowered.fn
     kernel = CPUKernel(
         typed_fn.name,

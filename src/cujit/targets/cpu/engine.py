@@ -63,9 +63,11 @@ def host_data_layout() -> str:
 class JitModule:
     """An optimised, loaded module: symbol addresses and the optimised IR text."""
 
-    def __init__(self, module: ll.Module, opt: int):
+    def __init__(self, module: ll.Module, opt: int, text: str | None = None):
+        """``text``: ``str(module)``, where the caller has made it already (printing a
+        large kernel's module takes as long as a small kernel's whole compile)."""
         tm = host_machine()
-        mod = llvm.parse_assembly(str(module))
+        mod = llvm.parse_assembly(str(module) if text is None else text)
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=min(max(opt, 1), 3))
         pto.loop_vectorization = True
