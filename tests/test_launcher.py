@@ -42,6 +42,7 @@ class FakeGPU:
 
     def __init__(self):
         self.launches: list[tuple] = []
+        self.handles: list = []  # the function handle of each launch
         self.result = 0
         device = SimpleNamespace(
             id=0,
@@ -63,6 +64,7 @@ class FakeGPU:
                 first = ctypes.c_void_p.from_address(params).value  # parameter 0's address
                 block = ctypes.string_at(first, size)
             gpu.launches.append(((gx, gy, gz), (bx, by, bz), shmem, block))
+            gpu.handles.append(handle)
             return (gpu.result,)
 
         return SimpleNamespace(
@@ -280,6 +282,40 @@ def test_eager_strided_signature_takes_contiguous_arrays_with_their_strides(gpu)
     )
     assert [launch[3] for launch in gpu.launches] == [want, want]
     assert len(gpu.general) == 1
+
+
+def scale_too(a, x, out):  # another kernel with scale's parameters
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a + x[i]
+
+
+def _function(kernel):
+    """The kernel's function loaded on device 0 (the stand-in's)."""
+    (spec,) = kernel.overloads.values()
+    return spec.functions[0]
+
+
+def test_kernels_of_one_layout_share_the_launcher_code_and_keep_their_handles(gpu, monkeypatch):
+    from cujit.runtime import pycode
+
+    compiled = []
+    monkeypatch.setattr(pycode, "_CODE", {})
+    monkeypatch.setattr(
+        pycode, "compile", lambda *a: compiled.append(a[1]) or compile(*a), raising=False
+    )
+    x, out = fake_device_array(64), fake_device_array(64)
+    kernels = [cuda.jit(scale), cuda.jit(scale_too)]
+    for k in kernels:
+        k[1, 64](np.float32(1), x, out)  # the general path, which makes the launcher
+    # the flattener's text and the launcher's, one each for both kernels: compiled once
+    assert compiled == ["<cujit flatten 3 args>", "<cujit launcher>"]
+    del gpu.handles[:]
+    for k in kernels:
+        k[1, 64](np.float32(1), x, out)
+    assert len(gpu.general) == 2  # the second launches went through the launchers
+    handles = [_function(k).handle for k in kernels]
+    assert gpu.handles == handles and handles[0] is not handles[1]
 
 
 def test_configurations_share_one_generated_launcher_per_kind(gpu):

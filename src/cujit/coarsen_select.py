@@ -10,6 +10,7 @@ selector is made; a configuration that is not 1-D gets no selector.
 
 from __future__ import annotations
 
+from cujit.runtime import pycode
 from cujit.runtime.memory import DeviceArray
 
 
@@ -56,7 +57,7 @@ def _generate(plan, threads: int, slots: list):
     )
     env = {"DA": DeviceArray, "T": threads, "slots": slots, "min": min, "int": int}
     env["within"] = within
-    exec(compile(src, f"<cujit coarsen select {plan.kernel.__name__}>", "exec"), env)  # noqa: S102
+    exec(pycode.code(src, "<cujit coarsen select>"), env)  # noqa: S102
     return env["select"]
 
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cujit import events, startup
+from cujit import events, gcpause, startup
 from cujit.abi import LaunchRecord
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc, NumbaDebugInfoWarning
 from cujit.options import Options
@@ -386,7 +386,8 @@ def compile_kernel(
     run = _Run(pyfunc, options, stop_after)
     events.notify(events.COMPILE, _event_name(run.name, options), options.target)
     try:
-        _compile(run, pyfunc, arg_types, options)
+        with gcpause.paused():
+            _compile(run, pyfunc, arg_types, options)
     except _Stop:
         pass
     return CompileResult(run.name, run.outputs, run.times, run.record)

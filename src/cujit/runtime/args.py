@@ -27,6 +27,7 @@ import numpy as np
 
 from cujit.abi import keep, kept_per_argument, passes_strides
 from cujit.diagnostics import LaunchError
+from cujit.runtime import pycode
 from cujit.runtime.devices import arg_name, device_error
 from cujit.runtime.driver import call
 from cujit.runtime.interop import import_for_launch
@@ -315,5 +316,5 @@ def make_flattener(arg_types, kept=None):
         + f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n"
     )
     namespace = {"DeviceArray": DeviceArray}
-    exec(compile(src, f"<cujit flatten {len(arg_types)} args>", "exec"), namespace)
+    exec(pycode.code(src, f"<cujit flatten {len(arg_types)} args>"), namespace)  # noqa: S102
     return namespace["flatten"]

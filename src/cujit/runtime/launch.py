@@ -20,6 +20,7 @@ import threading
 
 from cujit.abi import kept_per_argument
 from cujit.diagnostics import LaunchError
+from cujit.runtime import pycode
 from cujit.runtime.args import finish_writebacks, make_flattener, prepare_args, value_code
 from cujit.runtime.driver import CudaDriverError, raise_error
 from cujit.runtime.memory import DeviceArray
@@ -423,7 +424,7 @@ def _generate(function, packer, arg_types, kinds, device_id: int, context, typeo
         + "        return True\n"
         + "    return launcher\n"
     )
-    exec(compile(src, f"<cujit launcher {function.name}>", "exec"), env)
+    exec(pycode.code(src, "<cujit launcher>"), env)  # noqa: S102
     return env["bind"]
 
 

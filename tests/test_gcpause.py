@@ -1,0 +1,94 @@
+"""The cyclic collector is off while a kernel compiles (``cujit.gcpause``) and comes
+back as the program had it: on after a compile, a failed compile and nested or
+concurrent compiles; off after them where the program had turned it off."""
+
+import gc
+import threading
+
+import pytest
+
+from cujit import cuda, gcpause, pipeline
+from cujit.diagnostics import CujitError
+from cujit.options import Options
+from cujit.types import float32
+
+
+def _kernel(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 2.0 * out[i]
+
+
+def _seen_during_compile(monkeypatch) -> list:
+    """gc.isenabled() as each stage 3 runs."""
+    import cujit.irgen as irgen  # front_end imports stage 3 from here at each compile
+
+    seen = []
+
+    real = irgen.build_ir
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(irgen, "build_ir", spy)
+    return seen
+
+
+@pytest.fixture(autouse=True)
+def _collector_on():
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def test_off_during_a_compile_and_on_after(monkeypatch):
+    seen = _seen_during_compile(monkeypatch)
+    pipeline.compile_kernel(_kernel, (float32[::1],), Options(arch=(9, 0)), stop_after="llvm")
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_a_program_that_turned_it_off_keeps_it_off(monkeypatch):
+    seen = _seen_during_compile(monkeypatch)
+    gc.disable()
+    pipeline.compile_kernel(_kernel, (float32[::1],), Options(arch=(9, 0)), stop_after="llvm")
+    assert seen == [False]
+    assert not gc.isenabled()
+
+
+def test_on_again_after_a_failed_compile():
+    def bad(out):
+        out[0] = undefined_name  # noqa: F821
+
+    with pytest.raises(CujitError):
+        pipeline.compile_kernel(bad, (float32[::1],), Options(arch=(9, 0)), stop_after="llvm")
+    assert gc.isenabled()
+
+
+def test_nested_pauses_end_with_the_outermost():
+    with gcpause.paused():
+        with gcpause.paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer compile is still running
+    assert gc.isenabled()
+
+
+def test_concurrent_compiles_share_one_pause():
+    inside, release = threading.Event(), threading.Event()
+
+    def other():
+        with gcpause.paused():
+            inside.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert inside.wait(30)
+    with gcpause.paused():
+        pass
+    assert not gc.isenabled()  # the other thread's compile is still under way
+    release.set()
+    thread.join(30)
+    assert gc.isenabled()
