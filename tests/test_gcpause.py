@@ -1,6 +1,7 @@
 """The cyclic collector is off while a kernel compiles (``cujit.gcpause``) and comes
 back as the program had it: on after a compile, a failed compile and nested or
-concurrent compiles; off after them where the program had turned it off."""
+concurrent compiles; off after them where the program had turned it off.  One compile
+holds the pause: one beside it on another thread does not extend it."""
 
 import gc
 import threading
@@ -75,20 +76,37 @@ def test_nested_pauses_end_with_the_outermost():
     assert gc.isenabled()
 
 
-def test_concurrent_compiles_share_one_pause():
-    inside, release = threading.Event(), threading.Event()
+def _hold_on_another_thread():
+    """A pause taken on another thread: (thread, taken, release) events."""
+    taken, release = threading.Event(), threading.Event()
 
     def other():
         with gcpause.paused():
-            inside.set()
+            taken.set()
             release.wait(30)
 
     thread = threading.Thread(target=other)
     thread.start()
-    assert inside.wait(30)
+    assert taken.wait(30)
+    return thread, release
+
+
+def test_a_compile_beside_another_runs_under_its_pause():
+    thread, release = _hold_on_another_thread()
     with gcpause.paused():
-        pass
+        assert not gc.isenabled()
     assert not gc.isenabled()  # the other thread's compile is still under way
     release.set()
     thread.join(30)
+    assert gc.isenabled()
+
+
+def test_a_compile_beside_another_does_not_extend_its_pause():
+    thread, release = _hold_on_another_thread()
+    with gcpause.paused():
+        release.set()
+        thread.join(30)
+        # the pause ended with the compile that took it: overlapping compiles from
+        # several threads never keep the collector off for longer than one compile
+        assert gc.isenabled()
     assert gc.isenabled()

@@ -7,8 +7,11 @@ them, and now and then a full pass over the whole heap of a warm process (its im
 modules, the user's data).  Nearly all of a compile's objects die by reference count
 when the compile returns, so those passes find little to free.  ``paused()`` disables
 the collector for the compile and enables it again after, unless the program had
-disabled it itself; nested and concurrent compiles share one pause.  What a compile
-leaves in reference cycles is collected by the next pass after it.
+disabled it itself.  One compile holds the pause at a time: a compile nested in it, or
+started on another thread meanwhile, runs under it without extending it, so compiles
+that overlap one another from several threads never keep the collector off for longer
+than one compile.  What a compile leaves in reference cycles is collected by the next
+pass after it.
 """
 
 from __future__ import annotations
@@ -18,23 +21,23 @@ import gc
 import threading
 
 _lock = threading.Lock()
-_depth = 0  # compiles under way
-_restore = False  # whether the first of them found the collector enabled
+_held = False  # a compile holds the pause (it found the collector enabled)
 
 
 @contextlib.contextmanager
 def paused():
-    """Hold the cyclic collector off for the ``with`` block."""
-    global _depth, _restore
+    """Hold the cyclic collector off for the ``with`` block, unless another block
+    holds it off already or the program turned it off."""
+    global _held
     with _lock:
-        if _depth == 0:
-            _restore = gc.isenabled()
+        mine = not _held and gc.isenabled()
+        if mine:
+            _held = True
             gc.disable()
-        _depth += 1
     try:
         yield
     finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _restore:
+        if mine:
+            with _lock:
+                _held = False
                 gc.enable()
