@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Knob:
+    """One ``CUJIT_*`` environment variable: its name, type, default and meaning."""
+
     name: str
     kind: type
     default: object

@@ -17,6 +17,8 @@ GUIDE = "docs/guide/"
 
 @dataclass(frozen=True)
 class Hint:
+    """A line of advice an error carries, and the guide page that explains it."""
+
     text: str  # str.format template over the names the raising site passes
     page: str  # a page of docs/guide/, with its section: "first-kernel.md#launching"
 

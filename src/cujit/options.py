@@ -12,6 +12,8 @@ DEFAULT_ARCH = (9, 0)
 
 @dataclass(frozen=True)
 class Options:
+    """The options one specialisation is compiled with (a field per knob)."""
+
     arch: tuple[int, int] = DEFAULT_ARCH
     opt: int = 3
     fastmath: bool = False

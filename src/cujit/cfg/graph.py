@@ -21,6 +21,8 @@ class CFGError(Exception):
 
 @dataclass(frozen=True)
 class BasicBlock:
+    """A run of bytecode instructions with one entry and one exit."""
+
     id: int
     start: int  # first instruction index
     end: int  # one past the last
@@ -38,6 +40,8 @@ class BasicBlock:
 
 @dataclass(frozen=True)
 class CFG:
+    """A function's basic blocks in bytecode order, from its decoded bytecode."""
+
     bytecode: Bytecode
     blocks: tuple[BasicBlock, ...]
 

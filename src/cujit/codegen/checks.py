@@ -41,6 +41,8 @@ _ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module obje
 
 @dataclass
 class _ModuleChecks:
+    """What the checks of one module need: which are on, and the error records."""
+
     addrspace: int
     bounds: bool = True  # array bounds (a tuple indexed at run time: under either flag)
     errors: bool = True  # debug mode: ``raise``, ``assert``, division by zero

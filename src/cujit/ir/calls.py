@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from cujit.ir.core import Op, Value
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Call(Op):
     """``func(*args, **kwargs)``; ``kwargs`` is a tuple of (name, value) pairs."""
 
@@ -19,7 +19,7 @@ class Call(Op):
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Intrinsic(Op):
     """A resolved operation of the target, named by its intrinsic-table key
     (``"cuda.grid"``, ``"math.sqrt"``, ``"atomic.add"``, ``"shared.array"``...).
@@ -47,7 +47,7 @@ class Intrinsic(Op):
 SELF_CALL = "<self>"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class CallFunction(Op):
     """A call to a device function: ``callee`` names an entry of the calling
     function's ``callees`` (a typed ``Function`` whose name is that symbol).

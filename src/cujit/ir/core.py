@@ -32,17 +32,28 @@ class Value:
         return f"%{self.id}"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Op:
-    """Base of every IR operation (never instantiated itself)."""
+    """Base of every IR operation (never instantiated itself).
+
+    Op classes are declared with ``repr=False`` and share this ``__repr__``, which
+    gives what the generated one would: dataclasses compiles a ``__repr__`` per class
+    at import, and ops are the largest group of classes a compile imports.
+    """
 
     loc: Loc
 
     # Ops that produce a value declare a ``result: Value`` field; the rest have None.
     result = None
 
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr
+        )
+        return f"{type(self).__qualname__}({shown})"
 
-@dataclass(frozen=True, kw_only=True)
+
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Terminator(Op):
     """Base of the ops that end a block."""
 

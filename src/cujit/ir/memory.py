@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from cujit.ir.core import Op, Value
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class GetItem(Op):
     """``obj[index]``: ``index`` is an integer or a tuple of integers."""
 
@@ -16,7 +16,7 @@ class GetItem(Op):
     index: Value
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class SetItem(Op):
     """``obj[index] = value``."""
 
@@ -25,7 +25,7 @@ class SetItem(Op):
     value: Value
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class GetAttr(Op):
     """``obj.name`` (``x.shape``, ``cuda.threadIdx``, ``math.pi``...)."""
 
@@ -34,7 +34,7 @@ class GetAttr(Op):
     name: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class SetAttr(Op):
     """``obj.name = value`` (a record's field); typing turns it into an intrinsic."""
 
@@ -43,7 +43,7 @@ class SetAttr(Op):
     value: Value
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class BuildTuple(Op):
     """``(a, b, ...)``."""
 
@@ -51,7 +51,7 @@ class BuildTuple(Op):
     items: tuple[Value, ...]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class TupleGet(Op):
     """Element ``index`` of a tuple (tuple unpacking and constant-index access)."""
 
