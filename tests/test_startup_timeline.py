@@ -49,3 +49,54 @@ def test_the_floor_script_is_made_in_a_child_process(timeline, tmp_path):
     assert from_child == here
     assert "ok(drv.cuInit(0))" in from_child
     compile(timeline._timed_floor(from_child), "<floor>", "exec")
+
+
+def test_the_marked_script_marks_the_warm_up_thread_only(timeline, monkeypatch):
+    code = timeline.cujit_marked()
+    compile(code, "<marked>", "exec")
+    assert code.index('mark("import cujit")') < code.index("_marked(_pipeline")
+    assert code.rstrip().endswith("print(repr((marks, wmarks)))")
+
+    import threading
+    import time
+
+    import cujit.pipeline
+    import cujit.ptx.libs
+
+    calls = []
+    for mod, attr in ((cujit.pipeline, "import_stages"), (cujit.pipeline, "compile_kernel")):
+        monkeypatch.setattr(mod, attr, lambda *a, _n=attr, **k: calls.append(_n))
+    for attr in ("nvvm_module", "nvjitlink_module"):
+        monkeypatch.setattr(cujit.ptx.libs, attr, lambda *a, _n=attr, **k: calls.append(_n))
+    ns = {"time": time, "t0": time.perf_counter()}
+    exec(timeline.WARMUP_MARKS, ns)  # wraps the four (monkeypatch restores them)
+
+    cujit.pipeline.import_stages()  # the main thread: not marked
+
+    def warm_up():
+        for _ in range(2):
+            cujit.pipeline.import_stages()
+            cujit.ptx.libs.nvvm_module()
+
+    thread = threading.Thread(target=warm_up, name="cujit-warmup")
+    thread.start()
+    thread.join()
+    assert calls == ["import_stages"] + ["import_stages", "nvvm_module"] * 2
+    names = [name for name, _ in ns["wmarks"]]  # each step once: its first call
+    assert names == [
+        "import the stages",
+        "import the stages: done",
+        "load libNVVM",
+        "load libNVVM: done",
+    ]
+
+
+def test_a_marked_run_is_summarised_with_the_thread_beside_it(timeline):
+    samples = [
+        (([("a", 0.10), ("b", 0.20)], [("x", 0.15), ("x: done", 0.18), ("late", 0.3)]), 0.5),
+        (([("a", 0.12), ("b", 0.22)], [("x", 0.17), ("x: done", 0.20)]), 0.6),
+    ]
+    row = timeline.summarise(samples)
+    assert row["steps"]["b"]["at_ms"] == pytest.approx(210.0)
+    # median per step; a step one process did not reach is left out
+    assert row["warmup_thread_at_ms"] == pytest.approx({"x": 160.0, "x: done": 190.0})

@@ -2,7 +2,8 @@
 start-up of bench/launch_bench.py's ``fresh_process``), step by step, beside the same
 steps through raw cuda.bindings with a prebuilt cubin (its floor).
 
-    PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--hold] [--json out.json]
+    PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--hold] [--warmup-marks]
+        [--json out.json]
 
 Per configuration (cujit as shipped, ``CUJIT_VARIANTS_LAZY=0``, ``CUJIT_WARMUP=0``,
 and the floor), N fresh processes run, the configurations taking turns; each prints the
@@ -11,7 +12,10 @@ step before.  This process never starts CUDA itself (the floor's cubin is compil
 child): on the H200 a process's ``cuInit`` is about 100 ms faster while another process
 has the device open, which ``--hold`` arranges for every configuration alike.
 ``exit`` is the whole process's wall time seen from here (a variant still compiling in
-a thread is waited for by the interpreter's exit).  Needs a GPU.
+a thread is waited for by the interpreter's exit).  ``--warmup-marks`` adds a
+configuration that also marks, from inside the child, when the warm-up thread starts
+and ends each of its steps (importing the stages, loading libNVVM and nvJitLink, the
+tiny kernel's compile).  Needs a GPU.
 """
 
 from __future__ import annotations
@@ -63,6 +67,41 @@ print(repr(marks))
 """
 
 
+# --warmup-marks: the warm-up thread's own steps, marked from inside the child.  Importing
+# the pipeline and the library loader to wrap them moves a few milliseconds of import onto
+# the main thread, so this runs as a configuration of its own beside the unmarked ones.
+WARMUP_MARKS = r"""
+import threading
+import cujit.pipeline as _pipeline
+import cujit.ptx.libs as _libs
+wmarks = []
+def _marked(mod, attr, label):
+    inner = getattr(mod, attr)
+    def call(*args, **kwargs):
+        mine = threading.current_thread().name == "cujit-warmup" and label not in dict(wmarks)
+        if mine:
+            wmarks.append((label, time.perf_counter() - t0))
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            if mine:
+                wmarks.append((label + ": done", time.perf_counter() - t0))
+    setattr(mod, attr, call)
+_marked(_pipeline, "import_stages", "import the stages")
+_marked(_libs, "nvvm_module", "load libNVVM")
+_marked(_libs, "nvjitlink_module", "load nvJitLink")
+_marked(_pipeline, "compile_kernel", "compile the tiny kernel")
+"""
+WARMUP_LABEL = "cujit, warm-up thread marked"
+
+
+def cujit_marked() -> str:
+    """CUJIT with WARMUP_MARKS: its last line prints (main marks, warm-up marks)."""
+    at = CUJIT.index('mark("import cujit")\n') + len('mark("import cujit")\n')
+    code = CUJIT[:at] + WARMUP_MARKS + CUJIT[at:]
+    return code.replace("print(repr(marks))", "print(repr((marks, wmarks)))")
+
+
 def floor_script(tmp: str) -> str:
     """FLOOR for cujit's saxpy, its cubin compiled here and its parameters laid out as
     bench/launch_bench.py lays them out."""
@@ -107,10 +146,22 @@ def run(code: str, env: dict) -> tuple[list, float]:
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-600:])
     marks = eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 -- our own child's repr
-    return marks, wall
+    return marks, wall  # marks: a list, or with --warmup-marks (main, warm-up thread)
 
 
 def summarise(samples: list) -> dict:
+    if isinstance(samples[0][0], tuple):  # --warmup-marks: the main thread's, the thread's
+        out = summarise([(main, wall) for (main, _), wall in samples])
+        thread: dict = {}
+        for (_, wmarks), _ in samples:
+            for name, at in wmarks:
+                thread.setdefault(name, []).append(at)
+        out["warmup_thread_at_ms"] = {
+            name: 1e3 * statistics.median(at)
+            for name, at in thread.items()
+            if len(at) == len(samples)
+        }
+        return out
     names = [name for name, _ in samples[0][0]]
     steps = {}
     for k, name in enumerate(names):
@@ -132,6 +183,11 @@ def main() -> None:
         action="store_true",
         help="keep a process with a CUDA context alive while the processes run",
     )
+    ap.add_argument(
+        "--warmup-marks",
+        action="store_true",
+        help="add a configuration that also marks the warm-up thread's steps",
+    )
     opts = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -145,6 +201,9 @@ def main() -> None:
     holder = None
     with tempfile.TemporaryDirectory() as tmp:
         codes = {label: CUJIT for label in configs}
+        if opts.warmup_marks:
+            codes[WARMUP_LABEL] = cujit_marked()
+            configs[WARMUP_LABEL] = dict(env)
         codes[floor_label] = _timed_floor(floor_script_from_child(tmp, env))
         configs[floor_label] = env
         if opts.hold:
@@ -162,15 +221,21 @@ def main() -> None:
                 holder.communicate(b"", timeout=60)
     out = {label: summarise(v) for label, v in samples.items()}
     out["held"] = bool(opts.hold)
+    print_rows(out)
+    if opts.json:
+        with open(opts.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+
+
+def print_rows(out: dict) -> None:
     for label, row in out.items():
         if label == "held":
             continue
         print(f"\n{label}: exit {row['exit_ms']:.1f} ms")
         for name, step in row["steps"].items():
             print(f"  {name:28} +{step['gap_ms']:7.1f} ms   at {step['at_ms']:7.1f} ms")
-    if opts.json:
-        with open(opts.json, "w") as fh:
-            json.dump(out, fh, indent=1)
+        for name, at in row.get("warmup_thread_at_ms", {}).items():
+            print(f"    warm-up thread: {name:34} at {at:7.1f} ms")
 
 
 def _timed_floor(script: str) -> str:
