@@ -357,9 +357,12 @@ def renamed(pyfunc, tag: str):
     return fn
 
 
-def _compile_rounds(make_fn, mod, host_args, grid, block, shmem) -> tuple[list, object]:
+def _compile_rounds(
+    make_fn, mod, host_args, grid, block, shmem, between=None
+) -> tuple[list, object]:
     """Seconds per round (a new function, jit, first launch, synchronize), warm-up
-    round first, and the last round's kernel."""
+    round first, and the last round's kernel; ``between(kernel)``, when given, runs
+    after each round, outside its time."""
     dargs = [mod.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args]
     mod.synchronize()
     times, kern = [], None
@@ -372,6 +375,8 @@ def _compile_rounds(make_fn, mod, host_args, grid, block, shmem) -> tuple[list, 
             kern[grid, block, 0, shmem](*dargs)
             mod.synchronize()
             times.append(time.perf_counter() - start)
+            if between is not None:
+                between(kern)
     return times, kern
 
 
@@ -429,7 +434,9 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
     function object each round (renamed: nothing cached, no module name seen twice),
     compiled to a loaded module, launched once on device arrays, synchronised; median
     of WARM_ROUNDS after one discarded warm-up round.  Beside it the toolchain floor
-    (libNVVM + nvJitLink alone) on the same kernel's LLVM IR."""
+    (libNVVM + nvJitLink alone) on the same kernel's LLVM IR, timed after each cujit
+    round on that round's IR: the two interleaved, as the machine drifts (a floor timed
+    after all the rounds moved by a fifth between runs)."""
     if HERE not in sys.path:
         sys.path.insert(0, HERE)
     tests = os.path.join(HERE, "..", "tests")
@@ -483,7 +490,13 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
         except Exception as exc:
             out["kernels"][name] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
             continue
-        last_cujit = None
+        floors: list = []  # the toolchain alone on each cujit round's IR, right after it
+        floor_error = "no cujit kernel compiled"
+
+        def floor_after(kern, floors=floors):
+            spec = next(iter(kern.overloads.values()))
+            floors.append(toolchain_floor(spec, kern._options().arch, reps=1))
+
         for label, comp in compilers.items():
             if isinstance(comp, str):
                 row[label] = comp
@@ -497,23 +510,20 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
                     grid,
                     block,
                     shmem,
+                    between=floor_after if label == "cujit" else None,
                 )
                 row[label] = statistics.median(times[1:])
                 row[f"{label}_warmup"] = times[0]
                 row[f"{label}_rounds"] = times[1:]
-                if label == "cujit":
-                    last_cujit = kern
             except Exception as exc:
                 row[label] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+                floor_error = f"unavailable: {type(exc).__name__}: {exc}"[:160]
         if "cujit" in which:
-            try:
-                if last_cujit is None:
-                    raise RuntimeError("no cujit kernel compiled")
-                row["toolchain_floor"] = toolchain_floor(
-                    next(iter(last_cujit.overloads.values())), last_cujit._options().arch
-                )
-            except Exception as exc:
-                row["toolchain_floor"] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+            if len(floors) > 1:  # the warm-up round's floor is dropped, as its compile is
+                row["toolchain_floor"] = statistics.median(floors[1:])
+                row["toolchain_floor_rounds"] = floors[1:]
+            else:
+                row["toolchain_floor"] = floor_error
         out["kernels"][name] = row
     out["toolchain_libraries"] = loaded_libraries(("nvvm", "nvjitlink", "nvrtc", "ptx"))
     return _summarise_warm(out)
@@ -549,15 +559,15 @@ def _summarise_warm(out: dict) -> dict:
     return out
 
 
-def toolchain_floor(spec, arch) -> float:
+def toolchain_floor(spec, arch, reps: int = 5) -> float:
     """libNVVM (LLVM IR -> PTX) + nvJitLink (PTX -> cubin) alone on a kernel's LLVM IR:
-    what any compile of that kernel through them costs, median of 5.  Each round renames
-    the kernel: the same module twice can come back faster than a new one."""
+    what any compile of that kernel through them costs, median of ``reps``.  Each round
+    renames the kernel: the same module twice can come back faster than a new one."""
     from cujit.ptx import compile_ptx, link_cubin
 
     llvm, symbol = spec.result.outputs["llvm"], spec.record.symbol
     times = []
-    for rep in range(5):
+    for rep in range(reps):
         module = llvm.replace(f'@"{symbol}"', f'@"{symbol}_floor{RUN_TOKEN}{rep}"')
         assert module != llvm
         start = time.perf_counter()
