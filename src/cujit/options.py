@@ -12,7 +12,7 @@ DEFAULT_ARCH = (9, 0)
 
 @dataclass(frozen=True)
 class Options:
-    """The options one specialisation is compiled with (a field per knob)."""
+    """The options one specialisation is compiled with (part of its identity)."""
 
     arch: tuple[int, int] = DEFAULT_ARCH
     opt: int = 3
