@@ -523,7 +523,8 @@ def bench_warm_compile(which=("cujit", "numba_cuda")) -> dict:  # noqa: C901 -- 
                 row[f"{label}_rounds"] = times[1:]
             except Exception as exc:
                 row[label] = f"unavailable: {type(exc).__name__}: {exc}"[:160]
-                floor_error = f"unavailable: {type(exc).__name__}: {exc}"[:160]
+                if label == "cujit":  # no cujit round: no IR for a floor
+                    floor_error = row[label]
         if "cujit" in which:
             if floor_failed:
                 row["toolchain_floor"] = floor_failed[0]
