@@ -67,3 +67,16 @@ def test_types_still_reach_numpy_when_asked():
         "assert repr(int64(7)) == 'np.int64(7)'"
     )
     assert "numpy" in modules_after(code)
+
+
+def test_the_host_api_looks_up_without_the_compiler_or_vector_types():
+    """``cuda.to_device`` and its kind run before the driver starts, in a fresh process's
+    critical path: looking them up imports their runtime module and no compiler."""
+    loaded = modules_after(
+        "from cujit import cuda\n"
+        "cuda.to_device, cuda.device_array_like, cuda.synchronize, cuda.stream"
+    )
+    assert "cujit.runtime.memory" in loaded
+    compiler = [m for m in loaded if m.startswith(LATE[:5]) or m == "cujit.vector_types"]
+    assert compiler == []
+    assert "cujit.vector_types" in modules_after("from cujit import cuda\ncuda.float4")

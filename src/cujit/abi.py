@@ -28,10 +28,11 @@ compiler makes it, the disk cache stores it whole, and every launch path reads i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NamedTuple
 
 from cujit.diagnostics import Loc
+from cujit.frozen import frozen
 from cujit.types.core import Array, Scalar, Tuple, Type
 from cujit.types.enums import EnumMember
 from cujit.types.numba_names import CPointer
@@ -128,7 +129,7 @@ def kept_per_argument(arg_types, kept) -> list:
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class LaunchRecord:
     """What launching a compiled kernel needs besides its code.
 

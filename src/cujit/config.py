@@ -6,10 +6,11 @@ Only this module reads ``os.environ``; stages receive options as arguments.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from cujit.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Knob:
     """One ``CUJIT_*`` environment variable: its name, type, default and meaning."""
 

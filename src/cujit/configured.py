@@ -8,14 +8,14 @@ per-configuration fast path of a launch and never imports the dispatcher.
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
 
 from cujit import guards, launchconfig
 from cujit.argtypes import fast_typeof
 from cujit.diagnostics import api_boundary, user_facing
+from cujit.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class ForAll:
     """``kernel.forall(ntasks, tpb, stream, sharedmem)``, waiting for its arguments."""
 

@@ -20,13 +20,13 @@ Each signature compiles once; the result is kept on the object.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from cujit.device_function import DeviceFunction, specializations
 from cujit.diagnostics import api_boundary
+from cujit.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class FunctionDescriptor:
     """numba's ``fndesc``, as far as a device function's inspection names it."""
 
@@ -34,7 +34,7 @@ class FunctionDescriptor:
     qualname: str
 
 
-@dataclass(frozen=True)
+@frozen
 class CodeLibrary:
     """numba's ``library`` of a compile result: its code as text."""
 
@@ -48,7 +48,7 @@ class CodeLibrary:
         return self.ptx
 
 
-@dataclass(frozen=True)
+@frozen
 class DeviceCompileResult:
     """One signature of a device function compiled alone (``compile_device``)."""
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import functools
 import linecache
 import pickle
-from dataclasses import dataclass
+
+from cujit.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Loc:
     """A position in the user's source: file, 1-based line, 0-based column."""
 
@@ -229,7 +230,7 @@ class NoGPUError(CujitError):
     """Raised at launch time when no CUDA GPU or driver is available."""
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelFailure:
     """Where a debug-mode kernel failed; rides on the raised exception as
     ``exc.kernel_failure`` (``cujit.runtime.debug`` makes it)."""

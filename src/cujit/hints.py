@@ -10,12 +10,12 @@ checks that every page and section named here exists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from cujit.frozen import frozen
 
 GUIDE = "docs/guide/"
 
 
-@dataclass(frozen=True)
+@frozen
 class Hint:
     """A line of advice an error carries, and the guide page that explains it."""
 

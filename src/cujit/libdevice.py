@@ -16,9 +16,8 @@ libdevice symbol and the CPU target to the host's equivalent
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cujit import device_api
+from cujit.frozen import frozen
 from cujit.types import Scalar, Tuple, Type, float32, float64, int16, int32, int64
 
 _SPEC = """
@@ -93,7 +92,7 @@ usad i i i -> i; y0 d -> d; y0f f -> f; y1 d -> d; y1f f -> f; yn i d -> d; ynf 
 _TYPES = {"f": float32, "d": float64, "h": int16, "i": int32, "l": int64}
 
 
-@dataclass(frozen=True)
+@frozen
 class LibdeviceFunction:
     """One libdevice function: ``symbol(*args, *outs) -> result``."""
 

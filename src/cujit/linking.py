@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from cujit.diagnostics import CompileError, CujitError
+from cujit.frozen import frozen
 
 SUFFIXES = {
     ".cu": "cu",
@@ -98,7 +99,7 @@ class Archive(LinkableCode):
 KINDS = {c.kind: c for c in (CUSource, PTXSource, LTOIR, Cubin, Fatbin, Object, Archive)}
 
 
-@dataclass(frozen=True)
+@frozen
 class LinkFile:
     """One file to link: what the cache key and the linker see."""
 

@@ -5,12 +5,12 @@ Its value is part of every specialisation's identity (and so of the cache key).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from cujit.frozen import frozen
 
 DEFAULT_ARCH = (9, 0)
 
 
-@dataclass(frozen=True)
+@frozen
 class Options:
     """The options one specialisation is compiled with (part of its identity)."""
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from cujit import events, gcpause, startup
 from cujit.abi import LaunchRecord
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc, NumbaDebugInfoWarning
+from cujit.frozen import frozen
 from cujit.options import Options
 
 FRONT_STAGES = ("bytecode", "cfg", "ir", "typed", "passes")
@@ -34,7 +35,7 @@ TARGET_STAGES = {"cuda": STAGES, "cpu": CPU_STAGES}
 DEFAULT_OPTIONS = Options()
 
 
-@dataclass(frozen=True)
+@frozen
 class CompileResult:
     """What each stage produced, in order, with its time in seconds, and the kernel's
     ``LaunchRecord`` (None when the compile stopped before the last stage)."""

@@ -9,13 +9,14 @@ user wrote them: an array of a library's struct-model type has that type as its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from cujit import ir
+from cujit.frozen import frozen
 from cujit.types import Array, Record, Type
 
 
-@dataclass(frozen=True)
+@frozen
 class TypeAnnotation:
     """``typemap``: variable name -> type (numba's ``TypeAnnotation.typemap``)."""
 

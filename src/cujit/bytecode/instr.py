@@ -46,11 +46,12 @@ The instruction set (stack effects as ``before -> after``, TOS rightmost):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Mapping
 
 from cujit.diagnostics import Loc
+from cujit.frozen import frozen
 
 
 def _empty() -> Mapping[str, object]:
@@ -71,7 +72,7 @@ JUMP_OPS = frozenset(
 NO_FALLTHROUGH = frozenset({"JUMP", "RETURN", "RAISE"})
 
 
-@dataclass(frozen=True)
+@frozen
 class Instr:
     """One normalised instruction; ``arg`` is resolved (a name, a value, an
     operator string, a count or a target instruction index)."""
@@ -91,7 +92,7 @@ class Instr:
         return self.op in JUMP_OPS or self.op in NO_FALLTHROUGH
 
 
-@dataclass(frozen=True)
+@frozen
 class Bytecode:
     """A decoded function: its instructions plus what irgen needs to freeze
     globals and closure variables."""

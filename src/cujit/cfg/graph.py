@@ -9,17 +9,16 @@ follow instruction order and block 0 starts at instruction 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cujit.bytecode import Bytecode, Instr, format_instr
 from cujit.cfg.stack import stack_effect
+from cujit.frozen import frozen
 
 
 class CFGError(Exception):
     """Bytecode whose stack depths disagree: a bug in stage 1, never the user's."""
 
 
-@dataclass(frozen=True)
+@frozen
 class BasicBlock:
     """A run of bytecode instructions with one entry and one exit."""
 
@@ -38,7 +37,7 @@ class BasicBlock:
         return tuple(dict.fromkeys(out))
 
 
-@dataclass(frozen=True)
+@frozen
 class CFG:
     """A function's basic blocks in bytecode order, from its decoded bytecode."""
 

@@ -29,10 +29,9 @@ a value whose range leaves its type's (it could wrap) is unbounded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cujit import ir
 from cujit.abi import param_kinds, passes_strides, shape_groups
+from cujit.frozen import frozen
 from cujit.ir.analysis import MAX_CONTIGUOUS_EXTENT, SPECIAL_REGISTER_RANGES
 from cujit.types import Array, Scalar, Tuple
 
@@ -40,7 +39,7 @@ _UNBOUNDED = (None, None)
 _CYCLE = object()  # _Ranges._range_op: a loop's back edge, which adds no range of its own
 
 
-@dataclass(frozen=True)
+@frozen
 class ParamUse:
     """``passed``: per flat parameter, is it read?  ``unwrapped``: ``(id(op), axis)``
     of the kernel's element accesses whose index on ``axis`` is never negative."""

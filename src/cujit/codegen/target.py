@@ -8,10 +8,11 @@ target imports ``codegen``.  ``cujit.targets`` re-exports both names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+
+from cujit.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class MathFn:
     """An external scalar math function: its symbol and how many float arguments it takes.
 
@@ -25,7 +26,7 @@ class MathFn:
     asm: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     """Everything target-specific that lowering consults.
 

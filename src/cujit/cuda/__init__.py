@@ -261,6 +261,25 @@ _SUBMODULES = {
 
 
 def __getattr__(name: str):
+    # The host API first: ``cuda.to_device`` runs before the driver starts, so its
+    # lookup must not import more than its module (the vector types' 40 classes).
+    from cujit import config
+
+    module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or _RUNTIME_NAMES.get(
+        name
+    )
+    if module is not None:
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this hook
+        return value
+    if name in _SUBMODULES:  # imported on first use
+        import importlib
+
+        value = importlib.import_module(_SUBMODULES[name])
+        globals()[name] = value
+        return value
     from cujit import vector_types
 
     if name in vector_types.NAMES:  # cuda.float4, cuda.int32x2...
@@ -270,21 +289,4 @@ def __getattr__(name: str):
             f"numba.cuda's {name!r} ({NOT_SUPPORTED[name]}) is not "
             "supported by cujit yet; see docs/numba-api.md"
         )
-    if name in _SUBMODULES:  # imported on first use
-        import importlib
-
-        value = importlib.import_module(_SUBMODULES[name])
-        globals()[name] = value
-        return value
-    from cujit import config
-
-    module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or _RUNTIME_NAMES.get(
-        name
-    )
-    if module is None:
-        raise AttributeError(f"cujit.cuda has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this hook
-    return value
+    raise AttributeError(f"cujit.cuda has no attribute {name!r}")

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import types as pytypes
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cujit.device_function import DeviceFunction
 from cujit.diagnostics import TypingError, UnsupportedError
+from cujit.frozen import frozen
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import (
@@ -116,7 +116,7 @@ def intern(code, globals_, defaults=None, consts=(), runtime=()) -> FunctionValu
     return fv
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class ClosureType(Tuple):
     """A nested function that captured run-time values: at run time the tuple of
     those values (``items``), ``func`` being the function."""

@@ -8,10 +8,10 @@ Complex values (``complex64``/``complex128``, numba's types) get the attributes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import TypingError
+from cujit.frozen import frozen
 from cujit.infer.context import Typer
 from cujit.ir import Const, GetAttr, Intrinsic, Value
 from cujit.types import PyObject, Scalar, complex128, float64, int64
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # -- attributes and methods of numbers ---------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class BoundMethod:
     """``z.conjugate`` before its call: ``func`` keys the CALLS table, ``obj`` is ``z``
     (``calls.type_call`` passes it as the first argument)."""

@@ -18,10 +18,10 @@ yields its rows, views (``array.slice``).  ``zip(x, y)`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.frozen import frozen
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe, unify
 from cujit.infer.unroll import UnrollLoop
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class ZipValue(Tuple):
     """``zip(x, y, ...)``: its items are the zipped sequences."""
 
@@ -54,7 +54,7 @@ class ZipValue(Tuple):
         return "zip(" + ", ".join(map(str, self.items)) + ")"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class EnumerateValue(Tuple):
     """``enumerate(x, start)``: items (int64 start, the sequence)."""
 
@@ -64,7 +64,7 @@ class EnumerateValue(Tuple):
         return f"enumerate({self.items[1]})"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class RangeSeq(Tuple):
     """A ``range`` zipped or enumerated: its (start, stop, step)."""
 
@@ -74,7 +74,7 @@ class RangeSeq(Tuple):
         return "range"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class SeqIter(Tuple):
     """The state of a loop over a sequence: (range iterator over the indices, source)."""
 

@@ -11,10 +11,10 @@ is made.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import UnsupportedError
+from cujit.frozen import frozen
 from cujit.infer.context import Typer
 from cujit.infer.numeric import unify
 from cujit.ir import LIST_DISPLAY, Value
@@ -27,7 +27,7 @@ LIST_MESSAGE = "list displays are not supported in kernels (use a tuple)"
 _MISSING = object()
 
 
-@dataclass(frozen=True)
+@frozen
 class ConstantList:
     """The value of a display whose items are all constant numbers."""
 

@@ -14,14 +14,13 @@ checked there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cujit.diagnostics import Loc
+from cujit.frozen import frozen
 from cujit.ir import BuildTuple, Cast, Const, TupleGet, UnaryOp, Value
 from cujit.types import NoneType, Scalar, Tuple, Type, boolean
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class OptionalType(Tuple):
     """``optional(T)``: items (bool present, T value)."""
 

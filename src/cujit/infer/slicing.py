@@ -11,10 +11,10 @@ computed as Python's ``slice.indices`` clips them.  The step must be a constant.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
+from cujit.frozen import frozen
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import BuildTuple, Intrinsic, TupleGet, Value
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class SliceValue(Tuple):
     """``slice(start, stop, step)``: items int64 or NoneType (a part left out)."""
 

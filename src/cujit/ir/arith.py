@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.ir.core import Op, Value
 
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^")
@@ -12,7 +11,7 @@ UNARY_OPS = ("-", "+", "~", "not")
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=", "is", "is not", "in", "not in")
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Const(Op):
     """A compile-time constant: a number, bool, None, a tuple, or a Python object
     (module, function, dtype) frozen from the kernel's globals or closure."""
@@ -21,7 +20,7 @@ class Const(Op):
     value: object
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Undef(Op):
     """The value of a local variable on a path where it was never assigned."""
 
@@ -29,7 +28,7 @@ class Undef(Op):
     name: str
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class BinOp(Op):
     """``lhs op rhs`` with Python's meaning (``//`` and ``%`` floor, ``/`` is true division)."""
 
@@ -39,7 +38,7 @@ class BinOp(Op):
     rhs: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class UnaryOp(Op):
     """``op operand`` for ``-``, ``+``, ``~`` and ``not``."""
 
@@ -48,7 +47,7 @@ class UnaryOp(Op):
     operand: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Compare(Op):
     """``lhs op rhs`` producing a bool (chained comparisons arrive already split)."""
 
@@ -58,7 +57,7 @@ class Compare(Op):
     rhs: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Cast(Op):
     """Convert ``operand`` to ``result.type`` (numeric conversion, as NumPy's astype)."""
 

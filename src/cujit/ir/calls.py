@@ -4,12 +4,11 @@ callee, ``Intrinsic`` (an entry of the target's intrinsic table) or
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.ir.core import Op, Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Call(Op):
     """``func(*args, **kwargs)``; ``kwargs`` is a tuple of (name, value) pairs."""
 
@@ -19,7 +18,7 @@ class Call(Op):
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Intrinsic(Op):
     """A resolved operation of the target, named by its intrinsic-table key
     (``"cuda.grid"``, ``"math.sqrt"``, ``"atomic.add"``, ``"shared.array"``...).
@@ -47,7 +46,7 @@ class Intrinsic(Op):
 SELF_CALL = "<self>"
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class CallFunction(Op):
     """A call to a device function: ``callee`` names an entry of the calling
     function's ``callees`` (a typed ``Function`` whose name is that symbol).

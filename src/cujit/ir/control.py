@@ -7,12 +7,11 @@ advanced iterator rather than mutating the old one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.ir.core import Op, Terminator, Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class GetIter(Op):
     """``iter(obj)``: the start state of a loop over ``obj`` (a range)."""
 
@@ -20,7 +19,7 @@ class GetIter(Op):
     obj: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class IterValid(Op):
     """True while ``iter`` still has a value to yield."""
 
@@ -28,7 +27,7 @@ class IterValid(Op):
     iter: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class IterValue(Op):
     """The value ``iter`` yields now."""
 
@@ -36,7 +35,7 @@ class IterValue(Op):
     iter: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class IterNext(Op):
     """The iterator advanced by one step."""
 
@@ -44,7 +43,7 @@ class IterNext(Op):
     iter: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Jump(Terminator):
     """Go to ``target`` passing ``args`` to its parameters."""
 
@@ -55,7 +54,7 @@ class Jump(Terminator):
         return ((self.target, self.args),)
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Branch(Terminator):
     """Go to ``then_target`` if ``cond`` (a bool) is true, else to ``else_target``."""
 
@@ -69,14 +68,14 @@ class Branch(Terminator):
         return ((self.then_target, self.then_args), (self.else_target, self.else_args))
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Return(Terminator):
     """Leave the function, returning ``value`` (None for a bare ``return``)."""
 
     value: Value | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Raise(Terminator):
     """``raise exc`` / a failed ``assert``; ``exc`` is the exception value if known."""
 

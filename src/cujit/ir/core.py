@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from cujit.diagnostics import Loc
+from cujit.frozen import frozen
 from cujit.types import Type
 
 
-@dataclass(frozen=True)
+@frozen
 class Value:
     """An SSA value: a unique id and, after type inference, its type."""
 
@@ -32,7 +32,7 @@ class Value:
         return f"%{self.id}"
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Op:
     """Base of every IR operation (never instantiated itself).
 
@@ -53,7 +53,7 @@ class Op:
         return f"{type(self).__qualname__}({shown})"
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class Terminator(Op):
     """Base of the ops that end a block."""
 
@@ -145,7 +145,7 @@ def map_values(op: Op, fn: Callable[[Value], Value]) -> Op:
     return op
 
 
-@dataclass(frozen=True)
+@frozen
 class Block:
     """A basic block: parameters, straight-line ops, one terminator."""
 
@@ -155,7 +155,7 @@ class Block:
     term: Terminator
 
 
-@dataclass(frozen=True)
+@frozen
 class Function:
     """One function in SSA form.  ``blocks[0]`` is the entry; its params are the arguments."""
 

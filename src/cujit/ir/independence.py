@@ -23,10 +23,11 @@ A wrong "yes" is a miscompile, so anything the rules do not name is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from cujit import ir
 from cujit.diagnostics import Loc
+from cujit.frozen import frozen
 from cujit.ir import intrinsics
 from cujit.types import Array, Scalar
 
@@ -49,7 +50,7 @@ class Refused(Exception):
         self.rule, self.loc = rule, loc
 
 
-@dataclass(frozen=True)
+@frozen
 class Bound:
     """An upper bound ``i < expr (+ 1 if inclusive)``; ``expr`` is a launch expression
     tree: ('const', v) | ('arg', k) | ('size', k) | ('shape', k, d) | (op, l, r)."""
@@ -58,7 +59,7 @@ class Bound:
     inclusive: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class Verdict:
     """The analysis' answer.  ``ok``: independent per index; else ``rule`` failed at ``loc``."""
 

@@ -22,8 +22,7 @@ it in ``refused`` with the message the user sees at the call's line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.libdevice import FUNCTIONS as LIBDEVICE_FUNCTIONS
 
 # ``cpu_wait`` values: how the CPU target waits at the op.
@@ -31,7 +30,7 @@ COROUTINE = "coroutine"  # a block or grid barrier: the thread's coroutine suspe
 RENDEZVOUS = "rendezvous"  # the warp scheduler's exchange buffer (targets/cpu/warp.py)
 
 
-@dataclass(frozen=True)
+@frozen
 class IntrinsicRow:
     """The facts about one intrinsic name (see the module docstring)."""
 

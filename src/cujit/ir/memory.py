@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.ir.core import Op, Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class GetItem(Op):
     """``obj[index]``: ``index`` is an integer or a tuple of integers."""
 
@@ -16,7 +15,7 @@ class GetItem(Op):
     index: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class SetItem(Op):
     """``obj[index] = value``."""
 
@@ -25,7 +24,7 @@ class SetItem(Op):
     value: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class GetAttr(Op):
     """``obj.name`` (``x.shape``, ``cuda.threadIdx``, ``math.pi``...)."""
 
@@ -34,7 +33,7 @@ class GetAttr(Op):
     name: str
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class SetAttr(Op):
     """``obj.name = value`` (a record's field); typing turns it into an intrinsic."""
 
@@ -43,7 +42,7 @@ class SetAttr(Op):
     value: Value
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class BuildTuple(Op):
     """``(a, b, ...)``."""
 
@@ -51,7 +50,7 @@ class BuildTuple(Op):
     items: tuple[Value, ...]
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False)
 class TupleGet(Op):
     """Element ``index`` of a tuple (tuple unpacking and constant-index access)."""
 

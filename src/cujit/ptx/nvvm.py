@@ -10,9 +10,10 @@ functions the kernel calls are linked in and internalised.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from cujit.diagnostics import CujitError
+from cujit.frozen import frozen
 from cujit.ptx import libs
 
 
@@ -24,7 +25,7 @@ class NVVMError(CujitError):
         super().__init__(f"{message}\n--- libNVVM log ---\n{log.strip() or '(empty log)'}")
 
 
-@dataclass(frozen=True)
+@frozen
 class NVVMOptions:
     """libNVVM compile options; the defaults keep IEEE float semantics.
 

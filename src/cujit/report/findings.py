@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from cujit import ir
+from cujit.frozen import frozen
 from cujit.types import Array, Scalar
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     line: int
     kind: str  # "wide-type", "local-memory", "loop", "coarsening"

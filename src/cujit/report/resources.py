@@ -15,8 +15,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from cujit.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class ArchLimits:
     """Per-SM limits of one compute capability (CUDA C Programming Guide, "Compute
     Capabilities", table of technical specifications)."""
@@ -119,7 +121,7 @@ def link_resources(ptx: str, arch: tuple[int, int], symbol: str) -> Resources:
     return parse_info_log(bytes(buf).rstrip(b"\0").decode(errors="replace"), symbol)
 
 
-@dataclass(frozen=True)
+@frozen
 class Occupancy:
     block_size: int
     blocks_per_sm: int

@@ -15,17 +15,18 @@ process that made it (the driver refuses), as in numba.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from cujit.frozen import frozen
 from cujit.runtime.driver import _import_bindings, call
 from cujit.runtime.layout import contiguous_strides
 
 HANDLE_BYTES = 64  # CU_IPC_HANDLE_SIZE
 
 
-@dataclass(frozen=True)
+@frozen
 class DevicePointer:
     """``DeviceArray.gpu_data``: where an array's memory starts, its size, and the object
     keeping it alive (compared by address and size only)."""
@@ -35,7 +36,7 @@ class DevicePointer:
     owner: object = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@frozen
 class IpcMemHandle:
     """The driver's 64-byte handle, as bytes (numba's ``handle.reserved``)."""
 

@@ -8,8 +8,10 @@ compare equal and hash alike, so they key caches and specialisations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from cujit.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,7 +76,7 @@ class Type:
         return str(self)
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class Scalar(Type):
     """A machine scalar: ``kind`` is 'b' (bool), 'i' (signed), 'u' (unsigned), 'f' (float)
     or 'c' (complex: ``bits`` counts both parts, so complex64 is two float32)."""
@@ -141,7 +143,7 @@ class Scalar(Type):
         return self.dtype.type(value)
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class NoneType(Type):
     """The type of ``None``; as a return type it is spelled ``void``.  The spellings
     are one type (numba's ``void`` is its ``none``): equal, hashed alike."""
@@ -155,7 +157,7 @@ class NoneType(Type):
         return Signature(self, tuple(args))
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class Array(Type):
     """An n-dimensional view: element type, rank and layout ('C', 'F' or 'A' for any strides)."""
 
@@ -196,7 +198,7 @@ class Array(Type):
         return Signature(self, tuple(args))
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class Tuple(Type):
     """A fixed-size tuple of values, possibly of different types."""
 
@@ -239,7 +241,7 @@ class Tuple(Type):
         return "tuple(" + ", ".join(map(str, self.items)) + ")"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class NamedTuple(Tuple):
     """A tuple made by a namedtuple class (``collections.namedtuple``, ``typing.NamedTuple``).
 
@@ -300,7 +302,7 @@ def is_device_array_global(value: object) -> bool:
         return False
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class RangeType(Type):
     """The value of ``range(...)`` over integers of type ``itype``."""
 
@@ -310,7 +312,7 @@ class RangeType(Type):
         return f"range({self.itype})"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class RangeIter(Type):
     """The state of a ``for`` loop over a range: next value, stop, step."""
 
@@ -343,7 +345,7 @@ class PyObject(Type):
         return f"pyobject({describe_object(self.value)})"
 
 
-@dataclass(frozen=True)
+@frozen
 class Signature:
     """A kernel or function signature: ``void(float32[:], int64)``."""
 

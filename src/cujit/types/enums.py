@@ -11,12 +11,12 @@ time stays a compile-time object (``PyObject``).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
+from cujit.frozen import frozen
 from cujit.types.core import Scalar, Tuple, Type
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class EnumMember(Type):
     """A member of ``cls`` (any of them) held as its value, of type ``dtype``."""
 

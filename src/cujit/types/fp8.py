@@ -11,12 +11,11 @@ They have no arithmetic: an operator on one computes in float32.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.types.core import Scalar, Type
 
 
-@dataclass(frozen=True)
+@frozen
 class Format:
     """An fp8 layout: exponent and mantissa bits, the exponent bias, and its codes."""
 
@@ -35,7 +34,7 @@ FORMATS = {
 }
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class FP8(Scalar):
     """An fp8 type (a Scalar of kind 'f' and 8 bits that only converts)."""
 

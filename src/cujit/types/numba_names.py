@@ -17,8 +17,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.types.core import SCALAR_BY_NAME, Scalar, Tuple, Type
 
 # name -> cujit scalar name, as numba's cuda.types defines them.
@@ -131,7 +130,7 @@ class Module(Type):
         return self.pymod
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class CPointer(Type):
     """numba's pointer type ``CPointer(dtype)``: kernels hold it as the address (a
     64-bit integer, ``abi.param_kinds``); ``p[i]`` is the element ``i`` places on."""
@@ -154,7 +153,7 @@ class Literal(Type):
     """numba's base of the types of constants (``isinstance(t, types.Literal)``)."""
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class IntegerLiteral(Literal):
     """numba's type of an integer constant; stands for int64 (``literal_type``)."""
 
@@ -170,7 +169,7 @@ class IntegerLiteral(Literal):
         return f"Literal[int]({self.literal_value})"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class Omitted(Type):
     """numba's type of an argument left out of a call: its default ``value`` is used."""
 

@@ -12,12 +12,11 @@ storing a field writes them, as numba does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from cujit.frozen import frozen
 from cujit.types.core import Type
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class NestedArray(Type):
     """A record field holding a fixed-shape C-ordered array of ``dtype``."""
 
@@ -41,7 +40,7 @@ class NestedArray(Type):
         return f"nestedarray({self.dtype}, {self.shape})"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class CharSeq(Type):
     """A fixed-size string: NumPy's ``S<count>`` (bytes) or ``U<count>`` (UCS-4 code
     points, four bytes each), zero-padded.  In a kernel, like a record, a reference to
@@ -87,7 +86,7 @@ class CharSeq(Type):
         return f"{'bytes' if self.kind == 'S' else 'unicode'}[{self.count}]"
 
 
-@dataclass(frozen=True, repr=False)
+@frozen(repr=False)
 class Record(Type):
     """A structured dtype: ``fields`` is ``((name, type, offset), ...)`` in NumPy's
     order, ``size`` its itemsize in bytes, ``aligned`` whether NumPy aligned it."""

@@ -9,10 +9,9 @@ is a Python scalar, they take their default types).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from cujit.frozen import frozen
 from cujit.types import Array, Scalar, Signature, from_dtype, parse_signature, to_type
 
 
@@ -20,7 +19,7 @@ class UFuncTypeError(TypeError):
     """No loop of a ufunc accepts the operands, or an output cannot hold the result."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Loop:
     """One compiled-on-demand loop: the input types and the output type."""
 
