@@ -80,3 +80,22 @@ def test_the_host_api_looks_up_without_the_compiler_or_vector_types():
     compiler = [m for m in loaded if m.startswith(LATE[:5]) or m == "cujit.vector_types"]
     assert compiler == []
     assert "cujit.vector_types" in modules_after("from cujit import cuda\ncuda.float4")
+
+
+def test_a_compile_without_vector_types_does_not_make_them():
+    """The forty vector classes are made when a program names one (``cuda.float4``),
+    not by the compiler's stages: a saxpy compile leaves them unmade."""
+    code = """
+from cujit import cuda, float32, pipeline
+from cujit.options import Options
+
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+pipeline.import_stages()
+pipeline.compile_kernel(saxpy, (float32, float32[::1], float32[::1], float32[::1]),
+                        Options(arch=(9, 0)), stop_after="llvm")
+"""
+    assert "cujit.vector_types" not in modules_after(code)

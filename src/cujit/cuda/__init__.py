@@ -280,6 +280,8 @@ def __getattr__(name: str):
         value = importlib.import_module(_SUBMODULES[name])
         globals()[name] = value
         return value
+    if name.startswith("__"):  # a protocol probe (``__cuda_array_interface__``...): no
+        raise AttributeError(f"cujit.cuda has no attribute {name!r}")
     from cujit import vector_types
 
     if name in vector_types.NAMES:  # cuda.float4, cuda.int32x2...

@@ -55,7 +55,7 @@ from cujit.infer.print_calls import call_print
 from cujit.infer.reduction_calls import reduction_rules
 from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.slicing import slicing_rules
-from cujit.infer.vector_calls import vector_rules
+from cujit.infer.vector_calls import vector_rule
 from cujit.ir import Call, Const, Value, intrinsics
 from cujit.types import (
     SCALARS,
@@ -184,7 +184,6 @@ CALLS: dict[object, Rule] = {
     **numpy_calls.numpy_rules(),  # np.sin and friends on scalars
     **fp16_calls.fp16_rules(),  # cuda.fp16.h*
     **libdevice_rules(),  # cuda.libdevice.*
-    **vector_rules(),  # cuda.float4(...) and the other vector types
     **operator_rules(),  # operator.add... as values
     **rounding_rules(),  # round(), pow()
     **iteration_rules(),  # zip(), enumerate()
@@ -236,7 +235,10 @@ def _lookup(fn: object) -> Rule | None:
         rule = CALLS.get(fn)
     except TypeError:  # an unhashable object: certainly not in the table
         return None
-    return rule if rule is not None else bf16_calls.ml_dtypes_rule(fn)
+    if rule is not None:
+        return rule
+    # cuda.float4(...) and the other vector types; bfloat16 from ml_dtypes
+    return vector_rule(fn) or bf16_calls.ml_dtypes_rule(fn)
 
 
 # Callees whose dtype argument (this position, or ``dtype=``) may be a NumPy dtype's name.

@@ -249,11 +249,14 @@ def _decorate(t: Typer, site: CallSite) -> Value:
     kernels know); other decorators (``staticmethod``, numba's own) are refused."""
     from cujit.infer.calls import CALLS, type_call
     from cujit.infer.function_calls import as_device_function
+    from cujit.infer.vector_calls import vector_rule
 
     func, fn = site.op.args
     d = t.value(func)
     known = isinstance(d.type, PyObject) and (
-        as_device_function(d.type.value) is not None or _hashable_in(d.type.value, CALLS)
+        as_device_function(d.type.value) is not None
+        or _hashable_in(d.type.value, CALLS)
+        or vector_rule(d.type.value) is not None
     )
     if not known:
         raise UnsupportedError(

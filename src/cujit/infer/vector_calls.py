@@ -13,6 +13,7 @@ every split of the count into scalars and smaller vectors).
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import TypingError
@@ -21,13 +22,14 @@ from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import TupleGet, Value
 from cujit.types import NamedTuple, Scalar
-from cujit.vector_types import VECTOR_TYPES, is_vector_type, vector_type
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
 
 def _elements(t: Typer, site: CallSite, cls: type, arg: Value) -> list[Value]:
+    from cujit.vector_types import is_vector_type
+
     if (
         isinstance(arg.type, NamedTuple)
         and is_vector_type(arg.type.cls)
@@ -56,14 +58,30 @@ def _rule(cls: type):
                 f"{cls.__name__}() needs {cls.num_elements} elements, got {len(items)}", site.loc
             )
         items = tuple(t.cast(v, cls.base_type, site.loc) for v in items)
+        from cujit.vector_types import vector_type
+
         return _build(t, site.loc, site.result(vector_type(cls)), items)
 
     return rule
 
 
-def vector_rules() -> dict:
-    """The call table's entries: each vector class -> its constructor's rule."""
-    return {cls: _rule(cls) for cls in VECTOR_TYPES.values()}
+_RULES: dict[type, object] = {}
 
 
-__all__ = ["vector_rules"]
+def vector_rule(fn: object):
+    """The constructor's rule when ``fn`` is one of the vector classes, else None.
+
+    The classes (``cujit.vector_types``: forty of them) are not imported for this: a
+    kernel can only call one that its module has already made, so while that module is
+    not loaded no callee is a vector class.  This keeps them out of every compile that
+    uses none (the call table asks here on a miss)."""
+    vt = sys.modules.get("cujit.vector_types")
+    if vt is None or not vt.is_vector_type(fn):
+        return None
+    rule = _RULES.get(fn)
+    if rule is None:
+        rule = _RULES[fn] = _rule(fn)
+    return rule
+
+
+__all__ = ["vector_rule"]
