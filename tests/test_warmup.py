@@ -206,6 +206,70 @@ def test_a_device_hands_its_arch_over(state, monkeypatch):
 # -- failures, and the warm-up's own compile ------------------------------------------
 
 
+LINUX = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's"
+)
+IDLE = (0.0, 0.0, 0.0)  # os.getloadavg() of a machine with every core idle
+
+
+@LINUX
+def test_on_an_idle_machine_the_thread_yields_to_the_driver(state, monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: IDLE)
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    warmup.note_kernel()
+    warmup.start((9, 0))
+    assert finished(state) == "compiled for sm_90"
+    assert state.nice == 19  # the thread's own value, read back
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
+
+
+@LINUX
+def test_on_a_busy_machine_the_thread_keeps_its_priority(state, monkeypatch):
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores / 2 + 0.5,) * 3)
+    warmup.note_kernel()
+    warmup.start((9, 0))
+    assert finished(state) == "compiled for sm_90"
+    assert state.nice is None
+
+
+NICE_OF_EVERY_THREAD = """
+    import json, os, sys, threading, time
+    {imports}
+    from cujit import warmup
+    os.getloadavg = lambda: (0.0, 0.0, 0.0)
+    numpy_first = "numpy" in sys.modules
+    warmup.note_kernel()
+    warmup.start((9, 0))
+    warmup.wait()
+    tid = warmup._state.thread.native_id
+    deadline = time.monotonic() + 30
+    while str(tid) in os.listdir("/proc/self/task") and time.monotonic() < deadline:
+        time.sleep(0.01)  # the thread has returned; its task is ending
+    nice = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{{task}}/stat") as f:
+            stat = f.read()
+        nice.append(int(stat[stat.rindex(")") + 2:].split()[16]))
+    print(json.dumps({{"numpy_first": numpy_first, "nice": warmup._state.nice,
+                      "threads": nice, "outcome": warmup._state.outcome}}))
+"""
+
+
+@LINUX
+@pytest.mark.parametrize("numpy_first", [True, False])
+def test_no_thread_stays_at_low_priority(numpy_first):
+    # With numpy loaded first (its OpenBLAS threads started by the main thread) the
+    # warm-up thread runs at nice 19 and leaves no thread behind at that value; without
+    # it, the thread keeps its priority, since the pool numpy's import starts would
+    # inherit nice 19 for the life of the process.
+    found = run_fresh(NICE_OF_EVERY_THREAD.format(imports="import numpy" if numpy_first else ""))
+    assert found["numpy_first"] is numpy_first
+    assert found["outcome"] == "compiled for sm_90"
+    assert found["nice"] == (19 if numpy_first else None)
+    assert found["threads"] and set(found["threads"]) == {os.getpriority(os.PRIO_PROCESS, 0)}
+
+
 def test_wait_from_the_warmup_thread_returns(state, monkeypatch):
     from cujit import pipeline
 

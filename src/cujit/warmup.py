@@ -36,6 +36,9 @@ could stand in a compile's way: a failed import is removed from
 library only once it has loaded, and the tiny kernel is compiled with
 ``compile_kernel`` alone (no ``Kernel``, no disk cache).
 
+On an idle Linux machine the thread runs at the lowest priority, so that it slows
+neither ``cuInit``'s own threads nor the rest of the process (``_yield_to_the_driver``).
+
 ``CUJIT_WARMUP=0`` turns it off.  The module sits beside ``pipeline.py``, not in
 ``cujit.runtime``: the runtime imports neither it nor the compiler; importing it
 registers ``start`` and ``set_arch`` as ``cujit.startup`` hooks (``dispatcher.py``
@@ -46,6 +49,8 @@ compiler lazily, in its thread only.
 from __future__ import annotations
 
 import atexit
+import os
+import sys
 import threading
 
 from cujit import config, startup
@@ -65,6 +70,7 @@ class _State:
         self.arch: tuple[int, int] | None = None  # None: no device, compile nothing
         self.arch_given = threading.Event()
         self.outcome = ""  # what the thread did, for tests and debugging
+        self.nice: int | None = None  # the thread's nice value, where it lowered its own
 
 
 _state = _State()
@@ -134,6 +140,7 @@ def _finish(state: _State) -> None:
 
 
 def _run(state: _State) -> None:
+    _yield_to_the_driver(state)
     try:
         from cujit import pipeline
         from cujit.options import Options
@@ -156,6 +163,33 @@ def _run(state: _State) -> None:
         state.outcome = f"compiled for sm_{major}{minor}"
     except BaseException as exc:  # noqa: BLE001 - the real compile reports its own errors
         state.outcome = f"failed: {type(exc).__name__}: {exc}"
+
+
+def _yield_to_the_driver(state: _State) -> None:
+    """Run this thread at the lowest priority (nice 19) where the machine has idle cores.
+
+    ``cuInit`` spreads its work over a pool of threads, about one per core, and waits
+    for the slowest: a busy thread beside them makes one of them a straggler, and the
+    warm-up's imports made a cold ``cuInit`` ~25% slower on the H200 (bench/NOTES.md,
+    "Start-up, sixth look").  At nice 19 this thread takes what the pool leaves, and the
+    whole of a core once the pool is done.  Only on Linux, where a thread has a nice
+    value of its own (the process's other threads keep theirs, and those this thread
+    starts inherit its value: numpy, whose import starts OpenBLAS's, must be loaded
+    already), and only when the load average leaves at least half the usable cores
+    idle: an unprivileged thread cannot raise its priority again, and on a machine
+    whose cores are all busy the first compile, which waits for this thread, would wait
+    for one that gets a sliver of a core.
+    """
+    if not sys.platform.startswith("linux") or "numpy" not in sys.modules:
+        return  # (a thread pool numpy starts in this thread would keep nice 19 for good)
+    try:
+        if os.getloadavg()[0] > len(os.sched_getaffinity(0)) / 2:
+            return
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, 19)
+        state.nice = os.getpriority(os.PRIO_PROCESS, tid)
+    except (AttributeError, OSError):
+        pass
 
 
 startup.register(before_init=start, arch_known=set_arch, before_compile=wait)
