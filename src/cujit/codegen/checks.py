@@ -10,12 +10,14 @@ layout is ``cujit.abi``'s ``DEBUG_*``) and the thread returns::
     %ok = icmp ult i64 %i.wrapped, %n            ; per axis, on the wrapped index
     br i1 %ok, label %inbounds, label %oob
   oob:
-    %old = cmpxchg i64* @cujit_debug_error[0], i64 0, i64 <code> monotonic monotonic
-    br i1 <won>, label %fill, label %leave       ; the first failure wins
-  fill:
-    store threadIdx, blockIdx, index, axis, extent into the record; br label %leave
-  leave:
+    call void @cujit_claim_error(i64 <code>, threadIdx, blockIdx, i64 %i, i64 <axis>, i64 %n)
     ret void                                      ; (the target's return)
+
+  define internal void @cujit_claim_error(...) noinline cold   ; one per module
+    %old = cmpxchg i64* @cujit_debug_error[0], i64 0, i64 %code monotonic monotonic
+    br i1 <won>, label %fill, label %done        ; the first failure wins
+  fill:
+    store threadIdx, blockIdx, index, axis, extent into the record; br label %done
 
 Each code names an ``abi.ErrorSite`` (source location, exception class, message);
 ``error_sites(module)`` is that table, which the compile result keeps and the host
@@ -48,6 +50,7 @@ class _ModuleChecks:
     errors: bool = True  # debug mode: ``raise``, ``assert``, division by zero
     home: ll.Module | None = None  # the module that defines the record
     records: dict[int, ll.GlobalVariable] = field(default_factory=dict)  # id(module) ->
+    claimers: dict[int, ll.Function] = field(default_factory=dict)  # id(module) ->
     sites: dict[int, abi.ErrorSite] = field(default_factory=dict)
     codes: dict[abi.ErrorSite, int] = field(default_factory=dict)
     # Per function (by id): the ids of its local copies of tuples' items.
@@ -121,11 +124,11 @@ def _word(ctx: FunctionLowering, record: ll.GlobalVariable, k: int) -> ll.Value:
 
 
 def _sreg(ctx: FunctionLowering, reg: str) -> ll.Value:
-    """``threadIdx.x`` and friends as int64, through the target's own lowering."""
+    """``threadIdx.x`` and friends (int32), through the target's own lowering."""
     op = ir.Intrinsic(
         loc=ctx.loc, result=ir.Value(-1, int32), name="cuda.sreg", args=(), attrs=(("reg", reg),)
     )
-    return ctx.builder.zext(ctx.target.intrinsics["cuda.sreg"](ctx, op, []), I64)
+    return ctx.target.intrinsics["cuda.sreg"](ctx, op, [])
 
 
 def _claim(
@@ -134,26 +137,63 @@ def _claim(
     site: abi.ErrorSite,
     extra: tuple[ll.Value, ll.Value, ll.Value] | None = None,
 ) -> None:
-    """Claim the record for ``site`` unless a thread already has, and fill it in; the
-    builder ends in a fresh block after it."""
-    b = ctx.builder
-    record = _record(ctx, state)
+    """Claim the record for ``site`` unless a thread already has, and fill it in: one
+    call of the module's claiming function, given this thread's indices (through the
+    target's own lowering) and, for a bounds check, the index, axis and extent."""
+    where = [_sreg(ctx, f"{kind}.{axis}") for axis in "xyz" for kind in ("threadIdx", "blockIdx")]
+    bounds = list(extra) if extra is not None else [i64(0)] * 3
+    ctx.builder.call(_claimer(ctx.module, state), [i64(state.code(site)), *where, *bounds])
+
+
+_CLAIMER = "cujit_claim_error"
+# code; threadIdx.x, blockIdx.x, threadIdx.y, blockIdx.y, threadIdx.z, blockIdx.z;
+# index, axis, extent
+_CLAIMER_TYPE = ll.FunctionType(ll.VoidType(), [I64] + [I32] * 6 + [I64] * 3)
+_CLAIMER_SLOTS = (
+    abi.DEBUG_THREAD,
+    abi.DEBUG_BLOCK,
+    abi.DEBUG_THREAD + 1,
+    abi.DEBUG_BLOCK + 1,
+    abi.DEBUG_THREAD + 2,
+    abi.DEBUG_BLOCK + 2,
+)
+
+
+def _claimer(module: ll.Module, state: _ModuleChecks) -> ll.Function:
+    """The module's claiming function, made at its first failing check: a
+    compare-and-swap of the record's code from 0 (the first failure wins), then, for
+    the winner, the rest of the record.  Internal, cold and never inlined: a kernel
+    with hundreds of checks (the CPU target checks every array access) carries one
+    copy of this, not one per check."""
+    fn = state.claimers.get(id(module))
+    if fn is not None:
+        return fn
+    fn = ll.Function(module, _CLAIMER_TYPE, name=_CLAIMER)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    fn.attributes.add("cold")
+    record = _record_in(module, state)
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+
+    def word(k: int) -> ll.Value:
+        return b.gep(record, [ll.Constant(I32, 0), ll.Constant(I32, k)])
+
+    code, *where = fn.args[:7]
     # monotonic suffices: the host reads the record only after the whole grid ended.
-    pair = b.cmpxchg(
-        _word(ctx, record, abi.DEBUG_CODE), i64(0), i64(state.code(site)), "monotonic", "monotonic"
-    )
-    fill = ctx.llfn.append_basic_block("debug.fill")
-    done = ctx.llfn.append_basic_block("debug.done")
+    pair = b.cmpxchg(word(abi.DEBUG_CODE), i64(0), code, "monotonic", "monotonic")
+    fill = fn.append_basic_block("fill")
+    done = fn.append_basic_block("done")
     b.cbranch(b.extract_value(pair, 1), fill, done)
     b.position_at_end(fill)
-    for k, axis in enumerate("xyz"):
-        b.store(_sreg(ctx, f"threadIdx.{axis}"), _word(ctx, record, abi.DEBUG_THREAD + k))
-        b.store(_sreg(ctx, f"blockIdx.{axis}"), _word(ctx, record, abi.DEBUG_BLOCK + k))
-    if extra is not None:
-        for slot, v in zip((abi.DEBUG_INDEX, abi.DEBUG_AXIS, abi.DEBUG_SIZE), extra, strict=True):
-            b.store(v, _word(ctx, record, slot))
+    for slot, v in zip(_CLAIMER_SLOTS, where, strict=True):
+        b.store(b.zext(v, I64), word(slot))
+    for slot, v in zip((abi.DEBUG_INDEX, abi.DEBUG_AXIS, abi.DEBUG_SIZE), fn.args[7:], strict=True):
+        b.store(v, word(slot))
     b.branch(done)
     b.position_at_end(done)
+    b.ret_void()
+    state.claimers[id(module)] = fn
+    return fn
 
 
 def _leave(ctx: FunctionLowering) -> None:
