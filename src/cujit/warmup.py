@@ -36,8 +36,8 @@ could stand in a compile's way: a failed import is removed from
 library only once it has loaded, and the tiny kernel is compiled with
 ``compile_kernel`` alone (no ``Kernel``, no disk cache).
 
-On an idle Linux machine the thread runs at the lowest priority, so that it slows
-neither ``cuInit``'s own threads nor the rest of the process (``_yield_to_the_driver``).
+On an idle Linux machine the thread runs at the lowest priority, so that ``cuInit``'s
+own threads go first (``_yield_to_the_driver``).
 
 ``CUJIT_WARMUP=0`` turns it off.  The module sits beside ``pipeline.py``, not in
 ``cujit.runtime``: the runtime imports neither it nor the compiler; importing it
