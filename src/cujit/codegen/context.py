@@ -11,6 +11,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen.folding import FoldingBuilder
 from cujit.codegen.lltypes import has_value, scalar_type
 from cujit.codegen.target import Target
 from cujit.diagnostics import Loc, UnsupportedError
@@ -41,7 +42,7 @@ class FunctionLowering:
         # allocas stay in the entry block wherever the op that needs one sits
         # (LLVM's SROA/mem2reg only promote entry-block allocas).
         self.entry = llfn.append_basic_block("entry")
-        self.builder = ll.IRBuilder(self.entry)
+        self.builder = FoldingBuilder(self.entry)
         self.values: dict[int, ll.Value | None] = {}
         self.loc: Loc | None = fn.loc
         self._counter = 0
