@@ -110,25 +110,3 @@ def test_a_compile_beside_another_does_not_extend_its_pause():
         # several threads never keep the collector off for longer than one compile
         assert gc.isenabled()
     assert gc.isenabled()
-
-
-def test_resume_ends_the_pause_once():
-    with gcpause.paused() as resume:
-        assert not gc.isenabled()
-        resume()
-        assert gc.isenabled()
-        gc.disable()  # the program's own choice after the pause ended: left alone
-    assert not gc.isenabled()
-    gc.enable()
-
-
-def test_resume_of_a_pause_not_held_does_nothing():
-    with gcpause.paused():
-        with gcpause.paused() as inner:
-            inner()  # the outer compile holds the pause
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    gc.disable()  # a program that turned it off
-    with gcpause.paused() as resume:
-        resume()
-        assert not gc.isenabled()

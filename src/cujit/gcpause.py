@@ -11,9 +11,7 @@ disabled it itself.  One compile holds the pause at a time: a compile nested in 
 started on another thread meanwhile, runs under it without extending it, so compiles
 that overlap one another from several threads never keep the collector off for longer
 than one compile.  What a compile leaves in reference cycles is collected by the next
-pass after it.  A compile may end its pause early (the ``resume`` the block gets): a
-GPU compile does so once its stage 7 runs in a thread of its own, so that the pass
-that follows runs beside libNVVM rather than after it.
+pass after it.
 """
 
 from __future__ import annotations
@@ -29,25 +27,17 @@ _held = False  # a compile holds the pause (it found the collector enabled)
 @contextlib.contextmanager
 def paused():
     """Hold the cyclic collector off for the ``with`` block, unless another block
-    holds it off already or the program turned it off.  The block gets ``resume``,
-    which ends the pause early (once; a block that does not hold the pause gets one
-    that does nothing)."""
+    holds it off already or the program turned it off."""
     global _held
     with _lock:
         mine = not _held and gc.isenabled()
         if mine:
             _held = True
             gc.disable()
-
-    def resume() -> None:
-        global _held
-        nonlocal mine
+    try:
+        yield
+    finally:
         if mine:
             with _lock:
-                mine = _held = False
+                _held = False
                 gc.enable()
-
-    try:
-        yield resume
-    finally:
-        resume()

@@ -8,9 +8,7 @@
 stage is one call through ``_Run.stage``, which times it, verifies the IR when
 ``Options.verify`` is set, turns a crash inside cujit into an InternalCompilerError,
 and stops after ``stop_after``.  A whole compile ends in an ``abi.LaunchRecord``:
-the one thing the runtime, the disk cache and every launch path read.  A GPU compile
-that runs to the cubin runs stage 7 in a thread beside its own (``cujit.beside``) while
-it makes the record and the launch facts.
+the one thing the runtime, the disk cache and every launch path read.
 Device functions go through ``front_end`` inside stage 4, once per argument types
 and options (``infer.function_calls.Callees``); their typed IR rides in the kernel's
 ``Function.callees`` to stage 6, which lowers them into the same module.
@@ -23,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import field
 
-from cujit import config, events, gcpause, startup
+from cujit import events, gcpause, startup
 from cujit.abi import LaunchRecord
 from cujit.diagnostics import CujitError, InternalCompilerError, Loc, NumbaDebugInfoWarning
 from cujit.frozen import frozen
@@ -79,10 +77,6 @@ class CompileResult:
         return self.record.passed_mask
 
 
-def _nothing() -> None:
-    pass
-
-
 class _Stop(Exception):
     """Raised by ``_Run.stage`` for the stage after ``stop_after``."""
 
@@ -97,7 +91,6 @@ class _Run:
         self.times: dict[str, float] = {}
         self.stopped = False  # the stop_after stage has run: the next stage stops
         self.record: LaunchRecord | None = None  # made by the back end
-        self.resume_gc: Callable[[], None] = _nothing  # ends the collector's pause early
 
     def stage(self, name: str, run: Callable, *args, verify: str = "", shown=None, **kw):
         """``run(*args, **kw)`` as stage ``name``; ``verify``: "typed" or "untyped" IR
@@ -193,11 +186,8 @@ def _cpu_passes(options: Options, passes) -> tuple:
     return (*passes, functools.partial(inline_calls, wanted=suspends, keep_raise=options.debug))
 
 
-def _cuda_back_end(run: _Run, fn, arg_types, options: Options):
-    """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin.  Stage 7
-    is under way when this returns, in a thread of its own (``cujit.beside``) where the
-    compile runs to its end and links nothing: ``.result()`` waits for it."""
-    from cujit.beside import Beside, Now
+def _cuda_back_end(run: _Run, fn, arg_types, options: Options) -> None:
+    """Stages 6-7 for the CUDA target: typed IR -> LLVM IR -> PTX -> cubin."""
     from cujit.codegen import join_texts, kernel_symbol, module_texts
     from cujit.codegen.checks import error_sites
     from cujit.codegen.debuginfo import link_debug_flags, nvvm_debug_flags
@@ -213,53 +203,37 @@ def _cuda_back_end(run: _Run, fn, arg_types, options: Options):
 
     module, params = run.stage("llvm", lower_kernel, fn, options, shown=shown)
     texts = texts or module_texts(module)
-    symbol = kernel_symbol(fn)
+    run.record = LaunchRecord(
+        kernel_symbol(fn),
+        params.passed,
+        written_arguments(fn),
+        needs_cooperative_launch(fn),
+        error_sites(module),
+    )
+    ptx = run.stage(
+        "ptx",
+        compile_ptx,
+        texts,
+        options.arch,
+        opt=options.opt,
+        fastmath=options.fastmath,
+        debug=options.debug,
+        extra=nvvm_debug_flags(options),
+    )
     calls = foreign_calls(fn)
     files = options.link + tuple(f for f in foreign_files(calls) if f not in options.link)
-
-    def toolchain(ready):
-        ptx = run.stage(
-            "ptx",
-            compile_ptx,
-            texts,
-            options.arch,
-            opt=options.opt,
-            fastmath=options.fastmath,
-            debug=options.debug,
-            extra=nvvm_debug_flags(options),
-            ready=ready,
-        )
-        ltoir = kernel_ltoir(module, fn, options) if options.lto and files else None
-        run.stage(
-            "cubin",
-            _link,
-            ptx,
-            options.arch,
-            link_debug_flags(options),
-            files,
-            calls,
-            f"{symbol}.ptx",
-            options.include_paths,
-            ltoir,
-        )
-
-    # A kernel that links files compiles in this thread: their callbacks run here, and
-    # its LTO-IR rewrites the module the launch record reads.
-    beside = run.stop_after == "cubin" and not files
-    stage7 = Beside(toolchain, f"cujit-toolchain-{symbol}") if beside else None
-    try:
-        run.record = LaunchRecord(
-            symbol,
-            params.passed,
-            written_arguments(fn),
-            needs_cooperative_launch(fn),
-            error_sites(module),
-        )
-    except BaseException:
-        if stage7 is not None:
-            stage7.result()  # its error first, as the stages' order has it
-        raise
-    return stage7 if stage7 is not None else Now(toolchain)
+    run.stage(
+        "cubin",
+        _link,
+        ptx,
+        options.arch,
+        link_debug_flags(options),
+        files,
+        calls,
+        f"{run.record.symbol}.ptx",
+        options.include_paths,
+        kernel_ltoir(module, fn, options) if options.lto and files else None,
+    )
 
 
 def kernel_ltoir(module, fn, options: Options) -> bytes:
@@ -375,38 +349,15 @@ def _compile(run: _Run, pyfunc, arg_types, options: Options) -> None:
 
         kernel_passes = (*kernel_passes, functools.partial(coarsen_kernel, width=options.coarsen))
     fn = front_end(run, pyfunc, arg_types, callees, kernel_passes)
-    if options.target == "cpu":
-        _cpu_back_end(run, fn, arg_types, options)
-        run.outputs.update(_launch_facts(fn, options))
-        return
-    stage7 = _cuda_back_end(run, fn, arg_types, options)
-    try:  # while stage 7 runs beside this thread
-        run.resume_gc()
-        facts = _launch_facts(fn, options)
-    except BaseException:
-        stage7.result()
-        raise
-    stage7.result()
-    run.outputs.update(facts)  # after the stages' own outputs, which keep their order
+    back_end = _cpu_back_end if options.target == "cpu" else _cuda_back_end
+    back_end(run, fn, arg_types, options)
+    if not (options.coarsen or options.index32 or options.debug):
+        # Whether a launch with small arrays has a 32-bit index variant to take (after
+        # the stages' own outputs, which keep their order).
+        from cujit.abi import INDEX32_LIMIT
+        from cujit.codegen.narrow import worth_narrowing
 
-
-def _launch_facts(fn, options: Options) -> dict:
-    """What a compile's launches read besides the code: whether a launch with small
-    arrays has a 32-bit index variant to take (``cujit.index_width``), and on the GPU
-    the kernel's independence verdict (``cujit.coarsen``), the analysis its first launch
-    would otherwise run after the compile."""
-    facts: dict = {}
-    if options.coarsen or options.index32 or options.debug:
-        return facts
-    from cujit.abi import INDEX32_LIMIT
-    from cujit.codegen.narrow import worth_narrowing
-
-    facts["index32"] = worth_narrowing(fn, INDEX32_LIMIT)
-    if options.target == "cuda" and config.COARSEN.get():
-        from cujit.ir.independence import analyse
-
-        facts["independence"] = analyse(fn)
-    return facts
+        run.outputs["index32"] = worth_narrowing(fn, INDEX32_LIMIT)
 
 
 def _event_name(name: str, options: Options) -> str:
@@ -436,7 +387,7 @@ def compile_kernel(
     run = _Run(pyfunc, options, stop_after)
     events.notify(events.COMPILE, _event_name(run.name, options), options.target)
     try:
-        with gcpause.paused() as run.resume_gc:
+        with gcpause.paused():
             _compile(run, pyfunc, arg_types, options)
     except _Stop:
         pass

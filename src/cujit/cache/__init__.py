@@ -275,10 +275,8 @@ def _verdict_json(result) -> dict:
     from cujit.cache import verdict
     from cujit.ir.independence import analyse
 
-    found = result.outputs.get("independence")  # the compile's own (pipeline._launch_facts)
-    if found is None:
-        found = analyse(result.outputs["passes"])
-        result.outputs["independence"] = found
+    found = analyse(result.outputs["passes"])
+    result.outputs["independence"] = found
     return verdict.to_json(found)
 
 

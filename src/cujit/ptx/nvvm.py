@@ -9,7 +9,7 @@ functions the kernel calls are linked in and internalised.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from cujit.diagnostics import CujitError
@@ -63,22 +63,20 @@ def compile_ptx(
     arch: tuple[int, int],
     options: NVVMOptions | None = None,
     name: str = "cujit_module",
-    ready: Callable[[], None] | None = None,
     **overrides,
 ) -> str:
     """Compile one NVVM IR module (text, or bitcode as bytes), or the modules of one
     program (a sequence of texts, which libNVVM links), to PTX for ``arch``.
 
     ``overrides`` replace fields of ``options``: ``compile_ptx(ir, (9, 0), opt=0,
-    fastmath=True)``.  ``ready()``, when given, is called just before libNVVM's compile
-    itself, which lets go of the GIL (``cujit.beside``).
+    fastmath=True)``.
 
     libdevice joins the program only when the module mentions an ``__nv_``
     function: parsing its 500 kB of bitcode is the larger part of a small
     compile, and most kernels call nothing from it.
     """
     # The result is NUL-terminated C text.
-    return _compile(llvm_ir, arch, options, name, overrides, (), ready).rstrip(b"\0").decode()
+    return _compile(llvm_ir, arch, options, name, overrides, ()).rstrip(b"\0").decode()
 
 
 def compile_ltoir(
@@ -93,7 +91,7 @@ def compile_ltoir(
     return _compile(llvm_ir, arch, options, name, overrides, ("-gen-lto",))
 
 
-def _compile(llvm_ir, arch, options, name: str, overrides: dict, mode: tuple, ready=None) -> bytes:
+def _compile(llvm_ir, arch, options, name: str, overrides: dict, mode: tuple) -> bytes:
     nvvm = libs.nvvm_module()
     options = options or DEFAULT_OPTIONS
     if overrides:
@@ -114,8 +112,6 @@ def _compile(llvm_ir, arch, options, name: str, overrides: dict, mode: tuple, re
                 ld = libs.libdevice_bytes()
                 nvvm.lazy_add_module_to_program(prog, ld, len(ld), "libdevice")
             stage = "compile"
-            if ready is not None:
-                ready()
             nvvm.compile_program(prog, len(opts), opts)
         except nvvm.nvvmError as exc:
             raise NVVMError(
