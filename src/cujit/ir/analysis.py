@@ -31,40 +31,47 @@ from cujit.ir.memory import SetItem, TupleGet
 from cujit.types.core import Array, Scalar
 
 
-def written_arguments(fn: Function) -> tuple[bool, ...]:  # noqa: C901 -- a fixed point over blocks and ops; the loop nest is the algorithm
+def written_arguments(fn: Function) -> tuple[bool, ...]:
     """One flag per kernel argument: True if the kernel may write into it."""
     aliases: dict[int, frozenset[int]] = {p.id: frozenset((i,)) for i, p in enumerate(fn.args)}
+    flows = _alias_flows(fn)
+    while _widen(aliases, flows):  # sets only grow, over a finite set of arguments: this ends
+        pass
+    written: set[int] = set()
+    for op in fn.all_ops():
+        for v in _stored_operands(fn, op):
+            written |= aliases.get(v.id, frozenset())
+    return tuple(i in written for i in range(len(fn.args)))
 
-    def of(v) -> frozenset[int]:
-        return aliases.get(v.id, frozenset())
 
-    changed = True
-    while changed:  # sets only grow, over a finite set of arguments: this ends
-        changed = False
+def _alias_flows(fn: Function) -> list[tuple[int, tuple[int, ...]]]:
+    """Each flow of may-alias sets, read off the function once: (value id, the ids whose
+    sets it takes in), an op's result from its operands, a block parameter from the
+    arguments its incoming edges pass."""
+    flows = []
+    for block in fn.blocks:
+        for op in block.ops:
+            if op.result is not None:
+                sources = tuple(v.id for v in operands(op))
+                if sources:
+                    flows.append((op.result.id, sources))
+        for target, args in block.term.successors():
+            for param, arg in zip(fn.block(target).params, args, strict=True):
+                flows.append((param.id, (arg.id,)))
+    return flows
 
-        def widen(vid: int, new: frozenset[int]) -> None:
-            nonlocal changed
+
+def _widen(aliases: dict[int, frozenset[int]], flows) -> bool:
+    """One sweep of ``flows`` over ``aliases``; whether any set grew."""
+    changed = False
+    for vid, sources in flows:
+        new = frozenset().union(*[aliases[s] for s in sources if s in aliases])
+        if new:
             old = aliases.get(vid, frozenset())
             if not new <= old:
                 aliases[vid] = old | new
                 changed = True
-
-        for block in fn.blocks:
-            for op in block.ops:
-                if op.result is not None:
-                    srcs = frozenset().union(*(of(v) for v in operands(op)))
-                    if srcs:
-                        widen(op.result.id, srcs)
-            for target, args in block.term.successors():
-                for param, arg in zip(fn.block(target).params, args, strict=True):
-                    if of(arg):
-                        widen(param.id, of(arg))
-
-    written: set[int] = set()
-    for op in fn.all_ops():
-        for v in _stored_operands(fn, op):
-            written |= of(v)
-    return tuple(i in written for i in range(len(fn.args)))
+    return changed
 
 
 def _stored_operands(fn: Function, op) -> tuple:
