@@ -656,11 +656,10 @@ print(elapsed)
 """)
 
 
-def fresh_floor_script(tmpdir: str) -> str:
-    """FRESH_FLOOR for FRESH's saxpy: compiled here with cujit, its cubin written under
-    ``tmpdir``, its parameters laid out by ``raw_params`` from the specialisation (the
-    child's two device buffers stand in as ``("buf", 0)`` for x and ``("buf", 1)`` for
-    the output)."""
+def _fresh_floor_parts() -> tuple:
+    """FRESH's saxpy compiled here with cujit: its specialisation, the parameters a
+    launch passes (laid out by ``raw_params``; the child's two device buffers stand in
+    as ``("buf", 0)`` for x and ``("buf", 1)`` for the output), and its ctypes."""
     from cujit import cuda
     from cujit.types import typeof
 
@@ -671,6 +670,14 @@ def fresh_floor_script(tmpdir: str) -> str:
     args = (np.float32(2.0), hx, hx, hout)
     spec = kernel.compile(tuple(typeof(a) for a in args))
     values, kinds = raw_params(spec, args, pointer=lambda a: ("buf", 0 if a is hx else 1))
+    names = tuple(RAW_CTYPES[k].__name__ for k in kinds)
+    return spec, tuple(values), names, tuple(kernel._options().arch)
+
+
+def fresh_floor_script(tmpdir: str) -> str:
+    """FRESH_FLOOR for FRESH's saxpy: compiled here with cujit, its cubin written under
+    ``tmpdir``."""
+    spec, values, ctypes_names, _ = _fresh_floor_parts()
     path = os.path.join(tmpdir, f"{spec.record.symbol}.cubin")
     with open(path, "wb") as fh:
         fh.write(spec.result.cubin)
@@ -680,8 +687,111 @@ def fresh_floor_script(tmpdir: str) -> str:
         block=FRESH_BLOCK,
         cubin=repr(path),
         symbol=repr(spec.record.symbol.encode()),
-        values=repr(tuple(values)),
-        ctypes_names=repr(tuple(RAW_CTYPES[k].__name__ for k in kinds)),
+        values=repr(values),
+        ctypes_names=repr(ctypes_names),
+    )
+
+
+# The floor of a JIT that types a kernel at its first launch, as cujit does: FRESH_FLOOR
+# with the saxpy's LLVM IR (cujit's, under a name of the process's own, so that nvJitLink's
+# cache has nothing) compiled by libNVVM and nvJitLink at the launch, and beside the
+# driver's start a thread that loads both libraries and compiles cujit's warm-up kernel,
+# as cujit's warm-up does.  What it leaves out of cujit: the import, the front end, and
+# every Python step between.
+FRESH_JIT_FLOOR = string.Template("""
+import time
+t0 = time.perf_counter()
+import ctypes
+import os
+import threading
+import numpy as np
+from cuda.bindings import driver as drv
+
+NVVM_OPTS, LINK_OPTS = $nvvm_opts, $link_opts
+
+
+def ok(result):
+    if int(result[0]) != 0:
+        raise SystemExit(f"CUDA driver call failed: {result[0]!r}")
+    return result[1] if len(result) > 1 else None
+
+
+def cubin_of(ir):
+    from cuda.bindings import nvjitlink, nvvm
+    prog = nvvm.create_program()
+    nvvm.add_module_to_program(prog, ir, len(ir), "m")
+    nvvm.compile_program(prog, len(NVVM_OPTS), NVVM_OPTS)
+    ptx = bytearray(nvvm.get_compiled_result_size(prog))
+    nvvm.get_compiled_result(prog, ptx)
+    nvvm.destroy_program(prog)
+    ptx = bytes(ptx).rstrip(b"\\0")
+    handle = nvjitlink.create(len(LINK_OPTS), LINK_OPTS)
+    nvjitlink.add_data(handle, nvjitlink.InputType.PTX, ptx, len(ptx), "m.ptx")
+    nvjitlink.complete(handle)
+    cubin = bytearray(nvjitlink.get_linked_cubin_size(handle))
+    nvjitlink.get_linked_cubin(handle, cubin)
+    nvjitlink.destroy(handle)
+    return bytes(cubin)
+
+
+warm = threading.Thread(target=cubin_of, args=($tiny_ir,))
+warm.start()
+ok(drv.cuInit(0))
+dev = ok(drv.cuDeviceGet(0))
+ctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
+ok(drv.cuCtxSetCurrent(ctx))
+x = np.ones($n, np.float32)
+dx = ok(drv.cuMemAlloc(x.nbytes))
+do = ok(drv.cuMemAlloc(x.nbytes))
+ok(drv.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))
+warm.join()
+symbol = $symbol + os.urandom(4).hex().encode()
+with open($ir, "rb") as fh:
+    ir = fh.read().replace(b'@"' + $symbol + b'"', b'@"' + symbol + b'"')
+module = ok(drv.cuModuleLoadData(cubin_of(ir)))
+function = ok(drv.cuModuleGetFunction(module, symbol))
+buffers = (int(dx), int(do))
+values = tuple(buffers[v[1]] if isinstance(v, tuple) else v for v in $values)
+types = tuple(getattr(ctypes, name) for name in $ctypes_names)
+ok(drv.cuLaunchKernel(function, $grid, 1, 1, $block, 1, 1, 0, drv.CUstream(0),
+                      (values, types), 0))
+ok(drv.cuCtxSynchronize())
+elapsed = time.perf_counter() - t0
+out = np.empty_like(x)
+ok(drv.cuMemcpyDtoH(out.ctypes.data, do, out.nbytes))
+if not (out == np.float32(2.0) * x + x).all():
+    raise SystemExit("wrong saxpy result: the parameters do not match the kernel")
+print(elapsed)
+""")
+
+
+def fresh_jit_floor_script(tmpdir: str) -> str:
+    """FRESH_JIT_FLOOR for FRESH's saxpy: its LLVM IR written under ``tmpdir``, the
+    warm-up kernel's beside it in the script, and the toolchain's options as cujit's
+    compile of FRESH passes them."""
+    from cujit import pipeline, warmup
+    from cujit.options import Options
+    from cujit.ptx.nvvm import DEFAULT_OPTIONS
+    from cujit.types import int32
+
+    spec, values, ctypes_names, arch = _fresh_floor_parts()
+    path = os.path.join(tmpdir, f"{spec.record.symbol}.ll")
+    with open(path, "w") as fh:
+        fh.write(spec.result.outputs["llvm"])
+    tiny = pipeline.compile_kernel(
+        warmup._tiny_kernel, (int32[::1],), Options(arch=arch), stop_after="llvm"
+    )
+    return FRESH_JIT_FLOOR.substitute(
+        nvvm_opts=repr(DEFAULT_OPTIONS.to_args(arch)),
+        link_opts=repr([f"-arch=sm_{''.join(str(part) for part in arch)}"]),
+        tiny_ir=repr(tiny.outputs["llvm"].encode()),
+        n=FRESH_N,
+        grid=FRESH_GRID,
+        block=FRESH_BLOCK,
+        ir=repr(path),
+        symbol=repr(spec.record.symbol.encode()),
+        values=repr(values),
+        ctypes_names=repr(ctypes_names),
     )
 
 
@@ -731,19 +841,26 @@ def bench_fresh_process() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         # The floor: cuInit, primary context, allocation and copy-in, a prebuilt cubin
         # loaded and launched, synchronised; no compiler at all.
-        try:
-            floor_script = fresh_floor_script(tmp)
-            runs.append(("raw_bindings_floor", None, env))
-            samples["raw_bindings_floor"], walls["raw_bindings_floor"] = [], []
-        except Exception as exc:
-            samples["raw_bindings_floor"] = f"unavailable: {type(exc).__name__}: {str(exc)[-200:]}"
+        # The JIT floor: the same with the kernel's IR compiled at the launch
+        # (FRESH_JIT_FLOOR), the libraries loaded and warmed beside the driver's start.
+        floors = {}
+        for label, make in (
+            ("raw_bindings_floor", fresh_floor_script),
+            ("jit_floor", fresh_jit_floor_script),
+        ):
+            try:
+                floors[label] = make(tmp)
+                runs.append((label, None, env))
+                samples[label], walls[label] = [], []
+            except Exception as exc:
+                samples[label] = f"unavailable: {type(exc).__name__}: {str(exc)[-200:]}"
         for _ in range(FRESH_ROUNDS):
             for label, mod, run_env in runs:
                 if isinstance(samples[label], str):
                     continue
                 try:
                     if mod is None:
-                        script = floor_script
+                        script = floors[label]
                     else:  # a kernel name of its own per process: nothing from a cache
                         script = FRESH.format(mod=mod).replace(
                             "saxpy", f"saxpy_{secrets.token_hex(4)}"
@@ -757,7 +874,7 @@ def bench_fresh_process() -> dict:
     # A variant compiling in a thread at the first result is waited for by the exit: the
     # process's wall time (its interpreter's start included) says what that costs.
     for label, v in walls.items():
-        if v and not isinstance(samples[label], str) and label != "raw_bindings_floor":
+        if v and not isinstance(samples[label], str) and not label.endswith("_floor"):
             out[f"{label}_process_wall"] = statistics.median(v)
     out["samples"] = samples
     return out
@@ -933,6 +1050,7 @@ def print_fresh(fp) -> None:
         "cujit_no_warmup": "cujit, CUJIT_WARMUP=0",
         "numba_cuda": "numba-cuda",
         "raw_bindings_floor": "raw cuda.bindings, prebuilt cubin (floor)",
+        "jit_floor": "raw bindings, IR compiled at the launch (JIT floor)",
     }
     samples = fp.get("samples", {})
     for key, v in fp.items():
@@ -951,6 +1069,8 @@ def print_fresh(fp) -> None:
     floor = fp.get("raw_bindings_floor")
     print(
         f"  cujit/floor {ratio(fp.get('cujit'), floor, '.2f', 'x')} (target at most 1.25x);"
+        f" JIT floor/floor {ratio(fp.get('jit_floor'), floor, '.2f', 'x')};"
+        f" cujit/JIT floor {ratio(fp.get('cujit'), fp.get('jit_floor'), '.2f', 'x')};"
         f" numba/cujit {ratio(numba, fp.get('cujit'), '.2f', 'x')}"
     )
 

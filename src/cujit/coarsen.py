@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from cujit import config
 from cujit.ir.independence import Verdict, analyse
+from cujit.runtime import pycode
 from cujit.variants import variant
 
 _ALIGN_MASK = 15  # 16-byte alignment
@@ -98,7 +99,11 @@ class Plan:
         self.inside = verdict.reach if checked else ()
         nargs = len(spec.arg_types)
         self._args = ", ".join(f"a{i}" for i in range(nargs)) + ("," if nargs else "")
-        self.bound = eval(f"lambda {self._args}: {self.bound_code}")  # noqa: S307
+        # compiled once per text: most kernels' bounds read alike (``a3.size``)
+        env: dict = {}
+        src = f"def bound({self._args}):\n    return {self.bound_code}\n"
+        exec(pycode.code(src, "<cujit coarsen bound>"), env)  # noqa: S102
+        self.bound = env["bound"]
         self.full = (1 << (3 + len(self.arrays))) - 1
 
     def facts(self, args, grid, block) -> int:

@@ -14,7 +14,8 @@ cujit's compiler is made of some ninety such classes (its IR's ops, its types, i
 options): a third of the time a process spends importing it.  Here
 ``dataclasses`` still collects the fields (``init=False, eq=False, repr=False``,
 the part that compiles nothing), ``__init__`` is the one method compiled per
-class, and the others are shared functions that read a per-class table.
+class, when the class is first used, and the others are shared functions that read a
+per-class table.
 
 ``__dataclass_params__`` says ``frozen=True`` and the ``init``, ``repr`` and ``eq``
 asked for, so a ``@dataclass(frozen=True)`` may extend a class made here and a
@@ -97,7 +98,8 @@ def _make(cls, *, kw_only: bool, show: bool, eq: bool):
     )
     fields = dataclasses.fields(cls)
     if "__init__" not in own:
-        cls.__init__ = _init(cls, fields)
+        _check_order(f for f in fields if f.init and not f.kw_only)
+        cls.__init__ = _LazyInit(cls, fields)
     cls.__setattr__ = _frozen_setattr
     cls.__delattr__ = _frozen_delattr
     if show and "__repr__" not in own:
@@ -129,6 +131,27 @@ def _no_key(obj) -> tuple:
     return ()
 
 
+class _LazyInit:
+    """A class's ``__init__`` until it is first looked up (the class's first instance,
+    ``inspect.signature``): then compiled by ``_init`` and set on the class in its
+    place.  Compiling an ``__init__`` is the larger part of making a class here, and
+    most of the classes a process imports make no instance in it (the IR's ops for the
+    constructs its kernels do not use).  Two threads that look it up at once compile it
+    twice, to the same function."""
+
+    __slots__ = ("_cls", "_fields")
+
+    def __init__(self, cls, fields):
+        self._cls, self._fields = cls, fields
+
+    def __get__(self, obj, owner=None):
+        init = self._cls.__dict__.get("__init__")
+        if init is self:
+            init = _init(self._cls, self._fields)
+            self._cls.__init__ = init
+        return init if obj is None else init.__get__(obj, owner)
+
+
 def _init(cls, fields):
     """The class's ``__init__``, compiled as ``dataclass(frozen=True)`` would compile
     it: one parameter per ``init`` field (the keyword-only ones after ``*``), each
@@ -149,7 +172,6 @@ def _init(cls, fields):
         if f.init:
             (keyword if f.kw_only else positional).append(_param(f, names))
         body.append(f"__cujit_set__({self_name}, {f.name!r}, {value})")
-    _check_order(f for f in fields if f.init and not f.kw_only)
     if hasattr(cls, "__post_init__"):
         body.append(f"{self_name}.__post_init__()")
     params = [self_name, *positional, *(["*", *keyword] if keyword else [])]
