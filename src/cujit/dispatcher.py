@@ -93,6 +93,14 @@ def normalize_dim(value, what: str) -> tuple[int, int, int]:
     return (dims[0], dims[1], dims[2])
 
 
+# Stages whose outputs a kernel's specialisation lets go of once compiled: the bytecode,
+# control-flow graph and untyped IR, the largest group of objects a compile makes, which
+# nothing reads after it (numba's dumps print them as it ends).  Kept, every kernel of a
+# program would hold them and the cyclic collector would walk them again and again.
+# ``pipeline.compile_kernel`` itself returns every stage's output.
+FORGOTTEN_STAGES = ("bytecode", "cfg", "ir")
+
+
 @dataclass
 class Specialization:
     """One compiled form of a kernel: its argument types and the compiler's outputs."""
@@ -330,6 +338,8 @@ class Kernel(KernelInspection):
 
             # The coarsened variant where the kernel has one, else the 32-bit index one.
             spec.coarse = plan_for(self, spec) or index_width.plan_for(self, spec)
+            for stage in FORGOTTEN_STAGES:
+                result.outputs.pop(stage, None)
             self.overloads[key] = spec
         return spec
 

@@ -154,8 +154,9 @@ def _infer(fn, arg_types, literals, callees, device, return_type) -> Function:
     )
     if device and callees is not None:
         callees.attach(state)  # its own recursive calls read the return type found so far
-    _settle(fn, order, state)
-    blocks = _sweep(fn, order, state, final=True)
+    blocks = _settle(fn, order, state)
+    if not state.clean:
+        blocks = _sweep(fn, order, state, final=True)
     arg_names = fn.arg_names
     if device:
         blocks, arg_names = bake_constant_params(blocks, arg_names, fn.loc, literals)
@@ -176,16 +177,22 @@ def _return_type(state: _State) -> Type:
     return state.return_type or void
 
 
-def _settle(fn: Function, order: list[int], state: _State) -> None:
-    """Non-final sweeps until no block's inputs change."""
+def _settle(fn: Function, order: list[int], state: _State) -> list[Block]:
+    """Non-final sweeps until no block's inputs change; the last one's blocks.
+
+    Where that last sweep was clean (``_State.clean``) its blocks are what the final
+    sweep would make, and the final sweep is skipped: the two differ only where a value
+    is still untyped, a typing error waited, an edge needs a cast, a read finds no
+    assignment (the final sweep warns) or a device function returns a value (the final
+    sweep casts it), and a clean sweep met none of these."""
     for _ in range(MAX_SWEEPS):
         state.changed = False
         state.visited.clear()
-        _sweep(fn, order, state, final=False)
+        blocks = _sweep(fn, order, state, final=False)
         if state.self_called and state.self_seen != state.return_type:
             state.changed = True  # its recursive calls saw an older return type
         if not state.changed:
-            return
+            return blocks
     if state.self_called:  # (n, f(n - 1)): a return type that grows with each sweep
         raise TypingError(
             f"Return type of recursive function does not converge: '{fn.name}' returns a "
@@ -215,6 +222,11 @@ class _State:
     returns_value: Loc | None = None  # a ``return <value>`` seen there
     self_called: bool = False  # a recursive call read the return type
     self_seen: Type | None = None  # the return type it read last
+    # The last non-final sweep typed every op and block parameter, no typing error
+    # waited, every edge passes its target's types and no read went unassigned: its
+    # blocks are the final ones (``_settle``).  Kernels only (a device function's
+    # returns are cast in the final sweep).
+    clean: bool = False
 
 
 def _reverse_postorder(fn: Function) -> list[int]:
@@ -242,6 +254,7 @@ def _succs(block: Block) -> list[int]:
 def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[Block]:  # noqa: C901 -- one pass over the blocks; each op kind's typing is one branch
     t = Typer(fn, state.param_types, state.undef_types, final, state.callees)
     t.var_types = state.var_types
+    clean = not final and not state.device
     typed: dict[int, Block] = {}
     live = {order[0]}  # blocks an edge typed so far reaches (a constant branch takes one)
     for bid in order:
@@ -252,8 +265,10 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
         params = []
         for p in block.params:
             ty = state.param_types.get(p.id)
-            if ty is None and final:
-                ty = none  # only ever fed by unset variables
+            if ty is None:
+                clean = False
+                if final:
+                    ty = none  # only ever fed by unset variables
             if p.id in state.undef_params and (ty is None or isinstance(ty, NoneType)):
                 t.undef_names[p.id] = state.undef_params[p.id]
             params.append(Value(p.id, ty))
@@ -266,8 +281,10 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
                 # Reads a value whose type is not known yet: wait for a later sweep.
                 if op.result is not None:
                     t.env[op.result.id] = Value(op.result.id, None)
+                clean = False
                 continue
-            _type_op(t, op, final)
+            if not _type_op(t, op, final):
+                clean = False
         term = _fold_branch(t, block.term, _type_terminator(t, block.term, state))
         live.update(target for target, _ in term.successors())
         if final:
@@ -278,10 +295,23 @@ def _sweep(fn: Function, order: list[int], state: _State, final: bool) -> list[B
     state.callees_used = tuple(t.callee_fns.values())
     if not final and gather_var_types(t, state.var_types):
         state.changed = True  # an unassigned read takes the variable's type next sweep
+    if not final:  # (each edge against its target's types once every edge is joined)
+        clean = clean and not t.unassigned_reads and not t.undef_names
+        state.clean = clean and all(_edges_match(t, fn, b.term) for b in typed.values())
     return [typed[b.id] for b in fn.blocks if b.id in typed]
 
 
-def _type_op(t: Typer, op, final: bool) -> None:
+def _edges_match(t: Typer, fn: Function, term: Terminator) -> bool:
+    """Whether every argument ``term`` passes has its target parameter's type (what
+    ``_convert_edges`` leaves as it is)."""
+    for target, args in term.successors():
+        for p, a in zip(fn.block(target).params, args, strict=True):
+            if a.type is None or a.type != t.param_types.get(p.id):
+                return False
+    return True
+
+
+def _type_op(t: Typer, op, final: bool) -> bool:
     """Type one op.  Before the final sweep a typing error waits: a value merged at a
     loop's header may not have its final type yet (``acc = 0`` before a loop that
     assigns it a library's masked value, the two unifying to the masked type), so the
@@ -289,7 +319,7 @@ def _type_op(t: Typer, op, final: bool) -> None:
     what is still wrong."""
     if final:
         RULES[type(op)](t, op)
-        return
+        return True
     try:
         RULES[type(op)](t, op)
     except RequireLiteralValue:
@@ -297,6 +327,8 @@ def _type_op(t: Typer, op, final: bool) -> None:
     except TypingError:
         if op.result is not None:
             t.env[op.result.id] = Value(op.result.id, None)
+        return False
+    return op.result is None or t.env.get(op.result.id, op.result).type is not None
 
 
 def _fold_branch(t: Typer, untyped: Terminator, term: Terminator) -> Terminator:
