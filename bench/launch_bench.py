@@ -615,21 +615,18 @@ print(time.perf_counter() - t0)
 )
 
 # The floor of FRESH: the same work through cuda.bindings alone, the cubin compiled
-# beforehand by the parent.  The output is checked after the clock stops.
-FRESH_FLOOR = string.Template("""
-import time
-t0 = time.perf_counter()
-import ctypes
-import numpy as np
-from cuda.bindings import driver as drv
-
+# beforehand by the parent.  The output is checked after the clock stops.  Its parts:
+# the driver calls' check, the driver's start with the copy in, and the launch of the
+# loaded ``function`` with its result checked (FRESH_JIT_FLOOR shares them).
+_FLOOR_OK = """
 
 def ok(result):
     if int(result[0]) != 0:
         raise SystemExit(f"CUDA driver call failed: {result[0]!r}")
     return result[1] if len(result) > 1 else None
 
-
+"""
+_FLOOR_START = """
 ok(drv.cuInit(0))
 dev = ok(drv.cuDeviceGet(0))
 ctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
@@ -638,10 +635,8 @@ x = np.ones($n, np.float32)
 dx = ok(drv.cuMemAlloc(x.nbytes))
 do = ok(drv.cuMemAlloc(x.nbytes))
 ok(drv.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))
-with open($cubin, "rb") as fh:
-    module = ok(drv.cuModuleLoadData(fh.read()))
-function = ok(drv.cuModuleGetFunction(module, $symbol))
-buffers = (int(dx), int(do))
+"""
+_FLOOR_LAUNCH = """buffers = (int(dx), int(do))
 values = tuple(buffers[v[1]] if isinstance(v, tuple) else v for v in $values)
 types = tuple(getattr(ctypes, name) for name in $ctypes_names)
 ok(drv.cuLaunchKernel(function, $grid, 1, 1, $block, 1, 1, 0, drv.CUstream(0),
@@ -653,7 +648,23 @@ ok(drv.cuMemcpyDtoH(out.ctypes.data, do, out.nbytes))
 if not (out == np.float32(2.0) * x + x).all():
     raise SystemExit("wrong saxpy result: the parameters do not match the kernel")
 print(elapsed)
-""")
+"""
+FRESH_FLOOR = string.Template(
+    """
+import time
+t0 = time.perf_counter()
+import ctypes
+import numpy as np
+from cuda.bindings import driver as drv
+"""
+    + _FLOOR_OK
+    + _FLOOR_START
+    + """with open($cubin, "rb") as fh:
+    module = ok(drv.cuModuleLoadData(fh.read()))
+function = ok(drv.cuModuleGetFunction(module, $symbol))
+"""
+    + _FLOOR_LAUNCH
+)
 
 
 def _fresh_floor_parts() -> tuple:
@@ -698,7 +709,8 @@ def fresh_floor_script(tmpdir: str) -> str:
 # driver's start a thread that loads both libraries and compiles cujit's warm-up kernel,
 # as cujit's warm-up does.  What it leaves out of cujit: the import, the front end, and
 # every Python step between.
-FRESH_JIT_FLOOR = string.Template("""
+FRESH_JIT_FLOOR = string.Template(
+    """
 import time
 t0 = time.perf_counter()
 import ctypes
@@ -708,14 +720,9 @@ import numpy as np
 from cuda.bindings import driver as drv
 
 NVVM_OPTS, LINK_OPTS = $nvvm_opts, $link_opts
-
-
-def ok(result):
-    if int(result[0]) != 0:
-        raise SystemExit(f"CUDA driver call failed: {result[0]!r}")
-    return result[1] if len(result) > 1 else None
-
-
+"""
+    + _FLOOR_OK
+    + """
 def cubin_of(ir):
     from cuda.bindings import nvjitlink, nvvm
     prog = nvvm.create_program()
@@ -735,34 +742,17 @@ def cubin_of(ir):
 
 
 warm = threading.Thread(target=cubin_of, args=($tiny_ir,))
-warm.start()
-ok(drv.cuInit(0))
-dev = ok(drv.cuDeviceGet(0))
-ctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
-ok(drv.cuCtxSetCurrent(ctx))
-x = np.ones($n, np.float32)
-dx = ok(drv.cuMemAlloc(x.nbytes))
-do = ok(drv.cuMemAlloc(x.nbytes))
-ok(drv.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))
-warm.join()
+warm.start()"""
+    + _FLOOR_START
+    + """warm.join()
 symbol = $symbol + os.urandom(4).hex().encode()
 with open($ir, "rb") as fh:
     ir = fh.read().replace(b'@"' + $symbol + b'"', b'@"' + symbol + b'"')
 module = ok(drv.cuModuleLoadData(cubin_of(ir)))
 function = ok(drv.cuModuleGetFunction(module, symbol))
-buffers = (int(dx), int(do))
-values = tuple(buffers[v[1]] if isinstance(v, tuple) else v for v in $values)
-types = tuple(getattr(ctypes, name) for name in $ctypes_names)
-ok(drv.cuLaunchKernel(function, $grid, 1, 1, $block, 1, 1, 0, drv.CUstream(0),
-                      (values, types), 0))
-ok(drv.cuCtxSynchronize())
-elapsed = time.perf_counter() - t0
-out = np.empty_like(x)
-ok(drv.cuMemcpyDtoH(out.ctypes.data, do, out.nbytes))
-if not (out == np.float32(2.0) * x + x).all():
-    raise SystemExit("wrong saxpy result: the parameters do not match the kernel")
-print(elapsed)
-""")
+"""
+    + _FLOOR_LAUNCH
+)
 
 
 def fresh_jit_floor_script(tmpdir: str) -> str:
