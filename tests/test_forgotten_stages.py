@@ -50,3 +50,17 @@ def test_a_cpu_kernel_runs_after_letting_go():
     np.testing.assert_array_equal(out, 2 * x)
     (spec,) = kernel.overloads.values()
     assert not set(FORGOTTEN_STAGES) & set(spec.result.outputs)
+
+
+def test_a_launch_selected_variant_lets_go_too():
+    kernel = cuda.jit(scale, target="cpu")
+    x = np.arange(1024, dtype=np.float32)
+    out = np.zeros_like(x)
+    for _ in range(3):  # the CPU target compiles the variant at the second launch
+        kernel[4, 256](x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    (spec,) = kernel.overloads.values()
+    assert spec.coarse is not None and spec.coarse.wide is not None
+    wide = spec.coarse.wide.result
+    assert {"typed", "passes", "llvm"} <= set(wide.outputs)
+    assert not set(FORGOTTEN_STAGES) & set(wide.outputs)

@@ -124,6 +124,11 @@ class Specialization:
     cuda_view: object = None
     linked: tuple = ()  # the names of the files linked into it (link=, declare_device)
 
+    def let_go(self) -> None:
+        """Drop the outputs of ``FORGOTTEN_STAGES`` from the result, once compiled."""
+        for stage in FORGOTTEN_STAGES:
+            self.result.outputs.pop(stage, None)
+
     @property
     def _codelibrary(self):
         """numba's code library, as far as programs read it: ``_linking_files``, the files
@@ -338,8 +343,7 @@ class Kernel(KernelInspection):
 
             # The coarsened variant where the kernel has one, else the 32-bit index one.
             spec.coarse = plan_for(self, spec) or index_width.plan_for(self, spec)
-            for stage in FORGOTTEN_STAGES:
-                result.outputs.pop(stage, None)
+            spec.let_go()
             self.overloads[key] = spec
         return spec
 

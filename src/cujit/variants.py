@@ -161,6 +161,7 @@ def compile_variant(plan, options):
     record = result.record
     make = type(plan.plain)  # the dispatcher's Specialization
     wide = make(types, result, record, record.param_kinds(types), {})
+    wide.let_go()  # as the kernel's own specialisation does
     wide.coarse = plan
     plan.wide = wide
     return wide
