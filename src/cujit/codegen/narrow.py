@@ -140,12 +140,14 @@ def worth_narrowing(fn: ir.Function, limit: int) -> bool:
     """Whether the variant's facts let kernel ``fn`` compare or divide enough int64 values
     in int32 that it cannot without them to pay for a second compile: a division, or
     ``_MIN_COMPARES`` comparisons (a lone bounds check ``i < n`` saves one instruction)."""
+    divisions = [op for op in fn.all_ops() if isinstance(op, ir.BinOp) and op.op in ("//", "%")]
+    compared = [op for op in fn.all_ops() if isinstance(op, ir.Compare)]
+    if not divisions and len(compared) < _MIN_COMPARES:
+        return False  # too few to pay, whatever the ranges: neither analysis runs
     facts, plain = value_ranges(fn, limit), value_ranges(fn)
     compares = 0
-    for op in fn.all_ops():
+    for op in divisions + compared:
         division = isinstance(op, ir.BinOp) and op.op in ("//", "%")
-        if not (division or isinstance(op, ir.Compare)):
-            continue
         pair = (op.lhs, op.rhs)
         if all(_within(facts, v) for v in pair) and not all(_within(plain, v) for v in pair):
             if division:
