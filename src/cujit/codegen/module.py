@@ -24,6 +24,7 @@ from cujit import ir
 from cujit.abi import INDEX32_LIMIT, param_kinds, param_names, passes_strides
 from cujit.codegen import arrays, checks, control, debuginfo, scalars
 from cujit.codegen.context import FunctionLowering
+from cujit.codegen.folding import drop_unread_chains
 from cujit.codegen.functions import DeviceFunctions, lower_call_function
 from cujit.codegen.lltypes import (
     I8,
@@ -228,6 +229,7 @@ def lower_to_llvm(
     checks.define_record(module)
     if target.kernel_metadata is not None:
         target.kernel_metadata(module, llfn)
+    drop_unread_chains(module)
     return module
 
 
