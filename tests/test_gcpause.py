@@ -110,3 +110,31 @@ def test_a_compile_beside_another_does_not_extend_its_pause():
         # several threads never keep the collector off for longer than one compile
         assert gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_kernel_holds_it_until_its_specialisation_lets_go(monkeypatch):
+    """Through the kernel's compile, its variant plan and ``let_go``; on again after."""
+    from cujit import dispatcher
+
+    seen = _seen_during_compile(monkeypatch)
+    real = dispatcher.Specialization.let_go
+    at_let_go = []
+
+    def spy(self):
+        at_let_go.append(gc.isenabled())
+        real(self)
+
+    monkeypatch.setattr(dispatcher.Specialization, "let_go", spy)
+    kernel = cuda.jit(_kernel, target="cpu")
+    kernel.compile((float32[::1],))
+    assert seen == [False] and at_let_go == [False]
+    assert gc.isenabled()
+
+
+def test_a_kernel_whose_compile_fails_turns_it_on_again():
+    def bad(out):
+        out[0] = undefined_name  # noqa: F821
+
+    with pytest.raises(CujitError):
+        cuda.jit(bad, target="cpu").compile((float32[::1],))
+    assert gc.isenabled()

@@ -18,6 +18,7 @@ from cujit import (
     config,
     decorator,
     events,
+    gcpause,
     guards,
     hints,
     jit_options,
@@ -305,46 +306,54 @@ class Kernel(KernelInspection):
         key = tuple(sig.args)
         spec = self.overloads.get(key)
         if spec is None:
-            from cujit.pipeline import compile_kernel
-
-            # Checked GPU builds skip the disk cache: a CUDA entry keeps no error table
-            # (a CPU entry does: its checks are on by default).
-            base = self._base_options
-            if (
-                (self.cache or config.CACHE.get())
-                and not base.debug
-                and (self.target == "cpu" or base.boundscheck is not True)
-            ):
-                from cujit.cache import compile_cached
-
-                result = compile_cached(
-                    self.py_func,
-                    key,
-                    self._options(),
-                    strict=self.cache,
-                    refresh=refresh,
-                    launch_config=self._lc_default,
-                )
-                self.stats.note(key, result, self.py_func, self.cache)
-            else:
-                if self.cache and self.target == "cpu":  # nothing kept, but refused alike
-                    from cujit.cache import check_cacheable
-
-                    check_cacheable(self.py_func, key, self._options())
-                result = compile_kernel(self.py_func, key, self._options())
-            record = result.record
-            spec = Specialization(key, result, record, record.param_kinds(key), {})
-            spec.linked = _linked_files(base.link, result)
-            if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
-                spec.cuda_view = CudaView(self.py_func, key, self._options())
-            self._dump(spec)
-            from cujit import index_width
-            from cujit.coarsen import plan_for
-
-            # The coarsened variant where the kernel has one, else the 32-bit index one.
-            spec.coarse = plan_for(self, spec) or index_width.plan_for(self, spec)
-            spec.let_go()
+            # The collector stays off until the stages' outputs the kernel keeps no more
+            # are gone too (``let_go``): its pass after the compile then walks what stays.
+            with gcpause.paused():
+                spec = self._compile_new(key, refresh)
             self.overloads[key] = spec
+        return spec
+
+    def _compile_new(self, key: tuple, refresh: bool) -> Specialization:
+        """``_compile`` for a signature not compiled yet: its new Specialization."""
+        from cujit.pipeline import compile_kernel
+
+        # Checked GPU builds skip the disk cache: a CUDA entry keeps no error table
+        # (a CPU entry does: its checks are on by default).
+        base = self._base_options
+        if (
+            (self.cache or config.CACHE.get())
+            and not base.debug
+            and (self.target == "cpu" or base.boundscheck is not True)
+        ):
+            from cujit.cache import compile_cached
+
+            result = compile_cached(
+                self.py_func,
+                key,
+                self._options(),
+                strict=self.cache,
+                refresh=refresh,
+                launch_config=self._lc_default,
+            )
+            self.stats.note(key, result, self.py_func, self.cache)
+        else:
+            if self.cache and self.target == "cpu":  # nothing kept, but refused alike
+                from cujit.cache import check_cacheable
+
+                check_cacheable(self.py_func, key, self._options())
+            result = compile_kernel(self.py_func, key, self._options())
+        record = result.record
+        spec = Specialization(key, result, record, record.param_kinds(key), {})
+        spec.linked = _linked_files(base.link, result)
+        if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
+            spec.cuda_view = CudaView(self.py_func, key, self._options())
+        self._dump(spec)
+        from cujit import index_width
+        from cujit.coarsen import plan_for
+
+        # The coarsened variant where the kernel has one, else the 32-bit index one.
+        spec.coarse = plan_for(self, spec) or index_width.plan_for(self, spec)
+        spec.let_go()
         return spec
 
     def _dump(self, spec: Specialization) -> None:

@@ -7,11 +7,14 @@ them, and now and then a full pass over the whole heap of a warm process (its im
 modules, the user's data).  Nearly all of a compile's objects die by reference count
 when the compile returns, so those passes find little to free.  ``paused()`` disables
 the collector for the compile and enables it again after, unless the program had
-disabled it itself.  One compile holds the pause at a time: a compile nested in it, or
-started on another thread meanwhile, runs under it without extending it, so compiles
-that overlap one another from several threads never keep the collector off for longer
-than one compile.  What a compile leaves in reference cycles is collected by the next
-pass after it.
+disabled it itself.  A kernel holds it from its compile until its specialisation has
+let go of the stages' outputs it keeps no more (``dispatcher.Specialization.let_go``):
+the pass that follows then walks what the kernel keeps, not every stage's output.
+One compile holds the pause at a time: a compile nested in it, or started on another
+thread meanwhile, runs under it without extending it, so compiles that overlap one
+another from several threads never keep the collector off for longer than one
+compile.  What a compile leaves in reference cycles is collected by the next pass
+after it.
 """
 
 from __future__ import annotations

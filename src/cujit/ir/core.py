@@ -136,13 +136,19 @@ def map_operands(op: Op, fn: Callable[[Value], Value]) -> Op:
 
 
 def map_values(op: Op, fn: Callable[[Value], Value]) -> Op:
-    """Like ``map_operands`` but also maps the op's result."""
-    op = map_operands(op, fn)
+    """Like ``map_operands`` but also maps the op's result (one copy for both: irgen's
+    renumbering changes nearly every op's operands and result)."""
+    changes = {}
+    for name in _operand_fields(type(op)):
+        old = getattr(op, name)
+        new = _rebuild(old, fn)
+        if new is not old:
+            changes[name] = new
     if op.result is not None:
         result = fn(op.result)
         if result is not op.result:
-            op = _with(op, {"result": result})
-    return op
+            changes["result"] = result
+    return _with(op, changes) if changes else op
 
 
 @frozen
