@@ -39,7 +39,8 @@ Numeric semantics, and where they differ from cujit's (numba's typing):
   ``math.f(float32)`` is a Python float here but float32 in cujit: results differ in
   the float32 rounding.  ``min``/``max`` return one of their arguments unchanged
   here; cujit casts both to a common type first.  Where a float meets a NaN they
-  follow numba (fmin/fmax: the NaN loses), not Python.
+  follow numba (fmin/fmax: the NaN loses), not Python, and of two zeros -0.0 is the
+  smaller (PTX's min/max; the CPU target orders them alike).
 - Python raises where the GPU cannot: ``1 // 0`` on Python ints, ``1.0 / 0.0`` on
   Python floats, ``math.sqrt(-1)``, ``int(nan)``.  NumPy scalars give the IEEE
   result with a warning instead; this module silences NumPy's floating-point
@@ -51,6 +52,7 @@ differences cannot show; the differential tests use inputs that avoid them.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import types
@@ -227,8 +229,9 @@ def _is_float(x) -> bool:
 
 
 def _nan_loses(pick):
-    """numba's float ``min``/``max`` (C's fmin/fmax): a NaN operand loses to a number;
-    other operands take Python's rule.  Several arguments chain pairwise, as cujit does."""
+    """numba's float ``min``/``max`` on the GPU (C's fmin/fmax, PTX's min/max): a NaN
+    operand loses to a number, and of two zeros -0.0 is the smaller; other operands
+    take Python's rule.  Several arguments chain pairwise, as cujit does."""
 
     def minmax(*args):
         if len(args) == 1:
@@ -240,6 +243,12 @@ def _nan_loses(pick):
                     acc = v
                     continue
                 if v != v:
+                    continue
+                if acc == 0 and v == 0:  # two zeros: -0.0 below +0.0
+                    acc_negative = math.copysign(1.0, acc) < 0
+                    v_negative = math.copysign(1.0, v) < 0
+                    if v_negative != acc_negative and v_negative == (pick is min):
+                        acc = v
                     continue
             acc = pick(acc, v)
         return acc

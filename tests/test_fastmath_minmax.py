@@ -180,3 +180,54 @@ def test_int_min_max_keep_python_rule():
     out = np.full(4, 11, np.int64)
     cuda.jit(target="cpu")(_builtin_max)[1, 4](a, b, out)
     assert list(out) == [max(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+
+
+# Two zeros of either sign, in both orders: PTX's min/max.f32/f64 take -0.0 as the
+# smaller ("-0.0 < +0.0"), so min gives -0.0 and max +0.0 whichever comes first.
+ZERO_PAIRS = ([0.0, -0.0, 0.0, -0.0], [-0.0, 0.0, 0.0, -0.0])
+ZERO_MIN = [-0.0, -0.0, 0.0, -0.0]
+ZERO_MAX = [0.0, 0.0, 0.0, -0.0]
+
+
+def _zero_results(target: str, dtype):
+    a, b = (np.array(v, dtype) for v in ZERO_PAIRS)
+    got = {}
+    for name, fn in (("min", _builtin_min), ("max", _builtin_max)):
+        out = np.full(a.size, 99.0, dtype)
+        cuda.jit(target=target)(fn)[1, a.size](a, b, out)
+        got[name] = out
+    return got
+
+
+def _same_bits(got, want):
+    return [(float(g), bool(np.signbit(g))) for g in got] == [
+        (float(w), bool(np.signbit(w))) for w in np.array(want, got.dtype)
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_min_max_order_zeros_as_ptx_on_the_cpu_target(dtype):
+    got = _zero_results("cpu", dtype)
+    assert _same_bits(got["min"], ZERO_MIN), got["min"]
+    assert _same_bits(got["max"], ZERO_MAX), got["max"]
+
+
+def test_the_gpu_takes_minnum_alone_and_the_cpu_target_fixes_the_tie():
+    from cujit.options import Options
+    from cujit.pipeline import compile_kernel
+
+    sig = (F32_ARRAY, F32_ARRAY, F32_ARRAY)
+    gpu = compile_kernel(_builtin_min, sig, Options(arch=(9, 0)), stop_after="llvm")
+    cpu = compile_kernel(_builtin_min, sig, Options(target="cpu"), stop_after="llvm")
+    gpu_ir, cpu_ir = gpu.outputs["llvm"], cpu.outputs["llvm"]
+    assert '@"llvm.minnum.f32"' in gpu_ir and "fcmp" not in gpu_ir  # PTX's min orders zeros
+    assert '@"llvm.minnum.f32"' in cpu_ir and "fcmp oeq" in cpu_ir and " or i32 " in cpu_ir
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_min_max_order_zeros_alike_on_the_gpu_and_the_cpu_target(dtype):
+    gpu, cpu = _zero_results("cuda", dtype), _zero_results("cpu", dtype)
+    for name, want in (("min", ZERO_MIN), ("max", ZERO_MAX)):
+        assert _same_bits(gpu[name], want), (name, gpu[name])
+        assert _same_bits(cpu[name], want), (name, cpu[name])

@@ -50,30 +50,41 @@ def lower_abs(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return b.select(b.icmp_signed("<", x, const_int(x.type, 0)), b.sub(const_int(x.type, 0), x), x)
 
 
-def _float_min_max(ctx: FunctionLowering, which: str, t: Scalar, a, b):
+def _float_min_max(ctx: FunctionLowering, which: str, t: Scalar, a, b, zeros: bool):
     """numba's min/max of two float32 or float64 numbers: C's fmin/fmax (LLVM's
-    minnum/maxnum, PTX's min/max.f32/f64), whose NaN operand loses to a number:
-    max(nan, 1.0) and max(1.0, nan) are both 1.0."""
+    minnum/maxnum, which libNVVM makes PTX's min/max.f32/f64), whose NaN operand loses
+    to a number: max(nan, 1.0) and max(1.0, nan) are both 1.0.  PTX's min/max also
+    take -0.0 as below +0.0; minnum leaves two zeros to the backend (x86's minss gives
+    its second operand), so with ``zeros`` two equal operands give their bits or'd
+    (min: -0.0 if either is) or and'ed (max: +0.0 if either is)."""
     ty = scalar_type(t)
     f = ctx.module.declare_intrinsic(f"llvm.{which}num", [ty], ll.FunctionType(ty, [ty, ty]))
-    return ctx.builder.call(f, [a, b])
+    b_ = ctx.builder
+    r = b_.call(f, [a, b])
+    if not zeros:
+        return r
+    bits = ll.IntType(t.bits)
+    x, y = b_.bitcast(a, bits), b_.bitcast(b, bits)
+    tie = b_.bitcast(b_.or_(x, y) if which == "min" else b_.and_(x, y), ty)
+    return b_.select(b_.fcmp_ordered("==", a, b), tie, r)
 
 
-def lower_min(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    # Other types take Python's min(a, b), ``b if b < a else a``: a tie keeps a.
-    a, b = args
-    t: Scalar = op.result.type
-    if t.kind == "f" and t.bits in (32, 64):
-        return _float_min_max(ctx, "min", t, a, b)
-    return ctx.builder.select(compare(ctx, t, "<", b, a), b, a)
+def min_max_lowerings(zeros: bool) -> dict:
+    """The ``min`` and ``max`` intrinsics, floats through ``_float_min_max(zeros)``.
+    Other types take Python's rule: min(a, b) is ``b if b < a else a``, max(a, b)
+    ``b if b > a else a`` (a tie keeps a)."""
 
+    def lowering(which: str, relation: str):
+        def lower(ctx: FunctionLowering, op: ir.Intrinsic, args):
+            a, b = args
+            t: Scalar = op.result.type
+            if t.kind == "f" and t.bits in (32, 64):
+                return _float_min_max(ctx, which, t, a, b, zeros)
+            return ctx.builder.select(compare(ctx, t, relation, b, a), b, a)
 
-def lower_max(ctx: FunctionLowering, op: ir.Intrinsic, args):
-    a, b = args  # Python's max(a, b) is ``b if b > a else a``
-    t: Scalar = op.result.type
-    if t.kind == "f" and t.bits in (32, 64):
-        return _float_min_max(ctx, "max", t, a, b)
-    return ctx.builder.select(compare(ctx, t, ">", b, a), b, a)
+        return lower
+
+    return {"min": lowering("min", "<"), "max": lowering("max", ">")}
 
 
 def lower_range(ctx: FunctionLowering, op: ir.Intrinsic, args):
@@ -243,8 +254,7 @@ COMMON_INTRINSICS = {
     "array.slice": lower_array_slice,
     "array.view": lower_array_view,
     "abs": lower_abs,
-    "min": lower_min,
-    "max": lower_max,
+    **min_max_lowerings(zeros=False),  # PTX's min/max order zeros (targets/cpu: its own)
     "range": lower_range,
     "math.isnan": lower_float_class,
     "math.isinf": lower_float_class,

@@ -360,7 +360,8 @@ _BUILTINS = (
         _INFER + "builtin_calls:min_max",
         2,
         cuda="llvm.minnum/maxnum (floats), compare and select",
-        cpu="llvm.minnum/maxnum (floats), compare and select",
+        cpu="llvm.minnum/maxnum and, for equal operands, their bits or'd/and'ed (floats: "
+        "-0.0 below +0.0, as PTX's min/max), compare and select",
     )
     + _rows(
         ("range",),

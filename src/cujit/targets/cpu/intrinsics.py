@@ -271,6 +271,9 @@ INTRINSICS = {
     **{name: lower_atomic_rmw for name in (*_RMW, "atomic.max", "atomic.min")},
     "atomic.cas": lower_atomic_cas,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
+    # float min/max order -0.0 below +0.0 as PTX's min/max do, whatever the host's
+    # instruction does with two zeros (x86's minss: the second operand)
+    **builtins.min_max_lowerings(zeros=True),
     "local.array": lower_local_array,  # over-aligned ones: see there
     "global.array": lower_global_array,  # also another object's CAI over this target's memory
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
