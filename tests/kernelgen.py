@@ -36,7 +36,9 @@ expression to keep it so (see pysim's docstring for where the two differ):
 - Python raises where cujit cannot, so: divisors are ``(e | 1)``, a non-zero literal,
   or ``(abs(e) + 1.0)``; float -> int conversions and ``math.floor``/``ceil`` apply
   to a range-checked variable; ``exp``/``sinh``/``cosh``/``pow``/``tan``... get
-  clamped arguments; ``<<`` counts are small and checked against the bound.
+  clamped arguments; ``<<`` counts are small and checked against the bound.  A shift's
+  type is its operand's and its count's promotion (a Python int shifted by an int32
+  count is an int32 in NumPy, an int64 in cujit: bounded as an i32).
 """
 
 from __future__ import annotations
@@ -62,6 +64,14 @@ class E:
     @property
     def is_f64(self):
         return self.t in ("f64", "wf")
+
+
+def _shift_type(a: str, count: str) -> str:
+    """The int type of ``a << count`` / ``a >> count`` in NumPy: i64 if either is, else
+    i32 if either is, else a Python int (``w``)."""
+    if "i64" in (a, count):
+        return "i64"
+    return "i32" if "i32" in (a, count) else "w"
 
 
 def _pow2_above(n: int) -> int:
@@ -187,20 +197,24 @@ class ProgramGen:
             op = r.choice(["//", "%"])
             return self.int_binop(self.gen_int(d - 1), self.divisor(d - 1), op)
         if k < 0.55:
+            # A shift's type is its operands' promotion, the count's too: in NumPy a
+            # Python int shifted by an int32 count is an int32 (cujit: int64).
             a = self.gen_int(d - 1)
             if r.random() < 0.5:  # right shift: any count means the same everywhere
-                c = r.choice([str(r.randint(0, 70)), f"({self.gen_int(d - 1).code} & 31)"])
-                return E(f"({a.code} >> {c})", a.t, a.bound)
+                lit, count = r.randint(0, 70), self.gen_int(d - 1)  # (both drawn, as before)
+                c = r.choice([E(str(lit), "w", 70), E(f"({count.code} & 31)", count.t, 31)])
+                return E(f"({a.code} >> {c.code})", _shift_type(a.t, c.t), a.bound)
             n = r.randint(0, 12)
             if r.random() < 0.5:
-                c = str(n)
+                c = E(str(n), "w", n)
             else:  # a computed count in [0, n]
                 n = (1 << n.bit_length()) - 1
-                c = f"({self.gen_int(d - 1).code} & {n})"
-            limit = W_LIMIT if a.t == "w" else I32_LIMIT
-            if a.t != "i64" and a.bound << n > limit:
-                a = self.as_i64(a)
-            return E(f"({a.code} << {c})", a.t, a.bound << n)
+                count = self.gen_int(d - 1)
+                c = E(f"({count.code} & {n})", count.t, n)
+            t = _shift_type(a.t, c.t)
+            if t != "i64" and a.bound << n > (W_LIMIT if t == "w" else I32_LIMIT):
+                a, t = self.as_i64(a), "i64"
+            return E(f"({a.code} << {c.code})", t, a.bound << n)
         if k < 0.62:
             a = self.gen_int(d - 1)
             op = r.choice(["-", "~", "abs"])
