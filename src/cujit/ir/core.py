@@ -124,26 +124,27 @@ def operands(op: Op) -> list[Value]:
     return out
 
 
-def map_operands(op: Op, fn: Callable[[Value], Value]) -> Op:
-    """A copy of ``op`` with every operand ``v`` replaced by ``fn(v)``."""
+def _operand_changes(op: Op, fn: Callable[[Value], Value]) -> dict:
+    """The fields of ``op`` that ``fn`` changes, with their new values."""
     changes = {}
     for name in _operand_fields(type(op)):
         old = getattr(op, name)
         new = _rebuild(old, fn)
         if new is not old:
             changes[name] = new
+    return changes
+
+
+def map_operands(op: Op, fn: Callable[[Value], Value]) -> Op:
+    """A copy of ``op`` with every operand ``v`` replaced by ``fn(v)``."""
+    changes = _operand_changes(op, fn)
     return _with(op, changes) if changes else op
 
 
 def map_values(op: Op, fn: Callable[[Value], Value]) -> Op:
     """Like ``map_operands`` but also maps the op's result (one copy for both: irgen's
     renumbering changes nearly every op's operands and result)."""
-    changes = {}
-    for name in _operand_fields(type(op)):
-        old = getattr(op, name)
-        new = _rebuild(old, fn)
-        if new is not old:
-            changes[name] = new
+    changes = _operand_changes(op, fn)
     if op.result is not None:
         result = fn(op.result)
         if result is not op.result:
