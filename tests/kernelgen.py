@@ -39,6 +39,10 @@ expression to keep it so (see pysim's docstring for where the two differ):
   clamped arguments; ``<<`` counts are small and checked against the bound.  A shift's
   type is its operand's and its count's promotion (a Python int shifted by an int32
   count is an int32 in NumPy, an int64 in cujit: bounded as an i32).
+- A NaN made by arithmetic has no defined sign (IEEE 754 leaves it to the machine: x86
+  makes -nan, PTX +nan, NumPy's ``%`` either), and ``copysign`` is the one operation
+  here that shows it; so its sign source is ``(1.0 if math.isnan(y) else y)``.  NaNs of
+  either sign compare equal.
 """
 
 from __future__ import annotations
@@ -49,6 +53,11 @@ from dataclasses import dataclass
 W_LIMIT = 2**40
 I32_LIMIT = 2**31 - 1
 NCOLS = 4  # input columns per array
+
+
+def _sign_source(code: str, one: str) -> str:
+    """``code`` as copysign's sign source: a NaN, whose sign no machine defines, is ``one``."""
+    return f"({one} if math.isnan({code}) else {code})"
 
 
 @dataclass(frozen=True)
@@ -353,7 +362,8 @@ class ProgramGen:
         elif f in ("asin", "acos"):
             arg = f"max(min({x}, 1.0), -1.0)"
         elif f in ("atan2", "copysign"):
-            arg = f"{x}, {self.gen_float(d - 1, 'f64').code}"
+            y = self.gen_float(d - 1, "f64").code
+            arg = f"{x}, {_sign_source(y, '1.0') if f == 'copysign' else y}"
         elif f == "hypot":
             arg = f"min(abs({x}), 1e300), min(abs({self.gen_float(d - 1, 'f64').code}), 1e300)"
         elif f == "pow":
@@ -418,7 +428,8 @@ class ProgramGen:
                 f = r.choice(["sqrt", "fabs", "copysign"])
                 if f == "copysign":
                     return E(
-                        f"float32(math.copysign({a.code}, {self.gen_float(d - 1, 'f32').code}))",
+                        f"float32(math.copysign({a.code}, "
+                        f"{_sign_source(self.gen_float(d - 1, 'f32').code, 'float32(1.0)')}))",
                         "f32",
                     )
                 arg = f"abs({a.code})" if f == "sqrt" else a.code
