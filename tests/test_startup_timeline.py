@@ -51,11 +51,11 @@ def test_the_floor_script_is_made_in_a_child_process(timeline, tmp_path):
     compile(timeline._timed_floor(from_child), "<floor>", "exec")
 
 
-def test_the_marked_script_marks_the_warm_up_thread_only(timeline, monkeypatch):
+def test_the_marked_script_marks_the_warm_up_thread_and_the_first_compile(timeline, monkeypatch):
     code = timeline.cujit_marked()
     compile(code, "<marked>", "exec")
     assert code.index('mark("import cujit")') < code.index("_marked(_pipeline")
-    assert code.rstrip().endswith("print(repr((marks, wmarks)))")
+    assert code.rstrip().endswith("print(repr((marks, wmarks + mmarks)))")
 
     import threading
     import time
@@ -72,6 +72,8 @@ def test_the_marked_script_marks_the_warm_up_thread_only(timeline, monkeypatch):
     exec(timeline.WARMUP_MARKS, ns)  # wraps the four (monkeypatch restores them)
 
     cujit.pipeline.import_stages()  # the main thread: not marked
+    cujit.pipeline.compile_kernel()  # the main thread's first compile: marked apart
+    cujit.pipeline.compile_kernel()  # its second: not marked
 
     def warm_up():
         for _ in range(2):
@@ -81,7 +83,8 @@ def test_the_marked_script_marks_the_warm_up_thread_only(timeline, monkeypatch):
     thread = threading.Thread(target=warm_up, name="cujit-warmup")
     thread.start()
     thread.join()
-    assert calls == ["import_stages"] + ["import_stages", "nvvm_module"] * 2
+    main_calls = ["import_stages", "compile_kernel", "compile_kernel"]
+    assert calls == main_calls + ["import_stages", "nvvm_module"] * 2
     names = [name for name, _ in ns["wmarks"]]  # each step once: its first call
     assert names == [
         "import the stages",
@@ -89,6 +92,22 @@ def test_the_marked_script_marks_the_warm_up_thread_only(timeline, monkeypatch):
         "load libNVVM",
         "load libNVVM: done",
     ]
+    main = [name for name, _ in ns["mmarks"]]
+    assert main == ["main thread: compile saxpy", "main thread: compile saxpy: done"]
+
+
+def test_the_jit_floor_script_gets_its_compile_and_load_marked_apart(timeline, tmp_path):
+    script = timeline._timed_floor(
+        timeline.jit_floor_script(str(tmp_path)), timeline.JIT_FLOOR_MARKS
+    )
+    compile(script, "<jit floor>", "exec")
+    steps = ["import numpy", "import cuda.bindings", "cuInit", "primary context"]
+    steps += ["alloc + copy in", "wait for the warm-up thread"]
+    steps += ["compile (libNVVM + nvJitLink)", "load cubin", "synchronize"]
+    at = [script.index(f"mark({s!r})") for s in steps]
+    assert at == sorted(at)
+    assert script.index("cubin = cubin_of(ir)") < at[6] < script.index("cuModuleLoadData(cubin)")
+    assert script.rstrip().endswith("print(repr(marks))")
 
 
 def test_a_marked_run_is_summarised_with_the_thread_beside_it(timeline):

@@ -3,7 +3,7 @@ start-up of bench/launch_bench.py's ``fresh_process``), step by step, beside the
 steps through raw cuda.bindings with a prebuilt cubin (its floor).
 
     PYTHONPATH=src python3 tools/startup_timeline.py [-n 7] [--hold] [--warmup-marks]
-        [--json out.json]
+        [--jit-floor] [--json out.json]
 
 Per configuration (cujit as shipped, ``CUJIT_VARIANTS_LAZY=0``, ``CUJIT_WARMUP=0``,
 and the floor), N fresh processes run, the configurations taking turns; each prints the
@@ -15,7 +15,9 @@ has the device open, which ``--hold`` arranges for every configuration alike.
 a thread is waited for by the interpreter's exit).  ``--warmup-marks`` adds a
 configuration that also marks, from inside the child, when the warm-up thread starts
 and ends each of its steps (importing the stages, loading libNVVM and nvJitLink, the
-tiny kernel's compile).  Needs a GPU.
+tiny kernel's compile) and the main thread's compile of the saxpy.  ``--jit-floor``
+adds launch_bench's JIT floor: the same raw process compiling cujit's LLVM IR for the
+saxpy with libNVVM and nvJitLink at the launch, its steps marked.  Needs a GPU.
 """
 
 from __future__ import annotations
@@ -91,6 +93,20 @@ _marked(_pipeline, "import_stages", "import the stages")
 _marked(_libs, "nvvm_module", "load libNVVM")
 _marked(_libs, "nvjitlink_module", "load nvJitLink")
 _marked(_pipeline, "compile_kernel", "compile the tiny kernel")
+mmarks = []
+def _main_marked(mod, attr, label):
+    inner = getattr(mod, attr)
+    def call(*args, **kwargs):
+        mine = threading.current_thread() is threading.main_thread() and not mmarks
+        if mine:
+            mmarks.append((label, time.perf_counter() - t0))
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            if mine:
+                mmarks.append((label + ": done", time.perf_counter() - t0))
+    setattr(mod, attr, call)
+_main_marked(_pipeline, "compile_kernel", "main thread: compile saxpy")
 """
 WARMUP_LABEL = "cujit, warm-up thread marked"
 
@@ -99,7 +115,7 @@ def cujit_marked() -> str:
     """CUJIT with WARMUP_MARKS: its last line prints (main marks, warm-up marks)."""
     at = CUJIT.index('mark("import cujit")\n') + len('mark("import cujit")\n')
     code = CUJIT[:at] + WARMUP_MARKS + CUJIT[at:]
-    return code.replace("print(repr(marks))", "print(repr((marks, wmarks)))")
+    return code.replace("print(repr(marks))", "print(repr((marks, wmarks + mmarks)))")
 
 
 def floor_script(tmp: str) -> str:
@@ -109,20 +125,6 @@ def floor_script(tmp: str) -> str:
     import launch_bench
 
     return launch_bench.fresh_floor_script(tmp)
-
-
-def floor_script_from_child(tmp: str, env: dict) -> str:
-    """``floor_script`` made in a child process: the compile reads the device's
-    architecture, and a CUDA context left in this process would make every later
-    child's ``cuInit`` faster than a lone process's."""
-    code = f"import sys; sys.path.insert(0, {HERE!r}); import startup_timeline as t; "
-    code += f"sys.stdout.write(t.floor_script({tmp!r}))"
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-600:])
-    return proc.stdout
 
 
 # --hold: a process that keeps the device open (a CUDA context) while the others run
@@ -184,6 +186,11 @@ def main() -> None:
         help="keep a process with a CUDA context alive while the processes run",
     )
     ap.add_argument(
+        "--jit-floor",
+        action="store_true",
+        help="add launch_bench's JIT floor (the saxpy's LLVM IR compiled at the launch)",
+    )
+    ap.add_argument(
         "--warmup-marks",
         action="store_true",
         help="add a configuration that also marks the warm-up thread's steps",
@@ -206,6 +213,11 @@ def main() -> None:
             configs[WARMUP_LABEL] = dict(env)
         codes[floor_label] = _timed_floor(floor_script_from_child(tmp, env))
         configs[floor_label] = env
+        if opts.jit_floor:
+            jit_label = "JIT floor (raw bindings, the LLVM IR compiled at the launch)"
+            script = floor_script_from_child(tmp, env, "jit_floor_script")
+            codes[jit_label] = _timed_floor(script, JIT_FLOOR_MARKS)
+            configs[jit_label] = env
         if opts.hold:
             holder = subprocess.Popen(
                 [sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -235,12 +247,54 @@ def print_rows(out: dict) -> None:
         for name, step in row["steps"].items():
             print(f"  {name:28} +{step['gap_ms']:7.1f} ms   at {step['at_ms']:7.1f} ms")
         for name, at in row.get("warmup_thread_at_ms", {}).items():
-            print(f"    warm-up thread: {name:34} at {at:7.1f} ms")
+            print(f"    marked: {name:42} at {at:7.1f} ms")
 
 
-def _timed_floor(script: str) -> str:
-    """launch_bench's floor script with a mark after each step."""
-    marks = {
+def jit_floor_script(tmp: str) -> str:
+    """launch_bench's JIT floor for cujit's saxpy (its LLVM IR compiled by libNVVM and
+    nvJitLink at the launch), with the compile and the load marked apart."""
+    sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+    import launch_bench
+
+    script = launch_bench.fresh_jit_floor_script(tmp)
+    one = "module = ok(drv.cuModuleLoadData(cubin_of(ir)))\n"
+    split = "cubin = cubin_of(ir)\nmodule = ok(drv.cuModuleLoadData(cubin))\n"
+    if one not in script:
+        raise RuntimeError("launch_bench's JIT floor changed: mark its steps here again")
+    return script.replace(one, split)
+
+
+def floor_script_from_child(tmp: str, env: dict, make: str = "floor_script") -> str:
+    """``make`` (``floor_script`` or ``jit_floor_script``) run in a child process: the
+    compile reads the device's architecture, and a CUDA context left in this process
+    would make every later child's ``cuInit`` faster than a lone process's."""
+    code = f"import sys; sys.path.insert(0, {HERE!r}); import startup_timeline as t; "
+    code += f"sys.stdout.write(t.{make}({tmp!r}))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-600:])
+    return proc.stdout
+
+
+JIT_FLOOR_MARKS = {
+    "import numpy as np\n": "import numpy",
+    "from cuda.bindings import driver as drv\n": "import cuda.bindings",
+    "ok(drv.cuInit(0))\n": "cuInit",
+    "ok(drv.cuCtxSetCurrent(ctx))\n": "primary context",
+    "ok(drv.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))\n": "alloc + copy in",
+    "warm.join()": "wait for the warm-up thread",
+    "cubin = cubin_of(ir)\n": "compile (libNVVM + nvJitLink)",
+    "function = ok(drv.cuModuleGetFunction(module, ": "load cubin",
+    "ok(drv.cuCtxSynchronize())\n": "synchronize",
+}
+
+
+def _timed_floor(script: str, marks: dict | None = None) -> str:
+    """launch_bench's floor script with a mark after each step (``marks``: the text
+    that ends a step, and the step's name)."""
+    marks = marks or {
         "import numpy as np\n": "import numpy",
         "from cuda.bindings import driver as drv\n": "import cuda.bindings",
         "ok(drv.cuInit(0))\n": "cuInit",
