@@ -76,37 +76,28 @@ WARMUP_MARKS = r"""
 import threading
 import cujit.pipeline as _pipeline
 import cujit.ptx.libs as _libs
-wmarks = []
-def _marked(mod, attr, label):
+wmarks, mmarks = [], []
+def _in_warmup():
+    return threading.current_thread().name == "cujit-warmup"
+def _in_main():
+    return threading.current_thread() is threading.main_thread()
+def _marked(mod, attr, label, marks=wmarks, here=_in_warmup):
     inner = getattr(mod, attr)
-    def call(*args, **kwargs):
-        mine = threading.current_thread().name == "cujit-warmup" and label not in dict(wmarks)
+    def call(*args, **kwargs):  # each label once: its thread's first call
+        mine = here() and label not in dict(marks)
         if mine:
-            wmarks.append((label, time.perf_counter() - t0))
+            marks.append((label, time.perf_counter() - t0))
         try:
             return inner(*args, **kwargs)
         finally:
             if mine:
-                wmarks.append((label + ": done", time.perf_counter() - t0))
+                marks.append((label + ": done", time.perf_counter() - t0))
     setattr(mod, attr, call)
 _marked(_pipeline, "import_stages", "import the stages")
 _marked(_libs, "nvvm_module", "load libNVVM")
 _marked(_libs, "nvjitlink_module", "load nvJitLink")
 _marked(_pipeline, "compile_kernel", "compile the tiny kernel")
-mmarks = []
-def _main_marked(mod, attr, label):
-    inner = getattr(mod, attr)
-    def call(*args, **kwargs):
-        mine = threading.current_thread() is threading.main_thread() and not mmarks
-        if mine:
-            mmarks.append((label, time.perf_counter() - t0))
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            if mine:
-                mmarks.append((label + ": done", time.perf_counter() - t0))
-    setattr(mod, attr, call)
-_main_marked(_pipeline, "compile_kernel", "main thread: compile saxpy")
+_marked(_pipeline, "compile_kernel", "main thread: compile saxpy", mmarks, _in_main)
 """
 WARMUP_LABEL = "cujit, warm-up thread marked"
 
