@@ -103,7 +103,8 @@ WARMUP_LABEL = "cujit, warm-up thread marked"
 
 
 def cujit_marked() -> str:
-    """CUJIT with WARMUP_MARKS: its last line prints (main marks, warm-up marks)."""
+    """CUJIT with WARMUP_MARKS: its last line prints (the main script's marks, the
+    warm-up thread's marks followed by those of the main thread's first compile)."""
     at = CUJIT.index('mark("import cujit")\n') + len('mark("import cujit")\n')
     code = CUJIT[:at] + WARMUP_MARKS + CUJIT[at:]
     return code.replace("print(repr(marks))", "print(repr((marks, wmarks + mmarks)))")
