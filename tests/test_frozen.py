@@ -1,5 +1,6 @@
-"""``cujit.frozen.frozen`` against ``dataclasses.dataclass(frozen=True)``: each class
-below is made both ways from the same body, and the two must behave alike."""
+"""``cujit.frozen.frozen`` against ``dataclasses.dataclass(frozen=True)``, and
+``cujit.frozen.mutable`` against ``dataclasses.dataclass``: each class below is made
+both ways from the same body, and the two must behave alike."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import sys
 import pytest
 
 import cujit
-from cujit.frozen import _frozen_setattr, frozen
+from cujit.frozen import _frozen_setattr, frozen, mutable
 
 
 def twins(body, **kw):
@@ -157,6 +158,64 @@ def test_frozen_replace_copy_pickle(body, kw, a, b):
     globals()["_Pickled"] = ours  # pickle finds a class by its module and name
     ours.__qualname__ = "_Pickled"
     assert vars(pickle.loads(pickle.dumps(obj))) == vars(obj)
+
+
+@pytest.mark.parametrize(("body", "kw", "a", "b"), BODIES)
+def test_mutable_same_as_a_dataclass(body, kw, a, b):
+    real, ours = dataclasses.dataclass(**kw)(body()), mutable(**kw)(body())
+    assert parameters(ours) == parameters(real)
+    assert ours.__match_args__ == real.__match_args__
+    assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(real)]
+    for name in ("init", "repr", "eq", "frozen", "order", "unsafe_hash"):
+        assert getattr(ours.__dataclass_params__, name) == getattr(real.__dataclass_params__, name)
+    assert (ours.__hash__ is None) == (real.__hash__ is None)
+    for args in (a, b):
+        r, o = real(**args), ours(**args)
+        assert vars(o) == vars(r)
+        if "repr" not in kw:
+            assert repr(o) == repr(r)
+        assert (o == ours(**args)) == (r == real(**args))
+        if real.__hash__ is not None and kw.get("eq", True):
+            assert hash(o) == hash(r)
+        for f in dataclasses.fields(ours):  # a field may be assigned, as in a dataclass
+            setattr(o, f.name, 7)
+            setattr(r, f.name, 7)
+        assert vars(o) == vars(r)
+        assert (o == ours(**args)) == (r == real(**args))
+    ra, rb, oa, ob = real(**a), real(**b), ours(**a), ours(**b)
+    assert (oa == ob) == (ra == rb)
+    assert vars(dataclasses.replace(oa, **b)) == vars(dataclasses.replace(ra, **b))
+    assert vars(copy.copy(oa)) == vars(oa)
+
+
+def test_mutable_refuses_a_frozen_base():
+    @frozen
+    class Base:
+        """Frozen."""
+
+        a: int
+
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen"):
+
+        @mutable
+        class Child(Base):
+            b: int = 0
+
+    @mutable
+    class Plain:
+        """A mutable base."""
+
+        a: int
+
+    @mutable
+    class Sub(Plain):
+        """Its subclass."""
+
+        b: int = 1
+
+    s = Sub(1)
+    s.a, s.b = 3, 4
+    assert (s.a, s.b) == (3, 4) and s == Sub(3, 4) and Sub.__hash__ is None
 
 
 def test_errors_as_dataclasses_gives_them():

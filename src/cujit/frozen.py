@@ -1,4 +1,4 @@
-"""``@frozen``: a frozen dataclass that is cheaper to create.
+"""``@frozen``: a frozen dataclass that is cheaper to create (``@mutable``: a plain one).
 
 ``@frozen(kw_only=True, repr=False)`` makes what ``@dataclass(frozen=True,
 kw_only=True, repr=False)`` makes: the same ``dataclasses.fields``, the same
@@ -11,7 +11,10 @@ Why not ``dataclass(frozen=True)`` itself: it compiles five to six methods per
 class with ``exec`` (``__init__``, ``__eq__``, ``__hash__``, ``__setattr__``,
 ``__delattr__``, ``__repr__``), about 1 ms a class on CPython 3.11 to 3.13, and
 cujit's compiler is made of some ninety such classes (its IR's ops, its types, its
-options): a third of the time a process spends importing it.  Here
+options): a third of the time a process spends importing it.  ``@mutable(...)`` makes
+what ``@dataclass(...)`` makes (not frozen: the same methods, ``__hash__`` None where
+``eq`` is, ``__init__`` storing each field with a plain assignment) the same way, for
+the compiler's working records (inference state, call sites, builders' buffers).  Here
 ``dataclasses`` still collects the fields (``init=False, eq=False, repr=False``,
 the part that compiles nothing), ``__init__`` is the one method compiled per
 class, when the class is first used, and the others are shared functions that read a
@@ -31,7 +34,7 @@ import reprlib
 import threading
 from operator import attrgetter
 
-__all__ = ["frozen"]
+__all__ = ["frozen", "mutable"]
 
 _MISSING = dataclasses.MISSING
 
@@ -51,7 +54,17 @@ def frozen(cls=None, /, *, kw_only: bool = False, repr: bool = True, eq: bool = 
     of the cost (see the module's docstring)."""
 
     def wrap(cls):
-        return _make(cls, kw_only=kw_only, show=repr, eq=eq)
+        return _make(cls, kw_only=kw_only, show=repr, eq=eq, freeze=True)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def mutable(cls=None, /, *, kw_only: bool = False, repr: bool = True, eq: bool = True):  # noqa: A002 - dataclass's own keyword
+    """``@dataclass(kw_only=..., repr=..., eq=...)``, made as ``frozen`` makes its
+    classes.  A frozen base is refused, as ``dataclasses`` refuses it."""
+
+    def wrap(cls):
+        return _make(cls, kw_only=kw_only, show=repr, eq=eq, freeze=False)
 
     return wrap if cls is None else wrap(cls)
 
@@ -64,9 +77,10 @@ _making = _Making()
 
 
 class _Params:
-    """A class's ``__dataclass_params__``: what ``dataclass(frozen=True, ...)`` would
-    have recorded, except that ``frozen`` reads False while this module makes a
-    subclass (``dataclasses`` refuses a non-frozen class on a frozen base)."""
+    """A class's ``__dataclass_params__``: what ``dataclass(...)`` would have
+    recorded, except that a frozen class's ``frozen`` reads False while this module
+    makes a frozen subclass (``dataclasses`` refuses a non-frozen class on a frozen
+    base, and asked for no frozenness here)."""
 
     __slots__ = ("_made", "_asked")
 
@@ -74,8 +88,8 @@ class _Params:
         self._made, self._asked = made, asked
 
     def __getattr__(self, name):
-        if name == "frozen":
-            return _making.depth == 0
+        if name == "frozen":  # a mutable class's reads False
+            return self._asked["frozen"] and _making.depth == 0
         return self._asked.get(name, getattr(self._made, name))
 
     def __repr__(self) -> str:
@@ -83,48 +97,62 @@ class _Params:
         return "_DataclassParams(" + ",".join(f"{k}={getattr(self, k)!r}" for k in shown) + ")"
 
 
-def _make(cls, *, kw_only: bool, show: bool, eq: bool):
+def _make(cls, *, kw_only: bool, show: bool, eq: bool, freeze: bool):
     own = dict(cls.__dict__)  # what the class body defined, before dataclasses adds to it
-    for name in ("__setattr__", "__delattr__"):
-        if name in own:
-            raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
-    _making.depth += 1
-    try:
-        cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
-    finally:
-        _making.depth -= 1
+    cls = _fields_of(cls, own, kw_only, freeze)
     cls.__dataclass_params__ = _Params(
-        cls.__dataclass_params__, init=True, repr=show, eq=eq, frozen=True
+        cls.__dataclass_params__, init=True, repr=show, eq=eq, frozen=freeze
     )
     fields = dataclasses.fields(cls)
     if "__init__" not in own:
         _check_order(f for f in fields if f.init and not f.kw_only)
-        cls.__init__ = _LazyInit(cls, fields)
-    cls.__setattr__ = _frozen_setattr
-    cls.__delattr__ = _frozen_delattr
+        cls.__init__ = _LazyInit(cls, fields, freeze)
+    if freeze:
+        cls.__setattr__ = _frozen_setattr
+        cls.__delattr__ = _frozen_delattr
     if show and "__repr__" not in own:
         cls.__cujit_shown__ = tuple(f.name for f in fields if f.repr)
         cls.__repr__ = _repr
     if eq:
-        compared = tuple(f.name for f in fields if f.compare)
-        if len(compared) == 1:  # attrgetter of one name gives the value, not a 1-tuple
-            name = compared[0]
-            cls.__cujit_key__ = staticmethod(lambda obj: (getattr(obj, name),))
-        else:
-            cls.__cujit_key__ = staticmethod(attrgetter(*compared) if compared else _no_key)
-        if "__eq__" not in own:
-            cls.__eq__ = _eq
-        # A body that defines __eq__ alone gets __hash__ = None from Python: that is
-        # no hash of its own (dataclasses reads it the same way).
-        explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-        if not explicit_hash:
-            cls.__hash__ = _hash
+        _compare(cls, own, fields, freeze)
     if not own.get("__doc__"):
         import inspect
 
         text = str(inspect.signature(cls)).replace(" -> None", "")
         cls.__doc__ = f"{cls.__name__}{text}"
     return cls
+
+
+def _fields_of(cls, own: dict, kw_only: bool, freeze: bool):
+    """``cls`` with its fields collected by ``dataclasses``, which compiles nothing
+    with ``init``, ``repr`` and ``eq`` off."""
+    if not freeze:  # a frozen base reads as frozen here: dataclasses refuses it in its words
+        return dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+    for name in ("__setattr__", "__delattr__"):
+        if name in own:
+            raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
+    _making.depth += 1
+    try:
+        return dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+    finally:
+        _making.depth -= 1
+
+
+def _compare(cls, own: dict, fields, freeze: bool) -> None:
+    """Equality over the compared fields, and the hash dataclasses would give."""
+    compared = tuple(f.name for f in fields if f.compare)
+    if len(compared) == 1:  # attrgetter of one name gives the value, not a 1-tuple
+        name = compared[0]
+        cls.__cujit_key__ = staticmethod(lambda obj: (getattr(obj, name),))
+    else:
+        cls.__cujit_key__ = staticmethod(attrgetter(*compared) if compared else _no_key)
+    if "__eq__" not in own:
+        cls.__eq__ = _eq
+    # A body that defines __eq__ alone gets __hash__ = None from Python: that is
+    # no hash of its own (dataclasses reads it the same way).
+    explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    if not explicit_hash:
+        cls.__hash__ = _hash if freeze else None  # a mutable dataclass is unhashable
 
 
 def _no_key(obj) -> tuple:
@@ -139,23 +167,24 @@ class _LazyInit:
     constructs its kernels do not use).  Two threads that look it up at once compile it
     twice, to the same function."""
 
-    __slots__ = ("_cls", "_fields")
+    __slots__ = ("_cls", "_fields", "_freeze")
 
-    def __init__(self, cls, fields):
-        self._cls, self._fields = cls, fields
+    def __init__(self, cls, fields, freeze: bool):
+        self._cls, self._fields, self._freeze = cls, fields, freeze
 
     def __get__(self, obj, owner=None):
         init = self._cls.__dict__.get("__init__")
         if init is self:
-            init = _init(self._cls, self._fields)
+            init = _init(self._cls, self._fields, self._freeze)
             self._cls.__init__ = init
         return init if obj is None else init.__get__(obj, owner)
 
 
-def _init(cls, fields):
-    """The class's ``__init__``, compiled as ``dataclass(frozen=True)`` would compile
+def _init(cls, fields, freeze: bool):
+    """The class's ``__init__``, compiled as ``dataclass(frozen=freeze)`` would compile
     it: one parameter per ``init`` field (the keyword-only ones after ``*``), each
-    stored with ``object.__setattr__``, then ``__post_init__``."""
+    stored with ``object.__setattr__`` (frozen) or assigned (mutable), then
+    ``__post_init__``."""
     self_name = "__cujit_self__" if any(f.name == "self" for f in fields) else "self"
     names = {"__cujit_set__": object.__setattr__, "__cujit_factory__": _FACTORY}
     positional: list[str] = []
@@ -171,7 +200,10 @@ def _init(cls, fields):
             continue  # not set by __init__: its default (if any) is the class attribute
         if f.init:
             (keyword if f.kw_only else positional).append(_param(f, names))
-        body.append(f"__cujit_set__({self_name}, {f.name!r}, {value})")
+        if freeze:
+            body.append(f"__cujit_set__({self_name}, {f.name!r}, {value})")
+        else:
+            body.append(f"{self_name}.{f.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append(f"{self_name}.__post_init__()")
     params = [self_name, *positional, *(["*", *keyword] if keyword else [])]

@@ -16,6 +16,8 @@ libdevice symbol and the CPU target to the host's equivalent
 
 from __future__ import annotations
 
+import threading
+
 from cujit import device_api
 from cujit.frozen import frozen
 from cujit.types import Scalar, Tuple, Type, float32, float64, int16, int32, int64
@@ -131,20 +133,55 @@ def _parse(spec: str) -> dict[str, LibdeviceFunction]:
     return table
 
 
-FUNCTIONS: dict[str, LibdeviceFunction] = _parse(_SPEC)
+def arities() -> dict[str, int]:
+    """Each function's name and how many arguments Python passes it, read off the
+    table without making its entries (the intrinsic table's rows need no more)."""
+    table = {}
+    for entry in _SPEC.replace("\n", " ").split(";"):
+        if entry.strip():
+            name, *params = entry.split("->")[0].split()
+            table[name] = sum(not p.startswith("*") for p in params)
+    return table
 
 
-def _placeholder(fn: LibdeviceFunction) -> device_api.DeviceOnly:
+class Placeholder(device_api.DeviceOnly):
+    """``cuda.libdevice.<name>``: pickled by name, as the other placeholders are, and
+    unpickled through this module, which makes the placeholders where they are not yet
+    made (a process that has not used ``cuda.libdevice``)."""
+
+    def __reduce__(self):
+        return (placeholder, (self.__name__,))
+
+
+def placeholder(name: str) -> Placeholder:
+    """The placeholder of libdevice function ``name`` (pickle's way back to it)."""
+    return __getattr__("PLACEHOLDERS")[name]
+
+
+def _placeholder(fn: LibdeviceFunction) -> Placeholder:
     params = ", ".join(str(a) for a in fn.args)
-    stub = device_api.DeviceOnly(
-        f"libdevice.{fn.name}", f"libdevice's {fn.symbol}({params}) -> {fn.returns}"
-    )
-    device_api.ALL[stub.key] = stub  # pickles by name like the other placeholders
+    stub = Placeholder(f"libdevice.{fn.name}", f"libdevice's {fn.symbol}({params}) -> {fn.returns}")
+    device_api.ALL[stub.key] = stub  # found by its key like the other placeholders
     return stub
 
 
-# The objects kernels call (``cuda.libdevice.<name>``; on the host they raise): made here,
-# beside the table, so that stage 4 finds them without importing the user API.
-PLACEHOLDERS: dict[str, device_api.DeviceOnly] = {
-    name: _placeholder(fn) for name, fn in FUNCTIONS.items()
-}
+FUNCTIONS: dict[str, LibdeviceFunction]  # made by __getattr__, below
+PLACEHOLDERS: dict[str, device_api.DeviceOnly]
+_made = threading.Lock()
+
+
+def __getattr__(name: str):
+    """``FUNCTIONS`` (the table: name -> ``LibdeviceFunction``) and ``PLACEHOLDERS``
+    (the objects kernels call, ``cuda.libdevice.<name>``; on the host they raise),
+    made at their first use: a process that calls no libdevice function makes
+    neither.  The placeholders are made here, beside the table, so that stage 4 finds
+    them without importing the user API; once each per process (under a lock: a
+    kernel's callee is the very object the call table keys)."""
+    if name not in ("FUNCTIONS", "PLACEHOLDERS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _made:
+        if "FUNCTIONS" not in globals():
+            functions = _parse(_SPEC)
+            placeholders = {n: _placeholder(fn) for n, fn in functions.items()}
+            globals().update(FUNCTIONS=functions, PLACEHOLDERS=placeholders)
+    return globals()[name]

@@ -29,19 +29,20 @@ the module: without debug mode, ``raise`` and a failed ``assert`` just end the t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from llvmlite import ir as ll
 
 from cujit import abi, ir
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import I32, I64, i64
+from cujit.frozen import mutable
 from cujit.types import PyObject, int32
 
 _ATTR = "cujit_checks"  # the per-module state, kept on the llvmlite Module object
 
 
-@dataclass
+@mutable
 class _ModuleChecks:
     """What the checks of one module need: which are on, and the error records."""
 

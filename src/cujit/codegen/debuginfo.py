@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import linecache
 import os
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
-from cujit.codegen.debugtypes import TypeTable
-from cujit.codegen.debugvars import Variables
 from cujit.diagnostics import Loc
 from cujit.types import Type
+
+if TYPE_CHECKING:  # imported where used: only kernels built with line info need them
+    from cujit.codegen.debugvars import Variables
 
 LEVELS = ("lines", "full")
 # numba's producer string: debuggers built on gdb (cuda-gdb) key their handling of a
@@ -51,6 +53,8 @@ class DebugInfo:
         self.level = level
         self.loc = loc
         self._files: dict[str, ll.DIValue] = {}
+        from cujit.codegen.debugtypes import TypeTable
+
         self.types = TypeTable(module)
         kind = "DebugDirectivesOnly" if level == "lines" else "FullDebug"
         self.unit = module.add_debug_info(
@@ -202,6 +206,8 @@ def _value_types(fn) -> dict[int, Type]:
 
 
 def _variables(ctx, info: DebugInfo) -> Variables:
+    from cujit.codegen.debugvars import Variables
+
     return Variables(ctx, info, _value_types(ctx.fn))
 
 

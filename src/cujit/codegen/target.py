@@ -7,9 +7,53 @@ target imports ``codegen``.  ``cujit.targets`` re-exports both names.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 
 from cujit.frozen import frozen
+
+
+class LazyTable(Mapping):
+    """A lowering table whose rarely used families load at the first name its other
+    rows lack: ``rows``, then ``more()``'s rows (none of them a name ``rows`` has), made
+    once.  Iterating, counting or testing membership loads them first."""
+
+    def __init__(self, rows: dict, more: Callable[[], dict]):
+        self._rows, self._more = rows, more
+        self._lock = threading.Lock()
+
+    def _load(self) -> bool:
+        """Add ``more()``'s rows unless they are in; whether a lookup should retry."""
+        if self._more is None:
+            return False
+        with self._lock:  # a thread that waited here finds them added
+            if self._more is not None:
+                extra = self._more()
+                clash = extra.keys() & self._rows.keys()
+                if clash:  # a table's own mistake: tests/test_intrinsic_table.py
+                    raise RuntimeError(f"lazily loaded lowerings shadow rows: {sorted(clash)}")
+                self._rows.update(extra)
+                self._more = None
+        return True
+
+    def __getitem__(self, name):
+        try:
+            return self._rows[name]
+        except KeyError:
+            if self._load():
+                return self._rows[name]
+            raise
+
+    def __iter__(self):
+        self._load()
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._rows)
+
+    def __contains__(self, name) -> bool:
+        return name in self._rows or (self._load() and name in self._rows)
 
 
 @frozen

@@ -25,7 +25,6 @@ from cujit import bf16 as api
 from cujit.diagnostics import TypingError, UnsupportedError
 from cujit.infer.context import Typer
 from cujit.ir import BinOp, Compare, Intrinsic, UnaryOp, Value
-from cujit.libdevice import FUNCTIONS as LIBDEVICE
 from cujit.types import (
     SCALAR_BY_NAME,
     PyObject,
@@ -56,7 +55,9 @@ def _operands(t: Typer, site: CallSite, n: int, to=bfloat16) -> list[Value]:
 
 
 def _libdevice(t: Typer, site: CallSite, name: str, *args: Value) -> Value:
-    fn = LIBDEVICE[name]
+    from cujit.libdevice import FUNCTIONS  # its table loads with the first such call
+
+    fn = FUNCTIONS[name]
     return t.emit(
         Intrinsic(loc=site.loc, result=t.fresh(fn.returns), name=f"libdevice.{name}", args=args)
     )

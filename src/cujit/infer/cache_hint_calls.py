@@ -102,8 +102,10 @@ def cache_store(name: str):
     return rule
 
 
-def cache_hint_rules(api) -> dict:
-    """The call table's entries for ``api`` (``device_api``)'s placeholders."""
+def cache_hint_rules(api=None) -> dict:
+    """The call table's entries for ``api`` (``device_api``, by default)'s placeholders."""
+    if api is None:
+        from cujit import device_api as api
     return {
         **{getattr(api, n): cache_load(n) for n in CACHE_LOADS},
         **{getattr(api, n): cache_store(n) for n in CACHE_STORES},

@@ -18,25 +18,23 @@ from __future__ import annotations
 import math
 import types as pytypes
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from cujit import device_api as cuda
 from cujit.diagnostics import Loc, TypingError, UnsupportedError
 from cujit.foreign import DeclaredFunction
+from cujit.frozen import mutable
 from cujit.hints import NUMPY_ALLOCATORS, hint
 from cujit.infer import atomic_calls as at
-from cujit.infer import bf16_calls, closures, cmath_calls, fp8_calls, fp16_calls, numpy_calls
+from cujit.infer import bf16_calls, closures
 from cujit.infer import builtin_calls as bi
 from cujit.infer import complex_calls as cx
 from cujit.infer import cuda_calls as cu
 from cujit.infer import warp_calls as wp
 from cujit.infer.access import namedtuple_constructor
 from cujit.infer.array_methods import array_method_rules
-from cujit.infer.cache_hint_calls import cache_hint_rules
 from cujit.infer.context import Typer
-from cujit.infer.dtype_calls import dtype_rules
 from cujit.infer.extension_calls import extension_rule, overload_device_function
 from cujit.infer.extension_templates import templated_builtin
 from cujit.infer.foreign_calls import call_foreign
@@ -46,14 +44,10 @@ from cujit.infer.function_calls import (
     refuse_closed_dispatcher,
 )
 from cujit.infer.iteration import iteration_rules
-from cujit.infer.libdevice_calls import libdevice_rules
 from cujit.infer.list_display import list_display_rules
 from cujit.infer.math_extra_calls import math_extra_rules
 from cujit.infer.numeric import describe
-from cujit.infer.operator_calls import operator_rules
-from cujit.infer.print_calls import call_print
 from cujit.infer.reduction_calls import reduction_rules
-from cujit.infer.rounding_calls import rounding_rules
 from cujit.infer.slicing import slicing_rules
 from cujit.infer.vector_calls import vector_rule
 from cujit.ir import Call, Const, Value, intrinsics
@@ -70,7 +64,7 @@ from cujit.types import (
 _MISSING = object()
 
 
-@dataclass
+@mutable
 class CallSite:
     """One call being typed: its op, typed arguments and helpers to read them."""
 
@@ -128,7 +122,6 @@ Rule = Callable[[Typer, CallSite], Value]
 # numpy scalar types, Python's int/float/bool) and all mean an astype-style Cast.
 CALLS: dict[object, Rule] = {
     range: bi.call_range,
-    print: call_print,
     len: bi.call_len,
     tuple: bi.call_tuple,
     min: bi.min_max("min"),
@@ -180,24 +173,65 @@ CALLS: dict[object, Rule] = {
     **{s: bi.cast_to(s) for s in SCALARS},
     **{s.dtype.type: bi.cast_to(s) for s in SCALARS},
     **cx.complex_rules(),  # complex(), z.conjugate()
-    **cmath_calls.cmath_rules(),  # cmath.*
-    **numpy_calls.numpy_rules(),  # np.sin and friends on scalars
-    **fp16_calls.fp16_rules(),  # cuda.fp16.h*
-    **libdevice_rules(),  # cuda.libdevice.*
-    **operator_rules(),  # operator.add... as values
-    **rounding_rules(),  # round(), pow()
     **iteration_rules(),  # zip(), enumerate()
     **slicing_rules(),  # a:b:c
     **math_extra_rules(),  # math.exp2, frexp, ldexp, modf, nextafter, remainder
-    **cache_hint_rules(cuda),  # cuda.ldcg, cuda.stcs...
     **reduction_rules(),  # np.sum(a), np.nanmax(a)... of whole arrays
     **closures.closure_rules(),  # nested functions, f(*args)
     **array_method_rules(),  # a.reshape(), a.view(dtype), a.copy()
-    **dtype_rules(),  # np.dtype("int32"): a compile-time constant
     **list_display_rules(),  # [a, b]: refused where used (a shape's in numba's words)
 }
 CALLS.update(bf16_calls.bf16_rules(CALLS))  # cuda.bf16; math/abs on bfloat16
-CALLS.update(fp8_calls.fp8_rules())  # the fp8 types and conversions
+
+# The rest of the table: families of callees most kernels never call, whose modules are
+# imported (and rows made) at the first callee the rows above lack.  Their keys are
+# none of the rows above (tests/test_lazy_tables.py checks it), so loading them changes
+# no rule already in the table.  (module in cujit.infer, function making its rows)
+LAZY_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("print_calls", "print_rules"),  # print()
+    ("cmath_calls", "cmath_rules"),  # cmath.*
+    ("numpy_calls", "numpy_rules"),  # np.sin and friends on scalars
+    ("fp16_calls", "fp16_rules"),  # cuda.fp16.h*
+    ("libdevice_calls", "libdevice_rules"),  # cuda.libdevice.*
+    ("operator_calls", "operator_rules"),  # operator.add... as values
+    ("rounding_calls", "rounding_rules"),  # round(), pow()
+    ("cache_hint_calls", "cache_hint_rules"),  # cuda.ldcg, cuda.stcs...
+    ("dtype_calls", "dtype_rules"),  # np.dtype("int32"): a compile-time constant
+    ("fp8_calls", "fp8_rules"),  # the fp8 types and conversions
+)
+_families_loaded = False
+
+
+def family_rows() -> dict:
+    """The rows of ``LAZY_FAMILIES``, in order (made afresh at each call)."""
+    import importlib
+
+    rows: dict = {}
+    for module, function in LAZY_FAMILIES:
+        rows.update(getattr(importlib.import_module(f"cujit.infer.{module}"), function)())
+    return rows
+
+
+def _load_families() -> bool:
+    """Add ``LAZY_FAMILIES``' rows to ``CALLS`` once; whether this call added them."""
+    global _families_loaded
+    if _families_loaded:
+        return False
+    CALLS.update(family_rows())  # whole rows, each key once: a racing thread adds the same
+    _families_loaded = True
+    return True
+
+
+def rule_for(fn: object) -> Rule | None:
+    """``CALLS[fn]``, loading the lazy families at the first callee the table lacks;
+    None for a callee it has no row for (or an unhashable object)."""
+    try:
+        rule = CALLS.get(fn)
+        if rule is None and _load_families():
+            rule = CALLS.get(fn)
+    except TypeError:  # an unhashable object: certainly not in the table
+        return None
+    return rule
 
 
 def callee_name(fn: object) -> str:
@@ -231,12 +265,13 @@ def _not_callable_hint(fn: object, name: str) -> str | None:
 
 
 def _lookup(fn: object) -> Rule | None:
-    try:
-        rule = CALLS.get(fn)
-    except TypeError:  # an unhashable object: certainly not in the table
-        return None
+    rule = rule_for(fn)
     if rule is not None:
         return rule
+    try:
+        hash(fn)
+    except TypeError:  # an unhashable object: no callee kernels know
+        return None
     # cuda.float4(...) and the other vector types; bfloat16 from ml_dtypes
     return vector_rule(fn) or bf16_calls.ml_dtypes_rule(fn)
 

@@ -247,7 +247,7 @@ def closure_call_args(t: Typer, callee: Value, loc) -> tuple[DeviceFunction, lis
 def _decorate(t: Typer, site: CallSite) -> Value:
     """``@d def f``: ``d(f)`` where ``d`` is a device function (or another callee
     kernels know); other decorators (``staticmethod``, numba's own) are refused."""
-    from cujit.infer.calls import CALLS, type_call
+    from cujit.infer.calls import rule_for, type_call
     from cujit.infer.function_calls import as_device_function
     from cujit.infer.vector_calls import vector_rule
 
@@ -255,7 +255,7 @@ def _decorate(t: Typer, site: CallSite) -> Value:
     d = t.value(func)
     known = isinstance(d.type, PyObject) and (
         as_device_function(d.type.value) is not None
-        or _hashable_in(d.type.value, CALLS)
+        or rule_for(d.type.value) is not None
         or vector_rule(d.type.value) is not None
     )
     if not known:
@@ -264,13 +264,6 @@ def _decorate(t: Typer, site: CallSite) -> Value:
         )
     type_call(t, Call(loc=site.loc, result=site.op.result, func=func, args=(fn,)))
     return t.value(site.op.result)
-
-
-def _hashable_in(value: object, table: dict) -> bool:
-    try:
-        return value in table
-    except TypeError:
-        return False
 
 
 def closure_rules() -> dict[object, object]:

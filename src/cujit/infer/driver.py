@@ -28,6 +28,7 @@ from cujit.diagnostics import (
     TypingError,
     UnsupportedError,
 )
+from cujit.frozen import mutable
 from cujit.hints import hint
 from cujit.infer import access, arith, calls, enums, optional
 from cujit.infer.context import Typer
@@ -202,7 +203,7 @@ def _settle(fn: Function, order: list[int], state: _State) -> list[Block]:
     raise RuntimeError(f"type inference of '{fn.name}' did not converge")  # pragma: no cover
 
 
-@dataclasses.dataclass
+@mutable
 class _State:
     """What sweeps learn and keep: parameter types and the types of unset variables."""
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from cujit import device_function, overloads
 from cujit.device_function import DeviceFunction
 from cujit.diagnostics import CompileError, Loc, TypingError, UnsupportedError
+from cujit.frozen import frozen, mutable
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import SELF_CALL, Block, BuildTuple, Call, CallFunction, Const, Function, Value
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 FrontEnd = Callable[[object, tuple[Type, ...], "Type | None", "Callees"], Function]
 
 
-@dataclasses.dataclass
+@mutable
 class _Compiling:
     """A device function whose typing is under way: its argument types, its declared
     return type, and the inference state (``driver._State``) once typing starts."""
@@ -56,7 +57,7 @@ class _Compiling:
     state: object = None
 
 
-@dataclasses.dataclass
+@mutable
 class SelfCall:
     """What ``Callees.typed`` gives for a device function's call of itself: the
     return type is the declared one, or what typing has found so far (the paths that
@@ -209,7 +210,7 @@ def is_argument_type(t: Type) -> bool:
     return isinstance(t, (Scalar, Array, Record, CPointer, EnumMember)) or is_extension_type(t)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class LiteralArg(Type):
     """An argument type that also fixes the argument's value: a device function whose
     typing needs a constant (``cuda.shared.array(n, dtype)`` with ``n`` a parameter)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from cujit.diagnostics import TypingError
 from cujit.infer.context import Typer
 from cujit.ir import Intrinsic, Value
-from cujit.libdevice import FUNCTIONS
 from cujit.types import Tuple, float16, float32, float64, int32
 
 if TYPE_CHECKING:
@@ -54,6 +53,8 @@ def _rule(name: str):
         site.expect(n, n)
         floats = site.args[:nfloat]
         ft = _float_type(t, site, floats, f"math.{name}()")
+        from cujit.libdevice import FUNCTIONS  # its table loads with the first such call
+
         fn = FUNCTIONS[base if ft == float64 else base + "f"]
         args = [t.cast(v, ft, site.loc) for v in floats]
         if takes_int:

@@ -108,3 +108,8 @@ def _dim3_format(t: Typer, dim3, loc, values: list[Value]) -> str:
         )
         values.append(t.cast(t.emit(reg), int64, loc))
     return "(%lld, %lld, %lld)"
+
+
+def print_rules() -> dict:
+    """The call table's row for ``print``."""
+    return {print: call_print}

@@ -23,7 +23,7 @@ it in ``refused`` with the message the user sees at the call's line.
 from __future__ import annotations
 
 from cujit.frozen import frozen
-from cujit.libdevice import FUNCTIONS as LIBDEVICE_FUNCTIONS
+from cujit.libdevice import arities as libdevice_arities
 
 # ``cpu_wait`` values: how the CPU target waits at the op.
 COROUTINE = "coroutine"  # a block or grid barrier: the thread's coroutine suspends
@@ -617,13 +617,13 @@ _ENUMS = _rows(
 # cuda.libdevice.*: one row per function of cujit.libdevice's table, all pure.
 _LIBDEVICE = tuple(
     IntrinsicRow(
-        name=f"libdevice.{f.name}",
+        name=f"libdevice.{name}",
         typing=_INFER + "libdevice_calls:libdevice_rules",
-        arity=len(f.args),
+        arity=arity,
         cuda="the libdevice function `__nv_<name>`",
         cpu="the C library, or its formula (targets/cpu/libdevice)",
     )
-    for f in LIBDEVICE_FUNCTIONS.values()
+    for name, arity in libdevice_arities().items()
 )
 
 # bfloat16 (cuda.bf16): reinterpretation, directed rounding, NaN-propagating min/max.

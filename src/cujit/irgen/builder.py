@@ -14,16 +14,17 @@ per live-in local and one per stack slot, and every edge passes arguments.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from cujit.cfg import CFG
 from cujit.diagnostics import Loc
+from cujit.frozen import mutable
 from cujit.ir import Block, Function, Jump, Op, Terminator, Undef, Value
 from cujit.irgen.liveness import live_in_locals
 from cujit.irgen.simplify import clean_up
 
 
-@dataclass
+@mutable
 class State:
     """Python locals (None: unassigned) and the operand stack, as SSA values."""
 
@@ -40,7 +41,7 @@ class State:
         self.stack.append(v)
 
 
-@dataclass
+@mutable
 class BlockBuf:
     """An IR block under construction."""
 

@@ -28,21 +28,16 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
-from cujit.codegen import builtins, printing
+from cujit.codegen import builtins
 from cujit.codegen.arrays import c_strides, make_array
 from cujit.codegen.bf16 import BF16_INTRINSICS
-from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
 from cujit.codegen.complex import COMPLEX_INTRINSICS
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.fp8 import FP8_INTRINSICS
-from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
 from cujit.codegen.lltypes import I32, I64, VOID, i64, memory_type
+from cujit.codegen.target import LazyTable
 from cujit.ir.analysis import SPECIAL_REGISTER_RANGES
 from cujit.targets.cuda.atomics import ATOMIC_INTRINSICS
-from cujit.targets.cuda.cg import lower_grid_sync
-from cujit.targets.cuda.constmem import lower_const_array_like
-from cujit.targets.cuda.foreign import lower_foreign_call
-from cujit.targets.cuda.warp import WARP_INTRINSICS
 from cujit.types import Array
 
 _SREG_NAMES = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
@@ -188,27 +183,44 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
     return make_array(ctx, t, data, extents, c_strides(t, shape))
 
 
-INTRINSICS = {
-    "print": printing.lower_vprintf,
+def _rare_lowerings() -> dict:
+    """The families most kernels never use, imported with the first of them a kernel
+    lowers (``LazyTable``): printing, the grid barrier, constant arrays, the warp
+    functions, cache hints, ``cuda.libdevice``, foreign calls."""
+    from cujit.codegen import printing
+    from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
+    from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
+    from cujit.targets.cuda.cg import lower_grid_sync
+    from cujit.targets.cuda.constmem import lower_const_array_like
+    from cujit.targets.cuda.foreign import lower_foreign_call
+    from cujit.targets.cuda.warp import WARP_INTRINSICS
+
+    return {
+        "print": printing.lower_vprintf,
+        "cuda.grid_sync": lower_grid_sync,
+        "const.array_like": lower_const_array_like,
+        **WARP_INTRINSICS,
+        **cache_hint_lowerings(lower_ptx),  # cuda.ldcg, cuda.stcs...
+        **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
+        "foreign.call": lower_foreign_call,  # cuda.declare_device
+    }
+
+
+_ROWS = {
     "cuda.sreg": lower_sreg,
     "cuda.grid": lower_grid,
     "cuda.gridsize": lower_gridsize,
     "cuda.syncthreads": lower_syncthreads,
-    "cuda.grid_sync": lower_grid_sync,
     "shared.array": lower_shared_array,
-    "const.array_like": lower_const_array_like,
     "cuda.syncthreads_count": lower_barrier_reduce,
     "cuda.syncthreads_and": lower_barrier_reduce,
     "cuda.syncthreads_or": lower_barrier_reduce,
     **{name: lower_threadfence for name in _FENCE_SCOPES},
     "cuda.nanosleep": lower_nanosleep,
-    **WARP_INTRINSICS,
     **ATOMIC_INTRINSICS,
     **builtins.COMMON_INTRINSICS,  # the target-neutral ones
     **COMPLEX_INTRINSICS,  # complex numbers, cmath, np.minimum/np.maximum
     **BF16_INTRINSICS,  # cuda.bf16 (codegen/bf16.py)
     **FP8_INTRINSICS,  # the fp8 conversions (codegen/fp8.py)
-    **cache_hint_lowerings(lower_ptx),  # cuda.ldcg, cuda.stcs...
-    **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
-    "foreign.call": lower_foreign_call,  # cuda.declare_device
 }
+INTRINSICS = LazyTable(_ROWS, _rare_lowerings)
