@@ -99,3 +99,127 @@ pipeline.compile_kernel(saxpy, (float32, float32[::1], float32[::1], float32[::1
                         Options(arch=(9, 0)), stop_after="llvm")
 """
     assert "cujit.vector_types" not in modules_after(code)
+
+
+# cujit's modules that ``from cujit import cuda`` leaves for later: what few programs
+# use (the compiler's entry points, foreign code, pickling, declared signatures' overload
+# rules, hints for mistakes, device functions' compile results) and the rarer kinds of
+# types, which the first compile imports (the warm-up's ``pipeline.import_stages``).
+LAZY = (
+    "cujit.abi",
+    "cujit.compile_api",
+    "cujit.cuda_view",
+    "cujit.device_results",
+    "cujit.foreign",
+    "cujit.hints",
+    "cujit.linking",
+    "cujit.overloads",
+    "cujit.pickling",
+    "cujit.types.datetimes",
+    "cujit.types.enums",
+    "cujit.types.extension",
+    "cujit.types.foreign",
+    "cujit.types.fp8",
+    "cujit.types.numba_names",
+    "cujit.types.records",
+)
+
+
+def test_import_and_decorating_leave_the_rarer_modules_unloaded():
+    code = """
+from cujit import cuda
+
+@cuda.jit
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+@cuda.jit(device=True)
+def twice(x):
+    return 2 * x
+"""
+    loaded = set(modules_after(code))
+    assert sorted(loaded & set(LAZY)) == []
+
+
+def test_the_lazy_names_still_resolve():
+    """What is imported on first use is still there, the same objects, listed by dir."""
+    code = """
+import sys
+from cujit import cuda
+from cujit.cuda import declare_device, CUSource
+from cujit import compile_api, foreign, linking
+assert callable(cuda.compile_ptx) and cuda.compile_ptx is compile_api.compile_ptx
+assert cuda.compile is compile_api.compile and cuda.compile_all is compile_api.compile_all
+assert declare_device is foreign.declare_device and CUSource is linking.CUSource
+assert cuda.LTOIR is linking.LTOIR and cuda.LinkableCode is linking.LinkableCode
+names = ("compile", "compile_all", "compile_for_current_device", "compile_ptx",
+         "compile_ptx_for_current_device", "declare_device", "LTOIR", "Archive", "Cubin",
+         "CUSource", "Fatbin", "LinkableCode", "Object", "PTXSource", "jit", "types")
+assert set(names) <= set(dir(cuda)), set(names) - set(dir(cuda))
+
+from cujit import types
+from cujit.types import numba_names, fp8, records
+assert set(["Record", "CPointer", "Integer", "fp8_e4m3", "ulonglong"]) <= set(dir(types))
+assert types.Record is records.Record and types.fp8_e5m2 is fp8.fp8_e5m2
+assert cuda.types.CPointer is numba_names.CPointer and types.ALIASES is numba_names.ALIASES
+assert cuda.types.ulonglong is cuda.types.uint64 and cuda.types.intc is cuda.types.int32
+assert isinstance(cuda.types.int32, cuda.types.Integer)
+try:
+    cuda.types.no_such_type
+except AttributeError as exc:
+    assert str(exc) == "module 'cujit.types' has no attribute 'no_such_type'", exc
+else:
+    raise AssertionError("no AttributeError")
+try:
+    cuda.no_such_name
+except AttributeError as exc:
+    assert str(exc) == "cujit.cuda has no attribute 'no_such_name'", exc
+else:
+    raise AssertionError("no AttributeError")
+"""
+    modules_after(code)
+
+
+def test_the_rarer_kinds_type_in_a_fresh_process():
+    """typeof and signatures meet records, strings, datetimes, enum members and
+    pointers with their modules not yet imported."""
+    code = """
+import enum
+import sys
+import numpy as np
+from cujit import cuda
+from cujit.types import typeof, parse_signature, from_dtype
+
+kinds = ("records", "datetimes", "enums", "numba_names", "foreign", "extension")
+assert not [k for k in kinds if "cujit.types." + k in sys.modules]
+
+class Color(enum.IntEnum):
+    red = 1
+
+rec = typeof(np.zeros(3, np.dtype([("a", np.int32), ("b", np.float64)])))
+from cujit.types.records import Record, CharSeq
+assert isinstance(rec.dtype, Record) and from_dtype(rec.dtype) is rec.dtype
+assert isinstance(typeof(np.zeros(2, "S4")).dtype, CharSeq)
+assert str(typeof(np.datetime64(1, "ns"))) == "datetime64[ns]"
+assert str(typeof(Color.red)) == "IntEnumMember(Color, int64)"
+sig = parse_signature("void(CPointer(float32), int32)")
+assert sig.args[0] == cuda.types.CPointer(cuda.types.float32)
+"""
+    modules_after(code)
+
+
+def test_the_lazy_names_through_the_numba_drop_in():
+    code = """
+import cujit
+cujit.install_numba_drop_in()
+from numba import cuda
+from numba.cuda import compile_ptx, declare_device, CUSource
+import cujit.cuda
+from cujit import compile_api, foreign, linking
+assert cuda is cujit.cuda and compile_ptx is compile_api.compile_ptx
+assert declare_device is foreign.declare_device and CUSource is linking.CUSource
+assert isinstance(cuda.types.float32, cuda.types.Float) and "Float" in dir(cuda.types)
+"""
+    modules_after(code)

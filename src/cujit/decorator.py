@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cujit import jit_options, numba_config
-from cujit.compile_api import _launch_bounds
 from cujit.diagnostics import JitOptionError, api_boundary
 from cujit.types import Signature, Type, parse_signature
 
@@ -32,9 +31,12 @@ def _codegen_flags(kwargs: dict) -> dict:
 def _numba_flags(flags: dict, debug: bool, kwargs: dict) -> None:
     """numba's other ``jit`` options: checked (``cujit.jit_options``), and those cujit
     acts on (``opt``, ``extensions``) put in ``flags``."""
-    bounds = _launch_bounds(kwargs.get("launch_bounds"))  # too many: numba's ValueError
-    if bounds:
-        flags["launch_bounds"] = bounds
+    if kwargs.get("launch_bounds") is not None:
+        from cujit.compile_api import _launch_bounds
+
+        bounds = _launch_bounds(kwargs["launch_bounds"])  # too many: numba's ValueError
+        if bounds:
+            flags["launch_bounds"] = bounds
     jit_options.check_carveout(kwargs.get("shared_memory_carveout"))
     opt = kwargs.get("opt")
     jit_options.warn_config(debug, opt, bool(kwargs.get("lineinfo")))

@@ -4,8 +4,9 @@
 numba's queries, answered by compiling the function alone, as ``cuda.compile(...,
 device=True)`` does (C ABI, its ``jit`` options: ``opt``, ``debug``, ``fastmath``):
 
-- ``compile_device(args)``: the compiled function (``DeviceCompileResult``: its
-  signature and ``fndesc.mangled_name``, the symbol its LLVM IR and PTX define);
+- ``compile_device(args)``: the compiled function (``DeviceCompileResult``, in
+  ``cujit.device_results``: its signature and ``fndesc.mangled_name``, the symbol its
+  LLVM IR and PTX define);
 - ``inspect_llvm(args)``, ``inspect_asm(args)``: that compile's LLVM IR and PTX
   (``inspect_llvm()`` alone: a dict over the signatures);
 - ``signatures``: the argument types declared, then those kernels' calls compiled;
@@ -20,50 +21,13 @@ Each signature compiles once; the result is kept on the object.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from cujit.device_function import DeviceFunction, specializations
 from cujit.diagnostics import api_boundary
-from cujit.frozen import frozen
 
-
-@frozen
-class FunctionDescriptor:
-    """numba's ``fndesc``, as far as a device function's inspection names it."""
-
-    mangled_name: str
-    qualname: str
-
-
-@frozen
-class CodeLibrary:
-    """numba's ``library`` of a compile result: its code as text."""
-
-    llvm: str
-    ptx: str
-
-    def get_llvm_str(self) -> str:
-        return self.llvm
-
-    def get_asm_str(self) -> str:
-        return self.ptx
-
-
-@frozen
-class DeviceCompileResult:
-    """One signature of a device function compiled alone (``compile_device``)."""
-
-    signature: object  # cujit.types.Signature: argument and return types
-    fndesc: FunctionDescriptor
-    llvm: str
-    ptx: str
-
-    @property
-    def return_type(self):
-        return self.signature.return_type
-
-    @property
-    def library(self) -> CodeLibrary:
-        return CodeLibrary(self.llvm, self.ptx)
+if TYPE_CHECKING:  # made by the first compile (``cujit.device_results``)
+    from cujit.device_results import DeviceCompileResult
 
 
 class Overloads(Mapping):
@@ -160,6 +124,7 @@ class InspectableDeviceFunction(DeviceFunction):
     def _compile_alone(self, key, abi: str = "c") -> DeviceCompileResult:
         from cujit.codegen.entry import entry_symbol
         from cujit.compile_api import compile_device_alone
+        from cujit.device_results import DeviceCompileResult, FunctionDescriptor
         from cujit.types import Signature
 
         flags = self._flags

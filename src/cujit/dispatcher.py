@@ -9,24 +9,22 @@ current device once, and hands the flat parameters to the runtime.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
+# What few launches need (hints for mistakes, declared signatures' overloads, foreign
+# code, pickling) is imported where it is used, so that ``from cujit import cuda``
+# stays light.
 from cujit import (
-    abi,
     arghints,
     config,
     decorator,
     events,
     gcpause,
     guards,
-    hints,
     jit_options,
     launchconfig,
-    linking,
     numba_config,
-    overloads,
-    pickling,
     variants,
     warmup,
 )
@@ -43,8 +41,8 @@ from cujit.diagnostics import (
     api_boundary,
     user_facing,
 )
+from cujit.frozen import mutable
 from cujit.inspection import (
-    CudaView,
     InspectableDeviceFunction,
     KernelInspection,
     KernelOverloads,
@@ -53,6 +51,9 @@ from cujit.inspection import (
 from cujit.options import Options
 from cujit.types import Array, Signature, Type, parse_signature, typeof
 from cujit.types.core import NoneType
+
+if TYPE_CHECKING:
+    from cujit import abi
 
 _RUNTIME: tuple = ()  # (runtime.context, runtime.launch), imported by the first launch
 
@@ -82,6 +83,8 @@ def normalize_dim(value, what: str) -> tuple[int, int, int]:
     for v in items:
         if isinstance(v, bool) or not hasattr(v, "__index__"):
             message = f"{name} must be a sequence of integers, got {list(items)!r}"
+            from cujit import hints
+
             raise LaunchTypeError(
                 hints.with_hint(message, "float-dimension") if isinstance(v, float) else message
             )
@@ -102,7 +105,7 @@ def normalize_dim(value, what: str) -> tuple[int, int, int]:
 FORGOTTEN_STAGES = ("bytecode", "cfg", "ir")
 
 
-@dataclass
+@mutable
 class Specialization:
     """One compiled form of a kernel: its argument types and the compiler's outputs."""
 
@@ -194,7 +197,11 @@ class Kernel(KernelInspection):
         target = flags.get("target") or config.TARGET.get()
         if target not in ("cuda", "cpu"):
             raise ValueError(f"unknown target {target!r}: use 'cuda' or 'cpu'")
-        link = linking.link_files(flags.get("link"))
+        link = ()
+        if flags.get("link") is not None:  # foreign code (cujit.linking)
+            from cujit import linking
+
+            link = linking.link_files(flags["link"])
         if link and target == "cpu":
             if flags.get("cache") and not config.CACHE_LINKED.get():
                 from cujit.cache import linked_refusal  # numba's refusal comes first
@@ -263,6 +270,8 @@ class Kernel(KernelInspection):
 
     def __reduce__(self):
         # By name or by value, compiled once per receiving process: cujit.pickling.
+        from cujit import pickling
+
         return pickling.reduce_kernel(self, is_importable(self), _rebuild_kernel)
 
     # -- compiling ---------------------------------------------------------
@@ -346,6 +355,8 @@ class Kernel(KernelInspection):
         spec = Specialization(key, result, record, record.param_kinds(key), {})
         spec.linked = _linked_files(base.link, result)
         if self.target == "cpu":  # inspected as its CUDA compilation, as on a GPU
+            from cujit.cuda_view import CudaView
+
             spec.cuda_view = CudaView(self.py_func, key, self._options())
         self._dump(spec)
         from cujit import index_width
@@ -438,6 +449,8 @@ class Kernel(KernelInspection):
 
     @api_boundary
     def __call__(self, *args, **kwargs):
+        from cujit import hints
+
         raise LaunchValueError(
             f"kernel {self.__name__!r} needs a launch configuration (the launch "
             "configuration was not specified): "
@@ -457,6 +470,8 @@ class Kernel(KernelInspection):
     def _resolve(self, types: tuple[Type, ...]) -> tuple[Type, ...]:
         """The declared signature a launch with argument types ``types`` runs: numba's
         choice among them (``cujit.overloads``), or a TypeError saying why none."""
+        from cujit import hints, overloads
+
         try:
             key = overloads.select(self.overloads, types)
         except overloads.Ambiguous as tie:
@@ -493,6 +508,8 @@ class Kernel(KernelInspection):
 
     def _untypable(self, args) -> str:
         """Which argument cannot be passed, and why (off the fast path: errors only)."""
+        from cujit import hints
+
         code = self.py_func.__code__
         # co_varnames lists the arguments first, then the locals: only the first len(args) pair.
         for k, (name, a) in enumerate(zip(code.co_varnames, args, strict=False)):
@@ -554,9 +571,11 @@ class Kernel(KernelInspection):
         try:
             dev = context.current_device_id()
         except NoGPUError as exc:
+            from cujit.hints import GUIDE
+
             raise NoGPUError(
                 f"{exc}\nTo run kernels on the CPU instead, set CUJIT_TARGET=cpu "
-                f"or use @cuda.jit(target='cpu').\nguide: {hints.GUIDE}cpu-target.md"
+                f"or use @cuda.jit(target='cpu').\nguide: {GUIDE}cpu-target.md"
             ) from None
         fn = spec.functions.get(dev) or self._load(spec, dev)
         values = spec.flatten(args, dev) if spec.flatten is not None else None
@@ -591,6 +610,8 @@ class Kernel(KernelInspection):
 
     def _wrong_count(self, args):
         guards.check_parameters(self.py_func)  # *args, keyword-only: said at the def
+        from cujit import hints
+
         raise LaunchError(
             hints.with_hint(
                 f"kernel {self.__name__!r} takes {self._nargs} arguments, {len(args)} given",
@@ -724,6 +745,8 @@ def _linked_files(link, result) -> tuple[str, ...]:
     files = list(link)
     typed = result.outputs.get("passes")
     if typed is not None:
+        from cujit import linking
+
         calls = linking.foreign_calls(typed)
         files += [f for f in linking.foreign_files(calls) if f not in files]
     return tuple(f.name for f in files)
@@ -753,6 +776,8 @@ def _ndarray() -> type:
 
 def _rebuild_kernel(pyfunc, signatures, flags, token: str | None, filename: str) -> Kernel:
     """The receiving end of ``pickling.reduce_kernel``: this process's kernel for ``token``."""
+    from cujit import pickling
+
     return pickling.rebuilt(
         token, lambda: Kernel(pickling.restored(pyfunc, filename), signatures, **flags)
     )
@@ -760,6 +785,8 @@ def _rebuild_kernel(pyfunc, signatures, flags, token: str | None, filename: str)
 
 def _accepts(declared: Type, given: Type) -> bool:
     """Whether an eager signature's parameter type takes an argument of type ``given``."""
+    from cujit import overloads
+
     return overloads.conversion(given, declared) != overloads.NONE
 
 

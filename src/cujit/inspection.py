@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import sys
 
-from cujit.cuda_view import CudaView
 from cujit.device_inspection import InspectableDeviceFunction
 from cujit.diagnostics import api_boundary
 from cujit.types import Signature, Type
@@ -322,7 +321,6 @@ def _nvdisasm(spec, flags: list[str]) -> str:
 
 
 __all__ = [
-    "CudaView",
     "InspectableDeviceFunction",
     "KernelInspection",
     "cuda_result",

@@ -9,13 +9,6 @@ from __future__ import annotations
 
 from cujit import types  # noqa: F401  (cuda.types.int32, as in numba)
 from cujit.arghints import In, InOut, Out  # noqa: F401
-from cujit.compile_api import (  # noqa: F401
-    compile,
-    compile_all,
-    compile_for_current_device,
-    compile_ptx,
-    compile_ptx_for_current_device,
-)
 from cujit.device_api import (  # noqa: F401
     activemask,
     all_sync,
@@ -71,17 +64,6 @@ from cujit.device_api import (  # noqa: F401
     warpsize,
 )
 from cujit.dispatcher import jit  # noqa: F401
-from cujit.foreign import declare_device  # noqa: F401
-from cujit.linking import (  # noqa: F401
-    LTOIR,
-    Archive,
-    Cubin,
-    CUSource,
-    Fatbin,
-    LinkableCode,
-    Object,
-    PTXSource,
-)
 from cujit.types.core import (  # noqa: F401
     b1,
     bfloat16,
@@ -163,6 +145,21 @@ _RUNTIME_NAMES = {
     "guvectorize": "cujit.ufunc",
     "reduce": "cujit.ufunc",
     "Reduce": "cujit.ufunc",
+}
+
+# The compiler's entry points and the foreign-code helpers, which few programs use:
+# imported on first use too, and listed by ``dir(cuda)`` as the names above are not.
+_LIBRARY_NAMES = {
+    **dict.fromkeys(
+        "compile compile_all compile_for_current_device compile_ptx "
+        "compile_ptx_for_current_device".split(),
+        "cujit.compile_api",
+    ),
+    "declare_device": "cujit.foreign",
+    **dict.fromkeys(
+        "LTOIR Archive Cubin CUSource Fatbin LinkableCode Object PTXSource".split(),
+        "cujit.linking",
+    ),
 }
 
 
@@ -260,13 +257,19 @@ _SUBMODULES = {
 }
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LIBRARY_NAMES})
+
+
 def __getattr__(name: str):
     # The host API first: ``cuda.to_device`` runs before the driver starts, so its
     # lookup must not import more than its module (the vector types' 40 classes).
     from cujit import config
 
-    module = (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name) or _RUNTIME_NAMES.get(
-        name
+    module = (
+        (_CPU_NAMES if config.TARGET.get() == "cpu" else {}).get(name)
+        or _RUNTIME_NAMES.get(name)
+        or _LIBRARY_NAMES.get(name)
     )
     if module is not None:
         import importlib

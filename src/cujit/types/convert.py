@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from cujit.types import core as _core
 from cujit.types.core import (
@@ -20,17 +21,13 @@ from cujit.types.core import (
     int64,
     is_namedtuple_class,
 )
-from cujit.types.datetimes import datetime_type
-from cujit.types.enums import member_type
-from cujit.types.extension import storage, typeof_value
-from cujit.types.foreign import (
-    from_numba_signature,
-    from_numba_type,
-    is_numba_signature,
-    is_numba_type,
-)
-from cujit.types.records import CharSeq, Record, from_structured
 
+if TYPE_CHECKING:
+    from cujit.types.records import CharSeq, Record
+
+# The modules of the rarer kinds (records, strings, datetimes, enum members, extension
+# types, numba's type objects) are imported where a value of that kind is met: a
+# program that launches float arrays never loads them before its first compile.
 _np = None  # numpy, imported on first use so that ``import cujit`` does not load it
 
 
@@ -46,14 +43,25 @@ def _numpy():
 def from_dtype(dtype) -> Scalar | Record | CharSeq:
     """The scalar type of a NumPy dtype (or anything ``np.dtype`` accepts); a structured
     dtype's Record."""
-    if isinstance(dtype, (Scalar, Record, CharSeq)):
+    if isinstance(dtype, Scalar):
         return dtype
+    if isinstance(dtype, Type):  # a Record or CharSeq is its own dtype
+        from cujit.types.records import CharSeq, Record
+
+        if isinstance(dtype, (Record, CharSeq)):
+            return dtype
     dt = _numpy().dtype(dtype)
     if dt.names is not None:
+        from cujit.types.records import from_structured
+
         return from_structured(dt, from_dtype)
     if dt.kind in "SU" and dt.itemsize and dt.byteorder != ">":
+        from cujit.types.records import CharSeq
+
         return CharSeq(dt.kind, dt.itemsize // (4 if dt.kind == "U" else 1))
     if dt.kind in "Mm" and dt.byteorder != ">":
+        from cujit.types.datetimes import datetime_type
+
         return datetime_type(dt.kind, _numpy().datetime_data(dt)[0].replace("generic", ""))
     name = "bool" if dt.kind == "b" else dt.name
     if dt.byteorder == ">" or name not in SCALAR_BY_NAME:
@@ -76,7 +84,11 @@ def to_type(spec) -> Type:
     or Python's int/float/bool.  An extension type with a struct model is its Record
     (``types.extension.storage``)."""
     if isinstance(spec, Type):
+        from cujit.types.extension import storage
+
         return storage(spec)
+    from cujit.types.foreign import from_numba_type, is_numba_type
+
     if is_numba_type(spec):  # numba.float32, numba.types.float32[:, ::1]...
         return from_numba_type(spec)
     if spec is bool:
@@ -116,6 +128,8 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
     if isinstance(value, (bool, np.bool_)):
         return boolean
     if isinstance(value, enum.Enum):  # IntEnum's members too: typed by their class
+        from cujit.types.enums import member_type
+
         return member_type(value, typeof)
     if isinstance(value, int):
         return int64
@@ -148,6 +162,8 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
         return NamedTuple(items, cls) if is_namedtuple_class(cls) else Tuple(items)
     if value is None:
         raise TypeError("cannot pass None to a kernel")
+    from cujit.types.extension import typeof_value
+
     found = typeof_value(value)  # a library's class (cujit.extending.typeof_impl)
     if found is not None:
         return found
@@ -160,14 +176,19 @@ def typeof(value) -> Type:  # noqa: C901 -- one branch per launch argument kind 
     raise TypeError(f"cannot pass a value of Python type {type(value).__name__} to a kernel")
 
 
-from cujit.types import numba_names as _numba_names  # noqa: E402
+_SIG_NAMES: dict[str, object] | None = None  # the names a signature may use, made on first use
 
-_SIG_NAMES: dict[str, object] = {
-    name: getattr(_core, name)
-    for name in dir(_core)
-    if isinstance(getattr(_core, name), (Scalar, NoneType))
-}
-_SIG_NAMES["CPointer"] = _numba_names.CPointer  # "float32(CPointer(float32), int32)"
+
+def _sig_names() -> dict[str, object]:
+    global _SIG_NAMES
+    if _SIG_NAMES is None:
+        from cujit.types.numba_names import CPointer
+
+        names = {n: getattr(_core, n) for n in dir(_core)}
+        names = {n: t for n, t in names.items() if isinstance(t, (Scalar, NoneType))}
+        names["CPointer"] = CPointer  # "float32(CPointer(float32), int32)"
+        _SIG_NAMES = names
+    return _SIG_NAMES
 
 
 def _eval_signature(text: str):
@@ -186,9 +207,11 @@ def _eval_signature(text: str):
             near = text.strip()[at : at + 12] or "the end"
             raise _BadToken(f"syntax error at {near!r} (column {at + 1})") from None
 
+    names = _sig_names()
+
     def ev(node):
-        if isinstance(node, ast.Name) and node.id in _SIG_NAMES:
-            return _SIG_NAMES[node.id]
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
         if isinstance(node, ast.Name):
             raise _name_error(node.id)
         if isinstance(node, ast.Call) and not node.keywords:
@@ -213,6 +236,8 @@ def parse_signature(sig) -> Signature:  # noqa: C901 -- one branch per signature
     args."""
     if isinstance(sig, Signature):
         return sig
+    from cujit.types.foreign import from_numba_signature, is_numba_signature
+
     if is_numba_signature(sig):  # numba.void(numba.float32[:])
         return from_numba_signature(sig)
     if isinstance(sig, (tuple, list)):
@@ -257,6 +282,6 @@ def _sig_error(message: str, hint: str | None = None):
 def _name_error(name: str) -> _BadToken:
     import difflib
 
-    close = difflib.get_close_matches(name, list(_SIG_NAMES), n=1)
+    close = difflib.get_close_matches(name, list(_sig_names()), n=1)
     hint = f"did you mean {close[0]!r}?" if close else None
     return _BadToken(f"{name!r} is not a type name", hint)

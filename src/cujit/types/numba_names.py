@@ -1,7 +1,8 @@
 """numba's names in ``cuda.types`` for the types cujit has.
 
 - the C and NumPy spellings of the scalars (``ulonglong``, ``intc``, ``np_float32``...),
-  each the cujit scalar of its width and signedness (numba's: ``long_`` is int64);
+  each the cujit scalar of its width and signedness (numba's: ``long_`` is int64):
+  ``ALIASES``, defined in ``core`` so that ``cujit.types`` has them without this module;
 - the domains (``integer_domain``, ``real_domain``...) as frozensets of scalars;
 - ``UniTuple(dtype, count)`` and ``Tuple(items)`` (a list works too);
 - the kinds ``Integer``, ``Float``, ``Complex``, ``Boolean``, ``Number``: classes that
@@ -18,26 +19,7 @@
 from __future__ import annotations
 
 from cujit.frozen import frozen
-from cujit.types.core import SCALAR_BY_NAME, Scalar, Tuple, Type
-
-# name -> cujit scalar name, as numba's cuda.types defines them.
-_ALIASES = """
-char=int8 uchar=uint8 short=int16 ushort=uint16 intc=int32 uintc=uint32 int_=int64
-uint=uint64 long_=int64 ulong=uint64 longlong=int64 ulonglong=uint64 size_t=uint64
-ssize_t=int64 bool=bool py_bool=bool py_int=int64 py_float=float64 py_complex=complex128
-c_bool=bool c_int8=int8 c_int16=int16 c_int32=int32 c_int64=int64 c_intp=int64
-c_uint8=uint8 c_uint16=uint16 c_uint32=uint32 c_uint64=uint64 c_uintp=uint64
-c_float16=float16 c_float32=float32 c_float64=float64
-np_bool_=bool np_char=int8 np_uchar=uint8 np_short=int16 np_ushort=uint16 np_intc=int32
-np_uintc=uint32 np_int_=int64 np_uint=uint64 np_long=int64 np_ulong=uint64
-np_longlong=int64 np_ulonglong=uint64 np_intp=int64 np_uintp=uint64 np_int8=int8
-np_int16=int16 np_int32=int32 np_int64=int64 np_uint8=uint8 np_uint16=uint16
-np_uint32=uint32 np_uint64=uint64 np_float16=float16 np_float32=float32 np_float64=float64
-np_float_=float32 np_double=float64 np_complex64=complex64 np_complex128=complex128
-"""
-ALIASES: dict[str, Scalar] = {
-    k: SCALAR_BY_NAME[v] for k, v in (item.split("=") for item in _ALIASES.split())
-}
+from cujit.types.core import ALIASES, SCALAR_BY_NAME, Scalar, Tuple, Type
 
 
 def _names(*names: str) -> frozenset[Scalar]:
