@@ -3,7 +3,11 @@ over N new processes of `import numpy`, `from cujit import cuda`, and the first
 kernel's compile to a cubin (a saxpy through ``pipeline.compile_kernel``, sm_90: every
 stage and libNVVM's and nvJitLink's first use, no driver).
 
-    PYTHONPATH=src python3 tools/first_compile_time.py [-n 9]
+    PYTHONPATH=src python3 tools/first_compile_time.py [-n 9] [--other OTHER_SRC]
+
+``--other`` also runs another cujit tree's ``src`` folder (for example ``git archive REV
+src | tar -x -C .base``), round by round with this one (which goes first alternates),
+and prints both trees' medians and the median of the rounds' paired differences.
 
 Each child runs with PYTHONDONTWRITEBYTECODE cleared, as an installed package has its
 bytecode (the first child writes what is missing; its figures are left out).
@@ -45,9 +49,11 @@ print(json.dumps({"numpy": t1 - t0, "cujit": t2 - t1, "compile": t4 - t3, "total
 """
 
 
-def run_child() -> dict:
+def run_child(src: str | None = None) -> dict:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if src is not None:
+        env["PYTHONPATH"] = os.path.abspath(src)
     out = subprocess.run(
         [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300
     )
@@ -59,7 +65,11 @@ def run_child() -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=9, help="processes measured (default 9)")
+    parser.add_argument("--other", help="another tree's src folder, run alternately")
     ns = parser.parse_args(argv)
+    if ns.other:
+        compare(ns.other, ns.n)
+        return
     run_child()  # writes the bytecode still missing
     runs = [run_child() for _ in range(ns.n)]
     print(f"{ns.n} fresh processes; cujit modules after the compile: {runs[0]['modules']}")
@@ -70,6 +80,31 @@ def main(argv=None) -> None:
     for stage in stages:
         values = [1e3 * r["stages"][stage] for r in runs]
         print(f"    {stage:9} median {statistics.median(values):6.1f} ms")
+
+
+def compare(other: str, n: int) -> None:
+    """This tree ("this") and ``other`` in alternating fresh processes."""
+    this = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    trees = {"this": this, "other": other}
+    for src in trees.values():
+        run_child(src)  # bytecode
+    runs: dict[str, list[dict]] = {k: [] for k in trees}
+    for i in range(n):
+        for k in trees if i % 2 == 0 else reversed(trees):
+            runs[k].append(run_child(trees[k]))
+    print(f"{n} rounds of fresh processes; this tree: {this}; other: {other}")
+    print(f"  {'':8} {'this':>9} {'other':>9} {'this-other (paired median)':>28}")
+    for key in ("numpy", "cujit", "compile", "total"):
+        a = [1e3 * r[key] for r in runs["this"]]
+        b = [1e3 * r[key] for r in runs["other"]]
+        diff = statistics.median(x - y for x, y in zip(a, b, strict=True))
+        print(
+            f"  {key:8} {statistics.median(a):7.1f}ms {statistics.median(b):7.1f}ms {diff:+26.1f}ms"
+        )
+    print(
+        f"  cujit modules after the compile: this {runs['this'][0]['modules']}, "
+        f"other {runs['other'][0]['modules']}"
+    )
 
 
 if __name__ == "__main__":
