@@ -11,6 +11,7 @@ import pickle
 import struct
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -49,8 +50,15 @@ def project(tmp_path, monkeypatch):
     name = f"cache_numba_fodder_{os.getpid()}"
     path = tmp_path / f"{name}.py"
 
+    stamp = [int(time.time())]
+
     def write(z: float = 1234.5, cpu: bool = False) -> None:
         path.write_text(textwrap.dedent(SOURCE.format(z=repr(z), cpu=CPU if cpu else "")))
+        # Python checks a .pyc by the source's size and mtime in whole seconds: two
+        # writes of one size within a second would reload the first one's bytecode
+        # wherever bytecode is written, so each write gets a later second.
+        stamp[0] += 2
+        os.utime(path, (stamp[0], stamp[0]))
 
     def load():
         sys.modules.pop(name, None)
