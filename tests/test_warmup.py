@@ -102,6 +102,31 @@ def test_a_fresh_process_finds_the_compiler_loaded():
     assert found["outcome"] == "compiled for sm_90"
 
 
+def test_a_fresh_process_finds_the_variant_analysis_warm():
+    # The dispatcher analyses each new kernel for its launch-selected variant: the
+    # warm-up has run that analysis once, so its rules are loaded and its records'
+    # classes made before the first real compile (which then imports nothing for it).
+    found = run_fresh("""
+        import json, sys
+        from cujit import warmup
+        before = "cujit.ir.independence_rules" in sys.modules
+        warmup.note_kernel()
+        warmup.start((9, 0))
+        warmup.wait()
+        from cujit import frozen
+        from cujit.ir import independence
+        lazy = isinstance(vars(independence.Verdict)["__init__"], frozen._LazyInit)
+        print(json.dumps({"before": before,
+                          "after": "cujit.ir.independence_rules" in sys.modules,
+                          "verdict_init_made": not lazy,
+                          "outcome": warmup._state.outcome}))
+    """)
+    assert found["before"] is False
+    assert found["after"] is True
+    assert found["verdict_init_made"] is True
+    assert found["outcome"] == "compiled for sm_90"
+
+
 def test_the_switch_turns_it_off(state, monkeypatch):
     monkeypatch.setenv("CUJIT_WARMUP", "0")
     warmup.note_kernel()

@@ -20,7 +20,9 @@ once-only work meanwhile, in two steps:
    second slow call): the thread compiles a tiny kernel through every stage
    to a cubin for that architecture with ``pipeline.compile_kernel``, the
    same code a real compile runs, which puts libNVVM and nvJitLink to first
-   use.  When the driver finds no device the thread stops after step 1.
+   use, and analyses it as the dispatcher analyses each new kernel for its
+   launch-selected variant (``ir.independence``).  When the driver finds no
+   device the thread stops after step 1.
 
 ``pipeline.compile_kernel`` calls ``wait()`` first (a ``cujit.startup`` hook too):
 it joins the thread (a compile that comes before the architecture tells the thread not to wait for
@@ -150,7 +152,7 @@ def _run(state: _State) -> None:
         pipeline.import_stages()
         # and what a kernel's compile imports besides (its launch-selected variants)
         from cujit import coarsen, index_width  # noqa: F401
-        from cujit.ir import independence  # noqa: F401
+        from cujit.ir import independence
 
         libs.nvvm_module()
         libs.nvjitlink_module()
@@ -158,7 +160,11 @@ def _run(state: _State) -> None:
         if state.arch is None:
             state.outcome = "loaded"
             return
-        pipeline.compile_kernel(_tiny_kernel, (int32[::1],), Options(arch=state.arch))
+        result = pipeline.compile_kernel(_tiny_kernel, (int32[::1],), Options(arch=state.arch))
+        # The dispatcher analyses every new kernel for its launch-selected variant
+        # (``coarsen.plan_for``); the first analysis in a process loads its rules and
+        # makes its records' classes, which the first launch would otherwise wait for.
+        independence.analyse(result.outputs["passes"])
         major, minor = state.arch
         state.outcome = f"compiled for sm_{major}{minor}"
     except BaseException as exc:  # noqa: BLE001 - the real compile reports its own errors
