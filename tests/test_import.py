@@ -82,6 +82,54 @@ def test_the_host_api_looks_up_without_the_compiler_or_vector_types():
     assert "cujit.vector_types" in modules_after("from cujit import cuda\ncuda.float4")
 
 
+def test_the_host_api_leaves_the_launch_path_for_later():
+    """Before the driver starts, ``cuda.to_device`` and its kind load the memory part of
+    the runtime only: the launch path, interop, graphs, events and pinned memory load at
+    first use (or in the compiler's warm-up, beside the driver's start)."""
+    loaded = modules_after(
+        "from cujit import cuda\n"
+        "cuda.to_device, cuda.device_array_like, cuda.synchronize, cuda.stream"
+    )
+    later = (
+        "cujit.runtime.launch",
+        "cujit.runtime.args",
+        "cujit.runtime.interop",
+        "cujit.runtime.graph",
+        "cujit.runtime.event",
+        "cujit.runtime.host",
+        "cujit.runtime.module",
+    )
+    assert [m for m in later if m in loaded] == []
+    assert "cujit.runtime.memory" in loaded and "cujit.runtime.context" in loaded
+
+
+def test_the_runtime_names_resolve_from_their_modules():
+    """Every name ``cujit.runtime`` lists is its submodule's object (the four named like
+    a function are the submodules), found by attribute, by ``from ... import`` and by dir."""
+    modules_after("""
+import importlib
+import cujit.runtime as rt
+from cujit.runtime import launch, to_device, Graph
+assert launch is importlib.import_module("cujit.runtime.launch")
+assert to_device is importlib.import_module("cujit.runtime.memory").to_device
+assert Graph is importlib.import_module("cujit.runtime.graph").Graph
+for name in ("event", "graph", "launch", "stream"):
+    assert getattr(rt, name) is importlib.import_module(f"cujit.runtime.{name}"), name
+for module, names in rt._NAMES.items():
+    sub = importlib.import_module(f"cujit.runtime.{module}")
+    for name in names.split():
+        assert getattr(rt, name) is getattr(sub, name), name
+assert set(rt.__all__) == set(rt._WHERE) | set(rt._SUBMODULES)
+assert set(rt.__all__) <= set(dir(rt))
+try:
+    rt.no_such_name
+except AttributeError as exc:
+    assert str(exc) == "module 'cujit.runtime' has no attribute 'no_such_name'", exc
+else:
+    raise AssertionError("no AttributeError")
+""")
+
+
 def test_a_compile_without_vector_types_does_not_make_them():
     """The forty vector classes are made when a program names one (``cuda.float4``),
     not by the compiler's stages: a saxpy compile leaves them unmade."""

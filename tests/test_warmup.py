@@ -102,14 +102,16 @@ def test_a_fresh_process_finds_the_compiler_loaded():
     assert found["outcome"] == "compiled for sm_90"
 
 
-def test_a_fresh_process_finds_the_variant_analysis_warm():
+def test_a_fresh_process_finds_the_variant_analysis_and_the_launch_path_warm():
     # The dispatcher analyses each new kernel for its launch-selected variant: the
     # warm-up has run that analysis once, so its rules are loaded and its records'
-    # classes made before the first real compile (which then imports nothing for it).
+    # classes made before the first real compile (which then imports nothing for it);
+    # and the runtime's launch path, which cuda.to_device leaves for later, is loaded.
     found = run_fresh("""
         import json, sys
         from cujit import warmup
         before = "cujit.ir.independence_rules" in sys.modules
+        launch_before = "cujit.runtime.launch" in sys.modules
         warmup.note_kernel()
         warmup.start((9, 0))
         warmup.wait()
@@ -119,11 +121,13 @@ def test_a_fresh_process_finds_the_variant_analysis_warm():
         print(json.dumps({"before": before,
                           "after": "cujit.ir.independence_rules" in sys.modules,
                           "verdict_init_made": not lazy,
+                          "launch": [launch_before, "cujit.runtime.launch" in sys.modules],
                           "outcome": warmup._state.outcome}))
     """)
     assert found["before"] is False
     assert found["after"] is True
     assert found["verdict_init_made"] is True
+    assert found["launch"] == [False, True]
     assert found["outcome"] == "compiled for sm_90"
 
 

@@ -154,6 +154,10 @@ def _run(state: _State) -> None:
         from cujit import coarsen, index_width  # noqa: F401
         from cujit.ir import independence
 
+        # and what its first launch imports: ``cuda.to_device`` loads only the memory
+        # part of the runtime before the driver starts (``cujit.runtime``)
+        from cujit.runtime import launch  # noqa: F401
+
         libs.nvvm_module()
         libs.nvjitlink_module()
         state.arch_given.wait()

@@ -22,52 +22,57 @@ names here; the functions of the same names are ``event.event``,
 ``graph.graph``, ``launch.launch`` and ``stream.stream``.
 """
 
-# The submodules, not the functions of the same names.
-from cujit.runtime import event, graph, launch, stream
-from cujit.runtime.args import Writeback, check_writable, finish_writebacks, prepare_args
-from cujit.runtime.context import (
-    Context,
-    Device,
-    compute_capability_or,
-    current_device_id,
-    device_count,
-    device_info,
-    get_context,
-    get_device,
-    select_device,
-    synchronize,
-)
-from cujit.runtime.devices import GPU, check_devices, get_current_device, gpus, list_devices
-from cujit.runtime.driver import CudaDriverError, check, driver_version, is_available
-from cujit.runtime.event import Event, event_elapsed_time, order_after
-from cujit.runtime.graph import Graph
-from cujit.runtime.host import is_pinned, pinned, pinned_array, pinned_array_like
-from cujit.runtime.interop import as_cuda_array, from_dlpack, import_for_launch, is_foreign_array
-from cujit.runtime.launch import (
-    ParamPacker,
-    check_config,
-    get_packer,
-    launch_with_args,
-    normalize_dims,
-)
-from cujit.runtime.memory import (
-    DeviceArray,
-    DeviceBuffer,
-    DeviceNDArray,
-    as_device_array,
-    device_array,
-    device_array_like,
-    is_cuda_array,
-    to_device,
-)
-from cujit.runtime.module import Function, Module, cubin_arch, load_cubin, load_module
-from cujit.runtime.stream import (
-    Stream,
-    default_stream,
-    external_stream,
-    legacy_default_stream,
-    per_thread_default_stream,
-)
+# The package's names, each imported from its submodule at first use (PEP 562): the
+# host API's first call (``cuda.to_device``) runs before the driver starts, on a fresh
+# process's critical path, and loads ``memory`` and what it needs, not the launch
+# path, interop, graphs or pinned memory (the compiler's warm-up loads the launch path
+# beside the driver's start).  ``event``, ``graph``, ``launch`` and ``stream`` are the
+# submodules, not the functions of the same names.
+_SUBMODULES = ("event", "graph", "launch", "stream")
+# submodule -> the names the package takes from it
+_NAMES = {
+    "args": "Writeback check_writable finish_writebacks prepare_args",
+    "context": (
+        "Context Device compute_capability_or current_device_id device_count "
+        "device_info get_context get_device select_device synchronize"
+    ),
+    "devices": "GPU check_devices get_current_device gpus list_devices",
+    "driver": "CudaDriverError check driver_version is_available",
+    "event": "Event event_elapsed_time order_after",
+    "graph": "Graph",
+    "host": "is_pinned pinned pinned_array pinned_array_like",
+    "interop": "as_cuda_array from_dlpack import_for_launch is_foreign_array",
+    "launch": "ParamPacker check_config get_packer launch_with_args normalize_dims",
+    "memory": (
+        "DeviceArray DeviceBuffer DeviceNDArray as_device_array device_array "
+        "device_array_like is_cuda_array to_device"
+    ),
+    "module": "Function Module cubin_arch load_cubin load_module",
+    "stream": (
+        "Stream default_stream external_stream legacy_default_stream per_thread_default_stream"
+    ),
+}
+_WHERE = {name: module for module, names in _NAMES.items() for name in names.split()}
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        module = name
+    else:
+        module = _WHERE.get(name)
+        if module is None:  # a submodule not imported yet is found by the import system
+            raise AttributeError(f"module 'cujit.runtime' has no attribute {name!r}")
+    import importlib
+
+    found = importlib.import_module(f"cujit.runtime.{module}")
+    value = found if module == name else getattr(found, name)
+    globals()[name] = value  # later lookups skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SUBMODULES, *_WHERE})
+
 
 __all__ = [
     "GPU",
