@@ -113,7 +113,7 @@ from cujit.runtime import launch, to_device, Graph
 assert launch is importlib.import_module("cujit.runtime.launch")
 assert to_device is importlib.import_module("cujit.runtime.memory").to_device
 assert Graph is importlib.import_module("cujit.runtime.graph").Graph
-for name in ("event", "graph", "launch", "stream"):
+for name in ("event", "graph", "launch", "stream", "args", "interop", "host"):
     assert getattr(rt, name) is importlib.import_module(f"cujit.runtime.{name}"), name
 for module, names in rt._NAMES.items():
     sub = importlib.import_module(f"cujit.runtime.{module}")

@@ -26,7 +26,8 @@ names here; the functions of the same names are ``event.event``,
 # host API's first call (``cuda.to_device``) runs before the driver starts, on a fresh
 # process's critical path, and loads ``memory`` and what it needs, not the launch
 # path, interop, graphs or pinned memory (the compiler's warm-up loads the launch path
-# beside the driver's start).  ``event``, ``graph``, ``launch`` and ``stream`` are the
+# beside the driver's start).  Any submodule is an attribute too (imported on first
+# use); ``event``, ``graph``, ``launch`` and ``stream``, listed in ``__all__``, are the
 # submodules, not the functions of the same names.
 _SUBMODULES = ("event", "graph", "launch", "stream")
 # submodule -> the names the package takes from it
@@ -56,14 +57,14 @@ _WHERE = {name: module for module, names in _NAMES.items() for name in names.spl
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        module = name
-    else:
-        module = _WHERE.get(name)
-        if module is None:  # a submodule not imported yet is found by the import system
-            raise AttributeError(f"module 'cujit.runtime' has no attribute {name!r}")
     import importlib
+    import importlib.util
 
+    module = _WHERE.get(name)
+    if module is None:  # a submodule (``cujit.runtime.args``, as the package held them all)
+        if name.startswith("_") or importlib.util.find_spec(f"cujit.runtime.{name}") is None:
+            raise AttributeError(f"module 'cujit.runtime' has no attribute {name!r}")
+        module = name
     found = importlib.import_module(f"cujit.runtime.{module}")
     value = found if module == name else getattr(found, name)
     globals()[name] = value  # later lookups skip this hook
