@@ -26,10 +26,8 @@ def test_a_child_reports_each_phase(tool, warmup):
     run = tool.run_child(SRC, warmup)
     for key in tool._keys(warmup):
         assert run[key] > 0, key
-    # The compile holds the toolchain's two stages and the rest of the compile beside them.
-    toolchain = run["stages"]["ptx"] + run["stages"]["cubin"]
-    assert run["compile"] == pytest.approx(toolchain + run["outside_toolchain"])
-    assert 0 < run["outside_toolchain"] < run["compile"]
+    # The compile's part outside the toolchain is positive and the smaller part of it.
+    assert 0 < run["outside_toolchain"] < run["compile"] / 2
     # Every phase lies inside the process's own time.
     assert run["numpy"] + run["cujit"] + run["host_api"] + run["compile"] < run["total"]
     assert (run["warmup"] is not None) is warmup

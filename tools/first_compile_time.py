@@ -61,11 +61,11 @@ if WARMUP:
     assert w._state.outcome == "compiled for sm_90", w._state.outcome
     kernel = cuda.jit(saxpy)
     kernel._options = lambda: Options(arch=(9, 0))  # no device to read the arch from
-t3 = time.perf_counter()
-if WARMUP:
-    result = kernel.compile(sig).result
+    first_compile = lambda: kernel.compile(sig).result
 else:
-    result = compile_kernel(saxpy, sig, Options(arch=(9, 0)))
+    first_compile = lambda: compile_kernel(saxpy, sig, Options(arch=(9, 0)))
+t3 = time.perf_counter()
+result = first_compile()
 t4 = time.perf_counter()
 modules = sum(1 for m in sys.modules if m.startswith("cujit"))
 toolchain = result.times["ptx"] + result.times["cubin"]
