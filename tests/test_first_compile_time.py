@@ -1,5 +1,6 @@
 """tools/first_compile_time.py without a GPU: one fresh child in each mode reports every
-phase, and with ``--warmup`` the compile after the warm-up goes through the dispatcher."""
+phase, and with ``--warmup`` the compile after the warm-up goes through the dispatcher
+and finds the compiler loaded. No check here compares times."""
 
 import os
 import sys
@@ -26,17 +27,15 @@ def test_a_child_reports_each_phase(tool, warmup):
     run = tool.run_child(SRC, warmup)
     for key in tool._keys(warmup):
         assert run[key] > 0, key
-    # The compile's part outside the toolchain is positive and the smaller part of it.
-    assert 0 < run["outside_toolchain"] < run["compile"] / 2
-    # Every phase lies inside the process's own time.
-    assert run["numpy"] + run["cujit"] + run["host_api"] + run["compile"] < run["total"]
     assert (run["warmup"] is not None) is warmup
+    assert {"ptx", "cubin"} <= set(run["stages"])
 
 
-def test_the_warmup_mode_leaves_the_first_compile_little_to_import(tool):
-    # After the warm-up the saxpy's compile runs code that is loaded already: its part
-    # outside the toolchain is a few milliseconds, where a cold first compile (which
-    # imports the stages and llvmlite) spends tens of milliseconds there.
+def test_the_warmup_mode_leaves_the_first_compile_nothing_to_import(tool):
+    # A cold first compile imports the stages and llvmlite; after the warm-up the saxpy's
+    # compile (through the dispatcher, with its variant analysis) runs code already loaded.
     cold = tool.run_child(SRC, False)
     warm = tool.run_child(SRC, True)
-    assert warm["outside_toolchain"] < cold["outside_toolchain"] / 2
+    assert "llvmlite.ir" in cold["loaded_by_compile"]
+    assert any(m.startswith("cujit.") for m in cold["loaded_by_compile"])
+    assert warm["loaded_by_compile"] == []

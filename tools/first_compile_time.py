@@ -64,14 +64,17 @@ if WARMUP:
     first_compile = lambda: kernel.compile(sig).result
 else:
     first_compile = lambda: compile_kernel(saxpy, sig, Options(arch=(9, 0)))
+before = set(sys.modules)
 t3 = time.perf_counter()
 result = first_compile()
 t4 = time.perf_counter()
 modules = sum(1 for m in sys.modules if m.startswith("cujit"))
+loaded = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in ("cujit", "llvmlite"))
 toolchain = result.times["ptx"] + result.times["cubin"]
 print(json.dumps({"numpy": t1 - t0, "cujit": t2 - t1, "host_api": t_host - t2,
                   "warmup": warmup, "compile": t4 - t3, "outside_toolchain": t4 - t3 - toolchain,
-                  "total": t4 - t0, "modules": modules, "stages": result.times}))
+                  "total": t4 - t0, "modules": modules, "loaded_by_compile": loaded,
+                  "stages": result.times}))
 """
 KEYS = ("numpy", "cujit", "host_api", "warmup", "compile", "outside_toolchain", "total")
 
