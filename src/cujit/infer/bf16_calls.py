@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,6 +37,7 @@ from cujit.types import (
     uint16,
 )
 from cujit.types.bf16 import is_bfloat16
+from cujit.types.core import loaded_module
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -287,7 +287,7 @@ def ml_dtypes_rule(fn: object):
     """The rule of ``ml_dtypes.bfloat16(x)`` if ``fn`` is that class, else None.  Not in
     the call table: building the table would import ml_dtypes for every kernel, and a
     kernel that names ``ml_dtypes.bfloat16`` has imported ml_dtypes already."""
-    ml = sys.modules.get("ml_dtypes")
+    ml = loaded_module("ml_dtypes")
     return _cast_to_bf16 if ml is not None and fn is getattr(ml, "bfloat16", None) else None
 
 

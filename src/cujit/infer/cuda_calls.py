@@ -316,9 +316,9 @@ def call_const_array_like(t: Typer, site: CallSite) -> Value:
 def is_frozen_array(value: object) -> bool:
     """Whether a global or closure value is a host NumPy array that kernels read as a
     constant, as numba freezes them (device arrays and other subclasses are not)."""
-    import sys
+    from cujit.types.core import loaded_module
 
-    np = sys.modules.get("numpy")
+    np = loaded_module("numpy")
     return np is not None and type(value) is np.ndarray
 
 

@@ -13,7 +13,6 @@ every split of the count into scalars and smaller vectors).
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 from cujit.diagnostics import TypingError
@@ -22,6 +21,7 @@ from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import TupleGet, Value
 from cujit.types import NamedTuple, Scalar
+from cujit.types.core import loaded_module
 
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
@@ -75,7 +75,7 @@ def vector_rule(fn: object):
     kernel can only call one that its module has already made, so while that module is
     not loaded no callee is a vector class.  This keeps them out of every compile that
     uses none (the call table asks here on a miss)."""
-    vt = sys.modules.get("cujit.vector_types")
+    vt = loaded_module("cujit.vector_types")
     if vt is None or not vt.is_vector_type(fn):
         return None
     rule = _RULES.get(fn)

@@ -20,6 +20,24 @@ if TYPE_CHECKING:
 # ``from cujit import cuda`` would otherwise take (see tests/test_import.py).
 
 
+def loaded_module(name: str):
+    """The module ``name`` if the process has imported it, else None (nothing is
+    imported for the asking).  Where another thread is importing it at this moment (the
+    compiler's warm-up beside the driver's start imports numpy), this waits for that
+    import to finish, as an ``import`` statement does: ``sys.modules`` already holds the
+    module then, but not yet its names."""
+    import sys
+
+    if name not in sys.modules:
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # the other thread's import failed
+        return None
+
+
 class Type:
     """Base of all cujit types.
 
@@ -291,9 +309,7 @@ def is_device_array_global(value: object) -> bool:
     array (anything with a CUDA Array Interface: cujit's, CuPy's...) or a NumPy array
     subclass over memory kernels address (the CPU target's device arrays, mapped and
     managed arrays).  A plain NumPy array is frozen into the kernel instead."""
-    import sys
-
-    np = sys.modules.get("numpy")
+    np = loaded_module("numpy")
     if np is not None and isinstance(value, np.ndarray):
         return type(value) is not np.ndarray
     try:
