@@ -8,6 +8,7 @@ compare equal and hash alike, so they key caches and specialisations.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -25,11 +26,10 @@ def loaded_module(name: str):
     imported for the asking).  Where another thread is importing it at this moment (the
     compiler's warm-up beside the driver's start imports numpy), this waits for that
     import to finish, as an ``import`` statement does: ``sys.modules`` already holds the
-    module then, but not yet its names."""
-    import sys
-
-    if name not in sys.modules:
-        return None
+    module then, but not yet its names (importlib marks its spec ``_initializing``)."""
+    module = sys.modules.get(name)
+    if module is None or not getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return module
     import importlib
 
     try:
