@@ -3,23 +3,15 @@ phase, and with ``--warmup`` the compile after the warm-up goes through the disp
 and finds the compiler loaded. No check here compares times."""
 
 import os
-import sys
 
 import pytest
 
-TOOLS = os.path.join(os.path.dirname(__file__), "..", "tools")
 SRC = os.path.join(os.path.dirname(__file__), "..", "src")
 
 
 @pytest.fixture
-def tool():
-    sys.path.insert(0, TOOLS)
-    try:
-        import first_compile_time
-
-        yield first_compile_time
-    finally:
-        sys.path.remove(TOOLS)
+def tool(repo_script):
+    return repo_script("tools", "first_compile_time")
 
 
 @pytest.mark.parametrize("warmup", [False, True])

@@ -4,24 +4,14 @@ its toolchain calls make the cubin cujit's own compile makes, and the name it gi
 kernel per process reaches the cubin."""
 
 import ast
-import os
 import re
-import sys
 
 import pytest
 
-BENCH = os.path.join(os.path.dirname(__file__), "..", "bench")
-
 
 @pytest.fixture
-def bench():
-    sys.path.insert(0, BENCH)
-    try:
-        import launch_bench
-
-        yield launch_bench
-    finally:
-        sys.path.remove(BENCH)
+def bench(repo_script):
+    return repo_script("bench", "launch_bench")
 
 
 @pytest.fixture

@@ -2,22 +2,13 @@
 bench/launch_bench.py's, with a mark after each step, and stays a valid program."""
 
 import os
-import sys
 
 import pytest
 
-TOOLS = os.path.join(os.path.dirname(__file__), "..", "tools")
-
 
 @pytest.fixture
-def timeline():
-    sys.path.insert(0, TOOLS)
-    try:
-        import startup_timeline
-
-        yield startup_timeline
-    finally:
-        sys.path.remove(TOOLS)
+def timeline(repo_script):
+    return repo_script("tools", "startup_timeline")
 
 
 def test_the_floor_script_gets_a_mark_after_each_step(timeline, tmp_path):
@@ -43,7 +34,7 @@ def test_the_cujit_script_marks_the_same_phases(timeline):
 def test_the_floor_script_is_made_in_a_child_process(timeline, tmp_path):
     # This process must not start CUDA itself: the child compiles the cubin and writes
     # the script, which is the one this process would have made.
-    env = dict(os.environ, PYTHONPATH=os.path.join(TOOLS, "..", "src"))
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "src"))
     from_child = timeline.floor_script_from_child(str(tmp_path), env)
     here = timeline.floor_script(str(tmp_path))
     assert from_child == here

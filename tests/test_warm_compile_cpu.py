@@ -1,23 +1,12 @@
 """bench/warm_compile_cpu.py without a GPU: a round compiles a new kernel through the
 dispatcher to a cubin and times the toolchain floor on that round's LLVM IR."""
 
-import os
-import sys
-
 import pytest
-
-BENCH = os.path.join(os.path.dirname(__file__), "..", "bench")
 
 
 @pytest.fixture
-def bench():
-    sys.path.insert(0, BENCH)
-    try:
-        import warm_compile_cpu
-
-        yield warm_compile_cpu
-    finally:
-        sys.path.remove(BENCH)
+def bench(repo_script):
+    return repo_script("bench", "warm_compile_cpu")
 
 
 def test_a_round_reports_the_compile_and_its_floor(bench):
