@@ -38,8 +38,11 @@ could stand in a compile's way: a failed import is removed from
 library only once it has loaded, and the tiny kernel is compiled with
 ``compile_kernel`` alone (no ``Kernel``, no disk cache).
 
-On an idle Linux machine the thread runs at the lowest priority, so that ``cuInit``'s
-own threads go first (``_yield_to_the_driver``).
+On an idle Linux machine step 1 runs at the lowest priority, in a thread of its own, so
+that ``cuInit``'s own threads go first (``_yield_to_the_driver``).  Step 2 runs at the
+priority of the thread that started the warm-up: the toolchain may start a thread of
+its own on first use, which keeps its starter's priority for the life of the process
+and may serve every later compile.
 
 ``CUJIT_WARMUP=0`` turns it off.  The module sits beside ``pipeline.py``, not in
 ``cujit.runtime``: the runtime imports neither it nor the compiler; importing it
@@ -69,6 +72,7 @@ class _State:
         self.compiling = False  # a compile has begun: a warm-up would come too late
         self.quiet = False  # wait() has nothing left to do, ever
         self.thread: threading.Thread | None = None
+        self.loader: threading.Thread | None = None  # step 1's thread
         self.arch: tuple[int, int] | None = None  # None: no device, compile nothing
         self.arch_given = threading.Event()
         self.outcome = ""  # what the thread did, for tests and debugging
@@ -127,7 +131,7 @@ def wait() -> None:
     with state.lock:
         state.compiling = True  # start() starts nothing from now on
         thread = state.thread
-    if thread is threading.current_thread():
+    if threading.current_thread() in (thread, state.loader):
         return
     if thread is not None:
         _finish(state)
@@ -142,24 +146,22 @@ def _finish(state: _State) -> None:
 
 
 def _run(state: _State) -> None:
-    _yield_to_the_driver(state)
+    # Step 1 runs in a thread of its own, which may lower its priority while
+    # ``cuInit`` runs; step 2 runs here, at the priority of the thread that started
+    # this one, since a thread the toolchain starts in its first compile inherits the
+    # priority of the thread that compiles.
+    loader = threading.Thread(target=_load, args=(state,), name="cujit-warmup-load", daemon=True)
+    state.loader = loader
+    loader.start()
+    loader.join()
+    if state.outcome:
+        return  # a load failed
     try:
         from cujit import pipeline
+        from cujit.ir import independence
         from cujit.options import Options
-        from cujit.ptx import libs
         from cujit.types import int32
 
-        pipeline.import_stages()
-        # and what a kernel's compile imports besides (its launch-selected variants)
-        from cujit import coarsen, index_width  # noqa: F401
-        from cujit.ir import independence
-
-        # and what its first launch imports: ``cuda.to_device`` loads only the memory
-        # part of the runtime before the driver starts (``cujit.runtime``)
-        from cujit.runtime import launch  # noqa: F401
-
-        libs.nvvm_module()
-        libs.nvjitlink_module()
         state.arch_given.wait()
         if state.arch is None:
             state.outcome = "loaded"
@@ -171,6 +173,28 @@ def _run(state: _State) -> None:
         independence.analyse(result.outputs["passes"])
         major, minor = state.arch
         state.outcome = f"compiled for sm_{major}{minor}"
+    except BaseException as exc:  # noqa: BLE001 - the real compile reports its own errors
+        state.outcome = f"failed: {type(exc).__name__}: {exc}"
+
+
+def _load(state: _State) -> None:
+    """Import what a compile imports and load libNVVM and nvJitLink (step 1)."""
+    _yield_to_the_driver(state)
+    try:
+        from cujit import pipeline
+        from cujit.ptx import libs
+
+        pipeline.import_stages()
+        # and what a kernel's compile imports besides (its launch-selected variants)
+        from cujit import coarsen, index_width  # noqa: F401
+        from cujit.ir import independence  # noqa: F401
+
+        # and what its first launch imports: ``cuda.to_device`` loads only the memory
+        # part of the runtime before the driver starts (``cujit.runtime``)
+        from cujit.runtime import launch  # noqa: F401
+
+        libs.nvvm_module()
+        libs.nvjitlink_module()
     except BaseException as exc:  # noqa: BLE001 - the real compile reports its own errors
         state.outcome = f"failed: {type(exc).__name__}: {exc}"
 
