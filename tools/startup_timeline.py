@@ -78,7 +78,7 @@ import cujit.pipeline as _pipeline
 import cujit.ptx.libs as _libs
 wmarks, mmarks = [], []
 def _in_warmup():
-    return threading.current_thread().name == "cujit-warmup"
+    return threading.current_thread().name.startswith("cujit-warmup")  # and its loader
 def _in_main():
     return threading.current_thread() is threading.main_thread()
 def _marked(mod, attr, label, marks=wmarks, here=_in_warmup):
@@ -98,6 +98,9 @@ _marked(_libs, "nvvm_module", "load libNVVM")
 _marked(_libs, "nvjitlink_module", "load nvJitLink")
 _marked(_pipeline, "compile_kernel", "compile the tiny kernel")
 _marked(_pipeline, "compile_kernel", "main thread: compile saxpy", mmarks, _in_main)
+import cujit.startup as _startup
+_marked(_startup, "run_before_init", "main thread: cuInit next", mmarks, _in_main)
+_marked(_startup, "run_arch_known", "main thread: device known, the context next", mmarks, _in_main)
 """
 WARMUP_LABEL = "cujit, warm-up thread marked"
 
@@ -227,6 +230,8 @@ def main() -> None:
     out["held"] = bool(opts.hold)
     print_rows(out)
     if opts.json:
+        # and each process's own marks, for looking at one run's steps together
+        out["samples"] = samples
         with open(opts.json, "w") as fh:
             json.dump(out, fh, indent=1)
 
