@@ -42,11 +42,8 @@ def state(monkeypatch):
 
 
 def finished(state) -> str:
-    """The warm-up's outcome once it has run to its end (its compile not skipped: no
-    compile of the test's own is waiting)."""
     thread = state.thread
     assert thread is not None and thread.daemon and thread.name == "cujit-warmup"
-    warmup._finish(state)
     warmup.wait()
     assert not thread.is_alive()
     return state.outcome
@@ -90,7 +87,6 @@ def test_a_fresh_process_finds_the_compiler_loaded():
                   if m in sys.modules]
         warmup.note_kernel()
         warmup.start((9, 0))
-        warmup._finish(warmup._state)  # to its end, its compile included
         warmup.wait()
         from cujit.ptx import libs
         after = [m for m in ("llvmlite", "cujit.codegen", "cujit.ptx.nvvm", "cujit.infer",
@@ -118,7 +114,6 @@ def test_a_fresh_process_finds_the_variant_analysis_and_the_launch_path_warm():
         launch_before = "cujit.runtime.launch" in sys.modules
         warmup.note_kernel()
         warmup.start((9, 0))
-        warmup._finish(warmup._state)  # to its end, its compile included
         warmup.wait()
         from cujit import frozen
         from cujit.ir import independence
@@ -284,7 +279,6 @@ NICE_OF_EVERY_THREAD = """
     numpy_first = "numpy" in sys.modules
     warmup.note_kernel()
     warmup.start((9, 0))
-    warmup._finish(warmup._state)  # to its end, its compile included
     warmup.wait()
     state = warmup._state
     ended = [str(t.native_id) for t in (state.thread, getattr(state, "loader", None)) if t]
@@ -321,63 +315,6 @@ def test_no_thread_stays_at_low_priority(numpy_first, library_thread):
     assert found["outcome"] == "compiled for sm_90"
     assert found["nice"] == (19 if numpy_first else None)
     assert found["threads"] and set(found["threads"]) == {os.getpriority(os.PRIO_PROCESS, 0)}
-
-
-def compile_waiting(state) -> threading.Thread:
-    """A real compile's first step (``wait``) in a thread of its own, once it waits."""
-    waiter = threading.Thread(target=warmup.wait)
-    waiter.start()
-    while not state.compiling:  # set at once, before it joins the warm-up
-        threading.Event().wait(0.001)
-    return waiter
-
-
-def test_a_compile_before_the_tiny_kernels_skips_it(state, monkeypatch):
-    # The driver came up before the loads ended: the real compile is the toolchain's
-    # first use, rather than waiting for a tiny kernel's compile as well.
-    from cujit import pipeline
-
-    imports, loading, go = pipeline.import_stages, threading.Event(), threading.Event()
-
-    def slow_imports(*args):
-        loading.set()
-        go.wait(30)
-        return imports(*args)
-
-    monkeypatch.setattr(pipeline, "import_stages", slow_imports)
-    compiled = []
-    monkeypatch.setattr(pipeline, "compile_kernel", lambda *a, **k: compiled.append(a))
-    warmup.note_kernel()
-    warmup.start((9, 0))
-    assert loading.wait(30)
-    waiter = compile_waiting(state)
-    go.set()
-    waiter.join(60)
-    assert not waiter.is_alive() and not state.thread.is_alive()
-    assert state.outcome == "loaded; a compile came first"
-    assert compiled == [] and set(libs._loaded) >= {"nvvm", "nvJitLink"}
-
-
-def test_a_compile_after_the_tiny_kernels_began_waits_for_it(state, monkeypatch):
-    from cujit import pipeline
-
-    compile_kernel, began, go = pipeline.compile_kernel, threading.Event(), threading.Event()
-
-    def slow_compile(*args, **kwargs):
-        began.set()
-        go.wait(30)
-        return compile_kernel(*args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "compile_kernel", slow_compile)
-    warmup.note_kernel()
-    warmup.start((9, 0))
-    assert began.wait(60)
-    waiter = compile_waiting(state)
-    assert waiter.is_alive()  # joins the warm-up's compile under way
-    go.set()
-    waiter.join(60)
-    assert not waiter.is_alive()
-    assert state.outcome == "compiled for sm_90"
 
 
 def test_wait_from_the_warmup_thread_returns(state, monkeypatch):
@@ -434,7 +371,6 @@ def test_a_failed_import_leaves_nothing_half_done():
         sys.meta_path.insert(0, hide)
         warmup.note_kernel()
         warmup.start((9, 0))
-        warmup._finish(warmup._state)  # to its end, its compile included
         warmup.wait()
         from cujit.pipeline import compile_kernel
         try:
@@ -469,7 +405,6 @@ def test_a_gpu_process_warms_up_for_its_device():
         from cujit.runtime import context
         warmup.note_kernel()
         cc = context.get_context().device.compute_capability
-        warmup._finish(warmup._state)  # to its end, its compile included
         warmup.wait()
         print(json.dumps({"cc": cc, "outcome": warmup._state.outcome}))
     """)

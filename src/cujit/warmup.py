@@ -25,13 +25,11 @@ once-only work meanwhile, in two steps:
    device the thread stops after step 1.
 
 ``pipeline.compile_kernel`` calls ``wait()`` first (a ``cujit.startup`` hook too):
-it joins the thread, so libNVVM and nvJitLink never serve the warm-up and a real
-compile at once.  A compile that comes before the tiny kernel's has begun makes the
-thread stop after step 1 (one that comes before the architecture tells it not to
-wait for it): the real compile is the toolchain's first use then.  The warm-up's
-own calls pass through (they are its threads).  Once a compile has begun,
-``start()`` starts nothing: the toolchain is warm or warming anyway.  After the
-first wait ``wait()`` is one attribute check.
+it joins the thread (a compile that comes before the architecture tells the thread not to wait for
+it), so libNVVM and nvJitLink never serve the warm-up and a real compile at
+once.  The warm-up's own compile passes through (it is the thread).  Once a
+compile has begun, ``start()`` starts nothing: the toolchain is warm or warming
+anyway.  After the first wait ``wait()`` is one attribute check.
 
 The warm-up swallows every exception: the real compile meets the same problem
 (a missing toolchain...) and reports it itself.  It leaves nothing behind that
@@ -125,16 +123,16 @@ def set_arch(arch: tuple[int, int] | None) -> None:
 
 
 def wait() -> None:
-    """Before any compile: let a running warm-up finish, without its tiny kernel's
-    compile where that has not begun (from the warm-up's own threads, return at once)."""
+    """Before any compile: let a running warm-up finish (from the warm-up's own
+    compile, return at once)."""
     state = _state
     if state.quiet:
         return
-    with state.lock:  # (start() sets ``thread`` under it)
-        thread = state.thread
-        if threading.current_thread() in (thread, state.loader):
-            return
+    with state.lock:
         state.compiling = True  # start() starts nothing from now on
+        thread = state.thread
+    if threading.current_thread() in (thread, state.loader):
+        return
     if thread is not None:
         _finish(state)
     state.quiet = True
@@ -167,11 +165,6 @@ def _run(state: _State) -> None:
         state.arch_given.wait()
         if state.arch is None:
             state.outcome = "loaded"
-            return
-        if state.compiling:
-            # A real compile is waiting for this thread already: it puts the toolchain
-            # to first use itself, sooner than after a tiny kernel's compile.
-            state.outcome = "loaded; a compile came first"
             return
         result = pipeline.compile_kernel(_tiny_kernel, (int32[::1],), Options(arch=state.arch))
         # The dispatcher analyses every new kernel for its launch-selected variant
