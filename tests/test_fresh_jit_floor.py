@@ -53,3 +53,13 @@ def test_the_warm_up_kernel_is_cujits(floor):
     tiny = ast.literal_eval(re.search(r"args=\((b'.*?'),\)\)", script, re.S).group(1))
     assert b"_tiny_kernel" in tiny
     assert ns["cubin_of"](tiny)
+
+
+def test_fresh_rounds_option(bench, monkeypatch):
+    # ``--fresh-rounds``: how many processes per tool the fresh-process part runs.
+    monkeypatch.setattr(bench, "FRESH_ROUNDS", bench.FRESH_ROUNDS)  # restored afterwards
+    bench.set_fresh_rounds(31)
+    assert bench.FRESH_ROUNDS == 31
+    with pytest.raises(SystemExit, match="at least 1"):
+        bench.set_fresh_rounds(0)
+    assert bench.FRESH_ROUNDS == 31
