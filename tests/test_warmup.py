@@ -335,6 +335,21 @@ def test_wait_from_the_warmup_thread_returns(state, monkeypatch):
     assert callers == [state.loader]  # the imports; the tiny kernel's compile then passes
 
 
+def test_a_loader_thread_that_cannot_start_is_swallowed(state, monkeypatch):
+    class NoLoader(threading.Thread):
+        def start(self):
+            if self.name == "cujit-warmup-load":
+                raise RuntimeError("can't create new thread at interpreter shutdown")
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", NoLoader)
+    warmup.note_kernel()
+    warmup.start((9, 0))
+    assert finished(state) == (
+        "failed: RuntimeError: can't create new thread at interpreter shutdown"
+    )
+
+
 def test_a_failing_warmup_is_swallowed(state, monkeypatch):
     def missing():
         raise ToolchainNotFoundError("cannot load nvvm (test)")

@@ -152,7 +152,11 @@ def _run(state: _State) -> None:
     # priority of the thread that compiles.
     loader = threading.Thread(target=_load, args=(state,), name="cujit-warmup-load", daemon=True)
     state.loader = loader
-    loader.start()
+    try:
+        loader.start()
+    except RuntimeError as exc:  # no new thread (the interpreter is ending, a limit)
+        state.outcome = f"failed: {type(exc).__name__}: {exc}"
+        return
     loader.join()
     if state.outcome:
         return  # a load failed
