@@ -75,15 +75,15 @@ def bounded_sums(x, out):
     out[1] = x.size * 64 + x.size * 64  # up to 2**64: might wrap
 
 
-@pytest.mark.parametrize(
-    "fn,types,want",
-    [
-        (stride_from_argument, (float32[::1], float32[::1], int64), [False]),
-        (bound_from_argument, (float32[::1], int64), [False]),
-        (strided_extent, (float32[:], float32[::1]), [False]),
-        (bounded_sums, (float32[::1], int64[::1]), [True, False]),
-    ],
-)
+PROVED = [
+    (stride_from_argument, (float32[::1], float32[::1], int64), [False]),
+    (bound_from_argument, (float32[::1], int64), [False]),
+    (strided_extent, (float32[:], float32[::1]), [False]),
+    (bounded_sums, (float32[::1], int64[::1]), [True, False]),
+]
+
+
+@pytest.mark.parametrize("fn,types,want", PROVED)
 def test_what_is_and_is_not_proved(fn, types, want):
     assert list(adds(typed(fn, types)).values()) == want
 
@@ -105,3 +105,42 @@ def test_an_unproved_addition_still_wraps_on_the_cpu_target():
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(out, x + np.int64(9223372036854775000))
     assert list(adds(typed(wraps, (typeof(x), typeof(out)))).values()) == [False]
+
+
+def _kernel_functions():
+    """Every kernel of tests/kernels.py and of this file, typed and optimised."""
+    from kernels import CASES
+
+    for case in CASES:
+        host_args, *_ = case.setup(np.random.default_rng(0))
+        yield case.name, typed(case.kernel.py_func, tuple(typeof(a) for a in host_args))
+    yield "grid_stride", typed(grid_stride, (float32[::1], float32[::1]))
+    for fn, types, _ in PROVED:
+        yield fn.__name__, typed(fn, types)
+
+
+def test_stopping_the_sweeps_early_proves_what_every_sweep_proves():
+    """``non_overflowing_adds`` stops sweeping once a sweep changes nothing, and sweeps
+    a loop-free function once: the same answer as sweeping on, for every kernel here."""
+    from cujit.ir.analysis import _has_back_edge, _proved_adds, _reverse_postorder
+
+    loops = 0
+    for name, fn in _kernel_functions():
+        order = _reverse_postorder(fn)
+        loops += _has_back_edge(order)
+        assert non_overflowing_adds(fn) == _proved_adds(fn, order, 6, stop_early=False), name
+    assert loops >= 3  # the kernels with loops are where sweeps matter
+
+
+def test_a_loop_is_a_back_edge():
+    from cujit.ir.analysis import _has_back_edge, _reverse_postorder
+
+    assert _has_back_edge(_reverse_postorder(typed(grid_stride, (float32[::1], float32[::1]))))
+    straight = typed(_straight, (float32[::1],))
+    assert not _has_back_edge(_reverse_postorder(straight))
+
+
+def _straight(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = x[i] + 1

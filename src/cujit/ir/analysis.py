@@ -153,7 +153,14 @@ _GRID_1D = (0, (2**31 - 1) * 1024 - 1)  # cuda.grid(1)
 _GRIDSIZE_1D = (1, (2**31 - 1) * 1024)  # cuda.gridsize(1)
 
 
-def non_overflowing_adds(fn: Function) -> frozenset[int]:  # noqa: C901 -- one range analysis (guards, loop counters, a few sweeps); its parts share the range map
+def non_overflowing_adds(fn: Function) -> frozenset[int]:
+    """The result ids of ``fn``'s signed integer ``+`` ops that cannot overflow
+    (``_proved_adds``, which has the rules), swept to convergence or for three sweeps."""
+    order = _reverse_postorder(fn)
+    return _proved_adds(fn, order, 3 if _has_back_edge(order) else 1, stop_early=True)
+
+
+def _proved_adds(fn: Function, order: list, sweeps: int, stop_early: bool) -> frozenset[int]:  # noqa: C901 -- one range analysis (guards, loop counters, a few sweeps); its parts share the range map
     """The result ids of ``fn``'s signed integer ``+`` ops that cannot overflow.
 
     Ranges ``(lo, hi)`` (None: unbounded) come from constants, the launch's special
@@ -204,9 +211,13 @@ def non_overflowing_adds(fn: Function) -> frozenset[int]:  # noqa: C901 -- one r
 
     # Each sweep derives every range from the previous sweep's (a loop's back edge passes
     # values computed later in the order): all start unbounded, and every sweep's ranges
-    # hold on their own, so the last one decides, converged or not.
-    order = _reverse_postorder(fn)
-    for _ in range(3):
+    # hold on their own, so the last one decides, converged or not.  A sweep that ends
+    # with the ranges and facts it began with would repeat itself, so the sweeps stop
+    # there; without a back edge every value's inputs come before it in the order (SSA
+    # definitions dominate their uses), so the first sweep is already final.
+    result: set[int] = set()
+    for _ in range(sweeps):
+        before = (dict(ranges), dict(facts))
         result = set()
         for block in order:
             edges = incoming[block.id]
@@ -237,7 +248,20 @@ def non_overflowing_adds(fn: Function) -> frozenset[int]:  # noqa: C901 -- one r
                 ):
                     result.add(op.result.id)
                 ranges[op.result.id] = _clip(op.result.type, _op_range(op, rng, defs))
+        if stop_early and (ranges, facts) == before:
+            break
     return frozenset(result)
+
+
+def _has_back_edge(order: list) -> bool:
+    """Whether an edge of the reachable blocks ``order`` (in reverse postorder) goes to a
+    block no later in it: a loop."""
+    position = {b.id: k for k, b in enumerate(order)}
+    return any(
+        position[target] <= k
+        for k, block in enumerate(order)
+        for target, _ in block.term.successors()
+    )
 
 
 def _is_int(t) -> bool:
