@@ -64,6 +64,43 @@ def test_int_floor_division_on_host(op, t):
     assert got.tolist() == expect
 
 
+CONSTANT_DIVISORS = [1, 2, 3, 7, 16, 32, 100, -2, -3, -16, -100, 127, -128, -1, 0]
+
+
+@pytest.mark.parametrize("t", [int8, int32, int64, uint8, uint32, uint64], ids=str)
+@pytest.mark.parametrize("op", ["//", "%"])
+def test_int_floor_division_by_a_constant_on_host(op, t):
+    """A constant divisor takes a shorter lowering (no zero or ``MIN // -1`` case to
+    patch, unless the constant is one of those): the same results as Python's."""
+    a, _ = int_operands(t, np.random.default_rng(3))
+    ref = py_floordiv if op == "//" else py_mod
+    for d in CONSTANT_DIVISORS:
+        d = wrap(d, t)  # as the int type holds it (-1 as uint8 is 255)
+        fn = elementwise("idivc", t, t, lambda fb, x, y, d=d: fb.binop(op, x, fb.const(t, d)))
+        got = run_elementwise(fn, a, a, t.dtype, 99)
+        expect = [ref(int(x), d, t) for x in a]
+        assert got.tolist() == expect, (t, op, d)
+
+
+def _by_constant(op: str, d: int, t: Scalar = int64) -> str:
+    return nvvm_text(elementwise("idivc", t, t, lambda fb, x, y: fb.binop(op, x, fb.const(t, d))))
+
+
+def test_a_constant_divisor_leaves_no_zero_or_overflow_case():
+    # 2**k: shifts and a mask, no division
+    assert "ashr i64" in _by_constant("//", 16) and "div i64" not in _by_constant("//", 16)
+    assert "and i64" in _by_constant("%", 16) and "rem i64" not in _by_constant("%", 16)
+    assert "lshr i64" in _by_constant("//", 16, uint64) and "ashr" not in _by_constant(
+        "//", 16, uint64
+    )
+    # another divisor: one division, no check of the divisor
+    for op, wanted, unwanted in (("//", "sdiv i64", "icmp eq"), ("%", "srem i64", "sdiv")):
+        text = _by_constant(op, 7)
+        assert wanted in text and unwanted not in text and "icmp eq" not in text
+    # -1 and 0 keep the general lowering, with its cases
+    assert "icmp eq" in _by_constant("//", -1) and "icmp eq" in _by_constant("//", 0)
+
+
 def test_int_floor_division_llvm_ir_and_ptx():
     fn = elementwise(
         "idiv",

@@ -82,15 +82,55 @@ def _float_divmod(ctx: FunctionLowering, t: Scalar, a, b, op: str):
     return floordiv, mod
 
 
+def _constant_divisor(t: Scalar, b) -> int | None:
+    """``b``'s value where it is a constant that needs none of the cases above: not 0,
+    and for signed ints not -1 (``MIN // -1``)."""
+    if not isinstance(b, ll.Constant) or not isinstance(b.constant, int):
+        return None
+    half = 1 << (b.type.width - 1)  # the value as the bits read, whatever int spelt them
+    d = (b.constant + half) % (2 * half) - half if t.kind != "u" else b.constant % (2 * half)
+    return None if d == 0 or (d == -1 and t.kind != "u") else d
+
+
+def _int_by_constant(ctx: FunctionLowering, t: Scalar, a, b, d: int, part: str):
+    """``a // b`` (``part`` "q") or ``a % b`` ("r") for a divisor constant ``d`` of
+    ``_constant_divisor``: only the instructions that part needs (``i // 32`` is one
+    shift, ``i % 32`` one mask, where the general case leaves eighteen)."""
+    bld = ctx.builder
+    if d > 0 and d & (d - 1) == 0:  # 2**k: Python's floor is the arithmetic shift, exactly
+        if part == "r":
+            return bld.and_(a, const_int(a.type, d - 1))
+        k = const_int(a.type, d.bit_length() - 1)
+        if t.kind == "u":
+            return bld.lshr(a, k)
+        neg = bld.icmp_signed("<", a, const_int(a.type, 0))
+        return bld.select(neg, bld.ashr(a, k), bld.lshr(a, k))
+    if t.kind == "u":
+        return bld.udiv(a, b) if part == "q" else bld.urem(a, b)
+    r = bld.srem(a, b)
+    # The remainder is non-zero with the divisor's opposite sign: floor one step down.
+    adjust = bld.icmp_signed("<" if d > 0 else ">", r, const_int(a.type, 0))
+    if part == "r":
+        return bld.select(adjust, bld.add(r, b), r)
+    q = bld.sdiv(a, b)
+    return bld.select(adjust, bld.sub(q, const_int(a.type, 1)), q)
+
+
 def floordiv(ctx: FunctionLowering, t: Scalar, a, b):
     if t.kind == "f":
         return _float_divmod(ctx, t, a, b, "//")[0]
+    d = _constant_divisor(t, b)
+    if d is not None:
+        return _int_by_constant(ctx, t, a, b, d, "q")
     return _int_divmod(ctx, t, a, b)[0]
 
 
 def mod(ctx: FunctionLowering, t: Scalar, a, b):
     if t.kind == "f":
         return _float_divmod(ctx, t, a, b, "%")[1]
+    d = _constant_divisor(t, b)
+    if d is not None:
+        return _int_by_constant(ctx, t, a, b, d, "r")
     return _int_divmod(ctx, t, a, b)[1]
 
 
