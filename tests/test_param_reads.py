@@ -210,3 +210,27 @@ def test_every_parameter_the_code_loads_is_passed(fn, types):
     missing = [k for k, (ld, p) in enumerate(zip(loaded, kept, strict=True)) if ld and not p]
     names = [n for k, t in enumerate(types) for n in abi.param_names(f"arg{k}", t)]
     assert not missing, f"loaded but not passed: {[names[k] for k in missing]}"
+
+
+def shared_by_thread(x, k):
+    buf = cuda.shared.array((32, 4), float32)
+    buf[cuda.threadIdx.x, 3] = x[0]  # never negative: no wrap on either axis
+    buf[k, 0] = x[1]  # any int64 on axis 0: wrapped
+
+
+def test_a_shared_arrays_non_negative_index_takes_no_wrap():
+    """Arrays that are not arguments (shared, local) have no extent parameters, but
+    their accesses' wraps are left out alike where the index cannot be negative."""
+    typed = compile_kernel(
+        shared_by_thread, (float32[::1], int64), SM90, stop_after="passes"
+    ).outputs["passes"]
+    sets = [op for op in typed.all_ops() if type(op).__name__ == "SetItem"]
+    shared = [op for op in sets if op.obj.id != typed.args[0].id]
+    assert len(shared) == 2
+    unwrapped = read_params(typed).unwrapped
+    assert {(id(shared[0]), 0), (id(shared[0]), 1), (id(shared[1]), 1)} <= unwrapped
+    assert (id(shared[1]), 0) not in unwrapped
+    llvm = compile_kernel(shared_by_thread, (float32[::1], int64), SM90, stop_after="llvm")
+    # one wrap left, of k against the shared array's extent (32)
+    text = llvm.outputs["llvm"]
+    assert text.count("icmp slt") == 1 and 'add i64 %"k", 32' in text

@@ -18,7 +18,8 @@ Debug builds read everything (bounds checks and debug info need the extents).
 
 ``read_params`` answers with a ``ParamUse``: the ``passed`` mask (one bool per flat
 parameter, ``abi.flat_param_kinds``) that becomes the kernel's ``LaunchRecord.passed``,
-and the (op, axis) pairs whose wrap lowering leaves out.  Stage 6 declares exactly
+and the (op, axis) pairs whose wrap lowering leaves out (of any array's accesses: a
+shared or local array's too, though its extents are no parameters).  Stage 6 declares exactly
 the passed parameters (``codegen.module``) and emits no wrap for those pairs
 (``arrays.element_pointer``), so the kernel reads nothing it was not given.
 Non-negativity comes from value ranges (``index_ranges``): constants, the special
@@ -69,12 +70,34 @@ def read_params(fn: ir.Function, debug: bool = False, index32: bool = False) -> 
     for p in fn.args:
         starts.append(len(passed))
         passed += _leaf_reads(p, p.type, uses, ranges, unwrapped)
+    _other_arrays(fn, {p.id for p in fn.args}, ranges, unwrapped)
     if index32:
         for group in shape_groups([p.type for p in fn.args]):
             for pos in group:
                 first = starts[pos] + 1  # the data pointer, then the extents
                 passed[first : first + fn.args[pos].type.ndim] = [True] * fn.args[pos].type.ndim
     return ParamUse(tuple(passed), frozenset(unwrapped))
+
+
+def _other_arrays(fn: ir.Function, args: set[int], ranges, unwrapped: set) -> None:
+    """The unwrapped axes of element accesses of arrays that are not arguments (shared,
+    local and const arrays, views): their extents are no parameters, but a wrap left
+    out is instructions stage 6 need not build."""
+    for op in fn.all_ops():
+        if isinstance(op, (ir.GetItem, ir.SetItem)):
+            arr = op.obj
+        elif isinstance(op, ir.Intrinsic) and op.name.startswith("atomic.") and op.args:
+            arr = op.args[0]
+        else:
+            continue
+        if arr.id in args or not isinstance(arr.type, Array):
+            continue
+        index = _element_index(op, arr)
+        if index is None:
+            continue
+        for axis, known in enumerate(_nonnegative_axes(index, arr.type.ndim, ranges)):
+            if known:
+                unwrapped.add((id(op), axis))
 
 
 def _uses(fn: ir.Function) -> dict[int, list]:
