@@ -258,7 +258,12 @@ _engines = []  # keep JIT engines (and their code) alive for the session
 
 def host_compile(fn: ir.Function):
     """JIT ``fn`` for the host; returns ``call(*args)`` taking scalars and NumPy arrays."""
-    mod = llvm.parse_assembly(str(lower_to_llvm(fn, HOST_TARGET)))
+    return host_module_call(lower_to_llvm(fn, HOST_TARGET), fn)
+
+
+def host_module_call(module, fn: ir.Function):
+    """``host_compile`` of ``fn`` lowered to ``module`` already (every parameter passed)."""
+    mod = llvm.parse_assembly(str(module))
     mod.verify()
     engine = llvm.create_mcjit_compiler(mod, _HOST_TM)
     engine.finalize_object()

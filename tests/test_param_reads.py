@@ -234,3 +234,53 @@ def test_a_shared_arrays_non_negative_index_takes_no_wrap():
     # one wrap left, of k against the shared array's extent (32)
     text = llvm.outputs["llvm"]
     assert text.count("icmp slt") == 1 and 'add i64 %"k", 32' in text
+
+
+def loops(x, n, step):
+    acc = 0.0
+    for i in range(n):  # step 1
+        acc += x[i]
+    for i in range(n, 0, -2):  # a negative constant step
+        acc += x[i]
+    for i in range(0, n, step):  # any step
+        acc += x[i]
+    x[0] = acc
+
+
+def grid_stride(x, n):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        x[i] = 0.0
+
+
+def test_a_loop_with_a_known_steps_sign_tests_one_direction():
+    """A ``range`` loop whose step is known positive (or negative) tests only
+    ``next < stop`` (``>``); a step of either sign keeps both directions' tests."""
+    types = (float64[::1], int64, int64)
+    typed = compile_kernel(loops, types, SM90, stop_after="passes").outputs["passes"]
+    tests = [op for op in typed.all_ops() if type(op).__name__ == "IterValid"]
+    signs = dict(read_params(typed).step_signs)
+    assert [signs.get(id(op)) for op in tests] == [1, -1, None]
+    text = compile_kernel(loops, types, SM90, stop_after="llvm").outputs["llvm"]
+    # the -2 loop's next > stop, the unknown step's step > 0 and next > stop (each loop
+    # tested both ways would have six)
+    assert text.count("icmp sgt i64") == 3
+    typed = compile_kernel(grid_stride, types[:2], SM90, stop_after="passes").outputs["passes"]
+    assert list(dict(read_params(typed).step_signs).values()) == [1]
+
+
+@pytest.mark.parametrize("n,step", [(10, 3), (7, -1), (0, 2), (9, 1), (5, -2)])
+def test_loops_with_known_steps_run_as_python_does(n, step):
+    """Run on the host (stage 6's LLVM through llvmlite's JIT) with the step facts."""
+    from codegen_helpers import HOST_TARGET, host_module_call
+
+    typed = compile_kernel(loops, (float64[::1], int64, int64), SM90, stop_after="passes")
+    fn = typed.outputs["passes"]
+    use = read_params(fn)
+    assert use.step_signs
+    every = ParamUse((True,) * len(use.passed), frozenset(), use.step_signs)
+    x = np.arange(1.0, 41.0)
+    got = x.copy()
+    host_module_call(lower_to_llvm(fn, HOST_TARGET, params=every), fn)(got, n, step)
+    acc = sum(x[i] for i in range(n)) + sum(x[i] for i in range(n, 0, -2))
+    acc += sum(x[i] for i in range(0, n, step))
+    assert got[0] == acc

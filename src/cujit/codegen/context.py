@@ -52,6 +52,8 @@ class FunctionLowering:
         # (id(op), axis) of element accesses whose index is never negative there, so
         # no wrap reads that axis's extent (``params.read_params``; the kernel only).
         self.unwrapped: frozenset[tuple[int, int]] = frozenset()
+        # id(op) of a range loop's test -> its step's sign, where known (the kernel only).
+        self.step_signs: dict[int, int] = {}
         # The 32-bit index variant's int32 forms (``narrow.Narrowing``; the kernel only).
         self.narrow = None
         # Debug info (codegen/debuginfo.py): the function's DISubprogram and, with full

@@ -181,6 +181,11 @@ def lower_get_iter(ctx: FunctionLowering, op: ir.GetIter) -> None:
 def lower_iter_valid(ctx: FunctionLowering, op: ir.IterValid) -> None:
     b = ctx.builder
     it = ctx.get(op.iter)
+    sign = ctx.step_signs.get(id(op))
+    if sign is not None:  # a step known positive (negative): only one direction can run
+        nxt, stop = b.extract_value(it, ITER_NEXT), b.extract_value(it, ITER_STOP)
+        ctx.set(op.result, b.icmp_signed("<" if sign > 0 else ">", nxt, stop))
+        return
     nxt, stop, step = (b.extract_value(it, k) for k in (ITER_NEXT, ITER_STOP, ITER_STEP))
     zero = i64(0)
     # Python's range: counts up while next < stop for step > 0, down while

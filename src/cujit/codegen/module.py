@@ -212,6 +212,7 @@ def lower_to_llvm(
     ctx = FunctionLowering(fn, target, module, llfn, functions)
     if params is not None:
         ctx.unwrapped = params.unwrapped
+        ctx.step_signs = dict(params.step_signs)
     if index32:
         ctx.narrow = Narrowing(fn, INDEX32_LIMIT)
     debuginfo.begin_function(ctx, fn.name, fn.loc, tuple(arg_types))

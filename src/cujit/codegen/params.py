@@ -43,10 +43,13 @@ _CYCLE = object()  # _Ranges._range_op: a loop's back edge, which adds no range 
 @frozen
 class ParamUse:
     """``passed``: per flat parameter, is it read?  ``unwrapped``: ``(id(op), axis)``
-    of the kernel's element accesses whose index on ``axis`` is never negative."""
+    of the kernel's element accesses whose index on ``axis`` is never negative.
+    ``step_signs``: ``(id(op), sign)`` of the kernel's ``IterValid`` ops whose range's
+    step is known to be positive (1) or negative (-1)."""
 
     passed: tuple[bool, ...]
     unwrapped: frozenset[tuple[int, int]] = frozenset()
+    step_signs: frozenset[tuple[int, int]] = frozenset()
 
 
 def value_ranges(fn: ir.Function, limit: int = 0) -> _Ranges:
@@ -76,7 +79,23 @@ def read_params(fn: ir.Function, debug: bool = False, index32: bool = False) -> 
             for pos in group:
                 first = starts[pos] + 1  # the data pointer, then the extents
                 passed[first : first + fn.args[pos].type.ndim] = [True] * fn.args[pos].type.ndim
-    return ParamUse(tuple(passed), frozenset(unwrapped))
+    return ParamUse(tuple(passed), frozenset(unwrapped), _step_signs(fn, ranges))
+
+
+def _step_signs(fn: ir.Function, ranges: _Ranges) -> frozenset[tuple[int, int]]:
+    """``ParamUse.step_signs``: a loop's test then reads only ``next`` against ``stop``
+    (one comparison where an unknown step's two directions take seven instructions)."""
+    out = set()
+    for op in fn.all_ops():
+        if isinstance(op, ir.IterValid):
+            rng = ranges._range_op(op.iter, frozenset())
+            if isinstance(rng, ir.Intrinsic) and len(rng.args) == 3:
+                lo, hi = ranges.range(rng.args[2])
+                if lo is not None and lo > 0:
+                    out.add((id(op), 1))
+                elif hi is not None and hi < 0:
+                    out.add((id(op), -1))
+    return frozenset(out)
 
 
 def _other_arrays(fn: ir.Function, args: set[int], ranges, unwrapped: set) -> None:
@@ -344,6 +363,8 @@ def _intrinsic_range(op: ir.Intrinsic) -> tuple:
         return SPECIAL_REGISTER_RANGES.get(op.attr("reg"), _UNBOUNDED)
     if op.name == "cuda.grid" and op.attr("ndim") == 1:
         return _grid_axis(0)
+    if op.name == "cuda.gridsize" and op.attr("ndim") == 1:  # blockDim.x * gridDim.x
+        return 1, SPECIAL_REGISTER_RANGES["blockDim.x"][1] * SPECIAL_REGISTER_RANGES["gridDim.x"][1]
     if op.name == "array.size" and _contiguous(op.args[0]):
         return 0, MAX_CONTIGUOUS_EXTENT
     return _UNBOUNDED
