@@ -114,6 +114,16 @@ def ignore(a, b, c):
     pass
 
 
+def by_constants(x, n):
+    x[n % 32] = 1.0  # in [0, 32): no wrap
+    x[cuda.grid(1) // 2] = 2.0  # a non-negative value floored: no wrap
+    x[n & 7] = 3.0  # in [0, 7]: no wrap
+
+
+def by_negative_constants(x, n):
+    x[n % -4] = 1.0  # in (-4, 0]: wrapped
+
+
 @pytest.mark.parametrize(
     "fn,types,want",
     [
@@ -131,6 +141,8 @@ def ignore(a, b, c):
         (column_major, (float64[::1, :], float64[::1]), (True, True, False, True, False)),
         (through_device_function, (float64[::1], float64[::1]), (True, True, True, False)),
         (ignore, (float64[:, :], int64, complex128), (False,) * 8),
+        (by_constants, (float64[::1], int64), (True, False, True)),
+        (by_negative_constants, (float64[::1], int64), (True, True, True)),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )

@@ -24,7 +24,8 @@ the passed parameters (``codegen.module``) and emits no wrap for those pairs
 (``arrays.element_pointer``), so the kernel reads nothing it was not given.
 Non-negativity comes from value ranges (``index_ranges``): constants, the special
 registers' ranges (``ir.analysis.SPECIAL_REGISTER_RANGES``), ``cuda.grid``,
-contiguous arrays' extents, ``range()`` loop values, casts, ``+``, ``-`` and ``*``;
+contiguous arrays' extents, ``range()`` loop values, casts, ``+``, ``-`` and ``*``,
+and ``//``, ``%`` and ``&`` by a positive constant;
 a value whose range leaves its type's (it could wrap) is unbounded.
 """
 
@@ -319,6 +320,8 @@ class _Ranges:
                 # blockIdx.k * blockDim.k <= (gridDim.k - 1) * blockDim.k < the facts' limit
                 return 0, self.limit - 1
             return _arith(op.op, self.range(op.lhs), self.range(op.rhs))
+        if isinstance(op, ir.BinOp) and op.op in ("//", "%", "&"):
+            return _by_constant(op.op, self.range(op.lhs), self.range(op.rhs))
         if isinstance(op, ir.IterValue):
             return self._loop_value(op.iter)
         return _UNBOUNDED
@@ -393,6 +396,20 @@ def _arith(kind: str, a: tuple, b: tuple) -> tuple:
         return a[0] - b[1], a[1] - b[0]
     products = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
     return min(products), max(products)
+
+
+def _by_constant(kind: str, a: tuple, b: tuple) -> tuple:
+    """``a // d``, ``a % d`` or ``a & d`` for a right operand ``b`` that is one value
+    ``d > 0``: Python floors, so ``a % d`` lies in ``[0, d)`` and ``a // d`` keeps
+    ``a``'s order; ``a & d`` lies in ``[0, d]``."""
+    d = b[0]
+    if d is None or d != b[1] or d <= 0:
+        return _UNBOUNDED
+    if kind == "%":
+        return 0, d - 1
+    if kind == "&":
+        return 0, d
+    return (None if a[0] is None else a[0] // d, None if a[1] is None else a[1] // d)
 
 
 def _clip(t, r: tuple) -> tuple:
