@@ -220,10 +220,11 @@ def test_cpu_schedulers_read_the_table():
     assert set(coro.BARRIERS) == barriers == {"cuda.syncthreads", "cuda.grid_sync"}
     # Everything that suspends is lowered by the warp variant's table, and only there
     # (or by the coroutine variant): the plain host variant lowers none of it for real.
-    assert rendezvous | barriers <= set(warp.WARP_INTRINSICS)
-    from cujit.targets.cpu import intrinsics as cpu_intrinsics
+    from cujit.targets.cpu import cpu_target, mma
 
-    assert not rendezvous & set(cpu_intrinsics.INTRINSICS)
+    assert rendezvous | barriers <= set(warp.WARP_INTRINSICS) | set(mma.MMA_WARP_INTRINSICS)
+    assert rendezvous <= set(cpu_target(False, False, True).intrinsics)
+    assert not rendezvous & set(cpu_target(False).intrinsics)
 
 
 def test_cpu_suspension_comes_from_the_row(monkeypatch):

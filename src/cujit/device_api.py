@@ -142,6 +142,58 @@ stcg, stcs, stwb, stwt = (
 cbrt = DeviceOnly("cbrt", "cbrt(x): the cube root")
 selp = DeviceOnly("selp", "selp(test, a, b): a if test else b, with no branch (PTX selp)")
 
+# -- tensor cores (sm_80+; docs/tensor-cores.md) ------------------------------------
+mma = DeviceOnly(
+    "mma",
+    "mma(shape, kind, a, b, c): the warp's D = A @ B + C (mma.sync); a, b, c are this "
+    "lane's fragments (tuples of 32-bit registers); returns D as c's type",
+)
+ldmatrix = DeviceOnly(
+    "ldmatrix",
+    "ldmatrix(array, i, num=4, trans=False): num 8x8 matrices of 16-bit elements from "
+    "shared memory, each lane giving one row's address &array[i]; num uint32",
+)
+stmatrix = DeviceOnly(
+    "stmatrix",
+    "stmatrix(array, i, regs, trans=False): ldmatrix's inverse (sm_90)",
+)
+cp_async = DeviceOnly(
+    "cp_async",
+    "cp_async(dst, i, src, j, size=16, cache='ca'): copy size bytes from &src[j] (global) "
+    "to &dst[i] (shared) asynchronously",
+)
+cp_async_commit_group = DeviceOnly(
+    "cp_async_commit_group", "cp_async_commit_group(): close the group of cp_async copies"
+)
+cp_async_wait_group = DeviceOnly(
+    "cp_async_wait_group",
+    "cp_async_wait_group(n): wait until at most n committed groups are pending",
+)
+cp_async_wait_all = DeviceOnly("cp_async_wait_all", "cp_async_wait_all(): wait for every copy")
+pack_bf16x2 = DeviceOnly(
+    "pack_bf16x2", "pack_bf16x2(lo, hi): two bfloat16 (rounded to nearest even) in a uint32"
+)
+pack_f16x2 = DeviceOnly(
+    "pack_f16x2", "pack_f16x2(lo, hi): two float16 (rounded to nearest even) in a uint32"
+)
+unpack_bf16x2 = DeviceOnly("unpack_bf16x2", "unpack_bf16x2(r): (lo, hi) as float32")
+unpack_f16x2 = DeviceOnly("unpack_f16x2", "unpack_f16x2(r): (lo, hi) as float32")
+to_tf32 = DeviceOnly("to_tf32", "to_tf32(x): float32 x rounded to tf32 (cvt.rna.tf32.f32)")
+TENSOR_CORE_FUNCTIONS = (
+    mma,
+    ldmatrix,
+    stmatrix,
+    cp_async,
+    cp_async_commit_group,
+    cp_async_wait_group,
+    cp_async_wait_all,
+    pack_bf16x2,
+    pack_f16x2,
+    unpack_bf16x2,
+    unpack_f16x2,
+    to_tf32,
+)
+
 shared = Namespace(
     "shared",
     array=DeviceOnly(
@@ -319,6 +371,7 @@ for _obj in (
     cg.this_grid,
     grid_group.sync,
     *(v for v in vars(atomic).values() if isinstance(v, DeviceOnly)),
+    *TENSOR_CORE_FUNCTIONS,
 ):
     ALL[_obj.key] = _obj
 for _obj in vars(fp16).values():

@@ -279,6 +279,7 @@ def lower_kernel(fn, options: Options):
     from cujit.codegen.params import read_params
     from cujit.targets.cuda import cuda_target
 
+    _check_arch(fn, options.arch)
     checked = options.boundscheck is True  # jit(boundscheck=True) / CUJIT_BOUNDSCHECK=1
     # Debug info describes every parameter, and bounds checks read every extent.
     params = read_params(fn, debug=options.debug or checked, index32=options.index32)
@@ -299,6 +300,22 @@ def lower_kernel(fn, options: Options):
         kernel = module.get_global(kernel_symbol(fn))
         annotate_launch_bounds(module, kernel, options.launch_bounds)
     return module, params
+
+
+def _check_arch(fn, arch) -> None:
+    """An operation the architecture compiled for lacks (``mma`` below sm_80...) is the
+    user's error at its line, before libNVVM or ptxas would reject it."""
+    from cujit.diagnostics import UnsupportedError
+    from cujit.ir.intrinsics import arch_refusal, spelled
+
+    found = arch_refusal(fn, arch)
+    if found is not None:
+        op, need = found
+        raise UnsupportedError(
+            f"{spelled(op.name)} needs sm_{need[0]}{need[1]} or later; this kernel is "
+            f"compiled for sm_{arch[0]}{arch[1]}",
+            op.loc,
+        )
 
 
 def _cpu_back_end(run: _Run, fn, arg_types, options: Options) -> None:

@@ -198,7 +198,10 @@ LAZY_FAMILIES: tuple[tuple[str, str], ...] = (
     ("cache_hint_calls", "cache_hint_rules"),  # cuda.ldcg, cuda.stcs...
     ("dtype_calls", "dtype_rules"),  # np.dtype("int32"): a compile-time constant
     ("fp8_calls", "fp8_rules"),  # the fp8 types and conversions
+    ("mma_calls", "mma_rules"),  # cuda.mma, cuda.ldmatrix, cuda.cp_async...
 )
+# Calls whose arguments include constant strings (cuda.mma's form, cp_async's cache).
+_STRING_CALLS = (cuda.mma, cuda.cp_async)
 _families_loaded = False
 
 
@@ -362,7 +365,9 @@ def type_call(t: Typer, op: Call) -> None:  # noqa: C901 -- dispatch on the kind
             op.loc,
             hint=_not_callable_hint(fn, site.name),
         )
-    if fn is not print and fn is not float:  # they take string constants (dtype names: below)
+    # print and float take string constants, as do the tensor-core calls' forms (and
+    # dtype names: below)
+    if fn is not print and fn is not float and not any(fn is f for f in _STRING_CALLS):
         for v in (*site.args, *site.kwargs.values()):
             if not (_is_dtype_name(fn, site, v) or _is_shape(fn, site, v)):
                 t.check_not_string(v, op.loc)

@@ -48,6 +48,7 @@ class IntrinsicRow:
     cuda: str = ""  # what it is on the CUDA target
     cpu: str = ""  # what it is on the CPU target
     refused: tuple[tuple[str, str], ...] = ()  # (target, message shown to the user)
+    min_arch: tuple[int, int] | None = None  # the first CUDA architecture that has it
 
     @property
     def writes(self) -> bool:
@@ -690,6 +691,127 @@ _SLEEP = _rows(
     cpu="nothing (the host thread runs on)",
 )
 
+# Tensor cores (cuda.mma, ldmatrix, cp_async...: docs/tensor-cores.md).  The warp-wide
+# ones meet as a rendezvous on the CPU target, which computes each lane's part of the
+# result from the whole warp's fragments (targets/cpu/mma.py).
+_MMA = "mma_calls:"
+_TENSOR_CORES = (
+    _rows(
+        ("tc.mma",),
+        _INFER + _MMA + "call_mma",
+        3,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        min_arch=(8, 0),
+        cuda="`mma.sync.aligned` (inline PTX)",
+        cpu="a rendezvous: each lane's D elements from the warp's A and B fragments",
+    )
+    + _rows(
+        ("tc.ldmatrix",),
+        _INFER + _MMA + "call_ldmatrix",
+        2,
+        reads=True,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        min_arch=(7, 5),
+        cuda="`ldmatrix.sync.aligned.m8n8` (inline PTX)",
+        cpu="a rendezvous of the row addresses, then loads",
+    )
+    + _rows(
+        ("tc.stmatrix",),
+        _INFER + _MMA + "call_stmatrix",
+        3,
+        stores_into=0,
+        warp=True,
+        cpu_wait=RENDEZVOUS,
+        min_arch=(9, 0),
+        cuda="`stmatrix.sync.aligned.m8n8` (inline PTX)",
+        cpu="a rendezvous of the row addresses, then stores",
+    )
+    + _rows(
+        ("tc.cp_async",),
+        _INFER + _MMA + "call_cp_async",
+        4,
+        reads=True,
+        stores_into=0,
+        min_arch=(8, 0),
+        cuda="`cp.async.ca/cg.shared.global` (inline PTX)",
+        cpu="the copy, done at once",
+    )
+    + _rows(
+        ("tc.cp_async_commit",),
+        _INFER + _MMA + "call_commit_group",
+        0,
+        fence=True,
+        min_arch=(8, 0),
+        cuda="`cp.async.commit_group`",
+        cpu="nothing (copies are done at once)",
+    )
+    + _rows(
+        ("tc.cp_async_wait",),
+        _INFER + _MMA + "call_wait_group",
+        0,
+        fence=True,
+        min_arch=(8, 0),
+        cuda="`cp.async.wait_group n` / `cp.async.wait_all`",
+        cpu="nothing (copies are done at once)",
+    )
+    + _rows(
+        ("tc.pack2",),
+        _INFER + _MMA + "pack",
+        2,
+        cuda="two 16-bit values' bits in one i32, the first in the low half",
+        cpu="two 16-bit values' bits in one i32, the first in the low half",
+    )
+    + _rows(
+        ("tc.unpack2",),
+        _INFER + _MMA + "unpack",
+        1,
+        cuda="the two 16-bit halves of an i32",
+        cpu="the two 16-bit halves of an i32",
+    )
+    + _rows(
+        ("tc.tf32",),
+        _INFER + _MMA + "call_to_tf32",
+        1,
+        min_arch=(8, 0),
+        cuda="`cvt.rna.tf32.f32`",
+        cpu="integer rounding of the float32 bits (to nearest, ties away)",
+    )
+)
+
+
+# How kernels spell the intrinsics that need an architecture (for the refusal).
+SPELLED = {
+    "tc.cp_async_commit": "cuda.cp_async_commit_group",
+    "tc.cp_async_wait": "cuda.cp_async_wait_group",
+    "tc.tf32": "cuda.to_tf32",
+}
+
+
+def spelled(name: str) -> str:
+    """``tc.mma`` as a kernel calls it: ``cuda.mma``."""
+    return SPELLED.get(name, "cuda." + name.split(".", 1)[-1])
+
+
+def arch_refusal(fn, arch: tuple[int, int]):
+    """The first op of ``fn`` or its callees that ``arch`` lacks, with the architecture
+    it needs: ``(op, min_arch)``, or None."""
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        todo.extend(f.callees)
+        for op in f.all_ops():
+            r = TABLE.get(getattr(op, "name", None)) if type(op).__name__ == "Intrinsic" else None
+            if r is not None and r.min_arch is not None and tuple(arch[:2]) < r.min_arch:
+                return op, r.min_arch
+    return None
+
+
 ROWS: tuple[IntrinsicRow, ...] = (
     _THREAD
     + _BARRIERS
@@ -712,6 +834,7 @@ ROWS: tuple[IntrinsicRow, ...] = (
     + _FP8
     + _WIDE
     + _SLEEP
+    + _TENSOR_CORES
 )
 TABLE: dict[str, IntrinsicRow] = {row.name: row for row in ROWS}
 assert len(TABLE) == len(ROWS), "an intrinsic name has two rows"

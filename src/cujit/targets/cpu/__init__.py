@@ -42,10 +42,11 @@ def cpu_target(
     barriers all go through the exchange buffer.  ``fastmath``: the host keeps its
     precise math, but a float32 ``/`` checks no zero divisor in debug mode, as on
     the GPU."""
-    from cujit.targets.cpu import coro, engine, intrinsics, libm
+    from cujit.targets.cpu import coro, engine, intrinsics, libm, mma
     from cujit.targets.cpu import warp as warp_functions
 
     table = dict(intrinsics.INTRINSICS)
+    table.update(mma.MMA_INTRINSICS)  # cuda.cp_async, the register packing helpers
     extra = {}
     hidden = intrinsics.HIDDEN_PARAMS
     if barriers:
@@ -57,6 +58,7 @@ def cpu_target(
         hidden = coro.GRID_HIDDEN_PARAMS
     if warp:
         table.update(warp_functions.WARP_INTRINSICS)
+        table.update(mma.MMA_WARP_INTRINSICS)  # cuda.mma, ldmatrix, stmatrix
         hidden = warp_functions.WARP_HIDDEN_PARAMS
     return Target(
         name="cpu",

@@ -186,13 +186,14 @@ def lower_shared_array(ctx: FunctionLowering, op: ir.Intrinsic, args):
 def _rare_lowerings() -> dict:
     """The families most kernels never use, imported with the first of them a kernel
     lowers (``LazyTable``): printing, the grid barrier, constant arrays, the warp
-    functions, cache hints, ``cuda.libdevice``, foreign calls."""
+    functions, cache hints, ``cuda.libdevice``, foreign calls, tensor cores."""
     from cujit.codegen import printing
     from cujit.codegen.cache_hints import cache_hint_lowerings, lower_ptx
     from cujit.codegen.libdevice import libdevice_lowerings, lower_nv
     from cujit.targets.cuda.cg import lower_grid_sync
     from cujit.targets.cuda.constmem import lower_const_array_like
     from cujit.targets.cuda.foreign import lower_foreign_call
+    from cujit.targets.cuda.mma import MMA_INTRINSICS
     from cujit.targets.cuda.warp import WARP_INTRINSICS
 
     return {
@@ -203,6 +204,7 @@ def _rare_lowerings() -> dict:
         **cache_hint_lowerings(lower_ptx),  # cuda.ldcg, cuda.stcs...
         **libdevice_lowerings(lower_nv),  # cuda.libdevice.*
         "foreign.call": lower_foreign_call,  # cuda.declare_device
+        **MMA_INTRINSICS,  # cuda.mma, cuda.ldmatrix, cuda.cp_async... (mma.py)
     }
 
 
