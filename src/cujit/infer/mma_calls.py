@@ -37,8 +37,6 @@ from cujit.types import Array, Scalar, Tuple, bfloat16, float16, float32, int32,
 if TYPE_CHECKING:
     from cujit.infer.calls import CallSite
 
-_ACC_OF_ITEM = {float32: "f32", uint32: "f16", int32: "s32"}
-
 
 def _const(t: Typer, site: CallSite, v: Value, what: str, kinds: tuple[type, ...]):
     value = t.const_value(v)
@@ -49,7 +47,8 @@ def _const(t: Typer, site: CallSite, v: Value, what: str, kinds: tuple[type, ...
 
 
 def _tuple(t: Typer, site: CallSite, v: Value, what: str, n: int, item) -> Value:
-    """``v`` as a tuple of ``n`` ``item``s (integers become uint32 by their low bits)."""
+    """``v`` as a tuple of ``n`` ``item``s: registers (uint32) take integers by their low
+    bits; float32 items take any number, converted."""
     items = v.type.items if isinstance(v.type, Tuple) else None
     if items is None or len(items) != n:
         raise TypingError(
@@ -57,7 +56,7 @@ def _tuple(t: Typer, site: CallSite, v: Value, what: str, n: int, item) -> Value
             site.loc,
         )
     for it in items:
-        ok = isinstance(it, Scalar) and (it.kind in "iu" if item != float32 else it.is_float)
+        ok = isinstance(it, Scalar) and it.kind in ("iu" if item != float32 else "fiu")
         if not ok:
             raise TypingError(
                 f"{site.name}'s {what} must be a tuple of {n} {item}, not {describe(v.type)}",
@@ -66,14 +65,28 @@ def _tuple(t: Typer, site: CallSite, v: Value, what: str, n: int, item) -> Value
     return t.cast(v, Tuple((item,) * n), site.loc)
 
 
+def _accumulator(kind: str, items: tuple) -> str | None:
+    """The accumulator kind C's items ask for: int32 for the int8 kinds; for f16, f16x2
+    registers (uint32) or floats; float32 otherwise (a float64 constant is cast)."""
+    if not items or not all(isinstance(it, Scalar) for it in items):
+        return None
+    if kind in ("s8", "u8"):
+        return "s32" if all(it.kind in "iu" for it in items) else None
+    if kind == "f16" and all(it == uint32 for it in items):
+        return "f16"
+    return "f32" if all(it.kind in "fiu" for it in items) else None
+
+
+_ACC_ITEM = {"f32": float32, "f16": uint32, "s32": int32}
+
+
 def call_mma(t: Typer, site: CallSite) -> Value:
     """``cuda.mma(shape, kind, a, b, c)``: one warp's ``D = A @ B + C`` (``mma.sync``)."""
     site.expect(5, 5, keywords=("shape", "kind", "a", "b", "c"))
     shape = _const(t, site, site.arg(0, "shape"), "shape", (str,))
     kind = _const(t, site, site.arg(1, "kind"), "kind", (str,))
     c = site.arg(4, "c")
-    citems = c.type.items if isinstance(c.type, Tuple) else ()
-    acc = _ACC_OF_ITEM.get(citems[0]) if citems and len(set(citems)) == 1 else None
+    acc = _accumulator(kind, c.type.items if isinstance(c.type, Tuple) else ())
     form = FORMS.get((shape, kind, acc))
     if form is None:
         got = f"{shape} {kind} with C {describe(c.type)}"
@@ -85,12 +98,11 @@ def call_mma(t: Typer, site: CallSite) -> Value:
     item = float32 if kind == "tf32" else uint32
     a = _tuple(t, site, site.arg(2, "a"), "a", form.a_regs, item)
     b = _tuple(t, site, site.arg(3, "b"), "b", form.b_regs, item)
-    c = _tuple(t, site, c, "c", form.c_regs, citems[0]) if len(citems) != form.c_regs else c
-    rt = Tuple((citems[0],) * form.c_regs)
+    c = _tuple(t, site, c, "c", form.c_regs, _ACC_ITEM[acc])
     return t.emit(
         Intrinsic(
             loc=site.loc,
-            result=site.result(rt),
+            result=site.result(c.type),
             name="tc.mma",
             args=(a, b, c),
             attrs=(("form", (shape, kind, acc)),),
