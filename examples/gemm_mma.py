@@ -4,7 +4,8 @@
 float32 accumulation.  Each block of 128 threads computes a 128 x 128 tile of C; each of
 its four warps a 64 x 64 tile, as 4 x 8 ``mma`` products of 16 x 8 x 16 per step of k.
 The tiles of A and B travel global -> shared memory with ``cp_async`` in a pipeline of
-three stages (the copy of stage k + 2 runs while stage k is multiplied), are stored
+four stages (the copies of stages k + 1 to k + 3 run while stage k is multiplied),
+in 64 KiB of dynamic shared memory, are stored
 XOR-swizzled so that ``ldmatrix`` reads them without bank conflicts, and reach the
 registers through ``ldmatrix`` (B transposed on the way).
 
@@ -28,11 +29,12 @@ from cujit import cuda, float32, uint16, uint32
 
 BM, BN, BK = 128, 128, 32  # the block's tile of C, and the k-step of one stage
 WM, WN = 64, 64  # a warp's tile of C: 2 x 2 warps
-STAGES = 3  # shared-memory stages of the cp_async pipeline (3 x 16 KiB)
+STAGES = 4  # shared-memory stages of the cp_async pipeline (4 x 16 KiB, dynamic)
 PENDING = STAGES - 2  # copy groups still in flight when a stage is used
 THREADS = 128
 MI, NI = WM // 16, WN // 8  # mma tiles per warp: 4 x 8
-SA_SIZE, SB_SIZE = STAGES * BM * BK, STAGES * BK * BN  # shared elements (a constant shape)
+SA_SIZE, SB_SIZE = STAGES * BM * BK, STAGES * BK * BN  # shared elements of A's, B's stages
+SHARED_BYTES = 2 * (SA_SIZE + SB_SIZE)  # past 48 KiB: dynamic shared memory
 
 
 @cuda.jit(device=True)
@@ -44,24 +46,25 @@ def a_index(stage, row, chunk):
 
 @cuda.jit(device=True)
 def b_index(stage, row, chunk):
-    """Where chunk ``chunk`` (of 16) of row ``row`` (a k) of B's tile sits."""
-    return stage * (BK * BN) + row * BN + ((chunk ^ (row & 7)) << 3)
+    """Where chunk ``chunk`` (of 16) of row ``row`` (a k) of B's tile sits (after A's
+    stages in the one dynamic shared array)."""
+    return SA_SIZE + stage * (BK * BN) + row * BN + ((chunk ^ (row & 7)) << 3)
 
 
 @cuda.jit(device=True)
-def load_stage(a, b, sa, sb, stage, k0, bm, bn, tid):
+def load_stage(a, b, smem, stage, k0, bm, bn, tid):
     """The 128 threads copy A[bm:bm+128, k0:k0+32] and B[k0:k0+32, bn:bn+128] into
     stage ``stage``: 4 + 4 chunks of 16 bytes each, without waiting."""
     for i in range(4):
         q = tid + i * THREADS
         row = q >> 2
         chunk = q & 3
-        cuda.cp_async(sa, a_index(stage, row, chunk), a, (bm + row, k0 + chunk * 8), 16, "cg")
+        cuda.cp_async(smem, a_index(stage, row, chunk), a, (bm + row, k0 + chunk * 8), 16, "cg")
     for i in range(4):
         q = tid + i * THREADS
         row = q >> 4
         chunk = q & 15
-        cuda.cp_async(sb, b_index(stage, row, chunk), b, (k0 + row, bn + chunk * 8), 16, "cg")
+        cuda.cp_async(smem, b_index(stage, row, chunk), b, (k0 + row, bn + chunk * 8), 16, "cg")
 
 
 @cuda.jit(launch_bounds=(THREADS, 1))
@@ -73,8 +76,7 @@ def gemm_bf16(a, b, c):
     bn = cuda.blockIdx.x * BN
     wm = (warp >> 1) * WM
     wn = (warp & 1) * WN
-    sa = cuda.shared.array(SA_SIZE, uint16)
-    sb = cuda.shared.array(SB_SIZE, uint16)
+    smem = cuda.shared.array(0, uint16)  # SHARED_BYTES, given at launch
     acc = cuda.local.array((MI, NI, 4), float32)
     fa = cuda.local.array((MI, 4), uint32)
     fb = cuda.local.array((NI, 2), uint32)
@@ -85,21 +87,23 @@ def gemm_bf16(a, b, c):
     ktiles = a.shape[1] // BK
     for s in range(STAGES - 1):
         if s < ktiles:
-            load_stage(a, b, sa, sb, s, s * BK, bm, bn, tid)
+            load_stage(a, b, smem, s, s * BK, bm, bn, tid)
         cuda.cp_async_commit_group()
+    stage = 0  # the stage multiplied now, and the one loaded next (no % in the loop)
+    fill = STAGES - 1
     for kt in range(ktiles):
         cuda.cp_async_wait_group(PENDING)  # stage kt has landed (this thread's part)
         cuda.syncthreads()  # ...and every thread's; stage kt - 1 is free again
         nxt = kt + STAGES - 1
         if nxt < ktiles:
-            load_stage(a, b, sa, sb, nxt % STAGES, nxt * BK, bm, bn, tid)
+            load_stage(a, b, smem, fill, nxt * BK, bm, bn, tid)
         cuda.cp_async_commit_group()
-        stage = kt % STAGES
+        fill = 0 if fill == STAGES - 1 else fill + 1
         for kk in range(BK // 16):
             # A: one x4 ldmatrix per 16 x 16 tile; lane l gives row l % 16, chunk l // 16
             for mi in range(MI):
                 row = wm + mi * 16 + (lane & 15)
-                r = cuda.ldmatrix(sa, a_index(stage, row, kk * 2 + (lane >> 4)))
+                r = cuda.ldmatrix(smem, a_index(stage, row, kk * 2 + (lane >> 4)))
                 fa[mi, 0] = r[0]
                 fa[mi, 1] = r[1]
                 fa[mi, 2] = r[2]
@@ -108,7 +112,7 @@ def gemm_bf16(a, b, c):
             for nj in range(NI // 2):
                 krow = kk * 16 + (lane & 15)
                 chunk = (wn >> 3) + nj * 2 + (lane >> 4)
-                r = cuda.ldmatrix(sb, b_index(stage, krow, chunk), 4, True)
+                r = cuda.ldmatrix(smem, b_index(stage, krow, chunk), 4, True)
                 fb[2 * nj, 0] = r[0]
                 fb[2 * nj, 1] = r[1]
                 fb[2 * nj + 1, 0] = r[2]
@@ -126,6 +130,7 @@ def gemm_bf16(a, b, c):
                     acc[mi, ni, 1] = d[1]
                     acc[mi, ni, 2] = d[2]
                     acc[mi, ni, 3] = d[3]
+        stage = 0 if stage == STAGES - 1 else stage + 1
     cuda.cp_async_wait_all()
     # Lane l holds rows l // 4 and l // 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1
     # of each 16 x 8 tile.
@@ -148,7 +153,7 @@ def launch(a_bits, b_bits, c, stream=0):
     n = b_bits.shape[1]
     if m % BM or n % BN or k % BK:
         raise ValueError(f"M and N must be multiples of {BM}, K of {BK}: {m}x{n}x{k}")
-    gemm_bf16[(n // BN, m // BM), THREADS, stream](a_bits, b_bits, c)
+    gemm_bf16[(n // BN, m // BM), THREADS, stream, SHARED_BYTES](a_bits, b_bits, c)
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:
