@@ -75,6 +75,29 @@ CACHE_DIR = Knob(
     "the on-disk kernel cache's folder (default: $XDG_CACHE_HOME/cujit, "
     "~/.cache/cujit, or %LOCALAPPDATA%\\cujit\\cache on Windows)",
 )
+CACHE_SHARED = Knob(
+    "CUJIT_CACHE_SHARED",
+    bool,
+    False,
+    "declare the cache folder (CUJIT_CACHE_DIR) shared by several users: its entries may "
+    "be anyone's and are loaded only with a valid HMAC-SHA256 under the key in "
+    "CUJIT_CACHE_KEY_FILE (docs/cache-trust.md); off, entries are loaded only from folders "
+    "and files private to the current user",
+)
+CACHE_KEY_FILE = Knob(
+    "CUJIT_CACHE_KEY_FILE",
+    str,
+    None,
+    "the file of the shared cache folder's key, private to the user (mode 0600; default: "
+    "$XDG_CONFIG_HOME/cujit/cache-key or ~/.config/cujit/cache-key, made where absent)",
+)
+CACHE_LOCK_WAIT = Knob(
+    "CUJIT_CACHE_LOCK_WAIT",
+    float,
+    60.0,
+    "the most seconds a process waits for another that is compiling the same kernel "
+    "(it says so after a few seconds); then it compiles without waiting any longer",
+)
 CACHE_LINKED = Knob(
     "CUJIT_CACHE_LINKED",
     bool,
@@ -241,6 +264,9 @@ KNOBS = (
     TARGET,
     CACHE,
     CACHE_DIR,
+    CACHE_SHARED,
+    CACHE_KEY_FILE,
+    CACHE_LOCK_WAIT,
     CACHE_LINKED,
     CACHE_KEY_GLOBALS,
     BOUNDSCHECK,

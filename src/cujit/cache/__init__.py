@@ -10,7 +10,9 @@ its host object code) instead of compiling it.
 ``key.py`` what the key covers, ``toolchain.py`` how the toolchain's part
 is found cheaply, ``store.py`` the entry format and its atomic writes,
 ``cpu_entry.py`` what a CPU-target entry holds and how a hit loads it,
-``listing.py`` what ``python -m cujit cache list`` prints.  The
+``listing.py`` what ``python -m cujit cache list`` prints, ``trust.py`` which
+folders and files are trusted (docs/cache-trust.md), ``lock.py`` the lock around a
+miss, ``pickledata.py`` numba's index read as data.  The
 compiler itself knows nothing of the cache: the dispatcher calls
 ``compile_cached`` in place of ``pipeline.compile_kernel``.
 """
@@ -22,7 +24,7 @@ import warnings
 from pathlib import Path
 
 from cujit import config, launchconfig
-from cujit.cache import entry_check, layout, lock, store
+from cujit.cache import entry_check, layout, lock, store, trust
 from cujit.cache.key import kernel_key
 from cujit.options import Options
 
@@ -104,30 +106,70 @@ def compile_cached(
     if launch_config is not None:
         key = _with_launch_config(key, launch_config)
     path = store.entry_path(folder, name, key)
+    mac_key, why = _trust(folder)
+    if why is not None:  # a folder others could write: neither read nor written
+        _untrusted_folder(folder, path, why)
+        return compile_kernel(pyfunc, arg_types, options)
     cpu = options.target == "cpu"
-    found = None if refresh else _loaded(name, path, key, arg_types, cpu, start)
+    found = None if refresh else _loaded(name, path, key, arg_types, cpu, start, mac_key)
     if found is None:  # the first process to miss compiles; the others wait, then load
-        with lock.held(path):
-            found = None if refresh else _loaded(name, path, key, arg_types, cpu, start)
+        with lock.held(path, name):
+            found = None if refresh else _loaded(name, path, key, arg_types, cpu, start, mac_key)
             if found is None:
-                return _compile_and_save(pyfunc, arg_types, options, name, (key, base), path)
+                keys = (key, base, mac_key)
+                return _compile_and_save(pyfunc, arg_types, options, name, keys, path)
     entry, result = found
     if entry.header.get("launch_config_sensitive"):
         launchconfig.note_sensitive()  # so the kernel keeps a specialisation per config
     return result
 
 
-def _loaded(name: str, path: Path, key: str, arg_types, cpu: bool, start: float):
-    """``(entry, CompileResult)`` of the entry at ``path``, or None: absent, damaged or
-    not usable here (then removed; a CPU entry says why in a warning, since loading
-    the wrong object code would crash the process)."""
-    damage = _refused_entry if cpu else None
-    entry = store.load(path, key, on_damage=damage)
+def _trust(folder: Path) -> tuple[bytes | None, str | None]:
+    """``(the shared folder's key or None, why the folder is refused or None)``."""
+    if trust.shared(folder):
+        try:
+            return trust.mac_key(), None
+        except (trust.Refused, OSError) as exc:
+            return None, f"its folder is shared and this user's key cannot be used ({exc})"
+    return None, trust.folder_refusal(folder)
+
+
+_warned_folders: set[str] = set()
+
+
+def _untrusted_folder(folder: Path, path: Path, why: str) -> None:
+    """Say that ``folder`` is not used: the entry there refused, where there is one;
+    else the folder itself, once a process."""
+    from cujit.cache.key import user_level
+
+    if path.exists() or path.is_symlink():
+        _refused_entry(path, why)
+        return
+    if str(folder) in _warned_folders:
+        return
+    _warned_folders.add(str(folder))
+    warnings.warn(
+        f"cujit does not use the kernel cache folder {folder}: "
+        f"{why.replace('its folder', 'it', 1)}; kernels compile without the cache "
+        "(a folder several users write must be declared with CUJIT_CACHE_SHARED: "
+        "docs/cache-trust.md)",
+        RuntimeWarning,
+        stacklevel=user_level(),
+    )
+
+
+def _loaded(name: str, path: Path, key: str, arg_types, cpu: bool, start: float, mac_key=None):
+    """``(entry, CompileResult)`` of the entry at ``path``, or None: absent, damaged,
+    not to be trusted or not usable here (then a warning says why; a damaged entry of a
+    private folder is removed)."""
+    entry = store.load(path, key, on_damage=_refused_entry, mac_key=mac_key)
     if entry is None:
         return None
     if not cpu:
-        entry = _usable(entry, arg_types)
-        return None if entry is None else (entry, _hit(name, entry, start))
+        if _usable(entry, arg_types) is None:
+            _refused_entry(path, "it lacks what a launch needs, or does not fit the arguments")
+            return None
+        return entry, _hit(name, entry, start)
     from cujit.cache import cpu_entry
 
     why = cpu_entry.refusal(entry, arg_types)
@@ -211,10 +253,11 @@ def _usable(entry, arg_types):
 def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path: Path):
     """Compile and write the entry under ``keys[0]``; or, where the compile marked itself
     launch-config sensitive and ``keys[1]`` (the key without a configuration) is given,
-    under that key extended with the current launch's configuration, with the marker."""
+    under that key extended with the current launch's configuration, with the marker.
+    ``keys[2]``: the shared folder's key, which MACs the entry, or None."""
     from cujit.pipeline import compile_kernel
 
-    key, base = keys
+    key, base, mac_key = keys
     result = compile_kernel(pyfunc, arg_types, options)
     sensitive = launchconfig.marked_sensitive()
     if sensitive and base is not None:  # found out now: the entry is per configuration
@@ -226,7 +269,7 @@ def _compile_and_save(pyfunc, arg_types, options: Options, name: str, keys, path
     if sections is None:  # nothing to keep (MCJIT gave no object): compiled, not cached
         return result
     try:
-        store.save(path, header, sections)
+        store.save(path, header, sections, mac_key)
         layout.record(path.parent, pyfunc, key, path)
     except OSError as exc:  # a read-only or full disk costs the cache, not the compile
         warnings.warn(

@@ -23,19 +23,26 @@ cujit finds its entries by their file names (its hits never read the index); the
 lets it remove what is stale: when a kernel's code changes, the entries made from the
 old code can never be hit again (their keys cover the code), so saving an entry for
 the new code removes them.
+
+cujit never unpickles the index: ``pickledata`` parses it as data, numba's keys (its
+types are rebuilt by calls) kept as inert records of what they name.  A rewrite keeps
+such records only from an index file this user owns, and only those naming numba's own
+modules; an index that names anything else (a pickle planted to run code) is refused
+with a warning and written afresh.  A ``__pycache__`` is used only where it is private
+to this user (``trust.folder_refusal``); otherwise the per-user folder takes its entries.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-import pickle
 import re
 import sys
+import warnings
 from pathlib import Path
 
 from cujit import config
-from cujit.cache import store
+from cujit.cache import store, trust
 
 INDEX_SUFFIX = ".nbi"
 LAUNCH_CONFIG_SUFFIX = ".lcs"
@@ -49,10 +56,21 @@ def _source_file(pyfunc) -> str | None:
 
 
 def _writable_pycache(source: str) -> Path | None:
+    """The ``__pycache__`` beside ``source`` where this user can write it and it is
+    private to them (made 0700 where absent); else None."""
     folder = Path(source).resolve().parent / PYCACHE
     try:
-        folder.mkdir(exist_ok=True)
+        os.mkdir(folder, trust.FOLDER_MODE)
+    except FileExistsError:
+        pass
     except OSError:
+        return None
+    else:
+        try:
+            trust.fix_mode(folder, trust.FOLDER_MODE, folder=True)
+        except OSError:
+            return None
+    if trust.folder_refusal(folder) is not None:
         return None
     return folder if os.access(folder, os.W_OK | os.X_OK) else None
 
@@ -88,9 +106,12 @@ def launch_config_marked(folder: Path, pyfunc) -> bool:
 
 
 def mark_launch_config(folder: Path, pyfunc) -> None:
-    """Leave the marker (a failure costs later processes one compile each, no more)."""
+    """Leave the marker (a failure costs later processes one compile each, no more);
+    never through a symbolic link put in its place."""
+    flags = os.O_WRONLY | os.O_CREAT | trust.NOFOLLOW | trust.CLOEXEC
     try:
-        marker_path(folder, pyfunc).touch()
+        fd = os.open(marker_path(folder, pyfunc), flags, trust.FILE_MODE)
+        os.close(fd)
     except OSError:
         pass
 
@@ -128,15 +149,60 @@ def _numba_version() -> str:
         return "cujit"
 
 
+# numba's index names these (its types, rebuilt by copyreg); anything else is not its.
+_NUMBA_MODULES = ("numba", "numba_cuda")
+_NUMBA_GLOBALS = {("copyreg", "_reconstructor"), ("builtins", "object")}
+
+
+def _numba_named(found: set) -> bool:
+    return all(g in _NUMBA_GLOBALS or g[0].split(".")[0] in _NUMBA_MODULES for g in found)
+
+
 def _read(path: Path) -> tuple[object, object, dict] | None:
-    """(version, stamp, table) of an index file, or None (absent, or not numba's format)."""
+    """(version, stamp, table) of an index file, read as data (``pickledata``), or None:
+    absent, or not to be used (then a warning says why, and the index is written anew).
+    Values that need code to be built (numba's types) stay only from a file this user
+    owns and only where they name numba's own modules."""
+    from cujit.cache import pickledata  # here, not at the top: a cache hit does not need it
+
     try:
-        with open(path, "rb") as f:
-            version = pickle.load(f)
-            stamp, table = pickle.loads(f.read())
-    except Exception:  # noqa: BLE001 - an unreadable index is rewritten, never fatal
+        found = trust.read_with_status(path, trust.shared(path.parent))
+        if found is None:
+            return None
+        data, st = found
+        values = pickledata.read_all(data)
+        if len(values) != 2 or not isinstance(values[1], tuple) or len(values[1]) != 2:
+            raise trust.Refused("it is not an index: not numba's two pickles")
+        version, (stamp, table) = values[0], values[1]
+        if not isinstance(table, dict):
+            raise trust.Refused("it is not an index: its table is not a dict")
+        named = pickledata.globals_named(values)
+        if not _numba_named(named):
+            other = sorted(f"{m}.{n}" for m, n in named if not _numba_named({(m, n)}))
+            raise trust.Refused(
+                f"it would call {', '.join(other[:3])}, which no index of numba's does"
+            )
+    except trust.Refused as exc:
+        _refused_index(path, str(exc))
         return None
-    return (version, stamp, table) if isinstance(table, dict) else None
+    except ValueError as exc:
+        _refused_index(path, f"it is not an index ({exc})")
+        return None
+    if named and trust.POSIX and st.st_uid != os.geteuid():  # not ours to write again
+        table = {k: v for k, v in table.items() if not pickledata.globals_named((k, v))}
+        version = version if isinstance(version, str) else _numba_version()
+        stamp = stamp if not pickledata.globals_named(stamp) else None
+    return version, stamp, table
+
+
+def _refused_index(path: Path, why: str) -> None:
+    from cujit.cache.key import user_level
+
+    warnings.warn(
+        f"cujit refused the kernel cache index {path}: {why}; writing a new one",
+        RuntimeWarning,
+        stacklevel=user_level(),
+    )
 
 
 def _ours(key, source: str) -> bool:
@@ -157,12 +223,17 @@ def record(folder: Path, pyfunc, key: str, entry: Path) -> None:
     else:
         version, stamp, table = found
     for k in [k for k in table if _ours(k, source) and k[2] != code]:
-        stale = folder / table.pop(k)
+        name = table.pop(k)
+        if not isinstance(name, str) or os.path.basename(name) != name or name != name.strip():
+            continue  # only a file of this folder, by its plain name
+        stale = folder / name
         if stale != entry and stale.suffix == store.SUFFIX:
             store._remove(stale)
     table[("cujit", source, code, key)] = entry.name
-    data = pickle.dumps(version, protocol=-1) + pickle.dumps((stamp, table), protocol=-1)
+    from cujit.cache import pickledata
+
     try:
+        data = pickledata.write(version) + pickledata.write((stamp, table))
         store.atomic_write(path, data)
-    except OSError:
+    except (OSError, ValueError):
         pass

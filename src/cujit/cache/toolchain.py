@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from cujit import config
+from cujit.cache import trust
 from cujit.cache.store import hasher
 
 STAMP_PREFIX = "toolchain-"
@@ -30,7 +31,9 @@ STAMP_PREFIX = "toolchain-"
 def identity() -> str:
     """A digest of the toolchain this process uses (or will use) to compile."""
     path = Path(config.cache_dir()) / f"{STAMP_PREFIX}{_selection()[:24]}.json"
-    stamp = _read(path)
+    shared = trust.shared(path.parent)
+    usable = shared or trust.folder_refusal(path.parent) is None  # else no stamp is kept
+    stamp = _read(path, shared) if usable else None
     if stamp is not None:
         return stamp["identity"]
     from cujit.cache.store import atomic_write
@@ -43,6 +46,8 @@ def identity() -> str:
     ]
     versions = {k: v for k, v in versions.items() if not k.endswith("_path")}
     ident = hasher(json.dumps([versions, files], default=list).encode()).hexdigest()
+    if not usable:
+        return ident
     try:
         atomic_write(
             path,
@@ -78,10 +83,14 @@ def _file_id(path: str) -> list:
     return [real, st.st_size, st.st_mtime_ns]
 
 
-def _read(path: Path) -> dict | None:
-    """The stamp at ``path`` if it is whole and its files are unchanged."""
+def _read(path: Path, shared: bool = False) -> dict | None:
+    """The stamp at ``path`` if it is whole, to be trusted (``trust.read``) and its
+    files are unchanged."""
     try:
-        stamp = json.loads(path.read_bytes())
+        data = trust.read(path, shared)
+        if data is None:
+            return None
+        stamp = json.loads(data)
         for real, size, mtime in stamp["files"]:
             st = os.stat(real)
             if (st.st_size, st.st_mtime_ns) != (size, mtime):
@@ -89,5 +98,5 @@ def _read(path: Path) -> dict | None:
         if not isinstance(stamp["identity"], str):
             return None
         return stamp
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, trust.Refused):
         return None
