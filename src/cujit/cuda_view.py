@@ -16,7 +16,7 @@ import dataclasses
 import re
 import threading
 
-from cujit import config
+from cujit import config, forksafe
 from cujit.options import Options
 
 _USER_CONST = r"(\d+) bytes cmem\[3\]"
@@ -41,7 +41,7 @@ class CudaView:
         self._options = dataclasses.replace(options, target="cuda", coarsen=0)
         self._results: dict[tuple, object] = {}
         self._resources: dict[tuple, dict[str, int]] = {}
-        self._lock = threading.Lock()
+        self._lock = forksafe.renewed(threading.Lock())
 
     def result(self, cc=None):
         """The ``pipeline.CompileResult`` (every stage, to the cubin) for ``cc`` (a

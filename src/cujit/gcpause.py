@@ -21,10 +21,25 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 
-_lock = threading.Lock()
+from cujit import forksafe
+
+_lock = forksafe.renewed(threading.Lock())
 _held = False  # a compile holds the pause (it found the collector enabled)
+
+
+def _after_fork_in_child() -> None:
+    """A compile of another thread held the pause at the fork: in the child that thread
+    is gone, and the collector would stay off for good."""
+    global _held
+    if _held:
+        _held = False
+        gc.enable()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 
-from cujit import device_api
+from cujit import device_api, forksafe
 from cujit.frozen import frozen
 from cujit.types import Scalar, Tuple, Type, float32, float64, int16, int32, int64
 
@@ -167,7 +167,7 @@ def _placeholder(fn: LibdeviceFunction) -> Placeholder:
 
 FUNCTIONS: dict[str, LibdeviceFunction]  # made by __getattr__, below
 PLACEHOLDERS: dict[str, device_api.DeviceOnly]
-_made = threading.Lock()
+_made = forksafe.renewed(threading.Lock())
 
 
 def __getattr__(name: str):

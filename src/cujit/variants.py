@@ -36,9 +36,9 @@ import dataclasses
 import threading
 import warnings
 
-from cujit import config
+from cujit import config, forksafe
 
-_lock = threading.Lock()  # two launches of one kernel at once start one compile
+_lock = forksafe.renewed(threading.Lock())  # two launches of one kernel at once start one compile
 deferred: list = []  # compiles asked for by launches, started once those are enqueued
 
 

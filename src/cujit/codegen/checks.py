@@ -146,6 +146,21 @@ def _claim(
     ctx.builder.call(_claimer(ctx.module, state), [i64(state.code(site)), *where, *bounds])
 
 
+def report_site(
+    ctx: FunctionLowering, site: abi.ErrorSite
+) -> tuple[ll.GlobalVariable, int, list[ll.Value]]:
+    """For a failure a target detects in its own code (the CPU target's recursion
+    guard): the module's error record (made now if no check is on), ``site``'s code,
+    and this thread's indices in the claiming order (``_CLAIMER_TYPE``)."""
+    state = _state(ctx)
+    if state is None:  # neither bounds nor debug checks: a record for this site alone
+        state = _ModuleChecks(ctx.target.global_addrspace, bounds=False, errors=False)
+        state.home = ctx.module
+        setattr(ctx.module, _ATTR, state)
+    where = [_sreg(ctx, f"{kind}.{axis}") for axis in "xyz" for kind in ("threadIdx", "blockIdx")]
+    return _record(ctx, state), state.code(site), where
+
+
 _CLAIMER = "cujit_claim_error"
 # code; threadIdx.x, blockIdx.x, threadIdx.y, blockIdx.y, threadIdx.z, blockIdx.z;
 # index, axis, extent

@@ -148,7 +148,7 @@ class DeviceFunctions:
             arg.name = n
             ctx.set(p, arg)
         debuginfo.describe_params(ctx, fn.args)
-        self._lower_body(ctx)
+        self._lower_body(ctx, self.target.callee_prologue)
         return llfn
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
+from cujit import forksafe
 from cujit.frozen import frozen
 
 
@@ -20,7 +21,7 @@ class LazyTable(Mapping):
 
     def __init__(self, rows: dict, more: Callable[[], dict]):
         self._rows, self._more = rows, more
-        self._lock = threading.Lock()
+        self._lock = forksafe.renewed(threading.Lock())
 
     def _load(self) -> bool:
         """Add ``more()``'s rows unless they are in; whether a lookup should retry."""
@@ -92,7 +93,9 @@ class Target:
     - ``prologue(ctx)``: emits into the entry block after the parameters are unpacked;
     - ``lower_return(ctx)``: emits what ends the kernel (default ``ret void``);
     - ``callee_hidden_params``: the leading hidden parameters that device functions
-      receive too (forwarded by every call; see ``cujit.codegen.functions``).
+      receive too (forwarded by every call; see ``cujit.codegen.functions``);
+    - ``callee_prologue(ctx)``: emits into a device function's entry block (the CPU
+      target's stack guard in a function that calls itself).
 
     ``callee_module(module)``: where the target's toolchain links modules, each device
     function gets a module of its own, which this stamps with what every module needs
@@ -112,6 +115,7 @@ class Target:
     prologue: Callable | None = None
     lower_return: Callable | None = None
     callee_hidden_params: tuple = ()
+    callee_prologue: Callable | None = None
     callee_module: Callable | None = None
     fastmath: bool = False
     # Native float16 operations (``codegen/half.py``): name -> lowering; empty: plain LLVM.

@@ -42,10 +42,14 @@ def cpu_target(
     barriers all go through the exchange buffer.  ``fastmath``: the host keeps its
     precise math, but a float32 ``/`` checks no zero divisor in debug mode, as on
     the GPU."""
-    from cujit.targets.cpu import coro, engine, intrinsics, libm, mma
+    from cujit.targets.cpu import coro, engine, extension_check, guard, intrinsics, libm, mma
     from cujit.targets.cpu import warp as warp_functions
 
     table = dict(intrinsics.INTRINSICS)
+    # An extension's LLVM is checked before the JIT takes it (extension_check.py).
+    for name in extension_check.EXTENSION_CALLS:
+        if name in table:
+            table[name] = extension_check.checked(table[name])
     table.update(mma.MMA_INTRINSICS)  # cuda.cp_async, the register packing helpers
     extra = {}
     hidden = intrinsics.HIDDEN_PARAMS
@@ -68,6 +72,7 @@ def cpu_target(
         math=libm.LIBM,
         hidden_params=hidden,
         callee_hidden_params=intrinsics.HIDDEN_PARAMS,  # the thread state, not the coroutine's
+        callee_prologue=guard.recursion_prologue,  # the stack guard of recursive functions
         fastmath=fastmath,
         **extra,
     )
@@ -96,7 +101,7 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
     from cujit.ir.analysis import uses_grid_sync
     from cujit.options import Options
     from cujit.passes.inline import inline_calls
-    from cujit.targets.cpu import coro
+    from cujit.targets.cpu import coro, guard
     from cujit.targets.cpu.warp import uses_warp_functions
 
     options = options or Options()
@@ -120,6 +125,8 @@ def lower_cpu_kernel(typed_fn, options=None) -> LoweredCPUKernel:
         bounds=options.boundscheck is not False,
         index32=options.index32,
     )
+    # Ctrl-C reaches a spinning thread at its next loop iteration (guard.py).
+    guard.poll_loops(module, list(module.functions))
     return LoweredCPUKernel(typed_fn, module, kernel_symbol(fn), barriers, grid_sync, warp)
 
 

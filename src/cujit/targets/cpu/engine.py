@@ -24,6 +24,8 @@ import functools
 from llvmlite import binding as llvm
 from llvmlite import ir as ll
 
+from cujit.targets.cpu import guard
+
 
 def host_machine() -> llvm.TargetMachine:
     """A new target machine for this process's CPU, with its features (vector units).
@@ -67,6 +69,7 @@ class JitModule:
         """``text``: ``str(module)``, where the caller has made it already (printing a
         large kernel's module takes as long as a small kernel's whole compile)."""
         tm = host_machine()
+        guard.support()  # the symbols kernels link against (guard.py)
         mod = llvm.parse_assembly(str(module) if text is None else text)
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=min(max(opt, 1), 3))
@@ -101,6 +104,7 @@ class LoadedModule:
 
         needed = elfcheck.check(object_code, host_triple())  # ValueError, not LLVM's crash
         tm = host_machine()
+        guard.support()  # the symbols kernels link against (guard.py)
         missing = [name for name in needed if not _resolvable(name)]
         if missing:  # MCJIT would abort the process on the first of them
             raise LookupError(f"the object code needs symbols this process lacks: {missing}")

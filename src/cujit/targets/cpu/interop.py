@@ -29,7 +29,7 @@ import weakref
 
 import numpy as np
 
-from cujit import numba_config
+from cujit import forksafe, numba_config
 from cujit.runtime.layout import contiguous_strides, is_contiguous
 
 # The start addresses of live allocations (sorted), and for each its end and owner.  The
@@ -37,7 +37,7 @@ from cujit.runtime.layout import contiguous_strides, is_contiguous
 # same thread, between two statements.
 _starts: list[int] = []
 _allocations: dict[int, tuple[int, weakref.ref]] = {}
-_lock = threading.RLock()
+_lock = forksafe.renewed(threading.RLock())
 
 
 def register_allocation(buf: np.ndarray) -> None:

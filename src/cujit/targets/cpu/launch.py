@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import ctypes
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from cujit.abi import POINTER, param_kinds, passes_strides
 from cujit.diagnostics import LaunchError
+from cujit.targets.cpu import guard
 from cujit.targets.cpu.runner_abi import block_stride, warp_slots
 from cujit.targets.cpu.warp import ACTIVE, BAR, DONE, GRID, RESULT_SLOTS, WARP
 from cujit.types import Array, CPointer, Record, Scalar, Tuple, Type
@@ -89,7 +91,6 @@ class _Worker(ctypes.Structure):  # runner_abi.WORKER
     ]
 
 
-_RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_Launch), ctypes.POINTER(_Worker))
 _pool: ThreadPoolExecutor | None = None
 
 
@@ -105,6 +106,34 @@ def _workers_pool(n: int) -> ThreadPoolExecutor:
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=max(n, 1), thread_name_prefix="cujit-cpu")
     return _pool
+
+
+_threads = threading.local()
+
+
+def _records(n: int) -> list[int]:
+    """``n`` aligned ``guard.RECORD_BYTES`` records, the calling thread's own (a launch
+    from another thread at the same time has its own), kept for its next launch."""
+    at = getattr(_threads, "records", None)
+    if at is None or len(at) < n:
+        buf = np.zeros((n, guard.RECORD_BYTES + BUFFER_ALIGN), np.uint8)
+        _threads.buffer = buf
+        at = _threads.records = [
+            (row.ctypes.data + BUFFER_ALIGN - 1) // BUFFER_ALIGN * BUFFER_ALIGN for row in buf
+        ]
+    return at
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: the pool's threads are gone
+    (a launch handed to them would wait forever), so the next parallel launch makes
+    a new pool; the support module's state starts afresh (``guard.py``)."""
+    global _pool
+    _pool = None
+    guard.after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _aligned(nbytes: int) -> tuple[np.ndarray, int]:
@@ -152,13 +181,48 @@ class CPUKernel:
             (ctypes.Structure,),
             {"_fields_": [(f"p{k}", _CTYPES[kind]) for k, kind in enumerate(kinds)]},
         )
-        self._run = _RUNNER(jit.address(symbol))
+        self._entry = jit.address(symbol)  # the runner, called through guard.protect
         # Bytes per coroutine frame slot: a guess until a launch reports the real size.
         self._frame_bytes = FIRST_FRAME_GUESS
 
     @property
     def optimized_llvm_ir(self) -> str:
         return self.jit.llvm_ir
+
+    def _run_grid(self, args: int, desc: _Launch, workers: list[_Worker]) -> int:
+        """Run the runner on this thread and, for all but the first worker, on the pool;
+        each call goes through ``guard``'s ``protect``, which returns why a runner was
+        left early (``guard.STOPPED`` by Ctrl-C, ``guard.TOO_DEEP`` by a recursion out of
+        stack) or 0.  Those of all workers or'd together."""
+        support = guard.begin()
+        at = _records(len(workers))
+        entry, launch = self._entry, ctypes.addressof(desc)
+        futures = []
+        try:
+            if len(workers) > 1:
+                pool = _workers_pool(host_cores() - 1)
+                futures = [
+                    pool.submit(support.protect, entry, args, launch, ctypes.addressof(w), r)
+                    for w, r in zip(workers[1:], at[1:], strict=False)
+                ]
+            reasons = support.protect(entry, args, launch, ctypes.addressof(workers[0]), at[0])
+            for f in futures:
+                reasons |= f.result()
+        except BaseException:  # Ctrl-C while waiting: the workers stop too before it goes on
+            support.stop.value = 1
+            wait(futures)
+            raise
+        finally:
+            guard.end(support)
+        return reasons
+
+    def _forget_errors(self) -> None:
+        """Clear what an interrupted launch's threads left in the error record."""
+        if self.debug_record is not None:
+            try:
+                self.debug_record.check(self.name)
+            except Exception:  # noqa: BLE001, S110 -- the launch is reported as interrupted
+                pass
 
     def launch(self, grid, block, shmem_bytes: int, arg_types, args) -> None:  # noqa: C901 -- checks a CPU launch as CUDA does, then picks one of the schedulers; each check is one branch
         grid, block = _check_dims(grid, MAX_GRID, "grid"), _check_dims(block, MAX_BLOCK, "block")
@@ -197,18 +261,12 @@ class CPUKernel:
             workers, chunk = plan(nblocks, nthreads)
             states = [self._worker(nthreads, shmem_bytes) for _ in range(workers)]
         desc = _Launch(grid, block, shmem_bytes, nblocks, chunk, 0)
-        addr = ctypes.addressof(packed)
-        if workers == 1:
-            self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
-        else:
-            pool = _workers_pool(host_cores() - 1)
-            futures = [
-                pool.submit(self._run, addr, ctypes.byref(desc), ctypes.byref(w))
-                for w, _ in states[1:]
-            ]
-            self._run(addr, ctypes.byref(desc), ctypes.byref(states[0][0]))
-            for f in futures:
-                f.result()
+        reasons = self._run_grid(ctypes.addressof(packed), desc, [w for w, _ in states])
+        if reasons & guard.TOO_DEEP and self.debug_record is not None:
+            self.debug_record.check(self.name)  # a recursion ran out of stack: its error
+        if reasons & guard.STOPPED:
+            self._forget_errors()
+            raise guard.interrupted(self.name)
         if self.barriers:  # frames that did not fit their slot were on the heap: fit them next time
             self._frame_bytes = max([self._frame_bytes] + [w.frame_bytes for w, _ in states])
         for w, bufs in states:

@@ -399,9 +399,62 @@ def lower_host(ctx: FunctionLowering, fn: LibdeviceFunction, args: list) -> list
     return [v.v for v in (out if isinstance(out, list) else [out])]
 
 
+def prototype(fn: LibdeviceFunction) -> ll.FunctionType:
+    """libdevice's LLVM prototype of ``fn``: the C arguments, outputs as pointers."""
+    from cujit.codegen.lltypes import scalar_type
+
+    args, outs = iter(fn.args), iter(fn.outs)
+    params = [
+        scalar_type(next(outs)).as_pointer() if k in fn.out_positions else scalar_type(next(args))
+        for k in range(len(fn.args) + len(fn.outs))
+    ]
+    ret = scalar_type(fn.result) if fn.result is not None else ll.VoidType()
+    return ll.FunctionType(ret, params)
+
+
+class _Emitter:
+    """What the formulas use of a FunctionLowering: a builder and declarations."""
+
+    def __init__(self, builder: ll.IRBuilder, module: ll.Module):
+        self.builder, self.module = builder, module
+
+    def declare(self, name, ret, args, attrs=("nounwind",)):
+        f = self.module.globals.get(name)
+        if f is None:
+            f = ll.Function(self.module, ll.FunctionType(ret, args), name)
+            for a in attrs:
+                f.attributes.add(a)
+        return f
+
+
+def define_host(fn: LibdeviceFunction, llfn: ll.Function) -> None:
+    """Give ``llfn``, a declaration of libdevice's ``__nv_<name>`` with its prototype
+    (an extension's LLVM calls it), the body that runs it on the host: the C library's
+    function, or its formula.  It becomes internal to its module."""
+    llfn.linkage = "internal"
+    b = ll.IRBuilder(llfn.append_basic_block("entry"))
+    emit = _Emitter(b, llfn.module)
+    symbol = _c_name(fn.name)
+    if symbol is not None:
+        result = b.call(
+            emit.declare(symbol, llfn.function_type.return_type, list(llfn.function_type.args)),
+            list(llfn.args),
+        )
+        b.ret_void() if fn.result is None else b.ret(result)
+        return
+    ins = [a for k, a in enumerate(llfn.args) if k not in fn.out_positions]
+    out = IMPLEMENTATIONS[fn.name](*(F(emit, a) for a in ins))
+    values = [v.v for v in (out if isinstance(out, list) else [out])]
+    if fn.result is not None:
+        result, values = values[0], values[1:]
+    for k, v in zip(fn.out_positions, values, strict=True):
+        b.store(v, llfn.args[k])
+    b.ret_void() if fn.result is None else b.ret(result)
+
+
 def served(name: str) -> bool:
     """Whether the CPU target implements libdevice's ``name``."""
     return _c_name(name) is not None or name in IMPLEMENTATIONS
 
 
-__all__ = ["C_LIBRARY", "IMPLEMENTATIONS", "lower_host", "served"]
+__all__ = ["C_LIBRARY", "IMPLEMENTATIONS", "define_host", "lower_host", "prototype", "served"]

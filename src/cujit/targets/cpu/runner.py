@@ -14,7 +14,7 @@ grid and block shape and a block counter shared by all workers; ``worker``
 this host thread's private shared-memory buffers (and coroutine handle slots).
 Each worker claims ``chunk`` blocks at a time with an atomic add on the counter
 until the grid is exhausted, so two cores balance themselves without Python in
-the loop.  Per block:
+the loop; before each claim it polls the stop flag that Ctrl-C sets (``guard.py``).  Per block:
 
 - a kernel without barriers runs as a plain loop nest ``z, y, x`` over the
   threads, calling the kernel (``alwaysinline``: after inlining, ``threadIdx.x``
@@ -48,6 +48,7 @@ from llvmlite import ir as ll
 from cujit.codegen.lltypes import I32, I64, VOID
 from cujit.targets.cpu.block_scheduler import run_block
 from cujit.targets.cpu.grid_scheduler import run_grid
+from cujit.targets.cpu.guard import emit_poll
 from cujit.targets.cpu.intrinsics import I8P
 from cujit.targets.cpu.irloop import loop
 from cujit.targets.cpu.runner_abi import LAUNCH, LAUNCH_NEXT, WORKER, WORKER_FRAME_BYTES, run_symbol
@@ -152,6 +153,7 @@ def build_runner(  # noqa: C901 -- one IR builder emits the runner for each sche
     finish = fn.append_basic_block("finish")
     b.branch(claim)
     b.position_at_end(claim)
+    emit_poll(b, module)  # Ctrl-C: no more blocks (guard.py)
     first = b.atomic_rmw("add", counter, chunk, "monotonic", name="first")
     b.cbranch(b.icmp_unsigned(">=", first, nblocks), finish, work)
     b.position_at_end(work)
