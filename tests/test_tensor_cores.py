@@ -1,7 +1,7 @@
 """Tensor cores from a kernel: ``cuda.mma``, ``ldmatrix``/``stmatrix``, ``cp_async`` and the
 packing helpers, on the CPU target (here) and the GPU (marked ``gpu``), against NumPy.
 
-Fragments are built on the host from PTX's layouts (``cujit.targets.fragments``); the
+Fragments are built on the host from PTX's layouts (``cujit.ir.fragments``); the
 layouts themselves are pinned by hand-checked entries of the PTX ISA's figures, and the
 GEMM example ties ``ldmatrix``'s layout (written separately) to ``mma``'s on both targets.
 """
@@ -17,9 +17,9 @@ import pytest
 
 from cujit import cuda
 from cujit.diagnostics import TypingError, UnsupportedError
+from cujit.ir import fragments as fr
 from cujit.options import Options
 from cujit.pipeline import compile_kernel
-from cujit.targets import fragments as fr
 from cujit.types import Array, float32, int32, uint16, uint32
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -187,7 +187,7 @@ def _pop_mark(stack: list) -> list:
     return items
 
 
-def _step(name: str, arg, stack: list, memo: dict) -> None:  # noqa: C901 - one opcode each
+def _step(name: str, arg, stack: list, memo: dict) -> None:  # noqa: C901 -- one branch per pickle opcode
     if name in _PLAIN_ARG:
         stack.append(_PLAIN_ARG[name])
     elif name in _VALUE_OPS:
@@ -328,7 +328,7 @@ def write(value) -> bytes:
     return bytes(out)
 
 
-def _emit(value, out: bytearray, depth: int) -> None:  # noqa: C901 - one type each
+def _emit(value, out: bytearray, depth: int) -> None:  # noqa: C901 -- one branch per value type
     if depth > MAX_DEPTH or len(out) > MAX_BYTES:
         raise ValueError("nested too deeply, or too large for an index")
     if value is None:

@@ -1,7 +1,7 @@
 """Typing of the tensor-core functions: ``cuda.mma``, ``cuda.ldmatrix``, ``cuda.stmatrix``,
 ``cuda.cp_async*`` and the register packing helpers.
 
-Fragments are tuples of 32-bit registers, as PTX holds them (``cujit.targets.fragments``
+Fragments are tuples of 32-bit registers, as PTX holds them (``cujit.ir.fragments``
 says which lane holds which element):
 
 - ``mma(shape, kind, a, b, c)``: constant strings naming the form; ``a`` and ``b``
@@ -31,7 +31,7 @@ from cujit.infer.access import array_index
 from cujit.infer.context import Typer
 from cujit.infer.numeric import describe
 from cujit.ir import Intrinsic, Value
-from cujit.targets.fragments import FORMS, valid_forms
+from cujit.ir.fragments import FORMS, valid_forms
 from cujit.types import Array, Scalar, Tuple, bfloat16, float16, float32, int32, none, uint32
 
 if TYPE_CHECKING:

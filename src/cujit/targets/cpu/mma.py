@@ -7,7 +7,7 @@ series of rendezvous of the whole warp (mask ``0xffffffff``):
 - ``tc.mma``: the A and B registers travel two per rendezvous (the buffer's slot holds
   64 bits); after each one, every lane copies the warp's snapshots into a per-thread
   buffer.  Then the lane computes its own elements of D from the whole warp's
-  fragments, through a constant table built from PTX's layouts (``targets.fragments``):
+  fragments, through a constant table built from PTX's layouts (``ir.fragments``):
   for each of its D elements and each ``k``, which register and bits hold ``A[row, k]``
   and ``B[k, col]``.  Products are exact in float32 for bf16, f16 and tf32 inputs and
   are summed in float32 in ``k`` order, starting from C (f16 accumulators: converted at
@@ -28,14 +28,14 @@ from cujit.codegen.arrays import element_pointer, index_values
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import F32, I8, I32, I64, value_type
 from cujit.codegen.packing import PACKING_INTRINSICS, lower_tf32_bits
-from cujit.targets import fragments as fr
+from cujit.ir import fragments as fr
 from cujit.targets.cpu import warp
 from cujit.targets.cpu.irloop import loop
 
 I16 = ll.IntType(16)
 F16 = ll.HalfType()
 _FULL = ll.Constant(I32, 0xFFFFFFFF)
-_MAX_REGS = 6  # the most A + B registers of any form (targets.fragments.FORMS)
+_MAX_REGS = 6  # the most A + B registers of any form (ir.fragments.FORMS)
 
 
 def _c(v: int, ty=I32) -> ll.Constant:

@@ -2,7 +2,7 @@
 emit them; PTX ISA sections "mma", "ldmatrix", "stmatrix", "cp.async"):
 
 - ``tc.mma`` -> ``mma.sync.aligned.<shape>.row.col.<d>.<a>.<b>.<c>`` on the fragments'
-  registers (``targets/fragments.py`` names the form's instruction);
+  registers (``ir/fragments.py`` names the form's instruction);
 - ``tc.ldmatrix``/``tc.stmatrix`` -> ``ldmatrix``/``stmatrix.sync.aligned.m8n8.x<n>
   [.trans].shared.b16`` at the element's shared-memory address (the generic pointer
   cast to ``addrspace(3)``: a 32-bit address);
@@ -26,7 +26,7 @@ from cujit.codegen.arrays import element_pointer, index_values
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import F32, I32, I64, VOID, memory_type, value_type
 from cujit.codegen.packing import PACKING_INTRINSICS
-from cujit.targets.fragments import FORMS
+from cujit.ir.fragments import FORMS
 
 SHARED, GLOBAL = 3, 1  # NVVM address spaces
 
