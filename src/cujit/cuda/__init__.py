@@ -263,6 +263,7 @@ _SUBMODULES = {
     "driver": "cujit.cuda.cudadrv.driver",
     "bf16": "cujit.cuda.bf16",
     "fp8": "cujit.cuda.fp8",
+    "wmma": "cujit.cuda.wmma",  # 16x16x16 tiles on tensor cores
     # numba's config (numba.cuda.config is numba.cuda.core.config) and typing context.
     "config": "cujit.numba_config",
     "target": "cujit.cuda.target",

@@ -84,6 +84,38 @@ def type_binop(t: Typer, op: BinOp) -> None:
     lt, rt, res = rule
     lhs, rhs = t.cast(a, lt, op.loc), t.cast(b, rt, op.loc)
     t.emit(BinOp(loc=op.loc, result=Value(op.result.id, res), op=op.op, lhs=lhs, rhs=rhs))
+    _fold_int_constants(t, op, a, b, res)
+
+
+_INT_FOLDS = {
+    "+": lambda x, y: x + y,
+    "-": lambda x, y: x - y,
+    "*": lambda x, y: x * y,
+    "//": lambda x, y: x // y if y else None,
+    "%": lambda x, y: x % y if y else None,
+    "<<": lambda x, y: x << y if 0 <= y < 64 else None,
+    ">>": lambda x, y: x >> y if 0 <= y < 64 else None,
+    "&": lambda x, y: x & y,
+    "|": lambda x, y: x | y,
+    "^": lambda x, y: x ^ y,
+}
+
+
+def _fold_int_constants(t: Typer, op: BinOp, a: Value, b: Value, res) -> None:
+    """An integer operation of two compile-time constants has a compile-time value too
+    (``STAGES - 2``, ``BK + PAD`` of globals), as numba infers it: shapes and the other
+    arguments that must be constants may be written so.  The op itself stays (stage 5
+    folds it)."""
+    x, y = t.const_value(a), t.const_value(b)
+    fold = _INT_FOLDS.get(op.op)
+    if fold is None or not isinstance(res, Scalar) or res.kind not in "iu":
+        return
+    if type(x) is not int or type(y) is not int:
+        return
+    value = fold(x, y)
+    lo, hi = (0, 2**res.bits) if res.kind == "u" else (-(2 ** (res.bits - 1)), 2 ** (res.bits - 1))
+    if value is not None and lo <= value < hi:  # else it wraps at run time: not folded here
+        t.consts[op.result.id] = value
 
 
 def _complex_power(t: Typer, op: BinOp, a: Value, b: Value, common: Scalar) -> None:

@@ -420,7 +420,11 @@ def _poll_before_terminator(module: ll.Module, fn: ll.Function, latch: ll.Block)
             if not isinstance(instr, ll.PhiInstr):
                 break
             instr.incomings = [(v, cont if blk is latch else blk) for v, blk in instr.incomings]
+            instr._clear_string_cache()  # llvmlite keeps an instruction's text once printed
     b = ll.IRBuilder(latch)
+    # The poll is the back-edge's own code: its line where the function has debug info
+    # (a call without one in such a function is invalid IR).
+    b.debug_metadata = getattr(term, "metadata", {}).get("dbg")
     flag = b.load(_declare_stop(module))
     flag.volatile = True
     stop = fn.append_basic_block(f"{latch.name}.stop")
