@@ -11,7 +11,9 @@ accumulation:
 - ``triton``: a Triton matmul written here (block shapes autotuned over a few configs,
   float32 accumulation, bf16 out);
 - ``gemm_mma``: ``examples/gemm_mma.py``, a cujit kernel with ``cuda.mma``,
-  ``ldmatrix`` and ``cp_async`` (float32 out).
+  ``ldmatrix`` and ``cp_async`` (float32 out);
+- ``gemm_wmma``: ``examples/gemm_wmma.py``, the same plan in ``cuda.wmma``'s 16 x 16 x 16
+  tiles (float32 out).
 
 Every result is checked first against a float64 product of the same bf16 inputs, by
 relative 2-norm: float32 outputs within 1e-5, bf16 outputs within 1e-2 (bf16's own
@@ -150,6 +152,7 @@ def main() -> None:  # noqa: C901 -- the table and the record, one loop each
     args = p.parse_args()
 
     import gemm_mma
+    import gemm_wmma
     import torch
 
     def f32(m, n):
@@ -161,10 +164,14 @@ def main() -> None:  # noqa: C901 -- the table and the record, one loop each
     def cujit_mma(a, b, c):
         gemm_mma.launch(a.view(torch.int16), b.view(torch.int16), c)
 
+    def cujit_wmma(a, b, c):
+        gemm_wmma.launch(a.view(torch.int16), b.view(torch.int16), c)
+
     impls = {
         "cublas": (bf16, lambda a, b, c: torch.matmul(a, b, out=c)),
         "triton": (bf16, triton_matmul()),
         "gemm_mma": (f32, cujit_mma),
+        "gemm_wmma": (f32, cujit_wmma),
     }
     if args.only:
         keep = {"cublas", *args.only.split(",")}

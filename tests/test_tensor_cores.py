@@ -8,6 +8,7 @@ GEMM example ties ``ldmatrix``'s layout (written separately) to ``mma``'s on bot
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -317,20 +318,19 @@ def test_packing_helpers(target):
 # -- the GEMM example -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("example", ["gemm_mma", "gemm_wmma"])
 @pytest.mark.parametrize("target", TARGETS)
-def test_gemm_example_matches_numpy(target):
+def test_gemm_example_matches_numpy(target, example):
     env = {"CUJIT_TARGET": "cpu"} if target == "cpu" else {}
-    import os
-
     run = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "gemm_mma.py"), "--size", "256"],
+        [sys.executable, str(ROOT / "examples" / f"{example}.py"), "--size", "256"],
         capture_output=True,
         text=True,
         env={**os.environ, **env},
         timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.startswith("ok gemm_mma 256^3"), run.stdout
+    assert run.stdout.startswith(f"ok {example} 256^3"), run.stdout
 
 
 def test_gemm_example_compiles_to_registers_for_sm80_and_sm90():
