@@ -164,6 +164,12 @@ def main() -> None:  # noqa: C901 -- the table and the record, one loop each
     def cujit_mma(a, b, c):
         gemm_mma.launch(a.view(torch.int16), b.view(torch.int16), c)
 
+    def cujit_variant(variant):
+        def run(a, b, c):
+            gemm_mma.launch(a.view(torch.int16), b.view(torch.int16), c, variant=variant)
+
+        return run
+
     def cujit_wmma(a, b, c):
         gemm_wmma.launch(a.view(torch.int16), b.view(torch.int16), c)
 
@@ -172,6 +178,11 @@ def main() -> None:  # noqa: C901 -- the table and the record, one loop each
         "triton": (bf16, triton_matmul()),
         "gemm_mma": (f32, cujit_mma),
         "gemm_wmma": (f32, cujit_wmma),
+        **{
+            f"gemm_mma[{name}]": (f32, cujit_variant(v))
+            for name, v in gemm_mma.VARIANTS.items()
+            if v != (gemm_mma.BK, gemm_mma.STAGES)
+        },
     }
     if args.only:
         keep = {"cublas", *args.only.split(",")}
@@ -180,7 +191,7 @@ def main() -> None:  # noqa: C901 -- the table and the record, one loop each
     if not args.no_skinny:
         shapes += list(SKINNY)
     results, summary = {}, {}
-    print(f"{'shape':>18} " + " ".join(f"{n:>22}" for n in impls))
+    print(f"{'shape':>18} " + " ".join(f"{n[:22]:>22}" for n in impls))
     for m, n, k in shapes:
         key = f"{m}x{n}x{k}"
         res = bench_shape(torch, impls, m, n, k)

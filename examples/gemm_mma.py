@@ -11,7 +11,7 @@ registers through ``ldmatrix`` (B transposed on the way).
 
 The arrays hold bfloat16's bits (uint16): tensor cores, ``cp_async`` and ``ldmatrix``
 move bits, and every library can hand such an array over.  M and N must be multiples
-of 128 and K of 32.
+of 128 and K of the k-step (32; ``make_gemm`` makes other depths and k-steps).
 
     python examples/gemm_mma.py --size 256            # checks against NumPy: "ok ..."
     CUJIT_TARGET=cpu python examples/gemm_mma.py --size 256   # the same on the CPU target
@@ -27,133 +27,154 @@ import numpy as np
 
 from cujit import cuda, float32, uint16, uint32
 
-BM, BN, BK = 128, 128, 32  # the block's tile of C, and the k-step of one stage
+BM, BN = 128, 128  # the block's tile of C
 WM, WN = 64, 64  # a warp's tile of C: 2 x 2 warps
-STAGES = 4  # shared-memory stages of the cp_async pipeline (4 x 16 KiB, dynamic)
-PENDING = STAGES - 2  # copy groups still in flight when a stage is used
 THREADS = 128
 MI, NI = WM // 16, WN // 8  # mma tiles per warp: 4 x 8
-SA_SIZE, SB_SIZE = STAGES * BM * BK, STAGES * BK * BN  # shared elements of A's, B's stages
-SHARED_BYTES = 2 * (SA_SIZE + SB_SIZE)  # past 48 KiB: dynamic shared memory
 
 
-@cuda.jit(device=True)
-def a_index(stage, row, chunk):
-    """Where 16-byte chunk ``chunk`` (of 4) of row ``row`` of A's tile sits: the chunk
-    XOR two bits of the row, so that the 8 rows one ldmatrix reads hit 8 bank groups."""
-    return stage * (BM * BK) + row * BK + ((chunk ^ ((row >> 1) & 3)) << 3)
+def make_gemm(bk: int = 32, stages: int = 4):
+    """The kernel for k-steps of ``bk`` (32 or 64) through ``stages`` shared-memory
+    stages, and the dynamic shared memory it takes (bytes).  The constants below are
+    the kernel's own (closure variables are compile-time constants)."""
+    sa_size, sb_size = stages * BM * bk, stages * bk * BN  # elements of A's, B's stages
+    shared_bytes = 2 * (sa_size + sb_size)  # past 48 KiB: dynamic shared memory
+    pending = stages - 2  # copy groups still in flight when a stage is used
+    a_chunks = bk // 8  # 16-byte chunks in a row of A's tile
+    a_shift = a_chunks.bit_length() - 1
+    a_copies = BM * a_chunks // THREADS  # per thread per stage
+    b_copies = bk * (BN // 8) // THREADS
+
+    @cuda.jit(device=True)
+    def a_index(stage, row, chunk):
+        """Where 16-byte chunk ``chunk`` of row ``row`` of A's tile sits: the chunk XOR
+        bits of the row, so that the 8 rows one ldmatrix reads hit 8 bank groups (rows
+        of 64 bytes: two share a 128-byte line; rows of 128 bytes: one)."""
+        swz = ((row >> 1) & 3) if a_chunks == 4 else (row & 7)
+        return stage * (BM * bk) + row * bk + ((chunk ^ swz) << 3)
+
+    @cuda.jit(device=True)
+    def b_index(stage, row, chunk):
+        """Where chunk ``chunk`` (of 16) of row ``row`` (a k) of B's tile sits (after
+        A's stages in the one dynamic shared array)."""
+        return sa_size + stage * (bk * BN) + row * BN + ((chunk ^ (row & 7)) << 3)
+
+    @cuda.jit(device=True)
+    def load_stage(a, b, smem, stage, k0, bm, bn, tid):
+        """The 128 threads copy A[bm:bm+128, k0:k0+bk] and B[k0:k0+bk, bn:bn+128] into
+        stage ``stage``, 16 bytes a copy, without waiting."""
+        for i in range(a_copies):
+            q = tid + i * THREADS
+            row = q >> a_shift
+            chunk = q & (a_chunks - 1)
+            cuda.cp_async(smem, a_index(stage, row, chunk), a, (bm + row, k0 + chunk * 8), 16, "cg")
+        for i in range(b_copies):
+            q = tid + i * THREADS
+            row = q >> 4
+            chunk = q & 15
+            cuda.cp_async(smem, b_index(stage, row, chunk), b, (k0 + row, bn + chunk * 8), 16, "cg")
+
+    @cuda.jit(launch_bounds=(THREADS, 1))
+    def gemm_bf16(a, b, c):
+        tid = cuda.threadIdx.x
+        warp = tid >> 5
+        lane = tid & 31
+        bm = cuda.blockIdx.y * BM
+        bn = cuda.blockIdx.x * BN
+        wm = (warp >> 1) * WM
+        wn = (warp & 1) * WN
+        smem = cuda.shared.array(0, uint16)  # shared_bytes, given at launch
+        acc = cuda.local.array((MI, NI, 4), float32)
+        fa = cuda.local.array((MI, 4), uint32)
+        fb = cuda.local.array((NI, 2), uint32)
+        for mi in range(MI):
+            for ni in range(NI):
+                for j in range(4):
+                    acc[mi, ni, j] = 0.0
+        ktiles = a.shape[1] // bk
+        for s in range(stages - 1):
+            if s < ktiles:
+                load_stage(a, b, smem, s, s * bk, bm, bn, tid)
+            cuda.cp_async_commit_group()
+        stage = 0  # the stage multiplied now, and the one loaded next (no % in the loop)
+        fill = stages - 1
+        for kt in range(ktiles):
+            cuda.cp_async_wait_group(pending)  # stage kt has landed (this thread's part)
+            cuda.syncthreads()  # ...and every thread's; stage kt - 1 is free again
+            nxt = kt + stages - 1
+            if nxt < ktiles:
+                load_stage(a, b, smem, fill, nxt * bk, bm, bn, tid)
+            cuda.cp_async_commit_group()
+            fill = 0 if fill == stages - 1 else fill + 1
+            for kk in range(bk // 16):
+                # A: one x4 ldmatrix per 16 x 16 tile; lane l gives row l % 16, chunk l // 16
+                for mi in range(MI):
+                    row = wm + mi * 16 + (lane & 15)
+                    r = cuda.ldmatrix(smem, a_index(stage, row, kk * 2 + (lane >> 4)))
+                    fa[mi, 0] = r[0]
+                    fa[mi, 1] = r[1]
+                    fa[mi, 2] = r[2]
+                    fa[mi, 3] = r[3]
+                # B: one x4 transposed ldmatrix per two n-tiles (16 k x 16 n)
+                for nj in range(NI // 2):
+                    krow = kk * 16 + (lane & 15)
+                    chunk = (wn >> 3) + nj * 2 + (lane >> 4)
+                    r = cuda.ldmatrix(smem, b_index(stage, krow, chunk), 4, True)
+                    fb[2 * nj, 0] = r[0]
+                    fb[2 * nj, 1] = r[1]
+                    fb[2 * nj + 1, 0] = r[2]
+                    fb[2 * nj + 1, 1] = r[3]
+                for mi in range(MI):
+                    for ni in range(NI):
+                        d = cuda.mma(
+                            "m16n8k16",
+                            "bf16",
+                            (fa[mi, 0], fa[mi, 1], fa[mi, 2], fa[mi, 3]),
+                            (fb[ni, 0], fb[ni, 1]),
+                            (acc[mi, ni, 0], acc[mi, ni, 1], acc[mi, ni, 2], acc[mi, ni, 3]),
+                        )
+                        acc[mi, ni, 0] = d[0]
+                        acc[mi, ni, 1] = d[1]
+                        acc[mi, ni, 2] = d[2]
+                        acc[mi, ni, 3] = d[3]
+            stage = 0 if stage == stages - 1 else stage + 1
+        cuda.cp_async_wait_all()
+        # Lane l holds rows l // 4 and l // 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1
+        # of each 16 x 8 tile.
+        for mi in range(MI):
+            for ni in range(NI):
+                row = bm + wm + mi * 16 + (lane >> 2)
+                col = bn + wn + ni * 8 + (lane & 3) * 2
+                c[row, col] = acc[mi, ni, 0]
+                c[row, col + 1] = acc[mi, ni, 1]
+                c[row + 8, col] = acc[mi, ni, 2]
+                c[row + 8, col + 1] = acc[mi, ni, 3]
+
+    return gemm_bf16, shared_bytes
 
 
-@cuda.jit(device=True)
-def b_index(stage, row, chunk):
-    """Where chunk ``chunk`` (of 16) of row ``row`` (a k) of B's tile sits (after A's
-    stages in the one dynamic shared array)."""
-    return SA_SIZE + stage * (BK * BN) + row * BN + ((chunk ^ (row & 7)) << 3)
-
-
-@cuda.jit(device=True)
-def load_stage(a, b, smem, stage, k0, bm, bn, tid):
-    """The 128 threads copy A[bm:bm+128, k0:k0+32] and B[k0:k0+32, bn:bn+128] into
-    stage ``stage``: 4 + 4 chunks of 16 bytes each, without waiting."""
-    for i in range(4):
-        q = tid + i * THREADS
-        row = q >> 2
-        chunk = q & 3
-        cuda.cp_async(smem, a_index(stage, row, chunk), a, (bm + row, k0 + chunk * 8), 16, "cg")
-    for i in range(4):
-        q = tid + i * THREADS
-        row = q >> 4
-        chunk = q & 15
-        cuda.cp_async(smem, b_index(stage, row, chunk), b, (k0 + row, bn + chunk * 8), 16, "cg")
-
-
-@cuda.jit(launch_bounds=(THREADS, 1))
-def gemm_bf16(a, b, c):
-    tid = cuda.threadIdx.x
-    warp = tid >> 5
-    lane = tid & 31
-    bm = cuda.blockIdx.y * BM
-    bn = cuda.blockIdx.x * BN
-    wm = (warp >> 1) * WM
-    wn = (warp & 1) * WN
-    smem = cuda.shared.array(0, uint16)  # SHARED_BYTES, given at launch
-    acc = cuda.local.array((MI, NI, 4), float32)
-    fa = cuda.local.array((MI, 4), uint32)
-    fb = cuda.local.array((NI, 2), uint32)
-    for mi in range(MI):
-        for ni in range(NI):
-            for j in range(4):
-                acc[mi, ni, j] = 0.0
-    ktiles = a.shape[1] // BK
-    for s in range(STAGES - 1):
-        if s < ktiles:
-            load_stage(a, b, smem, s, s * BK, bm, bn, tid)
-        cuda.cp_async_commit_group()
-    stage = 0  # the stage multiplied now, and the one loaded next (no % in the loop)
-    fill = STAGES - 1
-    for kt in range(ktiles):
-        cuda.cp_async_wait_group(PENDING)  # stage kt has landed (this thread's part)
-        cuda.syncthreads()  # ...and every thread's; stage kt - 1 is free again
-        nxt = kt + STAGES - 1
-        if nxt < ktiles:
-            load_stage(a, b, smem, fill, nxt * BK, bm, bn, tid)
-        cuda.cp_async_commit_group()
-        fill = 0 if fill == STAGES - 1 else fill + 1
-        for kk in range(BK // 16):
-            # A: one x4 ldmatrix per 16 x 16 tile; lane l gives row l % 16, chunk l // 16
-            for mi in range(MI):
-                row = wm + mi * 16 + (lane & 15)
-                r = cuda.ldmatrix(smem, a_index(stage, row, kk * 2 + (lane >> 4)))
-                fa[mi, 0] = r[0]
-                fa[mi, 1] = r[1]
-                fa[mi, 2] = r[2]
-                fa[mi, 3] = r[3]
-            # B: one x4 transposed ldmatrix per two n-tiles (16 k x 16 n)
-            for nj in range(NI // 2):
-                krow = kk * 16 + (lane & 15)
-                chunk = (wn >> 3) + nj * 2 + (lane >> 4)
-                r = cuda.ldmatrix(smem, b_index(stage, krow, chunk), 4, True)
-                fb[2 * nj, 0] = r[0]
-                fb[2 * nj, 1] = r[1]
-                fb[2 * nj + 1, 0] = r[2]
-                fb[2 * nj + 1, 1] = r[3]
-            for mi in range(MI):
-                for ni in range(NI):
-                    d = cuda.mma(
-                        "m16n8k16",
-                        "bf16",
-                        (fa[mi, 0], fa[mi, 1], fa[mi, 2], fa[mi, 3]),
-                        (fb[ni, 0], fb[ni, 1]),
-                        (acc[mi, ni, 0], acc[mi, ni, 1], acc[mi, ni, 2], acc[mi, ni, 3]),
-                    )
-                    acc[mi, ni, 0] = d[0]
-                    acc[mi, ni, 1] = d[1]
-                    acc[mi, ni, 2] = d[2]
-                    acc[mi, ni, 3] = d[3]
-        stage = 0 if stage == STAGES - 1 else stage + 1
-    cuda.cp_async_wait_all()
-    # Lane l holds rows l // 4 and l // 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1
-    # of each 16 x 8 tile.
-    for mi in range(MI):
-        for ni in range(NI):
-            row = bm + wm + mi * 16 + (lane >> 2)
-            col = bn + wn + ni * 8 + (lane & 3) * 2
-            c[row, col] = acc[mi, ni, 0]
-            c[row, col + 1] = acc[mi, ni, 1]
-            c[row + 8, col] = acc[mi, ni, 2]
-            c[row + 8, col + 1] = acc[mi, ni, 3]
+BK, STAGES = 32, 4  # the k-step of one stage and the pipeline's depth
+gemm_bf16, SHARED_BYTES = make_gemm(BK, STAGES)
+VARIANTS = {f"bk{bk}x{st}": (bk, st) for bk, st in ((32, 4), (64, 3), (64, 4))}
 
 
 SIGNATURE = "void(uint16[:, ::1], uint16[:, ::1], float32[:, ::1])"
 
 
-def launch(a_bits, b_bits, c, stream=0):
-    """``c = a @ b`` for device (or host) arrays of bf16 bits and a float32 ``c``."""
+_made = {(BK, STAGES): (gemm_bf16, SHARED_BYTES)}
+
+
+def launch(a_bits, b_bits, c, stream=0, variant=(BK, STAGES)):
+    """``c = a @ b`` for device (or host) arrays of bf16 bits and a float32 ``c``;
+    ``variant``: (k-step, stages)."""
+    if variant not in _made:
+        _made[variant] = make_gemm(*variant)
+    kernel, shared_bytes = _made[variant]
     m, k = a_bits.shape
     n = b_bits.shape[1]
-    if m % BM or n % BN or k % BK:
-        raise ValueError(f"M and N must be multiples of {BM}, K of {BK}: {m}x{n}x{k}")
-    gemm_bf16[(n // BN, m // BM), THREADS, stream, SHARED_BYTES](a_bits, b_bits, c)
+    if m % BM or n % BN or k % variant[0]:
+        raise ValueError(f"M and N must be multiples of {BM}, K of {variant[0]}: {m}x{n}x{k}")
+    kernel[(n // BN, m // BM), THREADS, stream, shared_bytes](a_bits, b_bits, c)
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:
@@ -166,14 +187,14 @@ def from_bf16_bits(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def check(size: int, seed: int = 0) -> float:
+def check(size: int, seed: int = 0, variant=(BK, STAGES)) -> float:
     """Run ``size``^3 once and return the relative error against a float64 product of
     the same bf16 inputs (the tolerance: float32 accumulation over ``size`` terms)."""
     rng = np.random.default_rng(seed)
     a = bf16_bits(rng.standard_normal((size, size), np.float32))
     b = bf16_bits(rng.standard_normal((size, size), np.float32))
     c = np.full((size, size), np.nan, np.float32)  # an element left unwritten fails
-    launch(a, b, c)
+    launch(a, b, c, variant=variant)
     ref = from_bf16_bits(a).astype(np.float64) @ from_bf16_bits(b).astype(np.float64)
     return float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
 
@@ -182,13 +203,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=256, help="M = N = K (a multiple of 128)")
     p.add_argument("--ptx", action="store_true", help="print the kernel's PTX and stop")
+    p.add_argument("--variant", choices=sorted(VARIANTS), default=f"bk{BK}x{STAGES}")
     args = p.parse_args()
     if args.ptx:
         ptx, _ = cuda.compile_ptx(gemm_bf16, SIGNATURE, cc=(8, 0))
         print(ptx)
         return
     where = "cpu" if os.environ.get("CUJIT_TARGET") == "cpu" else "gpu"
-    err = check(args.size)
+    err = check(args.size, variant=VARIANTS[args.variant])
     tol = 1e-5
     status = "ok" if err < tol else "FAILED"
     print(f"{status} gemm_mma {args.size}^3 on the {where}: relative error {err:.2e} (< {tol})")
