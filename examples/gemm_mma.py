@@ -28,22 +28,24 @@ import numpy as np
 from cujit import cuda, float32, uint16, uint32
 
 BM, BN = 128, 128  # the block's tile of C
-WM, WN = 64, 64  # a warp's tile of C: 2 x 2 warps
-THREADS = 128
-MI, NI = WM // 16, WN // 8  # mma tiles per warp: 4 x 8
 
 
-def make_gemm(bk: int = 32, stages: int = 4):
+def make_gemm(bk: int = 32, stages: int = 4, warps_m: int = 2, warps_n: int = 2):
     """The kernel for k-steps of ``bk`` (32 or 64) through ``stages`` shared-memory
-    stages, and the dynamic shared memory it takes (bytes).  The constants below are
-    the kernel's own (closure variables are compile-time constants)."""
+    stages and ``warps_m x warps_n`` warps (each a ``128 / warps_m x 128 / warps_n`` tile
+    of C), with its block size and the dynamic shared memory it takes (bytes).  The
+    constants below are the kernel's own (closure variables are compile-time constants)."""
+    threads = 32 * warps_m * warps_n
+    wm_size, wn_size = BM // warps_m, BN // warps_n
+    mi_n, ni_n = wm_size // 16, wn_size // 8  # mma tiles per warp
     sa_size, sb_size = stages * BM * bk, stages * bk * BN  # elements of A's, B's stages
     shared_bytes = 2 * (sa_size + sb_size)  # past 48 KiB: dynamic shared memory
     pending = stages - 2  # copy groups still in flight when a stage is used
     a_chunks = bk // 8  # 16-byte chunks in a row of A's tile
     a_shift = a_chunks.bit_length() - 1
-    a_copies = BM * a_chunks // THREADS  # per thread per stage
-    b_copies = bk * (BN // 8) // THREADS
+    a_copies = BM * a_chunks // threads  # per thread per stage
+    b_copies = bk * (BN // 8) // threads
+    min_blocks = 2 if threads > 128 else 1  # 256 threads: at most 128 registers each
 
     @cuda.jit(device=True)
     def a_index(stage, row, chunk):
@@ -61,34 +63,34 @@ def make_gemm(bk: int = 32, stages: int = 4):
 
     @cuda.jit(device=True)
     def load_stage(a, b, smem, stage, k0, bm, bn, tid):
-        """The 128 threads copy A[bm:bm+128, k0:k0+bk] and B[k0:k0+bk, bn:bn+128] into
+        """The block's threads copy A[bm:bm+128, k0:k0+bk] and B[k0:k0+bk, bn:bn+128] into
         stage ``stage``, 16 bytes a copy, without waiting."""
         for i in range(a_copies):
-            q = tid + i * THREADS
+            q = tid + i * threads
             row = q >> a_shift
             chunk = q & (a_chunks - 1)
             cuda.cp_async(smem, a_index(stage, row, chunk), a, (bm + row, k0 + chunk * 8), 16, "cg")
         for i in range(b_copies):
-            q = tid + i * THREADS
+            q = tid + i * threads
             row = q >> 4
             chunk = q & 15
             cuda.cp_async(smem, b_index(stage, row, chunk), b, (k0 + row, bn + chunk * 8), 16, "cg")
 
-    @cuda.jit(launch_bounds=(THREADS, 1))
+    @cuda.jit(launch_bounds=(threads, min_blocks))
     def gemm_bf16(a, b, c):
         tid = cuda.threadIdx.x
         warp = tid >> 5
         lane = tid & 31
         bm = cuda.blockIdx.y * BM
         bn = cuda.blockIdx.x * BN
-        wm = (warp >> 1) * WM
-        wn = (warp & 1) * WN
+        wm = (warp // warps_n) * wm_size
+        wn = (warp % warps_n) * wn_size
         smem = cuda.shared.array(0, uint16)  # shared_bytes, given at launch
-        acc = cuda.local.array((MI, NI, 4), float32)
-        fa = cuda.local.array((MI, 4), uint32)
-        fb = cuda.local.array((NI, 2), uint32)
-        for mi in range(MI):
-            for ni in range(NI):
+        acc = cuda.local.array((mi_n, ni_n, 4), float32)
+        fa = cuda.local.array((mi_n, 4), uint32)
+        fb = cuda.local.array((ni_n, 2), uint32)
+        for mi in range(mi_n):
+            for ni in range(ni_n):
                 for j in range(4):
                     acc[mi, ni, j] = 0.0
         ktiles = a.shape[1] // bk
@@ -108,7 +110,7 @@ def make_gemm(bk: int = 32, stages: int = 4):
             fill = 0 if fill == stages - 1 else fill + 1
             for kk in range(bk // 16):
                 # A: one x4 ldmatrix per 16 x 16 tile; lane l gives row l % 16, chunk l // 16
-                for mi in range(MI):
+                for mi in range(mi_n):
                     row = wm + mi * 16 + (lane & 15)
                     r = cuda.ldmatrix(smem, a_index(stage, row, kk * 2 + (lane >> 4)))
                     fa[mi, 0] = r[0]
@@ -116,7 +118,7 @@ def make_gemm(bk: int = 32, stages: int = 4):
                     fa[mi, 2] = r[2]
                     fa[mi, 3] = r[3]
                 # B: one x4 transposed ldmatrix per two n-tiles (16 k x 16 n)
-                for nj in range(NI // 2):
+                for nj in range(ni_n // 2):
                     krow = kk * 16 + (lane & 15)
                     chunk = (wn >> 3) + nj * 2 + (lane >> 4)
                     r = cuda.ldmatrix(smem, b_index(stage, krow, chunk), 4, True)
@@ -124,8 +126,8 @@ def make_gemm(bk: int = 32, stages: int = 4):
                     fb[2 * nj, 1] = r[1]
                     fb[2 * nj + 1, 0] = r[2]
                     fb[2 * nj + 1, 1] = r[3]
-                for mi in range(MI):
-                    for ni in range(NI):
+                for mi in range(mi_n):
+                    for ni in range(ni_n):
                         d = cuda.mma(
                             "m16n8k16",
                             "bf16",
@@ -141,8 +143,8 @@ def make_gemm(bk: int = 32, stages: int = 4):
         cuda.cp_async_wait_all()
         # Lane l holds rows l // 4 and l // 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1
         # of each 16 x 8 tile.
-        for mi in range(MI):
-            for ni in range(NI):
+        for mi in range(mi_n):
+            for ni in range(ni_n):
                 row = bm + wm + mi * 16 + (lane >> 2)
                 col = bn + wn + ni * 8 + (lane & 3) * 2
                 c[row, col] = acc[mi, ni, 0]
@@ -150,31 +152,36 @@ def make_gemm(bk: int = 32, stages: int = 4):
                 c[row + 8, col] = acc[mi, ni, 2]
                 c[row + 8, col + 1] = acc[mi, ni, 3]
 
-    return gemm_bf16, shared_bytes
+    return gemm_bf16, threads, shared_bytes
 
 
-BK, STAGES = 32, 4  # the k-step of one stage and the pipeline's depth
-gemm_bf16, SHARED_BYTES = make_gemm(BK, STAGES)
-VARIANTS = {f"bk{bk}x{st}": (bk, st) for bk, st in ((32, 4), (64, 3), (64, 4))}
+# The k-step of one stage, the pipeline's depth and the warps (rows x columns of them).
+BK, STAGES, WARPS = 32, 4, (2, 2)
+gemm_bf16, THREADS, SHARED_BYTES = make_gemm(BK, STAGES, *WARPS)
+DEFAULT = (BK, STAGES, *WARPS)
+VARIANTS = {
+    f"bk{v[0]}x{v[1]}w{v[2]}x{v[3]}": v
+    for v in ((32, 4, 2, 2), (64, 3, 2, 2), (32, 4, 2, 4), (32, 3, 2, 4), (64, 3, 2, 4))
+}
 
 
 SIGNATURE = "void(uint16[:, ::1], uint16[:, ::1], float32[:, ::1])"
 
 
-_made = {(BK, STAGES): (gemm_bf16, SHARED_BYTES)}
+_made = {DEFAULT: (gemm_bf16, THREADS, SHARED_BYTES)}
 
 
-def launch(a_bits, b_bits, c, stream=0, variant=(BK, STAGES)):
+def launch(a_bits, b_bits, c, stream=0, variant=DEFAULT):
     """``c = a @ b`` for device (or host) arrays of bf16 bits and a float32 ``c``;
-    ``variant``: (k-step, stages)."""
+    ``variant``: (k-step, stages, warps_m, warps_n)."""
     if variant not in _made:
         _made[variant] = make_gemm(*variant)
-    kernel, shared_bytes = _made[variant]
+    kernel, threads, shared_bytes = _made[variant]
     m, k = a_bits.shape
     n = b_bits.shape[1]
     if m % BM or n % BN or k % variant[0]:
         raise ValueError(f"M and N must be multiples of {BM}, K of {variant[0]}: {m}x{n}x{k}")
-    kernel[(n // BN, m // BM), THREADS, stream, shared_bytes](a_bits, b_bits, c)
+    kernel[(n // BN, m // BM), threads, stream, shared_bytes](a_bits, b_bits, c)
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:
@@ -187,7 +194,7 @@ def from_bf16_bits(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def check(size: int, seed: int = 0, variant=(BK, STAGES)) -> float:
+def check(size: int, seed: int = 0, variant=DEFAULT) -> float:
     """Run ``size``^3 once and return the relative error against a float64 product of
     the same bf16 inputs (the tolerance: float32 accumulation over ``size`` terms)."""
     rng = np.random.default_rng(seed)
@@ -203,7 +210,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=256, help="M = N = K (a multiple of 128)")
     p.add_argument("--ptx", action="store_true", help="print the kernel's PTX and stop")
-    p.add_argument("--variant", choices=sorted(VARIANTS), default=f"bk{BK}x{STAGES}")
+    p.add_argument("--variant", choices=sorted(VARIANTS), default="bk32x4w2x2")
     args = p.parse_args()
     if args.ptx:
         ptx, _ = cuda.compile_ptx(gemm_bf16, SIGNATURE, cc=(8, 0))
