@@ -74,10 +74,10 @@ def print_parameters(result, arg_names, arg_types, out=sys.stdout) -> None:
         out.write(f"  {name:{width}}  {kind}{note}\n")
 
 
-def _load_kernel(target: str):
+def _load_kernel(target: str, command: str = "explain"):
     from cujit.explain_load import load_kernel  # the file's definitions only, no launches
 
-    return load_kernel(target)
+    return load_kernel(target, command)
 
 
 def cmd_explain(args) -> int:
@@ -271,7 +271,7 @@ def main(argv=None) -> int:
     ca.set_defaults(func=cmd_cache)
     from cujit.report.cli import add_report_command
 
-    add_report_command(sub)
+    add_report_command(sub, _load_kernel)
     run = sub.add_parser("run", help="run a numba.cuda program with numba.cuda served by cujit")
     run.add_argument(
         "-m", dest="module", action="store_true", help="TARGET is a module name, as with python -m"

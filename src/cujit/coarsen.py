@@ -1,7 +1,10 @@
 """Choosing a kernel's coarsened variant at launch (docs/coarsening.md).
 
 A specialisation whose typed IR ``ir.independence`` proves independent per index gets
-a ``Plan``.  Each launch reads a few facts into a bitmask: bit 0, a 1-D grid and block;
+a ``Plan``.  Each launch reads a few facts into a bitmask: bit 0, a 1-D grid and block
+within CUDA's limits (``MAX_GRID_X``, ``MAX_BLOCK_X``: past them the kernel runs as
+written, so the target's launch check refuses the grid the user gave, not the variant's
+smaller one);
 bit 1, the grid covers the kernel's bound ``n`` as the launch asked (``gx * bx >= n``:
 the variant's threads then run exactly the indices the kernel would); bit 2, every
 access ``a[i + c]`` with ``i < n`` is in bounds (only where bounds are checked, as on the
@@ -26,6 +29,9 @@ from cujit.runtime import pycode
 from cujit.variants import variant
 
 _ALIGN_MASK = 15  # 16-byte alignment
+# CUDA's largest 1-D grid and block (every compute capability cujit targets; the CPU
+# target's launch keeps the same limits).
+MAX_GRID_X, MAX_BLOCK_X = 2**31 - 1, 1024
 
 
 def verdict_of(result, pyfunc, arg_types, options) -> Verdict:
@@ -111,7 +117,8 @@ class Plan:
         from cujit.runtime.launch import normalize_dims
 
         (gx, gy, gz), (bx, by, bz) = normalize_dims(grid, "grid"), normalize_dims(block, "block")
-        mask = 1 if gy == gz == by == bz == 1 else 0
+        one_d = gy == gz == by == bz == 1 and gx <= MAX_GRID_X and bx <= MAX_BLOCK_X
+        mask = 1 if one_d else 0
         try:
             n = self.bound(*args)
             sizes = [(args[p].size, lo, hi) for p, lo, hi in self.inside]

@@ -88,6 +88,7 @@ def make_jit(kernel_class: type, device_class: type) -> Callable:
     """``cuda.jit``, building kernels as ``kernel_class`` and device functions as
     ``device_class`` (both called as ``cls(pyfunc, signatures, **flags)``)."""
 
+    @api_boundary
     def jit(
         func_or_sig=None,
         device: bool = False,

@@ -124,11 +124,26 @@ class LoweringError(CompileError):
         return self.message
 
 
-class SignatureError(CompileError, TypeError):
-    """A type signature that does not parse, reported at the user's line that gave it
-    (a TypeError too, as numba raises for one)."""
+class SignatureError(TypingError, TypeError):
+    """A type signature that does not parse or names a type kernels cannot take, reported
+    at the user's line that gave it (a TypeError too, as numba raises for one)."""
 
     kind = "bad signature"
+
+
+def def_loc(loc: Loc) -> Loc:
+    """The ``def`` line of the function whose code starts at ``loc``: Python's first line
+    is the first decorator's, and what is said of the function's own header (its
+    parameters, a debugger's breakpoint) belongs on the ``def``."""
+    import linecache
+
+    for line in range(loc.line, loc.line + 64):
+        text = linecache.getline(loc.file, line).lstrip()
+        if not text:
+            break
+        if text.startswith(("def ", "async def ")):
+            return Loc(loc.file, line, 0)
+    return loc
 
 
 def caller_loc() -> Loc | None:
@@ -239,6 +254,15 @@ class KernelFailure:
     loc: Loc
     thread: tuple[int, int, int]
     block: tuple[int, int, int]
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: each character Python would not print as itself (control
+    characters, a newline, an escape sequence's ESC) written as its escape, as ``repr``
+    writes it; other characters, unicode letters among them, left alone."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def api_boundary(fn):

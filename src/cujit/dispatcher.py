@@ -326,6 +326,8 @@ class Kernel(KernelInspection):
         """``_compile`` for a signature not compiled yet: its new Specialization."""
         from cujit.pipeline import compile_kernel
 
+        guards.check_parameters(self.py_func)  # *args, keyword-only: said at the def line
+
         # Checked GPU builds skip the disk cache: a CUDA entry keeps no error table
         # (a CPU entry does: its checks are on by default).
         base = self._base_options

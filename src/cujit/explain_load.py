@@ -24,6 +24,8 @@ import os
 import sys
 import types
 
+from cujit.diagnostics import printable
+
 _BINDING = (
     ast.Import,
     ast.ImportFrom,
@@ -41,34 +43,41 @@ class LaunchDisabled(RuntimeError):
     """A launch reached while explain loads the file's definitions."""
 
 
-def load_kernel(target: str):
+def load_kernel(target: str, command: str = "explain"):
     """The Python function of ``FILE.py:KERNEL`` (a kernel's ``py_func``); exits with a
-    one-line message (no traceback) when the file or the kernel cannot be found."""
+    one-line message (no traceback) when the file or the kernel cannot be found, the
+    message opening with ``cujit <command>:`` (``explain``, ``report``)."""
+    head = f"cujit {command}:"
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
-        raise SystemExit(f"cujit explain: expected FILE.py:KERNEL, got {target!r}")
+        raise SystemExit(f"{head} expected FILE.py:KERNEL, got {target!r}")
+    shown = printable(path)
     if not os.path.isfile(path):
-        raise SystemExit(f"cujit explain: no such file: {path}")
+        raise SystemExit(f"{head} no such file: {shown}")
     try:
         with open(path, encoding="utf-8") as fh:
             source = fh.read()
         tree = ast.parse(source, filename=path)
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        raise SystemExit(f"cujit explain: cannot read {path}: {exc}") from None
-    module = types.ModuleType("_cujit_explain_target")
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
+        raise SystemExit(f"{head} cannot read {shown}: {printable(str(exc))}") from None
+    module = types.ModuleType(f"_cujit_{command}_target")
     module.__file__ = os.path.abspath(path)
     sys.modules[module.__name__] = module  # dataclasses and pickling look modules up
     sys.path.insert(0, os.path.dirname(module.__file__))  # its sibling imports
-    with _launches_disabled(), contextlib.redirect_stdout(sys.stderr):
+    with _launches_disabled(command), contextlib.redirect_stdout(sys.stderr):
         for stmt in tree.body:
             if _binds(stmt):
-                _run(stmt, path, module)
+                _run(stmt, path, module, head)
+    return _kernel_of(module, name, f"{head} {shown}")
+
+
+def _kernel_of(module: types.ModuleType, name: str, where: str):
     obj = getattr(module, name, None)
     if obj is None:
-        raise SystemExit(f"cujit explain: {path} defines no function {name!r} at its top level")
+        raise SystemExit(f"{where} defines no function {name!r} at its top level")
     fn = getattr(obj, "py_func", obj)
     if not isinstance(fn, types.FunctionType):
-        raise SystemExit(f"cujit explain: {path}:{name} is a {type(obj).__name__}, not a kernel")
+        raise SystemExit(f"{where}:{printable(name)} is a {type(obj).__name__}, not a kernel")
     return fn
 
 
@@ -85,24 +94,24 @@ def _binds(stmt: ast.stmt) -> bool:
     return True
 
 
-def _run(stmt: ast.stmt, path: str, module: types.ModuleType) -> None:
+def _run(stmt: ast.stmt, path: str, module: types.ModuleType, head: str) -> None:
     code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
     try:
         exec(code, module.__dict__)  # noqa: S102 - the user's own definitions
     except Exception as exc:  # noqa: BLE001 - the file's own failure: note it, go on
         print(
-            f"cujit explain: skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}",
+            printable(f"{head} skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}"),
             file=sys.stderr,
         )
 
 
 @contextlib.contextmanager
-def _launches_disabled():
+def _launches_disabled(command: str):
     from cujit.dispatcher import Kernel
 
     def refuse(self, *args, **kwargs):
         raise LaunchDisabled(
-            f"kernel {self.__name__!r} is not launched while explain loads the file's definitions"
+            f"kernel {self.__name__!r} is not launched while {command} loads the file's definitions"
         )
 
     saved = Kernel._launch

@@ -283,7 +283,20 @@ def register_jitable(*args, **kwargs):
     return wrap
 
 
+def __getattr__(name: str):
+    if name == "intrinsic":  # cujit.extension_intrinsic's, loaded with its first use
+        from cujit.extension_intrinsic import intrinsic
+
+        return intrinsic
+    raise AttributeError(f"module 'cujit.extending' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "intrinsic"})
+
+
 __all__ = [
+    "intrinsic",  # noqa: F822 -- module __getattr__ loads it on first use
     "lower",
     "lower_attr",
     "lower_builtin",

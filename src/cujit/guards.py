@@ -12,7 +12,13 @@ from __future__ import annotations
 import inspect
 import sys
 
-from cujit.diagnostics import DeviceFunctionLaunchError, LaunchError, Loc, UnsupportedError
+from cujit.diagnostics import (
+    DeviceFunctionLaunchError,
+    LaunchError,
+    Loc,
+    UnsupportedError,
+    def_loc,
+)
 
 _STREAM_ATTRS = ("cu", "handle", "__cuda_stream__", "cuda_stream", "ptr")
 # Modules whose classes are streams by construction: cuda-bindings' CUstream,
@@ -28,7 +34,7 @@ def check_parameters(pyfunc) -> None:
         return
     message = parameters_message(code)
     if message is not None:
-        raise UnsupportedError(message, Loc(code.co_filename, code.co_firstlineno, 0))
+        raise UnsupportedError(message, def_loc(Loc(code.co_filename, code.co_firstlineno, 0)))
 
 
 def parameters_message(code) -> str | None:

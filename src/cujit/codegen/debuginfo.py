@@ -22,13 +22,12 @@ does nothing.
 
 from __future__ import annotations
 
-import linecache
 import os
 from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
-from cujit.diagnostics import Loc
+from cujit.diagnostics import Loc, def_loc
 from cujit.types import Type
 
 if TYPE_CHECKING:  # imported where used: only kernels built with line info need them
@@ -41,6 +40,17 @@ LEVELS = ("lines", "full")
 PRODUCER = "clang (Numba)"
 DWARF_VERSION = 4
 DEBUG_INFO_VERSION = 3
+
+
+def debug_path(path: str) -> str:
+    """A source file's absolute path as the debug information names it.
+
+    libNVVM writes it into PTX's ``.file`` directive as a C string, escaping ``\\`` and
+    non-ASCII bytes (octal), but ``"`` only as ``\\"``, which ptxas cannot read (its
+    strings take no escapes: the bytes between the quotes are the line table's): a ``"``
+    is written ``%22`` instead.  llvmlite escapes the rest in the LLVM IR text."""
+    full = os.path.abspath(path) if not path.startswith("<") else path
+    return full.replace('"', "%22")
 
 
 class DebugInfo:
@@ -84,10 +94,11 @@ class DebugInfo:
             )
 
     def file(self, path: str) -> ll.DIValue:
-        """The ``DIFile`` of a Python source file (absolute path split in two)."""
+        """The ``DIFile`` of a Python source file (absolute path split in two, as
+        ``debug_path`` writes it)."""
         f = self._files.get(path)
         if f is None:
-            full = os.path.abspath(path) if not path.startswith("<") else path
+            full = debug_path(path)
             directory, name = os.path.split(full)
             f = self.module.add_debug_info(
                 "DIFile", {"filename": name or full, "directory": directory}
@@ -142,16 +153,9 @@ def level_of(lineinfo: bool, debug: bool) -> str | None:
 
 
 def def_line(loc: Loc) -> Loc:
-    """The ``def`` line of the function whose code starts at ``loc``: Python's first
-    line is the first decorator's, and a debugger's breakpoint on the function, like
-    its subprogram, belongs on the ``def``."""
-    for line in range(loc.line, loc.line + 64):
-        text = linecache.getline(loc.file, line).lstrip()
-        if not text:
-            break
-        if text.startswith(("def ", "async def ")):
-            return Loc(loc.file, line, 0)
-    return loc
+    """The ``def`` line of the function whose code starts at ``loc`` (a debugger's
+    breakpoint on the function, like its subprogram, belongs there)."""
+    return def_loc(loc)
 
 
 def begin_function(ctx, name: str, loc: Loc, params: tuple[Type, ...]) -> None:

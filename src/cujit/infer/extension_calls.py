@@ -140,15 +140,48 @@ def _intrinsic_rule(fn: object):
         if site.kwargs:
             raise TypingError(f"{site.name}() takes no keyword arguments in kernels", site.loc)
         arg_types = tuple(front_type(a.type) for a in site.args)
-        answer = INTRINSICS[fn](None, *arg_types)
+        try:
+            answer = INTRINSICS[fn](None, *arg_types)
+        except CompileError:
+            raise
+        except Exception as exc:  # the library's typing function failed: the user's call
+            raise library_error(exc, site.loc) from exc
         if answer is None:
             shown = ", ".join(describe(a.type) for a in site.args)
             raise TypingError(f"intrinsic {site.name}() cannot take ({shown})", site.loc)
-        sig, codegen = answer
+        sig, codegen = _intrinsic_answer(site, answer)
         args = [t.cast(a, to_type(p), site.loc) for a, p in zip(site.args, sig.args, strict=True)]
         return emit_extension_call(t, site, codegen, sig, args, "extension.intrinsic")
 
     return rule
+
+
+def _intrinsic_answer(site, answer) -> tuple:
+    """An intrinsic's ``(signature, codegen)``, checked: anything else its typing
+    function returns is the library's mistake, reported at the user's call."""
+    what = f"intrinsic {site.name}()'s typing function returned {answer!r}"
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        raise TypingError(f"{what}: it must return (signature, codegen) or None", site.loc)
+    sig, codegen = answer
+    if not (hasattr(sig, "args") and hasattr(sig, "return_type")):  # numba's too
+        raise TypingError(
+            f"{what}: its first item must be a signature such as int32(int32), "
+            f"not {type(sig).__name__}",
+            site.loc,
+        )
+    if not callable(codegen):
+        raise TypingError(
+            f"{what}: its second item must be the codegen function "
+            f"(context, builder, signature, args), not {type(codegen).__name__}",
+            site.loc,
+        )
+    if len(sig.args) != len(site.args):
+        raise TypingError(
+            f"{what}: its signature takes {len(sig.args)} arguments, "
+            f"but the call passes {len(site.args)}",
+            site.loc,
+        )
+    return sig, codegen
 
 
 def library_error(exc: Exception, loc) -> TypingError:

@@ -70,12 +70,45 @@ _MD_DEF = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$")
 _FIELD = re.compile(r"(\w+): (\"(?:[^\"\\]|\\.)*\"|[^,]+)")
 
 
+_LLVM_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2})")
+_C_ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.DOTALL)
+
+
+def _llvm_string(text: str) -> str:
+    """An LLVM IR string's value (``\\XX`` escapes: llvmlite's for ``"``, ``\\`` and
+    non-ASCII bytes)."""
+    raw = _LLVM_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode())
+    return raw.decode(errors="replace")
+
+
+def debug_path(path: str) -> str:
+    """``path`` as the kernel's debug information names it (``codegen.debuginfo``,
+    which loads llvmlite: imported when a report reads a stage)."""
+    from cujit.codegen.debuginfo import debug_path as named
+
+    return named(path)
+
+
+def _c_string(text: str) -> str:
+    """A PTX (or nvdisasm) string's value: libNVVM writes it with C's escapes."""
+
+    def byte(m: re.Match) -> bytes:
+        if m.group(1):
+            return bytes([int(m.group(1), 8) & 0xFF])
+        return bytes([int(m.group(2), 16)]) if m.group(2) else m.group(3)
+
+    return _C_ESCAPE.sub(byte, text.encode()).decode(errors="replace")
+
+
 def _metadata(text: str) -> dict[str, tuple[str, dict[str, str]]]:
     table = {}
     for ln in text.splitlines():
         m = _MD_DEF.match(ln)
         if m:
-            fields = {k: v.strip().strip('"') for k, v in _FIELD.findall(m.group(3))}
+            fields = {
+                k: _llvm_string(v.strip()[1:-1]) if v.startswith('"') else v.strip()
+                for k, v in _FIELD.findall(m.group(3))
+            }
             table[m.group(1)] = (m.group(2), fields)
     return table
 
@@ -103,7 +136,7 @@ def llvm_view(text: str, path: str) -> StageView:
 
 def _module_lines(text: str, path: str) -> list[Line]:
     table = _metadata(text)
-    target = os.path.abspath(path)
+    target = debug_path(path)
 
     def line_of(ref: str, depth: int = 0) -> int | None:
         kind, fields = table.get(ref, ("", {}))
@@ -121,7 +154,7 @@ def _module_lines(text: str, path: str) -> list[Line]:
     return lines
 
 
-_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(.*)$")
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+\d+")
 
@@ -130,7 +163,8 @@ def ptx_view(text: str, path: str) -> StageView:
     """PTX: every line after a ``.loc`` belongs to its line (a location in another file
     counts by the kernel line it was inlined at); line 0 and labels end a run."""
     files = {m.group(1): m.group(2) for m in map(_PTX_FILE.match, text.splitlines()) if m}
-    kernel_files = {k for k, v in files.items() if os.path.abspath(v) == os.path.abspath(path)}
+    target = debug_path(path)
+    kernel_files = {k for k, v in files.items() if _c_string(v) == target}
     current: int | None = None
     lines = []
     for ln in text.rstrip("\n").splitlines():
@@ -202,12 +236,12 @@ def sass_view(cubin: bytes | None, path: str, timeout: float = 30.0) -> StageVie
 
 
 def _sass_lines(text: str, path: str) -> StageView:
-    current = None
+    current, target = None, debug_path(path)
     lines = []
     for ln in text.rstrip("\n").splitlines():
         m = _SASS_LINE.search(ln)
         if m:
-            same = os.path.abspath(m.group(1)) == os.path.abspath(path)
+            same = _c_string(m.group(1)) == target
             current = int(m.group(2)) if same else None
         lines.append((ln, current))
     return StageView("sass", lines)

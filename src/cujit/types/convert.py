@@ -239,7 +239,10 @@ def parse_signature(sig) -> Signature:  # noqa: C901 -- one branch per signature
     from cujit.types.foreign import from_numba_signature, is_numba_signature
 
     if is_numba_signature(sig):  # numba.void(numba.float32[:])
-        return from_numba_signature(sig)
+        try:
+            return from_numba_signature(sig)
+        except TypeError as exc:  # a numba type cujit has not (Optional...)
+            raise _sig_error(f"cannot use {sig} as a signature: {exc}") from None
     if isinstance(sig, (tuple, list)):
         try:
             return Signature(_core.void, tuple(to_type(a) for a in sig))

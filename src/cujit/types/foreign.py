@@ -133,6 +133,11 @@ def from_numba_type(obj) -> Type:
         convert = _CONVERSIONS.get(cls.__name__)
         if convert is not None and cls.__module__.startswith("numba"):
             return convert(obj)
+    if type(obj).__name__ == "Optional" and hasattr(obj, "type"):
+        raise TypeError(
+            f"numba type {obj} (Optional: a value of type {obj.type} or None) has no cujit "
+            f"equivalent: a kernel argument is a value; declare it {obj.type}"
+        )
     raise TypeError(f"numba type {obj} ({type(obj).__name__}) has no cujit equivalent")
 
 
