@@ -24,10 +24,15 @@ calls.  The symbol prefix keeps a device function named ``sin`` from capturing t
 C library's ``sin`` on the host.  A function that two callers reach is lowered
 once: entries are keyed by the typed function object, which
 ``cujit.device_function`` shares between compilations with the same options.
+A callee's body is lowered when it is first called, inside its caller's lowering, up
+to ``NESTING`` callees deep; a deeper one is defined there and its body lowered once
+the outermost callee's is done (``DeviceFunctions._pending``), so that a chain of
+device functions of any length lowers on a bounded Python stack.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -42,6 +47,8 @@ from cujit.types import Record
 
 _I8_PTR = ll.PointerType(I8)
 OK, FAILED = 0, 1  # a callee's status
+# How many callees' bodies one lowering nests on Python's stack (see the module doc).
+NESTING = 16
 
 
 def callee_symbol(fn: ir.Function) -> str:
@@ -70,6 +77,10 @@ class DeviceFunctions:
         self._made: dict[int, tuple[ir.Function, ll.Function]] = {}
         self.modules: list[ll.Module] = []  # the functions' own modules, in creation order
         module.cujit_callee_modules = self.modules
+        self._depth = 0  # callee bodies being lowered now, one inside another
+        self._pending: list[FunctionLowering] = []  # defined; bodies lowered later
+        self._names: set[str] = set()  # the globals of every module (``_taken``)
+        self._counted: dict[int, int] = {}  # id(module) -> its globals in _names
 
     def get(self, fn: ir.Function, into: ll.Module | None = None) -> ll.Function:
         """Typed callee ``fn`` as module ``into`` (default: the kernel's) sees it: its
@@ -112,14 +123,25 @@ class DeviceFunctions:
         """A name unique in the program (every module of it).  A function visible
         across modules keeps its name in the PTX, where no ``.`` may appear: ``$``
         stands for it (``cujit$dev$f``; still no ``_`` before the function's name)."""
-        taken = [self.module.globals.keys(), *(m.globals.keys() for m in self.modules)]
+        taken = self._taken()
         dot = "." if self.target.callee_module is None else "$"
         stem = callee_symbol(fn).replace(".", dot)
         name, k = stem, 0
-        while any(name in keys for keys in taken):
+        while name in taken:
             k += 1
             name = f"{stem}{dot}{k}"
         return name
+
+    def _taken(self) -> set[str]:
+        """Every global's name in the program's modules.  Modules only gain globals:
+        each module's new names are added once (a program of n device functions
+        finds its n names in linear time)."""
+        for m in (self.module, *self.modules):
+            counted = self._counted.get(id(m), 0)
+            if len(m.globals) != counted:
+                self._names.update(itertools.islice(m.globals, counted, None))
+                self._counted[id(m)] = len(m.globals)
+        return self._names
 
     def _define(self, fn: ir.Function) -> ll.Function:
         hidden = list(self.target.callee_hidden_params)
@@ -148,8 +170,20 @@ class DeviceFunctions:
             arg.name = n
             ctx.set(p, arg)
         debuginfo.describe_params(ctx, fn.args)
-        self._lower_body(ctx, self.target.callee_prologue)
+        if self._depth >= NESTING:
+            self._pending.append(ctx)
+            return llfn
+        self._lower(ctx)
+        while self._depth == 0 and self._pending:
+            self._lower(self._pending.pop())
         return llfn
+
+    def _lower(self, ctx: FunctionLowering) -> None:
+        self._depth += 1
+        try:
+            self._lower_body(ctx, self.target.callee_prologue)
+        finally:
+            self._depth -= 1
 
 
 def _returned_struct(t) -> ll.Type | None:

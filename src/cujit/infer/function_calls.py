@@ -82,13 +82,53 @@ class SelfCall:
         return ret
 
 
+# How many device functions deep one compilation's calls nest on Python's stack: a
+# deeper callee waits for ``Callees`` to compile it from the bottom of the chain
+# (``_Deferred``), so that a chain of any length uses a bounded stack.
+NESTING = 16
+
+
+class _Deferred(BaseException):
+    """A callee too deep to compile where its call is: unwinds (past the ``except
+    Exception`` of the stages in between, as no error) to the ``Callees.typed`` at the
+    bottom of the chain, which compiles it and types its callers again."""
+
+    def __init__(self, request: _Request):
+        super().__init__(request.devfn.__name__)
+        self.request = request
+
+
+@mutable
+class _Request:
+    """A callee to compile: what ``Callees.typed`` was asked, and the chain of callers
+    being compiled when it was asked (for recursion and for the depth)."""
+
+    devfn: DeviceFunction
+    arg_types: tuple[Type, ...]
+    return_type: Type | None
+    chain: list[_Compiling]
+
+
 class Callees:
-    """The device functions one compilation calls, compiled once per argument types."""
+    """The device functions one compilation calls, compiled once per argument types.
+
+    Typing a call compiles its callee there and then, on Python's stack, up to
+    ``NESTING`` callees deep.  A deeper call raises ``_Deferred``: the ``typed`` at the
+    bottom of the chain compiles that callee first (the same way, from a short stack),
+    files it, and types the callers again, which now find it.  A chain of n functions
+    types each about twice.
+
+    A callee whose compile failed fails the same way when the same callers call it
+    again (``_failed``: a copy of its error, with the notes it had): typing retries a
+    call that failed before its final sweep, and without the record a chain of n
+    callers would compile a failing callee 2**n times."""
 
     def __init__(self, front_end: FrontEnd, key: Hashable):
         self._front_end = front_end
         self.key = key  # everything besides the types that decides what front_end returns
         self._chain: list[_Compiling] = []  # callees being compiled now, outermost first
+        self._base = 0  # the length of _chain where the stack's own nesting starts
+        self._failed: dict[tuple, tuple[CompileError, list[str]]] = {}
 
     def attach(self, state) -> None:
         """The inference state of the callee being compiled now (for its own calls)."""
@@ -129,9 +169,19 @@ class Callees:
             return fn
         if any(e.devfn is devfn for e in self._chain):
             return self._recursive(devfn, arg_types, loc)
-        self._chain.append(_Compiling(devfn, arg_types, return_type))
+        request = _Request(devfn, arg_types, return_type, self._chain)
         try:
-            fn = self._front_end(devfn.py_func, arg_types, return_type, self)
+            failed = self._failed.get((devfn, key, self._callers()))
+            if failed is not None:
+                raise _copy_error(*failed)
+            if len(self._chain) - self._base >= NESTING:
+                request.chain = list(self._chain)
+                raise _Deferred(request)
+            return (
+                self._schedule(request)
+                if len(self._chain) == self._base
+                else self._compile(request)
+            )
         except CompileError as exc:
             # The error points into the device function; say which call led there.
             # numba's phrase too, which its users search for.
@@ -140,14 +190,64 @@ class Callees:
                 f"callee type: type(CUDADispatcher(<function {devfn.py_func.__qualname__}>)))"
             )
             raise
+
+    def _callers(self) -> tuple:
+        """The chain of callers being compiled, as far as a callee's compile depends on
+        it (which calls are recursive)."""
+        return tuple((e.devfn, e.arg_types, e.return_type) for e in self._chain)
+
+    def _schedule(self, first: _Request) -> Function:
+        """Compile ``first`` and, before it, every callee deferred on the way
+        (innermost first), each from the bottom of this stack."""
+        todo = [first]
+        chain, base = self._chain, self._base
+        try:
+            while True:
+                request = todo[-1]
+                self._chain, self._base = list(request.chain), len(request.chain)
+                try:
+                    fn = self._compile(request)
+                except _Deferred as deeper:
+                    todo.append(deeper.request)
+                    continue
+                except CompileError:
+                    if request is first:
+                        raise
+                todo.pop()
+                if not todo:
+                    return fn
+        finally:
+            self._chain, self._base = chain, base
+
+    def _compile(self, request: _Request) -> Function:
+        """Stages 1-5 of the callee ``request`` asks for, filed for later calls."""
+        devfn, arg_types, return_type = request.devfn, request.arg_types, request.return_type
+        callers = self._callers()
+        self._chain.append(_Compiling(devfn, arg_types, return_type))
+        try:
+            fn = self._front_end(devfn.py_func, arg_types, return_type, self)
+        except CompileError as exc:  # the same call from the same callers fails the same way
+            key = (arg_types, return_type, self.key)
+            self._failed[(devfn, key, callers)] = (exc, list(exc.call_chain))
+            raise
         finally:
             self._chain.pop()
         fn = dataclasses.replace(fn, name=symbol_for(fn.name, arg_types))
         fn = dataclasses.replace(
             fn, inline=device_function.wants_inline(devfn, fn), forceinline=devfn.forceinline
         )
-        device_function.remember(devfn, key, fn)
+        device_function.remember(devfn, (arg_types, return_type, self.key), fn)
         return fn
+
+
+def _copy_error(exc: CompileError, call_chain: list[str]) -> CompileError:
+    """A fresh copy of a callee's compile error, as it was raised (its notes then)."""
+    copy = type(exc).__new__(type(exc))
+    copy.__dict__.update(exc.__dict__)
+    copy.args = exc.args
+    copy.call_chain = list(call_chain)
+    copy.__cause__, copy.__suppress_context__ = exc.__cause__, exc.__suppress_context__
+    return copy
 
 
 # Kernels and numba's CPU-jitted functions called from a kernel, as the device

@@ -33,13 +33,38 @@ from cujit.types.core import Array, Scalar
 
 def written_arguments(fn: Function) -> tuple[bool, ...]:
     """One flag per kernel argument: True if the kernel may write into it."""
+    written: dict[int, tuple[bool, ...]] = {}  # by id(callee), each answered once
+    for f in _callees_first(fn):
+        written[id(f)] = _written(f, written)
+    return written[id(fn)]
+
+
+def _callees_first(fn: Function) -> list[Function]:
+    """``fn`` and every function it calls, each once and after everything it calls."""
+    order: list[Function] = []
+    seen = {id(fn)}
+    stack = [(fn, iter(fn.callees))]
+    while stack:
+        f, it = stack[-1]
+        callee = next(it, None)
+        if callee is None:
+            order.append(f)
+            stack.pop()
+        elif id(callee) not in seen:
+            seen.add(id(callee))
+            stack.append((callee, iter(callee.callees)))
+    return order
+
+
+def _written(fn: Function, callees: dict[int, tuple[bool, ...]]) -> tuple[bool, ...]:
+    """``written_arguments`` of ``fn``, its callees' answers in ``callees``."""
     aliases: dict[int, frozenset[int]] = {p.id: frozenset((i,)) for i, p in enumerate(fn.args)}
     flows = _alias_flows(fn)
     while _widen(aliases, flows):  # sets only grow, over a finite set of arguments: this ends
         pass
     written: set[int] = set()
     for op in fn.all_ops():
-        for v in _stored_operands(fn, op):
+        for v in _stored_operands(fn, op, callees):
             written |= aliases.get(v.id, frozenset())
     return tuple(i in written for i in range(len(fn.args)))
 
@@ -74,8 +99,9 @@ def _widen(aliases: dict[int, frozenset[int]], flows) -> bool:
     return changed
 
 
-def _stored_operands(fn: Function, op) -> tuple:
-    """The operands whose memory ``op`` may store into."""
+def _stored_operands(fn: Function, op, callees: dict[int, tuple[bool, ...]]) -> tuple:
+    """The operands whose memory ``op`` may store into (``callees``: what each device
+    function writes, by id)."""
     if isinstance(op, SetItem):
         return (op.obj,)
     if isinstance(op, Intrinsic):  # the intrinsic table says which operand it stores into
@@ -84,7 +110,7 @@ def _stored_operands(fn: Function, op) -> tuple:
     if isinstance(op, CallFunction) and op.callee == SELF_CALL:
         return op.args  # a recursive call: any of them, as far as this analysis sees
     if isinstance(op, CallFunction):  # a device function writes what its body writes
-        flags = written_arguments(fn.callee(op.callee))
+        flags = callees[id(fn.callee(op.callee))]
         return tuple(arg for arg, w in zip(op.args, flags, strict=True) if w)
     return ()
 
@@ -96,13 +122,10 @@ def grid_sync_op(fn: Function) -> Intrinsic | None:
     """The first grid-wide barrier (``cuda.cg.this_grid().sync()``) in ``fn`` or in a
     device function it calls, if any.  A kernel with one must be launched
     cooperatively: every block resident at once, or the barrier never opens."""
-    for op in fn.all_ops():
-        if isinstance(op, Intrinsic) and op.name == GRID_SYNC:
-            return op
-    for callee in fn.callees:
-        found = grid_sync_op(callee)
-        if found is not None:
-            return found
+    for f in fn.reachable():
+        for op in f.all_ops():
+            if isinstance(op, Intrinsic) and op.name == GRID_SYNC:
+                return op
     return None
 
 
@@ -114,15 +137,16 @@ def needs_cooperative_launch(fn: Function) -> bool:
     """Whether ``fn`` or a device function it calls makes its kernel cooperative, as
     numba marks one: it takes the grid group (``cuda.cg.this_grid()``), syncs the grid,
     or calls a foreign function declared with ``use_cooperative=True``."""
-    for op in fn.all_ops():
-        if not isinstance(op, Intrinsic):
-            continue
-        row = intrinsic_row(op.name)  # None for a name the verifier will refuse
-        if (row is not None and row.cooperative) or (
-            op.name == "foreign.call" and op.attr("cooperative", False)
-        ):
-            return True
-    return any(needs_cooperative_launch(callee) for callee in fn.callees)
+    return any(_cooperative_op(op) for f in fn.reachable() for op in f.all_ops())
+
+
+def _cooperative_op(op) -> bool:
+    if not isinstance(op, Intrinsic):
+        return False
+    row = intrinsic_row(op.name)  # None for a name the verifier will refuse
+    return (row is not None and row.cooperative) or (
+        op.name == "foreign.call" and op.attr("cooperative", False)
+    )
 
 
 # -- value ranges for integer additions ------------------------------------------------

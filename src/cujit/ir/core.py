@@ -198,6 +198,20 @@ class Function:
                 return f
         raise KeyError(f"{self.name}: no callee {symbol!r}")
 
+    def reachable(self) -> Iterator[Function]:
+        """This function, then every device function it calls, directly or through
+        others, each once (by identity), depth first in the order of ``callees``: a
+        walk with its own stack, so a chain of callees of any length walks."""
+        seen: set[int] = set()
+        todo = [self]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            yield f
+            todo.extend(reversed(f.callees))
+
     def block(self, block_id: int) -> Block:
         return self._blocks_by_id[block_id]
 

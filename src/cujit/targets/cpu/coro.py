@@ -191,18 +191,16 @@ BARRIERS = intrinsic_table.names_where(lambda row: row.cpu_wait == intrinsic_tab
 _SUSPENDING = intrinsic_table.names_where(lambda row: row.suspends)
 
 
-def suspends(fn: ir.Function, _seen: frozenset = frozenset()) -> bool:
+def suspends(fn: ir.Function) -> bool:
     """Whether ``fn``, or a device function it calls, waits at a barrier or a warp
     function: on the CPU target such a device function is inlined into the kernel
     (``passes.inline``), since only the kernel itself can be a coroutine."""
-    if any(
+    return any(
         isinstance(op, ir.Intrinsic) and op.name in _SUSPENDING
-        for block in fn.blocks
+        for f in fn.reachable()
+        for block in f.blocks
         for op in block.ops
-    ):
-        return True
-    seen = _seen | {fn.name}
-    return any(suspends(c, seen) for c in fn.callees if c.name not in seen)
+    )
 
 
 def uses_barrier(fn: ir.Function) -> bool:
