@@ -377,3 +377,33 @@ def test_cached_kernels_keep_the_guards(tmp_path):
     for out in outs:
         assert "RAISED RecursionError" in out and "'down(int64)'" in out, out
         assert "RAISED KeyboardInterrupt" in out and "STILL WORKS" in out, out
+
+
+def test_first_compiles_in_threads_of_a_fresh_process():
+    """Threads of a new process that compile their first kernels at once share one
+    support module (two made at once crashed the process)."""
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        from concurrent.futures import ThreadPoolExecutor
+        from cujit import cuda
+
+        @cuda.jit(target="cpu")
+        def bump(x):
+            x[0] += 1
+
+        def run(x):
+            bump[1, 1](x)
+            return float(x[0])
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            got = list(pool.map(run, [np.zeros(2) for _ in range(8)]))
+        print(got)
+        """
+    )
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == str([1.0] * 8)

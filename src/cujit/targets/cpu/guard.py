@@ -33,13 +33,13 @@ kernels without loops or recursion pay nothing inside the thread loop.
 from __future__ import annotations
 
 import ctypes
-import functools
 import signal
 import sys
 import threading
 
 from llvmlite import ir as ll
 
+from cujit import forksafe
 from cujit.codegen.lltypes import I8, I32, I64, VOID
 
 I8P = ll.PointerType(I8)
@@ -251,10 +251,18 @@ _PROTECT = ctypes.CFUNCTYPE(
 )
 
 
-@functools.cache
+_made: list[_Support] = []
+_making = forksafe.renewed(threading.Lock())
+
+
 def support() -> _Support:
-    """The loaded support module (made at the first CPU compile or load)."""
-    return _Support()
+    """The loaded support module (made once, at the first CPU compile or load: threads
+    compiling their first kernels at once wait for the one that makes it)."""
+    if not _made:
+        with _making:
+            if not _made:
+                _made.append(_Support())
+    return _made[0]
 
 
 # --- SIGINT -----------------------------------------------------------------------
