@@ -82,7 +82,9 @@ def test_float64_in_a_32_bit_kernel_is_flagged_at_its_line():
     assert [f.line for f in wide] == [line_of(widen, "x[i] * 0.1")]
     # 0.1 is not a float32 value: the product must be rounded from float64, so the
     # PTX keeps the 64-bit multiply.
-    assert "float64" in wide[0].message and "computes in 64 bits" in wide[0].message
+    assert "float64" in wide[0].message and "computes in float64" in wide[0].message
+    assert "np.float32(" in wide[0].message and not wide[0].is_note
+    assert wide[0] in rep.warnings
     assert not [f for f in build_report(narrow, F32).findings if f.kind == "wide-type"]
     # A float64 kernel is not a 32-bit kernel: nothing to flag.
     assert not [
@@ -92,15 +94,19 @@ def test_float64_in_a_32_bit_kernel_is_flagged_at_its_line():
     ]
 
 
-def test_int64_from_a_python_int_is_flagged_at_its_line():
+def test_int64_from_a_python_int_is_a_note_at_its_line():
     i32 = (int32[::1], int32[::1])
-    # 3 is a Python int, an int64: the product is int64.  np.int32(3) is not, and the
-    # index compare against x.size (an int64 extent) is no arithmetic.
-    # (every report also says whether the kernel is coarsened: test_coarsen_explain.py)
-    found = [(f.kind, f.line) for f in build_report(iwiden, i32).findings]
-    assert [f for f in found if f[0] != "coarsening"] == [
-        ("wide-type", line_of(iwiden, "x[i] * 3"))
-    ]
+    # 3 is a Python int, an int64: the product is int64, as in numba, where even
+    # int32 * int32 is int64: a note (nothing to change), never a warning.  np.int32(3)
+    # is not noted, and the index compare against x.size (an int64 extent) is no
+    # arithmetic.  (every report also says whether the kernel is coarsened:
+    # test_coarsen_explain.py)
+    rep = build_report(iwiden, i32)
+    found = [(f.kind, f.line) for f in rep.findings]
+    assert [f for f in found if f[0] != "coarsening"] == [("int64", line_of(iwiden, "x[i] * 3"))]
+    assert rep.warnings == []
+    (note,) = [f for f in rep.remarks if f.kind == "int64"]
+    assert "np.int32" not in note.message and "an int32 value" in note.message
     assert [f for f in build_report(inarrow, i32).findings if f.kind != "coarsening"] == []
 
 

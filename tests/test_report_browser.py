@@ -16,12 +16,11 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 
-import numpy as np
 import pytest
 from kernels import CASES
 
+from cujit import float32
 from cujit.report import report
-from cujit.types import typeof
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARTIFACTS = os.path.join(ROOT, "artifacts", "report")
@@ -79,9 +78,9 @@ class Collect(HTMLParser):
 @pytest.fixture(scope="module")
 def stencil_page(tmp_path_factory):
     case = next(c for c in CASES if c.name == "stencil_boundaries")
-    args, *_ = case.setup(np.random.default_rng(0))
     out = tmp_path_factory.mktemp("report") / "stencil.html"
-    report(case.kernel, tuple(typeof(a) for a in args), str(out))
+    # float32, as the README's picture: 0.25 * (...) is then a float64 warning.
+    report(case.kernel, (float32[:, ::1], float32[:, ::1]), str(out))
     lines, first = inspect.getsourcelines(case.kernel.py_func)
     # The interior update: its loads, adds and multiply are all in the PTX.
     line = next(first + k for k, ln in enumerate(lines) if "0.25 *" in ln)
@@ -134,3 +133,42 @@ def test_screenshot_artifact(stencil_page, tmp_path):
     assert os.path.getsize(shot) > 20_000  # a rendered page, not a blank one
     print(f"\nreport screenshot: {shot}")
     assert re.search(r"\.png$", shot)
+
+
+# Run after the page's own script: each source line whose text is wider than its box
+# (cut off) is named in <body data-cut>, and the source pane's own overflow in
+# <body data-pane-cut>; the page allows inline scripts (its CSP).
+MEASURE = """<script>
+(function () {
+  var cut = [];
+  document.querySelectorAll(".src code").forEach(function (c) {
+    if (c.scrollWidth > c.clientWidth + 1) { cut.push(c.parentNode.id); }
+  });
+  var pane = document.querySelector(".source");
+  document.body.setAttribute("data-cut", cut.join(" ") || "none");
+  document.body.setAttribute("data-pane-cut", String(pane.scrollWidth > pane.clientWidth + 1));
+})();
+</script></body>"""
+
+
+def test_source_lines_are_never_cut_at_1280_px(stencil_page, tmp_path):
+    exe = chromium()
+    page, _ = stencil_page
+    # A line far longer than the column, beside the kernel's own.
+    measured = tmp_path / "measured.html"
+    text = page.read_text(encoding="utf-8")
+    long_row = (
+        '<div class="src" id="src-L9999" data-line="9999"><span class="no">9999</span>'
+        '<span class="mark"></span><code style="--ind: 4ch">    out[i, j] = '
+        + " + ".join(f"u[i + {k}, j]" for k in range(30))
+        + '</code><span class="chips"></span></div></aside>'
+    )
+    text = text.replace("</aside>", long_row, 1).replace("</body>", MEASURE, 1)
+    measured.write_text(text, encoding="utf-8")
+    proc = run_browser(exe, tmp_path, "--window-size=1280,1000", "--dump-dom", f"file://{measured}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = Collect()
+    dom.feed(proc.stdout)
+    body = next(e for e in dom.elements if e["_tag"] == "body")
+    assert body.get("data-cut") == "none", body.get("data-cut")
+    assert body.get("data-pane-cut") == "false"

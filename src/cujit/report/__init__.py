@@ -9,7 +9,7 @@ The page shows the Python source with each line linked to what it became in
 every stage (bytecode, CFG, IR, typed IR, after passes, LLVM IR, PTX, SASS where
 a disassembler is installed), the control-flow graph, each stage's time, the
 kernel's parameters and which a launch passes, the linker's resource use with
-the occupancy it allows, and warnings at their lines.  ``model.py`` gathers it,
+the occupancy it allows, and warnings and notes at their lines.  ``model.py`` gathers it,
 ``html.py`` renders it.
 """
 

@@ -12,16 +12,23 @@ header p { margin: 2px 0; }
 header code { color: #cfe0ff; }
 h2 { font-size: 15px; margin: 6px 0; }
 h3 { font-size: 13px; margin: 0; padding: 4px 8px; background: #e8ecf4; }
-main { display: grid; grid-template-columns: minmax(340px, 34%) 1fr; gap: 10px; padding: 10px; }
+main { display: grid; grid-template-columns: minmax(400px, 46%) minmax(0, 1fr); gap: 10px;
+       padding: 10px; }
 .source { background: #fff; border: 1px solid #d5dbe6; border-radius: 6px; padding: 6px;
           overflow: auto; max-height: 720px; }
 .src { display: flex; gap: 6px; align-items: baseline; cursor: pointer;
-       font: 12.5px/1.5 ui-monospace, "DejaVu Sans Mono", monospace; white-space: pre; }
+       font: 12.5px/1.5 ui-monospace, "DejaVu Sans Mono", monospace; }
 .src:hover { background: #eef3ff; }
 .src .no { color: var(--dim); min-width: 3.2em; text-align: right; }
-.src code { flex: 1; overflow: hidden; text-overflow: ellipsis; }
-.chips { display: flex; gap: 2px; }
-.chip { font-size: 9px; padding: 0 3px; border-radius: 3px; background: #dfe7f7; color: #3a4a6b; }
+/* The user's own lines are never cut off: a long line wraps, its continuation
+   indented past the line's own indentation (--ind, set per line). */
+.src code { flex: 1 1 auto; min-width: 0; white-space: pre-wrap; overflow-wrap: anywhere;
+            padding-left: calc(var(--ind, 0ch) + 4ch);
+            text-indent: calc(-1 * (var(--ind, 0ch) + 4ch)); }
+.chips { display: flex; gap: 1px; flex: 0 0 auto; min-width: 8em; justify-content: flex-end; }
+.mark { flex: 0 0 1em; }
+.chip { font-size: 9px; min-width: 1.5em; text-align: center; border-radius: 3px;
+        background: #dfe7f7; color: #3a4a6b; }
 .warn { color: #c0392b; font-weight: bold; }
 .stages { display: grid; grid-template-columns: repeat(auto-fill, minmax(430px, 1fr)); gap: 8px; }
 .stage { background: #fff; border: 1px solid #d5dbe6; border-radius: 6px; overflow: hidden; }
@@ -53,7 +60,10 @@ td, th { border-bottom: 1px solid #e3e7ef; padding: 2px 10px 2px 0; text-align: 
 .cfg g.node { cursor: pointer; }
 .warnings { margin: 10px 10px 0; padding: 4px 12px; background: #fff7e6;
             border: 1px solid #f0c36d; border-radius: 6px; }
-.warnings ul { margin: 2px 0; padding-left: 18px; } .warnings h2 { margin: 2px 0; }
+.warnings ul, .notes ul { margin: 2px 0; padding-left: 18px; }
+.warnings h2, .notes h2 { margin: 2px 0; }
+.notes { margin: 6px 10px 0; padding: 4px 12px; background: #f1f5fb;
+         border: 1px solid #c9d5e8; border-radius: 6px; }
 .finding { margin: 2px 0; cursor: pointer; } .finding.hl { background: var(--hl); }
 pre { font-size: 11px; white-space: pre-wrap; }
 """
@@ -96,6 +106,8 @@ SCRIPT = r"""
     if (history.replaceState) { history.replaceState(null, "", "#L" + n); }
   }
   document.addEventListener("click", function (ev) {
+    var a = ev.target.closest('a[href^="#L"]');
+    if (a) { ev.preventDefault(); select(a.getAttribute("href").slice(2)); return; }
     var el = ev.target.closest("[data-line]");
     if (el) { select(el.getAttribute("data-line")); return; }
     var g = ev.target.closest("g.node");

@@ -1,13 +1,21 @@
-"""Warnings the report shows at their Python lines.
+"""What the report says at the kernel's Python lines: warnings, and notes.
 
-- float64 or int64 arithmetic widened from a 32-bit value in a kernel whose arrays
-  are all 32-bit (a Python float, or a Python int constant, joining it); read off the
-  typed IR, before constant folding blurs np.int32(3) into an int64 constant;
-- a local array the linker placed in local memory (a stack frame remains);
+Warnings (something the user may want to change):
+
+- float64 arithmetic widened from a 32-bit value in a kernel whose arrays are all
+  32-bit (a Python float such as ``0.25`` joining it), read off the typed IR;
+- a local array the linker placed in local memory (a stack frame remains).
+
+Notes (what the compiler did; nothing is wrong):
+
+- int64 arithmetic where a Python int constant meets a 32-bit int (numba's typing
+  rules; ``tile[tx + 1, ty + 1]`` indexes in int64 as numba's does);
 - a loop that is still a loop in the PTX (a backward branch whose body holds the
   loop's header line), so it was not unrolled;
 - whether the kernel is coarsened (``ir.independence``), or the rule that failed, at
   that rule's line.
+
+``group`` merges findings of one kind and text into one, listing its lines.
 """
 
 from __future__ import annotations
@@ -21,9 +29,33 @@ from cujit.types import Array, Scalar
 
 @frozen
 class Finding:
-    line: int
-    kind: str  # "wide-type", "local-memory", "loop", "coarsening"
+    line: int  # the first of ``lines``
+    kind: str  # "wide-type", "local-memory", "int64", "loop", "coarsening"
     message: str
+    lines: tuple[int, ...] = ()  # every line it stands for (``group``); () = (line,)
+
+    @property
+    def all_lines(self) -> tuple[int, ...]:
+        return self.lines or (self.line,)
+
+    @property
+    def is_note(self) -> bool:
+        return self.kind in NOTE_KINDS
+
+
+# Kinds that say what the compiler did, not what the user should change.
+NOTE_KINDS = frozenset({"int64", "loop", "coarsening"})
+
+
+def group(found: list[Finding]) -> list[Finding]:
+    """One finding per kind and text, listing its lines in order, sorted by first line."""
+    lines: dict[tuple[str, str], set[int]] = {}
+    for f in found:
+        lines.setdefault((f.kind, f.message), set()).update(f.all_lines)
+    merged = [
+        Finding(min(ls), kind, message, tuple(sorted(ls))) for (kind, message), ls in lines.items()
+    ]
+    return sorted(merged, key=lambda f: (f.line, f.kind))
 
 
 def _is_wide(t) -> bool:
@@ -57,12 +89,39 @@ def _widening(op: ir.Op, defs: dict[int, ir.Op]):
     return None
 
 
+def _a(t) -> str:
+    """``t``'s name with its article: "an int32", "a uint8", "a float32"."""
+    return ("an " if str(t)[0] in "aeio" else "a ") + str(t)
+
+
+def _message(res, narrow, in_ptx: bool) -> tuple[str, str]:
+    """The kind and text of one widening finding (``_widening``)."""
+    if res.kind == "f":
+        kept = (
+            "the PTX of this line computes in float64"
+            if in_ptx
+            else "here LLVM narrowed it back to float32 in the PTX"
+        )
+        return "wide-type", (
+            f"float64 arithmetic on {_a(narrow)} value although every array of this kernel "
+            f"is 32-bit ({kept}): a Python float such as 0.25 is a float64, and so is the "
+            "arithmetic it takes part in; write np.float32(0.25) to stay in float32"
+        )
+    kept = "the PTX computes in 64 bits" if in_ptx else "LLVM narrowed it back to 32 bits"
+    return "int64", (
+        f"int64 integer arithmetic on {_a(narrow)} value, as in numba: a Python int "
+        "constant (the 1 of tx + 1) is an int64, and so is the arithmetic it takes part "
+        f"in ({kept}); array indices are int64 anyway, so there is nothing to change"
+    )
+
+
 def wide_types(
     fn: ir.Function, path: str, ptx_lines: list[tuple[str, int | None]] = ()
 ) -> list[Finding]:
     """64-bit arithmetic widened from a 32-bit operand (``_widening``), when every array
-    argument holds 32-bit (or narrower) elements; the message says whether the PTX of
-    that line still computes in 64 bits (LLVM narrows some, such as exact products)."""
+    argument holds 32-bit (or narrower) elements: a float64 warning, or an int64 note,
+    per line and kind; the text says whether the PTX of that line still computes in
+    64 bits (LLVM narrows some, such as exact products)."""
     wide_ptx = {
         kind: {n for t, n in ptx_lines if n is not None and re.search(pat, t)}
         for kind, pat in (("f", r"\.f64\b"), ("i", r"\.[su]64\b"))
@@ -71,26 +130,14 @@ def wide_types(
     if not arrays or any(t.dtype.bits > 32 for t in arrays):
         return []
     defs = {op.result.id: op for op in fn.all_ops() if op.result is not None}
-    found: dict[int, Finding] = {}
+    found: dict[tuple[int, str], Finding] = {}
     for op in fn.all_ops():
         narrow = _widening(op, defs) if op.loc.file == path else None
-        if narrow is None or op.loc.line in found:
+        res = op.result.type if narrow is not None else None
+        if res is None or (op.loc.line, res.kind) in found:
             continue
-        res = op.result.type
-        kept = (
-            "the PTX of this line computes in 64 bits"
-            if op.loc.line in wide_ptx[res.kind]
-            else "LLVM narrowed it back in the PTX"
-        )
-        found[op.loc.line] = Finding(
-            op.loc.line,
-            "wide-type",
-            (
-                f"{res} arithmetic on a {narrow} value although every array of this kernel is "
-                f"32-bit ({kept}): a Python float or int constant widens it; write "
-                f"np.{narrow}(...) to stay 32-bit"
-            ),
-        )
+        kind, text = _message(res, narrow, op.loc.line in wide_ptx[res.kind])
+        found[op.loc.line, res.kind] = Finding(op.loc.line, kind, text)
     return list(found.values())
 
 

@@ -24,8 +24,13 @@ STAGE_TITLES = {
     "passes": "5 · after passes",
     "llvm": "6 · LLVM IR",
     "ptx": "7 · PTX",
-    "sass": "SASS",
+    "sass": "8 · SASS",
 }
+
+
+# A source line's chips name the stages holding it by their number (the stage's title
+# says which), so that they take little of the source column's width.
+CHIPS = {k: v.split(" · ")[0] for k, v in STAGE_TITLES.items()}
 
 
 def _line_attr(n: int | None) -> str:
@@ -34,23 +39,26 @@ def _line_attr(n: int | None) -> str:
 
 def _source(rep: Report) -> str:
     used = {s.name: s.python_lines() for s in rep.stages}
-    warn = {}
-    for f in rep.findings:
-        warn.setdefault(f.line, []).append(f.message)
+    warn: dict[int, list[str]] = {}
+    for f in rep.warnings:
+        for n in f.all_lines:
+            warn.setdefault(n, []).append(f.message)
     rows = []
     for n, text in rep.source:
         chips = "".join(
-            f'<span class="chip">{escape(name)}</span>'
+            f'<span class="chip" title="{escape(name)}">{CHIPS.get(name, name)}</span>'
             for name, lines in used.items()
             if n in lines and name != "cfg"
         )
-        mark = ""
+        mark = '<span class="mark"></span>'
         if n in warn:
-            mark = f'<span class="warn" title="{escape(" / ".join(warn[n]))}">⚠</span>'
+            mark = f'<span class="mark warn" title="{escape(" / ".join(warn[n]))}">⚠</span>'
+        text = text.expandtabs(4)
+        indent = len(text) - len(text.lstrip(" "))
         rows.append(
             f'<div class="src" id="src-L{n}" data-line="{n}"><span class="no">{n}</span>'
-            f'{mark}<code>{escape(text) or " "}</code><span class="chips">{chips}'
-            f"</span></div>"
+            f'{mark}<code style="--ind: {indent}ch">{escape(text) or " "}</code>'
+            f'<span class="chips">{chips}</span></div>'
         )
     return "\n".join(rows)
 
@@ -134,27 +142,39 @@ def _resources(rep: Report) -> str:
     )
 
 
-def _findings(rep: Report) -> str:
-    if not rep.findings:
-        return '<p class="ok">No warnings.</p>'
+def _at_lines(lines: tuple[int, ...]) -> str:
+    """``line 7`` or ``lines 7, 9, 12``, each a link that selects its line."""
+    links = ", ".join(f'<a href="#L{n}">{n}</a>' for n in lines)
+    return f"line {links}" if len(lines) == 1 else f"lines {links}"
+
+
+def _findings(found, empty: str) -> str:
+    """One item per finding (grouped: its lines listed once), or ``empty``."""
+    if not found:
+        return f'<p class="ok">{escape(empty)}</p>'
     items = "".join(
-        f'<li class="finding f-{escape(f.kind)}" data-line="{f.line}">'
-        f'<a href="#L{f.line}">line {f.line}</a>: {escape(f.message)}</li>'
-        for f in rep.findings
+        f'<li class="finding f-{escape(f.kind)}" data-line="{f.line}" '
+        f'data-lines="{" ".join(map(str, f.all_lines))}">'
+        f"{_at_lines(f.all_lines)}: {escape(f.message)}</li>"
+        for f in found
     )
     return f"<ul>{items}</ul>"
+
+
+def _cfg(rep: Report) -> str:
+    """The graph's SVG, or the one sentence saying why there is none."""
+    if rep.graph.svg:
+        note = f'<p class="small">{escape(rep.graph.note)}</p>' if rep.graph.note else ""
+        return f'{note}<div class="cfg">{rep.graph.svg}</div>'
+    return f'<p class="note">{escape(rep.graph.note)}</p>'
 
 
 def render_html(rep: Report) -> str:
     """The report as one HTML document (a string)."""
     data = {"blocks": {str(k): v for k, v in rep.graph.block_lines.items()}}
-    cfg = rep.graph.svg or f'<p class="note">{escape(rep.graph.note)}</p>'
     sections = [
         ("stage times", _times(rep)),
-        (
-            "control-flow graph",
-            (f'<p class="small">{escape(rep.graph.note)}</p><div class="cfg">{cfg}</div>'),
-        ),
+        ("control-flow graph", _cfg(rep)),
         ("parameters", _params(rep)),
         ("resources and occupancy", _resources(rep)),
     ]
@@ -174,7 +194,10 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <header><h1>{escape(rep.name)}</h1><p><code>{escape(rep.signature)}</code> ·
 sm_{rep.arch[0]}{rep.arch[1]} · <code>{escape(rep.path)}</code></p>
 <p class="small">Click a Python line: its code lights up in every stage.</p></header>
-<section class="warnings" id="warnings"><h2>warnings</h2>{_findings(rep)}</section>
+<section class="warnings" id="warnings"><h2>warnings</h2>\
+{_findings(rep.warnings, "No warnings.")}</section>
+<section class="notes" id="notes"><h2>notes</h2>\
+{_findings(rep.remarks, "No notes.")}</section>
 <main><aside class="source"><h2>Python source</h2>{_source(rep)}</aside>
 <div class="stages">{stages}</div></main>
 <div class="panels">{extra}</div>

@@ -2,7 +2,8 @@
 
 The compile is an ordinary ``compile_kernel`` run with line tables on
 (``lineinfo``, or ``debug`` when asked), so the LLVM IR and PTX carry the
-locations the report links; the report reads only the stages' outputs and times.
+locations the report links; the report reads only the stages' outputs and times and
+the compile's launch record (which flat parameters a launch passes).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import linecache
-import re
 from dataclasses import dataclass, field
 
 from cujit.options import Options
@@ -36,9 +36,18 @@ class Report:
     params: list[Param]
     resources: resources.Resources | None
     occupancy: list[resources.Occupancy]
-    findings: list[findings.Finding]
+    findings: list[findings.Finding]  # grouped (``findings.group``): warnings and notes
     graph: graph.Graph
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the report could not gather
+
+    @property
+    def warnings(self) -> list[findings.Finding]:
+        return [f for f in self.findings if not f.is_note]
+
+    @property
+    def remarks(self) -> list[findings.Finding]:
+        """The optimisation notes: what the compiler did, nothing to fix."""
+        return [f for f in self.findings if f.is_note]
 
 
 def _source(pyfunc, path: str) -> list[tuple[int, str]]:
@@ -50,17 +59,9 @@ def _source(pyfunc, path: str) -> list[tuple[int, str]]:
     return [(first + i, ln.rstrip("\n")) for i, ln in enumerate(lines)]
 
 
-def _passed_params(ptx: str, symbol: str, count: int) -> list[bool]:
-    """Which flat parameters the PTX entry still declares (``SYM_param_N``): what a
-    launch passes."""
-    head = re.search(r"\.entry\s+" + re.escape(symbol) + r"\s*\((.*?)\)", ptx, re.DOTALL)
-    if head is None:
-        return [True] * count
-    kept = {int(n) for n in re.findall(re.escape(symbol) + r"_param_(\d+)", head.group(1))}
-    return [i in kept for i in range(count)]
-
-
-def _params(pyfunc, arg_types, ptx: str, symbol: str) -> list[Param]:
+def _params(pyfunc, arg_types, record) -> list[Param]:
+    """The flat parameters and which a launch passes: ``record.passed``, the launch
+    record's mask that ``explain`` prints and the launcher applies (``abi.keep``)."""
     from cujit import abi
 
     code = pyfunc.__code__
@@ -70,8 +71,7 @@ def _params(pyfunc, arg_types, ptx: str, symbol: str) -> list[Param]:
         for n in abi.param_names(a, t)
     ]
     kinds = abi.flat_param_kinds(tuple(arg_types))
-    passed = _passed_params(ptx, symbol, len(kinds))
-    return [Param(n, str(k), p) for n, k, p in zip(names, kinds, passed, strict=True)]
+    return [Param(n, str(k), p) for n, k, p in zip(names, kinds, record.passed, strict=True)]
 
 
 def compile_options(options: Options | None) -> Options:
@@ -87,7 +87,6 @@ def build_report(
     ``disassemble=False`` skips the SASS (the disassembler is the slow part)."""
     from cujit.bytecode import format_bytecode
     from cujit.cfg import format_cfg
-    from cujit.codegen import kernel_symbol
     from cujit.pipeline import compile_kernel
 
     pyfunc = getattr(pyfunc, "py_func", pyfunc)
@@ -96,7 +95,7 @@ def build_report(
     out = result.outputs
     path = pyfunc.__code__.co_filename
     fn = out["passes"]
-    symbol = kernel_symbol(fn)
+    symbol = result.record.symbol
     views = [
         stages.listing_view("bytecode", format_bytecode(out["bytecode"])),
         stages.listing_view("cfg", format_cfg(out["cfg"])),
@@ -130,10 +129,10 @@ def build_report(
         source=_source(pyfunc, path),
         stages=views,
         times=dict(result.times),
-        params=_params(pyfunc, arg_types, out["ptx"], symbol),
+        params=_params(pyfunc, arg_types, result.record),
         resources=res,
         occupancy=resources.occupancy_table(res, options.arch) if res else [],
-        findings=sorted(found, key=lambda f: f.line),
+        findings=findings.group(found),
         graph=graph.render(fn, path),
         notes=notes,
     )
