@@ -124,8 +124,8 @@ def shown_cujit_frames(exc: BaseException) -> list[tuple[str, str]]:
 
 
 def assert_user_facing(exc: BaseException) -> None:
-    """No cujit file in the message; in the traceback, cujit shows only the one line
-    of its API boundary that re-raises (CPython always lists the raising frame)."""
+    """No cujit file in the message; the traceback holds the user's frames only (the
+    API boundary re-raises with a bare ``raise``, which lists no frame of its own)."""
     assert CUJIT_SRC not in str(exc)
     assert "cujit/" not in str(exc).replace(__file__, "")
     frames = [
@@ -133,11 +133,10 @@ def assert_user_facing(exc: BaseException) -> None:
         for f in traceback.extract_tb(exc.__traceback__)
         if os.path.abspath(f.filename).startswith(CUJIT_SRC)
     ]
-    assert len(frames) == 1, shown_cujit_frames(exc)
-    assert frames[0].line.startswith("raise error.with_traceback(None) from None")
+    assert frames == [], shown_cujit_frames(exc)
     text = "".join(traceback.format_exception(exc))
     assert exc.__cause__ is None and exc.__suppress_context__
-    assert text.count(CUJIT_SRC) == 1, text
+    assert CUJIT_SRC not in text, text
 
 
 # -- bad kernels ---------------------------------------------------------------------
@@ -427,7 +426,10 @@ KERNEL_CASES = [
         loop_cannot_unify,
         V11,
         T,
-        (f"a variable holds int64 on one path and {F} on another; give it one type on every path"),
+        (
+            f"variable 'v' holds int64 on one path and {F} on another; "
+            "give it one type on every path"
+        ),
         "v = x",
         None,
     ),

@@ -351,7 +351,7 @@ ERROR_CASES = [
     (
         mixes_classes,
         (
-            "a variable holds Point(x: float64, y: float64) on one path and "
+            "variable 'q' holds Point(x: float64, y: float64) on one path and "
             "Pair(x: float64, y: float64) on another; give it one type on every path"
         ),
         "Pair(",

@@ -7,6 +7,7 @@ python -m cujit cache list|clear                       the on-disk kernel cache
 python -m cujit report FILE.py:KERNEL --sig SIG [-o out.html]   the HTML report
 python -m cujit run SCRIPT.py [ARGS...]                run a numba.cuda program on cujit
 python -m cujit run -m MODULE [ARGS...]                (``import numba.cuda`` gives cujit)
+python -m cujit --version                              cujit's version
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def cmd_demo(args) -> int:
         if saxpy.target == "cuda"
         else compile_kernel(saxpy.py_func, arg_types)
     )
-    print_stages(result, limit=args.lines)
+    print_stages(_every_stage(result, saxpy.py_func, arg_types), limit=args.lines)
     print_parameters(result, ("a", "x", "y", "out"), arg_types)
     n = 1 << 20
     rng = np.random.default_rng()
@@ -203,6 +204,21 @@ def cmd_demo(args) -> int:
     )
     print(NEXT_STEPS)
     return 0 if ok else 1
+
+
+def _every_stage(result, pyfunc, arg_types):
+    """``result``'s stages with the early ones a kernel's specialisation lets go of
+    once compiled (bytecode, CFG, IR: ``dispatcher.FORGOTTEN_STAGES``) made again."""
+    import types
+
+    from cujit.pipeline import compile_kernel
+
+    if all(name in result.outputs for name in ("bytecode", "cfg", "ir")):
+        return result
+    early = compile_kernel(pyfunc, arg_types, stop_after="ir")
+    return types.SimpleNamespace(
+        outputs={**early.outputs, **result.outputs}, times={**early.times, **result.times}
+    )
 
 
 NEXT_STEPS = """
@@ -254,6 +270,9 @@ def main(argv=None) -> int:
         epilog="The user guide: docs/guide/ in cujit's source.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from cujit import __version__
+
+    parser.add_argument("--version", action="version", version=f"cujit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="compile and run an embedded saxpy kernel")
     demo.add_argument("--lines", type=int, default=12, help="lines shown per stage")

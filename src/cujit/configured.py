@@ -11,7 +11,7 @@ import pickle
 
 from cujit import guards, launchconfig
 from cujit.argtypes import fast_typeof
-from cujit.diagnostics import api_boundary, user_facing
+from cujit.diagnostics import api_boundary, hide_internals, user_facing
 from cujit.frozen import frozen
 
 
@@ -104,7 +104,8 @@ class LaunchConfig:
         except Exception as error:
             if not user_facing(error):
                 raise
-            raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
+            hide_internals(error)  # cujit frames: CUJIT_SHOW_INTERNALS=1
+            raise  # bare: adds no frame of this function
 
     def _remember(self, args, spec, dev: int, fn, context, rt_launch) -> None:
         stream = self.stream

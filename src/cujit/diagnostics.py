@@ -283,9 +283,21 @@ def api_boundary(fn):
         except Exception as error:
             if not user_facing(error):
                 raise
-            raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
+            hide_internals(error)  # cujit frames: CUJIT_SHOW_INTERNALS=1
+            raise  # bare: adds no frame of this function
 
     return entry
+
+
+def hide_internals(error: BaseException) -> BaseException:
+    """Drop ``error``'s traceback so far and its chained internal cause, as ``raise
+    error.with_traceback(None) from None`` would.  Re-raised by a bare ``raise`` in the
+    ``except`` block that caught it, the traceback then holds the caller's frames only:
+    CPython adds the raising frame for ``raise error``, never for a bare ``raise``."""
+    error.__traceback__ = None
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    return error
 
 
 def user_facing(error: Exception) -> bool:

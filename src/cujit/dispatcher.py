@@ -39,6 +39,7 @@ from cujit.diagnostics import (
     NoGPUError,
     TypingError,
     api_boundary,
+    hide_internals,
     user_facing,
 )
 from cujit.frozen import mutable
@@ -430,7 +431,8 @@ class Kernel(KernelInspection):
             except CujitError as error:  # an API boundary, inline: see api_boundary
                 if not user_facing(error):
                     raise
-                raise error.with_traceback(None) from None  # cujit frames: CUJIT_SHOW_INTERNALS=1
+                hide_internals(error)  # cujit frames: CUJIT_SHOW_INTERNALS=1
+                raise  # bare: adds no frame of this function
             if cacheable and len(self._configs) < 256:
                 self._configs[key] = cfg
         return cfg

@@ -14,6 +14,10 @@ listing.  So explain runs the *definitions* only:
   assignment, fails that statement alone), and their printed output goes to stderr;
 - a statement that fails is skipped with a one-line note on stderr; the kernel is
   looked up afterwards.
+
+A file that uses ``numba.cuda`` (``from numba import cuda``, ``import numba.cuda``...)
+loads with the numba drop-in installed, as ``python -m cujit run`` runs it: its
+``cuda`` is cujit's, whether or not numba is installed.
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ def load_kernel(target: str, command: str = "explain"):
         tree = ast.parse(source, filename=path)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
         raise SystemExit(f"{head} cannot read {shown}: {printable(str(exc))}") from None
+    if uses_numba_cuda(tree):
+        from cujit.numba_drop_in import install_numba_drop_in
+
+        install_numba_drop_in()
     module = types.ModuleType(f"_cujit_{command}_target")
     module.__file__ = os.path.abspath(path)
     sys.modules[module.__name__] = module  # dataclasses and pickling look modules up
@@ -69,6 +77,23 @@ def load_kernel(target: str, command: str = "explain"):
             if _binds(stmt):
                 _run(stmt, path, module, head)
     return _kernel_of(module, name, f"{head} {shown}")
+
+
+def uses_numba_cuda(tree: ast.AST) -> bool:
+    """Whether a module imports ``numba.cuda`` or reads ``numba.cuda``, anywhere in it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Attribute) and node.attr == "cuda":
+            value = node.value
+            names = [f"{value.id}.cuda"] if isinstance(value, ast.Name) else []
+        else:
+            continue
+        if any(n == "numba.cuda" or n.startswith("numba.cuda.") for n in names):
+            return True
+    return False
 
 
 def _kernel_of(module: types.ModuleType, name: str, where: str):
@@ -100,9 +125,16 @@ def _run(stmt: ast.stmt, path: str, module: types.ModuleType, head: str) -> None
         exec(code, module.__dict__)  # noqa: S102 - the user's own definitions
     except Exception as exc:  # noqa: BLE001 - the file's own failure: note it, go on
         print(
-            printable(f"{head} skipped {path}:{stmt.lineno}: {type(exc).__name__}: {exc}"),
+            printable(
+                f"{head} skipped {path}:{stmt.lineno}: {type(exc).__name__}: {_first_line(exc)}"
+            ),
             file=sys.stderr,
         )
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
 
 
 @contextlib.contextmanager

@@ -288,6 +288,10 @@ def __getattr__(name: str):
         import importlib
 
         value = getattr(importlib.import_module(module), name)
+        if module.startswith("cujit.runtime."):  # without a GPU: a short error naming the call
+            from cujit.runtime.boundary import wrap
+
+            value = wrap(module, name, value)
         globals()[name] = value  # later lookups skip this hook
         return value
     if name in _SUBMODULES:  # imported on first use

@@ -4,6 +4,8 @@ queries of what the current device supports among the narrow float types
 
 from __future__ import annotations
 
+from cujit.runtime.boundary import host_api
+
 
 def _device():
     import importlib
@@ -15,12 +17,14 @@ def _device():
     return importlib.import_module(table["get_current_device"]).get_current_device()
 
 
+@host_api("cuda.is_bfloat16_supported()")
 def is_bfloat16_supported() -> bool:
     """Whether the current device computes in bfloat16 (compute capability 8.0 or more;
     the CPU target always does)."""
     return bool(_device().supports_bfloat16)
 
 
+@host_api("cuda.is_fp8_supported()")
 def is_fp8_supported() -> bool:
     """Whether the current device has the fp8 types (compute capability 8.9 or more,
     as numba-cuda says; the CPU target always does)."""

@@ -258,7 +258,8 @@ def _not_callable_hint(fn: object, name: str) -> str | None:
     if isinstance(fn, pytypes.FunctionType):
         return hint("host-function", name=name)
     short = name.removeprefix("numpy.")  # the messages' spelling of NumPy's functions
-    if short != name and "." not in short:
+    # np.median, np.linalg.norm...: array functions a kernel's threads compute together
+    if short != name and "." not in short.removeprefix("linalg."):
         return (
             hint("numpy-allocation")
             if short in NUMPY_ALLOCATORS

@@ -30,7 +30,7 @@ from cujit.diagnostics import (
 )
 from cujit.frozen import mutable
 from cujit.hints import hint
-from cujit.infer import access, arith, calls, enums, optional
+from cujit.infer import access, arith, calls, conflicts, enums, optional
 from cujit.infer.context import Typer
 from cujit.infer.escapes import check_escaping_captures
 from cujit.infer.function_calls import (
@@ -72,7 +72,7 @@ from cujit.ir import (
     operands,
     replace,
 )
-from cujit.types import Array, NoneType, PyObject, Scalar, Tuple, Type, none, void
+from cujit.types import NoneType, PyObject, Type, none, void
 from cujit.types.enums import EnumMember
 
 RULES = {
@@ -474,7 +474,7 @@ def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None
             old = state.param_types.get(p.id)
             new = a.type if old is None else unify(old, a.type)
             if new is None:
-                raise TypingError(_conflict(old, a.type), _def_loc(t, a, term.loc))
+                raise _conflict_error(t, p, a, old, term.loc)
             if new != old:
                 state.param_types[p.id] = new
                 # An unset variable merged into ``p`` (its Undef typed earlier in the
@@ -482,12 +482,11 @@ def _join_edges(t: Typer, fn: Function, term: Terminator, state: _State) -> None
                 state.changed |= target in state.visited or p.id in state.undef_params
 
 
-def _conflict(old: Type, new: Type) -> str:
-    what = "a variable" if isinstance(old, (Scalar, Array, Tuple)) else "a name"
-    return (
-        f"{what} holds {describe(old)} on one path and {describe(new)} on another; "
-        "give it one type on every path"
-    )
+def _conflict_error(t: Typer, p: Value, a: Value, old: Type, loc: Loc) -> TypingError:
+    """``p`` (a merge of a variable) holds ``old``, and ``a`` a type that does not unify."""
+    name = conflicts.variable_name(t.fn, p.id) or conflicts.variable_name(t.fn, a.id)
+    where = conflicts.assignment_loc(t.fn, name, old, a.type) or _def_loc(t, a, loc)
+    return TypingError(conflicts.conflict(old, a.type, name), where)
 
 
 def _def_loc(t: Typer, v: Value, default: Loc) -> Loc:
@@ -507,7 +506,7 @@ def _convert_edges(t: Typer, fn: Function, term: Terminator) -> Terminator:
                 elif isinstance(pt, EnumMember):  # an enum member's constant among others
                     a = t.cast(a, pt, term.loc)
                 elif isinstance(a.type, PyObject) or isinstance(pt, PyObject):
-                    raise TypingError(_conflict(pt, a.type), _def_loc(t, a, term.loc))
+                    raise _conflict_error(t, p, a, pt, term.loc)
                 else:
                     a = t.cast(a, pt, term.loc)
             out.append(a)

@@ -15,7 +15,7 @@ import threading
 from typing import Self
 
 from cujit.diagnostics import LaunchError, NoGPUError
-from cujit.runtime import context
+from cujit.runtime import boundary, context
 
 _tls = threading.local()  # the stack of contexts to restore, per thread
 
@@ -73,13 +73,15 @@ class GPUList:
         if not isinstance(i, int):
             raise TypeError(f"GPU indices are ints, not {type(i).__name__}")
         if not -n <= i < n:
-            raise IndexError(f"there is no GPU {i}: this machine has {n}")
+            found = f"there is no GPU {i}: this machine has {n}"
+            raise IndexError(found if n else f"{found}\n{boundary.CPU_HINT}")
         return GPU(i % n)
 
     def __iter__(self):
         return (GPU(i) for i in range(len(self)))
 
     @property
+    @boundary.host_api("cuda.gpus.current")
     def current(self) -> GPU:
         return GPU(context.current_device_id())
 
@@ -102,10 +104,13 @@ def get_current_device():
 
 def detect() -> bool:
     """``cuda.detect()``: print each GPU as numba does; True if there is a supported one."""
+    from cujit.runtime.driver import get_driver
+
     try:
+        get_driver()
         devices = list_devices()
     except NoGPUError as e:
-        print(f"CUDA is not available: {e}")
+        print(f"CUDA is not available: {str(e).splitlines()[0]}\n{boundary.CPU_HINT}")
         return False
     print(f"Found {len(devices)} CUDA devices")
     for gpu in devices:

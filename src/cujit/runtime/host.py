@@ -77,12 +77,17 @@ def pinned_array_like(ary) -> np.ndarray:
     return pinned_array(shape, dtype, strides=strides)
 
 
-@contextlib.contextmanager
-def pinned(*arrays):
-    """``with cuda.pinned(a, ...):`` page-locks existing host arrays inside the block."""
+def pinned(*arrays) -> contextlib.AbstractContextManager[None]:
+    """``with cuda.pinned(a, ...):`` page-locks existing host arrays inside the block.
+    The current context is bound at the call, so that its error comes from the call."""
     from cujit.runtime.context import get_context
 
     get_context()
+    return _pinned(arrays)
+
+
+@contextlib.contextmanager
+def _pinned(arrays):
     registered = []
     try:
         for a in arrays:

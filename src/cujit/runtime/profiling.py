@@ -24,9 +24,15 @@ def profile_stop() -> None:
     call("cuProfilerStop")
 
 
+def profiling() -> contextlib.AbstractContextManager[None]:
+    """Collect while the ``with`` block runs (stopped even when it raises).  The
+    current context is bound at the call, so that its error comes from the call."""
+    context.get_context()
+    return _profiling()
+
+
 @contextlib.contextmanager
-def profiling() -> Iterator[None]:
-    """Collect while the ``with`` block runs (stopped even when it raises)."""
+def _profiling() -> Iterator[None]:
     profile_start()
     try:
         yield

@@ -3,6 +3,8 @@ contexts by numba's names, ``gpus`` and ``get_context(devnum=None)``."""
 
 from __future__ import annotations
 
+from cujit.runtime.boundary import host_api
+
 
 def _target_module():
     from cujit import config
@@ -16,6 +18,7 @@ def _target_module():
     return context
 
 
+@host_api("cuda.cudadrv.devices.get_context()")
 def get_context(devnum: int | None = None):
     """The calling thread's context (device ``devnum``'s, made current, when given)."""
     return _target_module().current_context(devnum)
