@@ -94,9 +94,23 @@ def elif_source(n: int) -> str:
 
 
 def sum_source(n: int) -> str:
-    """One expression: a sum of ``n`` terms."""
-    terms = " + ".join(f"v * {k % 9 + 1}" if k % 2 else f"{k % 13}" for k in range(n))
-    return "\n".join(["def kern(out, x):", "    v = x[0]", f"    out[0] = {terms}", ""])
+    """One expression: a sum of ``n`` terms, flat where this Python's own compiler takes
+    it (a flat sum nests ``n`` deep in the syntax tree; CPython 3.12 and later refuse
+    that past a fixed C recursion limit), else in groups of 100 terms."""
+    terms = [f"v * {k % 9 + 1}" if k % 2 else f"{k % 13}" for k in range(n)]
+    flat = " + ".join(terms)
+    source = "\n".join(["def kern(out, x):", "    v = x[0]", f"    out[0] = {flat}", ""])
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, SOURCE_RECURSION_LIMIT))
+    try:
+        compile(source, "<sum>", "exec")
+        return source
+    except RecursionError:
+        groups = (" + ".join(terms[i : i + 100]) for i in range(0, n, 100))
+        grouped = " + ".join(f"({g})" for g in groups)
+        return "\n".join(["def kern(out, x):", "    v = x[0]", f"    out[0] = {grouped}", ""])
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def and_source(n: int) -> str:
