@@ -797,14 +797,7 @@ def spelled(name: str) -> str:
 def arch_refusal(fn, arch: tuple[int, int]):
     """The first op of ``fn`` or its callees that ``arch`` lacks, with the architecture
     it needs: ``(op, min_arch)``, or None."""
-    seen: set[int] = set()
-    todo = [fn]
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        todo.extend(f.callees)
+    for f in fn.reachable():
         for op in f.all_ops():
             r = TABLE.get(getattr(op, "name", None)) if type(op).__name__ == "Intrinsic" else None
             if r is not None and r.min_arch is not None and tuple(arch[:2]) < r.min_arch:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 
-from cujit.diagnostics import NoGPUError, hide_internals, user_facing
+from cujit.diagnostics import NoGPUError, api_boundary
 from cujit.hints import GUIDE
 
 CPU_HINT = (
@@ -31,28 +31,20 @@ def no_gpu(call: str, error: NoGPUError) -> NoGPUError:
     return NoGPUError(f"{call}: {reason}\n{CPU_HINT}\nguide: {GUIDE}cpu-target.md")
 
 
-def _shown(call: str, error: Exception) -> Exception:
-    return no_gpu(call, error) if isinstance(error, NoGPUError) else error
-
-
 def host_api(call: str):
-    """Decorate a host function the user calls as ``call`` (``"cuda.to_device()"``)."""
+    """Decorate a host function the user calls as ``call`` (``"cuda.to_device()"``): a
+    missing GPU becomes ``no_gpu``'s error, and ``api_boundary`` shows the user's frames."""
 
     def decorate(fn):
         @functools.wraps(fn)
-        def entry(*args, **kwargs):
+        def translated(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except Exception as error:
-                if not user_facing(error):
-                    raise
-                try:
-                    raise _shown(call, error)
-                except Exception as shown:
-                    hide_internals(shown)
-                    # A bare raise adds no frame of this function to the traceback.
-                    raise
+            except NoGPUError as error:
+                raise no_gpu(call, error) from None
 
+        entry = api_boundary(translated)
+        entry.__wrapped__ = fn  # the runtime's own function, one step down
         entry.__cujit_host_api__ = call
         return entry
 
