@@ -201,3 +201,17 @@ def test_chain_of_1000_device_functions_compiles_and_runs(chain_child):
         pytest.fail(f"the chain of 1,000 did not compile in 300 s: {err[-2000:]}")
     assert chain_child.returncode == 0, err[-4000:]
     assert "deep chain ok" in out
+
+
+def test_a_cached_kernel_too_deep_to_fingerprint_compiles_without_the_cache(tmp_path, monkeypatch):
+    """The disk cache's key walks what a kernel calls level by level; past Python's
+    stack it says so and compiles without the cache, rather than failing."""
+    monkeypatch.setenv("CUJIT_CACHE_DIR", str(tmp_path))
+    module = load(chain_source(500), "chaincache")
+    kernel = cuda.jit(module.kern, target="cpu", cache=True)
+    out, x = arguments("chain")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel[1, 1](out, x)
+    assert out[0] == expected(module, "chain")
+    assert any("nested too deep to fingerprint" in str(w.message) for w in caught)

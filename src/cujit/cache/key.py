@@ -81,6 +81,9 @@ def kernel_key(pyfunc, arg_types, options: Options, strict: bool = False) -> str
             raise
         _warn_uncacheable(pyfunc, str(why))
         return None
+    except RecursionError:  # the walk over what it calls recurses once per level
+        _warn_uncacheable(pyfunc, "it calls device functions nested too deep to fingerprint")
+        return None
     try:
         _type_class_extensions(h, lines, seen)
         if seen.library or extension_key.touches_library(arg_types):
