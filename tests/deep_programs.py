@@ -84,33 +84,46 @@ def loops_source(n: int) -> str:
 
 def elif_source(n: int) -> str:
     """An ``if``/``elif`` chain of ``n // 2`` tests, each with one assignment: ``n``
-    statements, the chain nested ``n // 2`` deep in Python's syntax tree."""
+    statements, the chain nested ``n // 2`` deep in Python's syntax tree; where this
+    Python's own compiler refuses that depth (CPython 3.12 and later have a fixed C
+    recursion limit), chains of 500 tests one after another."""
     m = max(1, n // 2)
-    lines = ["def kern(out, x):", "    v = x[0]", "    s = -1", "    if v == 0:", "        s = 7"]
-    for k in range(1, m):
-        lines += [f"    elif v == {k}:", f"        s = {k * 3 % 11}"]
-    lines += ["    out[0] = s", ""]
-    return "\n".join(lines)
+    for run in (m, 500):
+        lines = ["def kern(out, x):", "    v = x[0]", "    s = -1"]
+        for k in range(m):
+            word = "if" if k % run == 0 else "elif"
+            lines += [f"    {word} v == {k}:", f"        s = {k * 3 % 11 if k else 7}"]
+        lines += ["    out[0] = s", ""]
+        source = "\n".join(lines)
+        if _compiles(source):
+            break
+    return source
+
+
+def _compiles(source: str) -> bool:
+    """Whether this Python's own compiler takes ``source`` (at the raised limit)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, SOURCE_RECURSION_LIMIT))
+    try:
+        compile(source, "<deep>", "exec")
+        return True
+    except RecursionError:
+        return False
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def sum_source(n: int) -> str:
     """One expression: a sum of ``n`` terms, flat where this Python's own compiler takes
-    it (a flat sum nests ``n`` deep in the syntax tree; CPython 3.12 and later refuse
-    that past a fixed C recursion limit), else in groups of 100 terms."""
+    it (a flat sum nests ``n`` deep in the syntax tree), else in groups of 100 terms."""
     terms = [f"v * {k % 9 + 1}" if k % 2 else f"{k % 13}" for k in range(n)]
     flat = " + ".join(terms)
     source = "\n".join(["def kern(out, x):", "    v = x[0]", f"    out[0] = {flat}", ""])
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, SOURCE_RECURSION_LIMIT))
-    try:
-        compile(source, "<sum>", "exec")
+    if _compiles(source):
         return source
-    except RecursionError:
-        groups = (" + ".join(terms[i : i + 100]) for i in range(0, n, 100))
-        grouped = " + ".join(f"({g})" for g in groups)
-        return "\n".join(["def kern(out, x):", "    v = x[0]", f"    out[0] = {grouped}", ""])
-    finally:
-        sys.setrecursionlimit(limit)
+    groups = (" + ".join(terms[i : i + 100]) for i in range(0, n, 100))
+    grouped = " + ".join(f"({g})" for g in groups)
+    return "\n".join(["def kern(out, x):", "    v = x[0]", f"    out[0] = {grouped}", ""])
 
 
 def and_source(n: int) -> str:
