@@ -24,6 +24,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from cujit import ir
+from cujit.codegen import bf16
 from cujit.codegen.arrays import element_pointer, index_values
 from cujit.codegen.context import FunctionLowering
 from cujit.codegen.lltypes import F32, I8, I32, I64, value_type
@@ -94,7 +95,7 @@ def _element(b: ll.IRBuilder, form: fr.MmaForm, reg: ll.Value, shift: ll.Value) 
     """The A or B element at bit ``shift`` of ``reg``: float32, or int32 for int8."""
     v = b.lshr(reg, shift)
     if form.kind == "bf16":
-        return b.bitcast(b.shl(v, _c(16)), F32)
+        return bf16.to_f32(b, b.trunc(v, I16))
     if form.kind == "f16":
         return b.fpext(b.bitcast(b.trunc(v, I16), F16), F32)
     if form.kind == "tf32":
