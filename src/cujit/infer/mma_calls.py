@@ -214,11 +214,8 @@ def call_commit_group(t: Typer, site: CallSite) -> Value:
     )
 
 
-def call_wait_group(t: Typer, site: CallSite) -> Value:
-    site.expect(1, 1, keywords=("n",))
-    n = _const(t, site, site.arg(0, "n"), "n", (int,))
-    if not 0 <= n <= 7:
-        raise TypingError(f"cuda.cp_async_wait_group's n is 0 to 7, not {n}", site.loc)
+def _wait(t: Typer, site: CallSite, n: int) -> Value:
+    """``tc.cp_async_wait``: at most ``n`` committed groups left in flight (-1: none)."""
     return t.emit(
         Intrinsic(
             loc=site.loc,
@@ -230,17 +227,17 @@ def call_wait_group(t: Typer, site: CallSite) -> Value:
     )
 
 
+def call_wait_group(t: Typer, site: CallSite) -> Value:
+    site.expect(1, 1, keywords=("n",))
+    n = _const(t, site, site.arg(0, "n"), "n", (int,))
+    if not 0 <= n <= 7:
+        raise TypingError(f"cuda.cp_async_wait_group's n is 0 to 7, not {n}", site.loc)
+    return _wait(t, site, n)
+
+
 def call_wait_all(t: Typer, site: CallSite) -> Value:
     site.expect(0, 0)
-    return t.emit(
-        Intrinsic(
-            loc=site.loc,
-            result=site.result(none),
-            name="tc.cp_async_wait",
-            args=(),
-            attrs=(("n", -1),),
-        )
-    )
+    return _wait(t, site, -1)
 
 
 def _number(t: Typer, site: CallSite, v: Value, what: str, to) -> Value:
